@@ -1,0 +1,68 @@
+//===- Compiler.h - The embeddable compiler API -----------------*- C++ -*-===//
+//
+// Compiles `.tile` source text to PTX in-process. This is what `tilec` and
+// every embedding program call; the runtime (tilec/Runtime/Runtime.h) then
+// loads the PTX and launches kernels by their signatures.
+//
+//   tilec::CompileOptions opts;
+//   opts.defines["BLOCK"] = "256";
+//   tilec::CompileResult r = tilec::compile(source, opts);
+//   if (!r.ok) { std::cerr << r.diagnostics; ... }
+//   auto module = tilec::Module::loadPTX(r.ptx);
+//   auto kernel = module.getKernel(r.kernels[0]);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_COMPILER_H
+#define TILEC_COMPILER_H
+
+#include "tilec/Runtime/Signature.h"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilec {
+
+/// What `compile` produces as `output` (and where it stops).
+enum class EmitKind { AST, Tile, LLVM, PTX };
+
+struct CompileOptions {
+  /// Name used in diagnostics and source locations.
+  std::string fileName = "<source>";
+  /// "sm_90a" (default) or "sm_80".
+  std::string arch = "sm_90a";
+  /// Compile-time parameter overrides: `-D NAME=VALUE`.
+  std::map<std::string, std::string> defines;
+  /// Compile only this kernel (all kernels when empty).
+  std::string kernel;
+  /// Warps per block; 0 lets tile-layout choose.
+  unsigned numWarps = 0;
+  /// LLVM optimization level, 0 to 3.
+  unsigned optLevel = 3;
+  EmitKind emit = EmitKind::PTX;
+};
+
+struct CompileResult {
+  bool ok = false;
+  /// Errors as the user sees them: `file:line:col: error: ...`, the source
+  /// line and a caret. Empty on success.
+  std::string diagnostics;
+  /// The requested stage as text (AST dump, tile MLIR, LLVM IR or PTX).
+  std::string output;
+  /// PTX for all compiled kernels (set when emit == PTX).
+  std::string ptx;
+  /// One signature per compiled kernel, in source order.
+  std::vector<KernelSignature> kernels;
+};
+
+/// Compiles `source`. Never throws or aborts on bad input.
+CompileResult compile(std::string_view source, const CompileOptions &options);
+
+/// The compiler's version string (part of cache keys later).
+const char *compilerVersion();
+
+} // namespace tilec
+
+#endif // TILEC_COMPILER_H

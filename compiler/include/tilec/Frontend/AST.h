@@ -1,0 +1,144 @@
+//===- AST.h - Syntax tree of the tile language ------------------*- C++ -*-===//
+//
+// The parser builds this tree; Sema annotates every expression with its type
+// (and its value, when it is a compile-time constant); MLIRGen reads it.
+// Nodes are deliberately plain structs with a kind tag: the language is small
+// and a single Expr node keeps the passes over it short.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_FRONTEND_AST_H
+#define TILEC_FRONTEND_AST_H
+
+#include "tilec/Runtime/Signature.h"
+
+#include "llvm/Support/SMLoc.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilec {
+
+class DiagEngine;
+
+/// A type as written in source.
+struct TypeExpr {
+  enum class Kind { Scalar, Named, Tensor };
+  Kind kind = Kind::Scalar;
+  llvm::SMLoc loc;
+  ScalarType scalar = ScalarType::F32; ///< Kind::Scalar
+  std::string name;                    ///< Kind::Named (a type parameter)
+  std::unique_ptr<TypeExpr> element;   ///< Kind::Tensor
+  unsigned rank = 0;                   ///< Kind::Tensor
+};
+
+/// The type of a value, as Sema computes it.
+struct SemaType {
+  enum class Kind { Invalid, Void, Scalar, Tile, View, List };
+  Kind kind = Kind::Invalid;
+  ScalarType elem = ScalarType::F32;
+  std::vector<int64_t> shape; ///< Tile
+  unsigned rank = 0;          ///< View
+  /// An untyped literal (or constant expression of literals): it takes the
+  /// type of the other operand, as `2 * x` does for any float x.
+  bool weak = false;
+
+  static SemaType scalar(ScalarType t, bool weak = false) {
+    SemaType s;
+    s.kind = Kind::Scalar;
+    s.elem = t;
+    s.weak = weak;
+    return s;
+  }
+  static SemaType tile(ScalarType t, std::vector<int64_t> shape) {
+    SemaType s;
+    s.kind = Kind::Tile;
+    s.elem = t;
+    s.shape = std::move(shape);
+    return s;
+  }
+  bool isScalar() const { return kind == Kind::Scalar; }
+  bool isTile() const { return kind == Kind::Tile; }
+  bool isValue() const { return isScalar() || isTile(); }
+  /// "f32", "tile<f32>[128, 64]", "tensor<f32, 2>".
+  std::string str() const;
+};
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Expr {
+  enum class Kind {
+    IntLit, FloatLit, BoolLit, Name, Unary, Binary, Call, ViewField, List
+  };
+  enum class Op {
+    None, Neg, Not, Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or
+  };
+  Kind kind;
+  llvm::SMLoc loc;
+  Op op = Op::None;
+  int64_t intValue = 0;
+  double floatValue = 0;
+  std::string name; ///< Name, Call callee, ViewField field ("shape"/"stride")
+  std::unique_ptr<TypeExpr> typeArg; ///< Call: `cast<T>(...)`
+  std::vector<ExprPtr> args;         ///< operands, call arguments, list items
+
+  // Filled in by Sema.
+  SemaType type;
+  std::optional<int64_t> constInt; ///< compile-time integer value
+
+  Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
+};
+
+struct Stmt {
+  enum class Kind { Let, Assign, ExprStmt };
+  Kind kind;
+  llvm::SMLoc loc;
+  bool isVar = false; ///< Let: `var` (reassignable) rather than `let`
+  std::string name;
+  llvm::SMLoc nameLoc;
+  ExprPtr value;
+  Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
+};
+using StmtPtr = std::unique_ptr<Stmt>;
+
+/// `<NAME: int = 1024>` or `<T: type = f32>`.
+struct ConstParam {
+  enum class Kind { Int, Type };
+  Kind kind = Kind::Int;
+  std::string name;
+  llvm::SMLoc loc;
+  ExprPtr defaultInt;                  ///< Kind::Int
+  std::unique_ptr<TypeExpr> defaultType; ///< Kind::Type
+};
+
+struct Param {
+  std::string name;
+  llvm::SMLoc loc;
+  std::unique_ptr<TypeExpr> type;
+};
+
+struct Kernel {
+  std::string name;
+  llvm::SMLoc loc;
+  std::vector<ConstParam> constParams;
+  std::vector<Param> params;
+  std::vector<ExprPtr> grid;
+  llvm::SMLoc gridLoc;
+  std::vector<StmtPtr> body;
+};
+
+struct Module {
+  std::vector<std::unique_ptr<Kernel>> kernels;
+};
+
+/// Prints the tree with `line:col` locations (`tilec -emit=ast`).
+void dumpAST(const Module &module, DiagEngine &diags, llvm::raw_ostream &os);
+
+} // namespace tilec
+
+#endif // TILEC_FRONTEND_AST_H

@@ -1,0 +1,54 @@
+//===- Sema.h - Semantic checks of the tile language -------------*- C++ -*-===//
+//
+// Sema instantiates a kernel with its compile-time parameters (defaults or
+// `-D NAME=VALUE`), resolves names, checks types and shapes, folds
+// compile-time integers and turns the grid clause into a GridExpr. It
+// annotates the AST in place; MLIRGen relies on everything it checked.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_FRONTEND_SEMA_H
+#define TILEC_FRONTEND_SEMA_H
+
+#include "tilec/Frontend/AST.h"
+#include "tilec/Frontend/Diagnostics.h"
+
+#include <map>
+#include <set>
+#include <optional>
+#include <string>
+
+namespace tilec {
+
+/// `-D NAME=VALUE` overrides, by name.
+using Defines = std::map<std::string, std::string>;
+
+/// A kernel with all compile-time parameters bound and its body checked.
+struct KernelInstance {
+  Kernel *kernel = nullptr;
+  std::map<std::string, int64_t> intConsts;
+  std::map<std::string, ScalarType> typeConsts;
+  std::vector<SemaType> paramTypes; ///< resolved, one per kernel parameter
+  KernelSignature signature;        ///< params and grid (threads: later)
+};
+
+/// Checks `kernel` with `defines` applied. Returns false after reporting
+/// errors. `usedDefines` collects the names of the defines it consumed.
+bool checkKernel(Kernel &kernel, const Defines &defines, DiagEngine &diags,
+                 KernelInstance &out, std::set<std::string> &usedDefines);
+
+/// The type that two operands of a binary operation are converted to before
+/// it is applied, or an error message in the user's terms ("cannot add
+/// tile<f32>[128] and tile<f32>[96]").
+struct Unified {
+  SemaType type;
+  std::string error;
+};
+Unified unifyOperands(const SemaType &a, const SemaType &b, const char *verb);
+
+/// "add", "subtract", ... for messages.
+const char *opVerb(Expr::Op op);
+
+} // namespace tilec
+
+#endif // TILEC_FRONTEND_SEMA_H

@@ -1,0 +1,42 @@
+//===- Pipeline.h - Pass pipelines and dialect registration ------*- C++ -*-===//
+//
+// The lowering pipeline as a library function, shared by `tilec`, the
+// embedding API and `tile-opt` (as the `tile-to-llvm` pipeline).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_PIPELINE_H
+#define TILEC_PIPELINE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace tilec {
+
+/// Dialects, interfaces and LLVM IR translations the compiler needs.
+void registerTilecDialects(mlir::DialectRegistry &registry);
+
+/// Registers tilec's passes and the `tile-to-llvm` pipeline with the global
+/// pass registry (for tile-opt).
+void registerTilecPasses();
+
+struct PipelineOptions {
+  unsigned numWarps = 0;
+};
+
+/// tile dialect -> LLVM dialect with NVVM ops, ready for translation.
+void buildTileToLLVMPipeline(mlir::OpPassManager &pm,
+                             const PipelineOptions &options);
+
+/// Translates an LLVM-dialect module to LLVM IR and runs the NVPTX backend.
+/// Returns false and sets `error` on failure. `llvmIR` (optional) receives
+/// the optimized LLVM IR.
+bool emitPTX(mlir::ModuleOp module, const std::string &arch, unsigned optLevel,
+             std::string &ptx, std::string *llvmIR, std::string &error);
+
+} // namespace tilec
+
+#endif // TILEC_PIPELINE_H

@@ -1,0 +1,161 @@
+//===- Compiler.cpp - The embeddable compiler API -------------------------===//
+//
+// source -> parse -> Sema (per kernel, with -D) -> MLIRGen -> verify ->
+// tile-to-llvm pipeline -> LLVM IR -> PTX. Each stage can be the last one
+// (`EmitKind`). Errors from any stage end up in `CompileResult::diagnostics`;
+// MLIR diagnostics are captured with their `.tile` source locations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Compiler.h"
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+#include "tilec/Frontend/MLIRGen.h"
+#include "tilec/Frontend/Parser.h"
+#include "tilec/Frontend/Sema.h"
+#include "tilec/Pipeline.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace tilec;
+
+const char *tilec::compilerVersion() { return "tilec 0.1.0 (LLVM 22)"; }
+
+CompileResult tilec::compile(std::string_view source,
+                             const CompileOptions &options) {
+  CompileResult result;
+  llvm::SourceMgr srcMgr;
+  srcMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(source.data(), source.size()), options.fileName),
+      llvm::SMLoc());
+  DiagEngine diags(srcMgr);
+  auto finish = [&]() {
+    result.diagnostics = diags.text();
+    result.ok = !diags.hadError();
+    return result;
+  };
+
+  if (options.arch != "sm_90a" && options.arch != "sm_80" &&
+      options.arch != "sm_90") {
+    diags.error("unsupported --arch '" + options.arch +
+                "'; use sm_80, sm_90 or sm_90a");
+    return finish();
+  }
+  if (options.optLevel > 3) {
+    diags.error("optimization level must be 0 to 3");
+    return finish();
+  }
+  if (options.numWarps > 32 || (options.numWarps & (options.numWarps - 1))) {
+    diags.error("--num-warps must be a power of two from 1 to 32");
+    return finish();
+  }
+
+  std::unique_ptr<Module> ast = parseModule(diags);
+  if (!ast)
+    return finish();
+  if (options.emit == EmitKind::AST) {
+    llvm::raw_string_ostream os(result.output);
+    dumpAST(*ast, diags, os);
+    return finish();
+  }
+
+  // Check every selected kernel.
+  std::vector<KernelInstance> instances;
+  std::set<std::string> usedDefines;
+  std::set<std::string> seen;
+  bool foundKernel = options.kernel.empty();
+  for (auto &k : ast->kernels) {
+    if (!seen.insert(k->name).second) {
+      diags.error(k->loc, "kernel '" + k->name + "' is defined twice");
+      return finish();
+    }
+    if (!options.kernel.empty() && k->name != options.kernel)
+      continue;
+    foundKernel = true;
+    KernelInstance inst;
+    if (!checkKernel(*k, options.defines, diags, inst, usedDefines))
+      return finish();
+    instances.push_back(std::move(inst));
+  }
+  if (!foundKernel) {
+    diags.error("no kernel named '" + options.kernel + "' in " + options.fileName);
+    return finish();
+  }
+  for (auto &[name, value] : options.defines)
+    if (!usedDefines.count(name)) {
+      diags.error("-D " + name + "=" + value +
+                  ": no compiled kernel has a compile-time parameter '" + name + "'");
+      return finish();
+    }
+
+  mlir::DialectRegistry registry;
+  registerTilecDialects(registry);
+  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
+  ctx.loadAllAvailableDialects();
+  // Any MLIR diagnostic past Sema is a compiler bug or an unsupported
+  // construct; report it at its source location like every other error.
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() != mlir::DiagnosticSeverity::Error)
+      return mlir::success();
+    llvm::SMLoc loc;
+    if (auto fl = mlir::dyn_cast<mlir::FileLineColLoc>(d.getLocation())) {
+      unsigned line = fl.getLine(), col = fl.getColumn();
+      if (line > 0 && line <= srcMgr.getMemoryBuffer(1)->getBuffer().count('\n') + 1) {
+        loc = srcMgr.FindLocForLineAndColumn(1, line, col);
+      }
+    }
+    if (loc.isValid())
+      diags.error(loc, d.str());
+    else
+      diags.error(d.str());
+    return mlir::success();
+  });
+
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::FileLineColLoc::get(&ctx, options.fileName, 1, 1));
+  for (const KernelInstance &inst : instances)
+    genKernel(*module, inst, diags);
+  if (mlir::failed(mlir::verify(*module))) {
+    diags.error("internal error: generated tile IR does not verify");
+    return finish();
+  }
+  if (options.emit == EmitKind::Tile) {
+    llvm::raw_string_ostream os(result.output);
+    module->print(os);
+    for (auto &inst : instances)
+      result.kernels.push_back(inst.signature);
+    return finish();
+  }
+
+  mlir::PassManager pm(&ctx);
+  PipelineOptions pipelineOptions;
+  pipelineOptions.numWarps = options.numWarps;
+  buildTileToLLVMPipeline(pm, pipelineOptions);
+  if (mlir::failed(pm.run(*module))) {
+    if (!diags.hadError())
+      diags.error("internal error: lowering failed");
+    return finish();
+  }
+  for (KernelInstance &inst : instances) {
+    auto fn = module->lookupSymbol(inst.signature.name);
+    if (auto warps = fn ? fn->getAttrOfType<mlir::IntegerAttr>(tile::kNumWarpsAttrName)
+                        : mlir::IntegerAttr())
+      inst.signature.numThreads = 32 * warps.getInt();
+    result.kernels.push_back(inst.signature);
+  }
+
+  std::string error, llvmIR;
+  if (!emitPTX(*module, options.arch, options.optLevel, result.ptx,
+               options.emit == EmitKind::LLVM ? &llvmIR : nullptr, error)) {
+    diags.error(error);
+    return finish();
+  }
+  result.output = options.emit == EmitKind::LLVM ? llvmIR : result.ptx;
+  return finish();
+}

@@ -1,0 +1,314 @@
+//===- LoadStoreToNVVM.cpp - tile loads and stores to global accesses -----===//
+//
+// A tile access touches the rectangle whose origin is index * shape in every
+// dimension. Each thread handles its slots of the kernel's ThreadLayout.
+// Two versions are generated and chosen by one block-uniform branch:
+//  - fast: the rectangle lies inside the view, the innermost stride is 1 and
+//    every vector is aligned; each slot is one vector access, no masks.
+//  - guarded: each element is checked against the view bounds; loads read
+//    the padding value and stores skip elements outside.
+// The fast path covers every interior tile of a large tensor, so the guarded
+// path only runs at the edges and for strided views.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PatternsNVVM.h"
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tilec;
+
+namespace {
+
+/// Index arithmetic shared by the load and store lowerings.
+class TileAccess {
+public:
+  TileAccess(OpBuilder &b, Location loc, tile::MakeViewOp view,
+             RankedTensorType tileTy, ValueRange indices,
+             const ThreadLayout &layout)
+      : b(b), loc(loc), layout(layout), shape(tileTy.getShape()),
+        elemTy(tileTy.getElementType()), numel(tileTy.getNumElements()) {
+    ptr = view.getPtr();
+    sizes.assign(view.getSizes().begin(), view.getSizes().end());
+    strides.assign(view.getStrides().begin(), view.getStrides().end());
+    for (auto [d, idx] : llvm::enumerate(indices)) {
+      Value i = idx;
+      if (i.getType().getIntOrFloatBitWidth() < 64)
+        i = arith::ExtSIOp::create(b, loc, b.getI64Type(), i);
+      origins.push_back(arith::MulIOp::create(b, loc, i, c64(shape[d])));
+    }
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+    Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
+    tidBase = arith::MulIOp::create(b, loc, tid64, c64(layout.vec));
+  }
+
+  Value c64(int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  }
+  Value andI(Value a, Value c) {
+    return a ? Value(arith::AndIOp::create(b, loc, a, c)) : c;
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  unsigned elemBytes() const { return elemTy.getIntOrFloatBitWidth() / 8; }
+  int64_t reps() const {
+    int64_t chunk = int64_t(layout.threads) * layout.vec;
+    return (numel + chunk - 1) / chunk;
+  }
+  /// Whether slot r may hold tile padding (flat index >= numel).
+  bool slotNeedsGuard(int64_t r) const {
+    return (r + 1) * int64_t(layout.threads) * layout.vec > numel;
+  }
+  /// First flat tile index of this thread's slot r.
+  Value slotBase(int64_t r) {
+    return arith::AddIOp::create(b, loc, tidBase,
+                                 c64(r * int64_t(layout.threads) * layout.vec));
+  }
+
+  /// The block-uniform condition for the fast path.
+  Value fastCondition() {
+    Value cond;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      Value end = arith::AddIOp::create(b, loc, origins[d], c64(shape[d]));
+      cond = andI(cond, cmp(arith::CmpIPredicate::sle, end, sizes[d]));
+      // A negative origin is outside too.
+      cond = andI(cond, cmp(arith::CmpIPredicate::sge, origins[d], c64(0)));
+    }
+    unsigned vec = layout.vec;
+    if (vec > 1) {
+      cond = andI(cond, cmp(arith::CmpIPredicate::eq, strides.back(), c64(1)));
+      for (size_t d = 0; d + 1 < strides.size(); ++d) {
+        Value rem = arith::RemSIOp::create(b, loc, strides[d], c64(vec));
+        cond = andI(cond, cmp(arith::CmpIPredicate::eq, rem, c64(0)));
+      }
+      Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
+      Value mis = arith::RemUIOp::create(b, loc, addr, c64(vec * elemBytes()));
+      cond = andI(cond, cmp(arith::CmpIPredicate::eq, mis, c64(0)));
+    }
+    return cond;
+  }
+
+  /// Element offset of flat tile index `e`; when `inBounds` is given it
+  /// receives the bounds check of that element. `unitInner` substitutes the
+  /// known innermost stride 1 on the fast path.
+  Value offsetOf(Value e, bool unitInner, Value *inBounds) {
+    Value offset;
+    int64_t inner = 1;
+    Value guard;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      Value c = e;
+      if (inner > 1)
+        c = arith::DivUIOp::create(b, loc, c, c64(inner));
+      if (d > 0 || inBounds)
+        c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
+      inner *= shape[d];
+      Value g = arith::AddIOp::create(b, loc, origins[d], c);
+      if (inBounds)
+        guard = andI(guard, cmp(arith::CmpIPredicate::ult, g, sizes[d]));
+      bool unit = unitInner && d == int64_t(shape.size()) - 1;
+      Value term = unit ? g : Value(arith::MulIOp::create(b, loc, g, strides[d]));
+      offset = offset ? Value(arith::AddIOp::create(b, loc, offset, term)) : term;
+    }
+    if (inBounds) {
+      if (numel % (int64_t(layout.threads) * layout.vec) != 0)
+        guard = andI(guard, cmp(arith::CmpIPredicate::ult, e, c64(numel)));
+      *inBounds = guard;
+    }
+    return offset;
+  }
+
+  Value address(Value offset) {
+    return LLVM::GEPOp::create(b, loc, ptr.getType(), elemTy, ptr,
+                               ValueRange{offset});
+  }
+
+  /// Yields `thenFn()` where `cond` holds and `elseFn()` elsewhere; each
+  /// builds its code inside its own branch.
+  template <typename ThenFn, typename ElseFn>
+  Value guarded(Value cond, Type ty, ThenFn thenFn, ElseFn elseFn) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{ty}, cond, true, true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      scf::YieldOp::create(b, loc, thenFn());
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, elseFn());
+    }
+    return ifOp.getResult(0);
+  }
+  template <typename Fn>
+  void guardedVoid(Value cond, Fn body) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const ThreadLayout &layout;
+  ArrayRef<int64_t> shape;
+  Type elemTy;
+  int64_t numel;
+  Value ptr;
+  SmallVector<Value> sizes, strides, origins;
+  Value tidBase;
+};
+
+static Value splatConst(OpBuilder &b, Location loc, VectorType ty, TypedAttr v) {
+  return arith::ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, v));
+}
+
+struct LoadLowering : OpConversionPattern<tile::LoadOp> {
+  LoadLowering(const TypeConverter &tc, MLIRContext *ctx,
+               const ThreadLayout &layout)
+      : OpConversionPattern(tc, ctx), layout(layout) {}
+
+  LogicalResult
+  matchAndRewrite(tile::LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto mk = op.getView().getDefiningOp<tile::MakeViewOp>();
+    if (!mk)
+      return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
+    Location loc = op.getLoc();
+    RankedTensorType tileTy = op.getType();
+    Type elemTy = tileTy.getElementType();
+    VectorType resTy = layout.perThreadType(tileTy);
+    VectorType vecTy = VectorType::get({layout.vec}, elemTy);
+    TypedAttr padAttr = op.getPaddingAttr();
+    if (!padAttr)
+      padAttr = isa<FloatType>(elemTy) ? TypedAttr(rewriter.getFloatAttr(elemTy, 0.0))
+                                       : TypedAttr(rewriter.getIntegerAttr(elemTy, 0));
+
+    TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), layout);
+    Value padAll = splatConst(rewriter, loc, resTy, padAttr);
+    Value padVec = splatConst(rewriter, loc, vecTy, padAttr);
+    Value padScalar = arith::ConstantOp::create(rewriter, loc, padAttr);
+    unsigned align = layout.vec * acc.elemBytes();
+
+    auto fastPath = [&]() -> Value {
+      Value result = padAll;
+      for (int64_t r = 0; r < acc.reps(); ++r) {
+        Value base = acc.slotBase(r);
+        auto loadSlot = [&]() -> Value {
+          Value addr = acc.address(acc.offsetOf(base, true, nullptr));
+          return LLVM::LoadOp::create(rewriter, loc, vecTy, addr, align);
+        };
+        Value v = acc.slotNeedsGuard(r)
+                      ? acc.guarded(acc.cmp(arith::CmpIPredicate::ult, base,
+                                            acc.c64(acc.numel)),
+                                    vecTy, loadSlot, [&] { return padVec; })
+                      : loadSlot();
+        result = vector::InsertStridedSliceOp::create(
+            rewriter, loc, v, result, ArrayRef<int64_t>{r * layout.vec},
+            ArrayRef<int64_t>{1});
+      }
+      return result;
+    };
+    auto guardedPath = [&]() -> Value {
+      Value result = padAll;
+      for (int64_t r = 0; r < acc.reps(); ++r) {
+        Value base = acc.slotBase(r);
+        for (unsigned v = 0; v < layout.vec; ++v) {
+          Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v)))
+                      : base;
+          Value inBounds;
+          Value off = acc.offsetOf(e, false, &inBounds);
+          Value x = acc.guarded(
+              inBounds, elemTy,
+              [&]() -> Value {
+                return LLVM::LoadOp::create(rewriter, loc, elemTy,
+                                            acc.address(off), acc.elemBytes());
+              },
+              [&] { return padScalar; });
+          result = vector::InsertOp::create(rewriter, loc, x, result,
+                                            ArrayRef<int64_t>{r * layout.vec + v});
+        }
+      }
+      return result;
+    };
+    Value result = acc.guarded(acc.fastCondition(), resTy, fastPath, guardedPath);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  const ThreadLayout &layout;
+};
+
+struct StoreLowering : OpConversionPattern<tile::StoreOp> {
+  StoreLowering(const TypeConverter &tc, MLIRContext *ctx,
+                const ThreadLayout &layout)
+      : OpConversionPattern(tc, ctx), layout(layout) {}
+
+  LogicalResult
+  matchAndRewrite(tile::StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto mk = op.getView().getDefiningOp<tile::MakeViewOp>();
+    if (!mk)
+      return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
+    Location loc = op.getLoc();
+    RankedTensorType tileTy = op.getValue().getType();
+    Type elemTy = tileTy.getElementType();
+    Value values = adaptor.getValue();
+    TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), layout);
+    unsigned align = layout.vec * acc.elemBytes();
+
+    auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, acc.fastCondition(),
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(rewriter);
+      rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      for (int64_t r = 0; r < acc.reps(); ++r) {
+        Value base = acc.slotBase(r);
+        auto storeSlot = [&]() {
+          Value v = vector::ExtractStridedSliceOp::create(
+              rewriter, loc, values, ArrayRef<int64_t>{r * layout.vec},
+              ArrayRef<int64_t>{layout.vec}, ArrayRef<int64_t>{1});
+          Value addr = acc.address(acc.offsetOf(base, true, nullptr));
+          LLVM::StoreOp::create(rewriter, loc, v, addr, align);
+        };
+        if (acc.slotNeedsGuard(r))
+          acc.guardedVoid(acc.cmp(arith::CmpIPredicate::ult, base, acc.c64(acc.numel)),
+                          storeSlot);
+        else
+          storeSlot();
+      }
+      rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      for (int64_t r = 0; r < acc.reps(); ++r) {
+        Value base = acc.slotBase(r);
+        for (unsigned v = 0; v < layout.vec; ++v) {
+          Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v)))
+                      : base;
+          Value inBounds;
+          Value off = acc.offsetOf(e, false, &inBounds);
+          Value x = vector::ExtractOp::create(rewriter, loc, values,
+                                              ArrayRef<int64_t>{r * layout.vec + v});
+          acc.guardedVoid(inBounds, [&]() {
+            LLVM::StoreOp::create(rewriter, loc, x, acc.address(off), acc.elemBytes());
+          });
+        }
+      }
+    }
+    (void)elemTy;
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  const ThreadLayout &layout;
+};
+
+} // namespace
+
+void tilec::populateLoadStoreToNVVMPatterns(const TypeConverter &converter,
+                                            const ThreadLayout &layout,
+                                            RewritePatternSet &patterns) {
+  patterns.add<LoadLowering, StoreLowering>(converter, patterns.getContext(),
+                                            layout);
+}

@@ -1,0 +1,164 @@
+//===- TileToNVVM.cpp - the convert-tile-to-nvvm pass ---------------------===//
+//
+// Drives the conversion of each kernel from tiles to per-thread code. The
+// type converter maps a tile (ranked tensor) to the vector of elements one
+// thread owns under the kernel's ThreadLayout; the op-family files hold the
+// patterns. Grid queries and views are handled here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Conversion/Passes.h"
+
+#include "PatternsNVVM.h"
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#define DEBUG_TYPE "convert-tile-to-nvvm"
+
+namespace tilec {
+#define GEN_PASS_DEF_CONVERTTILETONVVM
+#include "tilec/Conversion/Passes.h.inc"
+} // namespace tilec
+
+using namespace mlir;
+using namespace tilec;
+
+bool tilec::needsNVVMLowering(Operation *op) {
+  if (isa<tile::MakeViewOp>(op))
+    return false;
+  if (isa<tile::TileDialect>(op->getDialect()))
+    return true;
+  if (isa<math::ExpOp, math::LogOp>(op))
+    return true;
+  auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
+  return llvm::any_of(op->getOperandTypes(), isTensor) ||
+         llvm::any_of(op->getResultTypes(), isTensor);
+}
+
+namespace {
+
+template <typename OpTy, typename XOp, typename YOp, typename ZOp>
+struct GridQueryLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type();
+    Value v;
+    switch (op.getDim()) {
+    case 0: v = XOp::create(rewriter, loc, i32); break;
+    case 1: v = YOp::create(rewriter, loc, i32); break;
+    default: v = ZOp::create(rewriter, loc, i32); break;
+    }
+    rewriter.replaceOp(op, v);
+    return success();
+  }
+};
+using BlockIdLowering =
+    GridQueryLowering<tile::BlockIdOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp,
+                      NVVM::BlockIdZOp>;
+using NumBlocksLowering =
+    GridQueryLowering<tile::NumBlocksOp, NVVM::GridDimXOp, NVVM::GridDimYOp,
+                      NVVM::GridDimZOp>;
+
+/// `tile.view_dim` / `tile.view_stride` read the operands of the make_view.
+template <typename OpTy, bool isSize>
+struct ViewQueryLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto mk = op.getView().template getDefiningOp<tile::MakeViewOp>();
+    if (!mk)
+      return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
+    rewriter.replaceOp(op, isSize ? mk.getSizes()[op.getDim()]
+                                  : mk.getStrides()[op.getDim()]);
+    return success();
+  }
+};
+
+struct SplatLowering : OpConversionPattern<tile::SplatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::SplatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type ty = getTypeConverter()->convertType(op.getType());
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, ty, adaptor.getValue());
+    return success();
+  }
+};
+
+struct ConvertTileToNVVMPass
+    : tilec::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (!func->hasAttr(tile::kKernelAttrName))
+        continue;
+      if (failed(convertKernel(func)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult convertKernel(func::FuncOp func) {
+    auto warps = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
+    auto vec = func->getAttrOfType<IntegerAttr>(tile::kVectorWidthAttrName);
+    if (!warps || !vec)
+      return func.emitError("kernel has no thread layout; run tile-layout first");
+    ThreadLayout layout;
+    layout.threads = 32 * warps.getInt();
+    layout.vec = vec.getInt();
+
+    MLIRContext *ctx = &getContext();
+    TypeConverter converter;
+    converter.addConversion([](Type t) { return t; });
+    converter.addConversion([layout](RankedTensorType t) -> Type {
+      return layout.perThreadType(t);
+    });
+
+    RewritePatternSet patterns(ctx);
+    patterns.add<BlockIdLowering, NumBlocksLowering,
+                 ViewQueryLowering<tile::ViewDimOp, true>,
+                 ViewQueryLowering<tile::ViewStrideOp, false>, SplatLowering>(
+        converter, ctx);
+    populateLoadStoreToNVVMPatterns(converter, layout, patterns);
+    populateElementwiseToNVVMPatterns(converter, patterns);
+
+    ConversionTarget target(*ctx);
+    target.markUnknownOpDynamicallyLegal(
+        [](Operation *op) { return !needsNVVMLowering(op); });
+    if (failed(applyPartialConversion(func, target, std::move(patterns))))
+      return failure();
+
+    // Views are fully consumed by now.
+    for (auto mk : llvm::make_early_inc_range(func.getOps<tile::MakeViewOp>())) {
+      if (!mk->use_empty())
+        return mk.emitError("view still in use after lowering");
+      mk.erase();
+    }
+    // The kernel becomes an llvm.func entry point now; its body is lowered
+    // to LLVM by the standard conversions that follow.
+    OpBuilder b(func);
+    auto fnTy = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                            func.getArgumentTypes());
+    auto llvmFunc = LLVM::LLVMFuncOp::create(b, func.getLoc(), func.getName(), fnTy);
+    for (NamedAttribute attr : func->getDiscardableAttrs())
+      llvmFunc->setAttr(attr.getName(), attr.getValue());
+    llvmFunc->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    llvmFunc->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                      b.getDenseI32ArrayAttr({int32_t(layout.threads), 1, 1}));
+    llvmFunc.getBody().takeBody(func.getBody());
+    llvmFunc.walk([&](func::ReturnOp ret) {
+      OpBuilder rb(ret);
+      LLVM::ReturnOp::create(rb, ret.getLoc(), ValueRange{});
+      ret.erase();
+    });
+    func.erase();
+    return success();
+  }
+};
+
+} // namespace

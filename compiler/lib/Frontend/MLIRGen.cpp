@@ -1,0 +1,418 @@
+//===- MLIRGen.cpp - AST to tile dialect ----------------------------------===//
+//
+// A direct walk over the checked AST. Operands are converted to the type Sema
+// chose for each operation (untyped literals are emitted straight in that
+// type), scalars meeting tiles are splatted, and `var` reassignment simply
+// rebinds the name to a new SSA value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Frontend/MLIRGen.h"
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace tilec;
+
+mlir::Type tilec::toMLIRType(MLIRContext *ctx, ScalarType t) {
+  switch (t) {
+  case ScalarType::I1: return IntegerType::get(ctx, 1);
+  case ScalarType::I8: case ScalarType::U8: return IntegerType::get(ctx, 8);
+  case ScalarType::I16: case ScalarType::U16: return IntegerType::get(ctx, 16);
+  case ScalarType::I32: case ScalarType::U32: return IntegerType::get(ctx, 32);
+  case ScalarType::I64: case ScalarType::U64: return IntegerType::get(ctx, 64);
+  case ScalarType::F16: return Float16Type::get(ctx);
+  case ScalarType::BF16: return BFloat16Type::get(ctx);
+  case ScalarType::F32: return Float32Type::get(ctx);
+  case ScalarType::F64: return Float64Type::get(ctx);
+  }
+  return {};
+}
+
+namespace {
+
+struct Binding {
+  Value value;
+  SemaType type;
+};
+
+class Gen {
+public:
+  Gen(ModuleOp module, const KernelInstance &inst, DiagEngine &diags)
+      : ctx(module.getContext()), b(ctx), module(module), inst(inst),
+        diags(diags) {}
+
+  void run();
+
+private:
+  Location loc(llvm::SMLoc l) {
+    auto [line, col] = diags.lineCol(l);
+    return FileLineColLoc::get(ctx, diags.fileName(), line, col);
+  }
+  Type mlirType(const SemaType &t) {
+    Type elem = toMLIRType(ctx, t.elem);
+    if (t.isTile())
+      return RankedTensorType::get(t.shape, elem);
+    return elem;
+  }
+
+  Value gen(const Expr &e);
+  Value genAs(const Expr &e, const SemaType &target);
+  Value genCall(const Expr &e);
+  Value constant(const SemaType &t, double f, int64_t i, Location l);
+  Value convert(Value v, const SemaType &from, ScalarType to, Location l);
+  Value splatTo(Value v, const SemaType &from, const SemaType &target, Location l);
+  void genStmt(const Stmt &s);
+
+  MLIRContext *ctx;
+  OpBuilder b;
+  ModuleOp module;
+  const KernelInstance &inst;
+  DiagEngine &diags;
+  std::map<std::string, Binding> scope;
+};
+
+} // namespace
+
+/// The numeric value of a literal-like expression (a literal, a negated
+/// literal, or a compile-time integer), emitted directly in its use's type.
+static bool literalValue(const Expr &e, double &f, int64_t &i) {
+  if (!e.type.weak)
+    return false;
+  if (e.constInt) {
+    i = *e.constInt;
+    f = static_cast<double>(i);
+    return true;
+  }
+  if (e.kind == Expr::Kind::FloatLit) {
+    f = e.floatValue;
+    i = static_cast<int64_t>(f);
+    return true;
+  }
+  if (e.kind == Expr::Kind::Unary && e.op == Expr::Op::Neg &&
+      literalValue(*e.args[0], f, i)) {
+    f = -f;
+    i = -i;
+    return true;
+  }
+  return false;
+}
+
+Value Gen::constant(const SemaType &t, double f, int64_t i, Location l) {
+  Type elem = toMLIRType(ctx, t.elem);
+  TypedAttr attr;
+  if (isFloatType(t.elem))
+    attr = b.getFloatAttr(elem, f);
+  else
+    attr = b.getIntegerAttr(elem, t.elem == ScalarType::I1 ? (i != 0) : i);
+  if (t.isTile()) {
+    auto ty = RankedTensorType::get(t.shape, elem);
+    return arith::ConstantOp::create(b, l, ty, DenseElementsAttr::get(ty, attr));
+  }
+  return arith::ConstantOp::create(b, l, attr);
+}
+
+Value Gen::convert(Value v, const SemaType &from, ScalarType to, Location l) {
+  ScalarType fe = from.elem;
+  if (fe == to)
+    return v;
+  SemaType toT = from;
+  toT.elem = to;
+  Type dst = mlirType(toT);
+  bool fromF = isFloatType(fe), toF = isFloatType(to);
+  unsigned fw = fe == ScalarType::I1 ? 1 : scalarTypeSize(fe) * 8;
+  unsigned tw = to == ScalarType::I1 ? 1 : scalarTypeSize(to) * 8;
+  if (to == ScalarType::I1) {
+    // A number converts to a boolean by comparing with zero.
+    Value zero = constant(from, 0, 0, l);
+    if (fromF)
+      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, v, zero);
+    return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, v, zero);
+  }
+  bool fromSigned = isSignedIntType(fe);
+  if (!fromF && !toF) {
+    if (fw == tw)
+      return v; // i32 <-> u32: same bits
+    if (tw > fw)
+      return fromSigned ? Value(arith::ExtSIOp::create(b, l, dst, v))
+                        : Value(arith::ExtUIOp::create(b, l, dst, v));
+    return arith::TruncIOp::create(b, l, dst, v);
+  }
+  if (!fromF && toF)
+    return fromSigned ? Value(arith::SIToFPOp::create(b, l, dst, v))
+                      : Value(arith::UIToFPOp::create(b, l, dst, v));
+  if (fromF && !toF)
+    return isSignedIntType(to) ? Value(arith::FPToSIOp::create(b, l, dst, v))
+                               : Value(arith::FPToUIOp::create(b, l, dst, v));
+  // float -> float. f16 <-> bf16 have the same width: go through f32.
+  if (fw == tw) {
+    SemaType mid = from;
+    mid.elem = ScalarType::F32;
+    Value wide = convert(v, from, ScalarType::F32, l);
+    return convert(wide, mid, to, l);
+  }
+  if (tw > fw)
+    return arith::ExtFOp::create(b, l, dst, v);
+  return arith::TruncFOp::create(b, l, dst, v);
+}
+
+Value Gen::splatTo(Value v, const SemaType &from, const SemaType &target,
+                   Location l) {
+  if (!target.isTile() || from.isTile())
+    return v;
+  auto ty = RankedTensorType::get(target.shape, v.getType());
+  return tile::SplatOp::create(b, l, ty, v);
+}
+
+Value Gen::genAs(const Expr &e, const SemaType &target) {
+  Location l = loc(e.loc);
+  double f;
+  int64_t i;
+  if (literalValue(e, f, i)) {
+    SemaType t = target;
+    if (!isFloatType(t.elem) && e.kind == Expr::Kind::FloatLit)
+      i = static_cast<int64_t>(f);
+    return constant(t, f, i, l);
+  }
+  Value v = gen(e);
+  v = convert(v, e.type, target.elem, l);
+  SemaType converted = e.type;
+  converted.elem = target.elem;
+  return splatTo(v, converted, target, l);
+}
+
+static arith::CmpFPredicate cmpF(Expr::Op op) {
+  switch (op) {
+  case Expr::Op::Lt: return arith::CmpFPredicate::OLT;
+  case Expr::Op::Le: return arith::CmpFPredicate::OLE;
+  case Expr::Op::Gt: return arith::CmpFPredicate::OGT;
+  case Expr::Op::Ge: return arith::CmpFPredicate::OGE;
+  case Expr::Op::Eq: return arith::CmpFPredicate::OEQ;
+  default: return arith::CmpFPredicate::UNE;
+  }
+}
+
+static arith::CmpIPredicate cmpI(Expr::Op op, bool isSigned) {
+  switch (op) {
+  case Expr::Op::Lt: return isSigned ? arith::CmpIPredicate::slt : arith::CmpIPredicate::ult;
+  case Expr::Op::Le: return isSigned ? arith::CmpIPredicate::sle : arith::CmpIPredicate::ule;
+  case Expr::Op::Gt: return isSigned ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::ugt;
+  case Expr::Op::Ge: return isSigned ? arith::CmpIPredicate::sge : arith::CmpIPredicate::uge;
+  case Expr::Op::Eq: return arith::CmpIPredicate::eq;
+  default: return arith::CmpIPredicate::ne;
+  }
+}
+
+Value Gen::gen(const Expr &e) {
+  Location l = loc(e.loc);
+  double f;
+  int64_t i;
+  if (literalValue(e, f, i) || e.kind == Expr::Kind::BoolLit) {
+    if (e.kind == Expr::Kind::BoolLit)
+      i = e.intValue;
+    return constant(e.type, f, i, l);
+  }
+  switch (e.kind) {
+  case Expr::Kind::Name:
+    return scope.at(e.name).value;
+  case Expr::Kind::Unary: {
+    Value x = gen(*e.args[0]);
+    if (e.op == Expr::Op::Not) {
+      Value t = constant(e.type, 1, 1, l);
+      return arith::XOrIOp::create(b, l, x, t);
+    }
+    if (isFloatType(e.type.elem))
+      return arith::NegFOp::create(b, l, x);
+    Value zero = constant(e.type, 0, 0, l);
+    return arith::SubIOp::create(b, l, zero, x);
+  }
+  case Expr::Kind::Binary: {
+    Unified u = unifyOperands(e.args[0]->type, e.args[1]->type, "");
+    Value x = genAs(*e.args[0], u.type);
+    Value y = genAs(*e.args[1], u.type);
+    ScalarType t = u.type.elem;
+    bool fl = isFloatType(t);
+    bool sg = isSignedIntType(t);
+    switch (e.op) {
+    case Expr::Op::Add:
+      return fl ? Value(arith::AddFOp::create(b, l, x, y)) : Value(arith::AddIOp::create(b, l, x, y));
+    case Expr::Op::Sub:
+      return fl ? Value(arith::SubFOp::create(b, l, x, y)) : Value(arith::SubIOp::create(b, l, x, y));
+    case Expr::Op::Mul:
+      return fl ? Value(arith::MulFOp::create(b, l, x, y)) : Value(arith::MulIOp::create(b, l, x, y));
+    case Expr::Op::Div:
+      if (fl) return arith::DivFOp::create(b, l, x, y);
+      return sg ? Value(arith::DivSIOp::create(b, l, x, y)) : Value(arith::DivUIOp::create(b, l, x, y));
+    case Expr::Op::Rem:
+      if (fl) return arith::RemFOp::create(b, l, x, y);
+      return sg ? Value(arith::RemSIOp::create(b, l, x, y)) : Value(arith::RemUIOp::create(b, l, x, y));
+    case Expr::Op::And:
+      return arith::AndIOp::create(b, l, x, y);
+    case Expr::Op::Or:
+      return arith::OrIOp::create(b, l, x, y);
+    default:
+      if (fl)
+        return arith::CmpFOp::create(b, l, cmpF(e.op), x, y);
+      return arith::CmpIOp::create(b, l, cmpI(e.op, sg || t == ScalarType::I1), x, y);
+    }
+  }
+  case Expr::Kind::ViewField: {
+    Value view = scope.at(e.args[0]->name).value;
+    int32_t dim = static_cast<int32_t>(*e.args[1]->constInt);
+    if (e.name == "shape")
+      return tile::ViewDimOp::create(b, l, view, dim);
+    return tile::ViewStrideOp::create(b, l, view, dim);
+  }
+  case Expr::Kind::Call:
+    return genCall(e);
+  default:
+    break;
+  }
+  llvm_unreachable("expression kind rejected by Sema");
+}
+
+Value Gen::genCall(const Expr &e) {
+  Location l = loc(e.loc);
+  const std::string &fn = e.name;
+  if (fn == "block_id")
+    return tile::BlockIdOp::create(b, l, b.getI32Type(),
+                                   static_cast<int32_t>(*e.args[0]->constInt));
+  if (fn == "num_blocks")
+    return tile::NumBlocksOp::create(b, l, b.getI32Type(),
+                                     static_cast<int32_t>(*e.args[0]->constInt));
+  if (fn == "load" || fn == "store") {
+    Value view = scope.at(e.args[0]->name).value;
+    SmallVector<Value> indices;
+    for (auto &ix : e.args[1]->args)
+      indices.push_back(genAs(*ix, SemaType::scalar(ScalarType::I64)));
+    if (fn == "store") {
+      Value v = gen(*e.args[2]);
+      tile::StoreOp::create(b, l, v, view, indices);
+      return {};
+    }
+    auto ty = cast<RankedTensorType>(mlirType(e.type));
+    TypedAttr pad;
+    if (e.args.size() == 4) {
+      double f = 0;
+      int64_t i = 0;
+      literalValue(*e.args[3], f, i);
+      if (isFloatType(e.type.elem))
+        pad = b.getFloatAttr(ty.getElementType(), f);
+      else
+        pad = b.getIntegerAttr(ty.getElementType(), i);
+    }
+    return tile::LoadOp::create(b, l, ty, view, indices, pad);
+  }
+  if (fn == "exp" || fn == "log" || fn == "sqrt" || fn == "abs") {
+    Value x = genAs(*e.args[0], e.type);
+    if (fn == "exp") return math::ExpOp::create(b, l, x);
+    if (fn == "log") return math::LogOp::create(b, l, x);
+    if (fn == "sqrt") return math::SqrtOp::create(b, l, x);
+    if (isFloatType(e.type.elem)) return math::AbsFOp::create(b, l, x);
+    return math::AbsIOp::create(b, l, x);
+  }
+  if (fn == "min" || fn == "max") {
+    Value x = genAs(*e.args[0], e.type);
+    Value y = genAs(*e.args[1], e.type);
+    bool isMin = fn == "min";
+    if (isFloatType(e.type.elem))
+      return isMin ? Value(arith::MinimumFOp::create(b, l, x, y))
+                   : Value(arith::MaximumFOp::create(b, l, x, y));
+    if (isSignedIntType(e.type.elem))
+      return isMin ? Value(arith::MinSIOp::create(b, l, x, y))
+                   : Value(arith::MaxSIOp::create(b, l, x, y));
+    return isMin ? Value(arith::MinUIOp::create(b, l, x, y))
+                 : Value(arith::MaxUIOp::create(b, l, x, y));
+  }
+  if (fn == "cdiv") {
+    Value x = genAs(*e.args[0], e.type);
+    Value y = genAs(*e.args[1], e.type);
+    if (isSignedIntType(e.type.elem))
+      return arith::CeilDivSIOp::create(b, l, x, y);
+    return arith::CeilDivUIOp::create(b, l, x, y);
+  }
+  if (fn == "where") {
+    const Expr &c = *e.args[0];
+    Value cond = gen(c);
+    Value x = genAs(*e.args[1], e.type);
+    Value y = genAs(*e.args[2], e.type);
+    return arith::SelectOp::create(b, l, cond, x, y);
+  }
+  if (fn == "cast") {
+    Value x = gen(*e.args[0]);
+    return convert(x, e.args[0]->type, e.type.elem, l);
+  }
+  llvm_unreachable("call rejected by Sema");
+}
+
+void Gen::genStmt(const Stmt &s) {
+  switch (s.kind) {
+  case Stmt::Kind::Let: {
+    SemaType t = s.value->type;
+    t.weak = false;
+    scope[s.name] = Binding{genAs(*s.value, t), t};
+    return;
+  }
+  case Stmt::Kind::Assign: {
+    Binding &bind = scope.at(s.name);
+    bind.value = genAs(*s.value, bind.type);
+    return;
+  }
+  case Stmt::Kind::ExprStmt:
+    gen(*s.value);
+    return;
+  }
+}
+
+void Gen::run() {
+  const Kernel &k = *inst.kernel;
+  b.setInsertionPointToEnd(module.getBody());
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1);
+  SmallVector<Type> argTypes;
+  for (const SemaType &t : inst.paramTypes) {
+    if (t.kind == SemaType::Kind::View) {
+      argTypes.push_back(ptrTy);
+      for (unsigned i = 0; i < 2 * t.rank; ++i)
+        argTypes.push_back(b.getI64Type());
+    } else {
+      argTypes.push_back(mlirType(t));
+    }
+  }
+  auto fnTy = b.getFunctionType(argTypes, {});
+  auto func = func::FuncOp::create(b, loc(k.loc), k.name, fnTy);
+  func->setAttr(tile::kKernelAttrName, b.getUnitAttr());
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  unsigned argIdx = 0;
+  for (unsigned p = 0; p < k.params.size(); ++p) {
+    const SemaType &t = inst.paramTypes[p];
+    Location l = loc(k.params[p].loc);
+    if (t.kind == SemaType::Kind::View) {
+      Value ptr = entry->getArgument(argIdx++);
+      SmallVector<Value> sizes, strides;
+      for (unsigned i = 0; i < t.rank; ++i)
+        sizes.push_back(entry->getArgument(argIdx++));
+      for (unsigned i = 0; i < t.rank; ++i)
+        strides.push_back(entry->getArgument(argIdx++));
+      auto viewTy = tile::ViewType::get(ctx, toMLIRType(ctx, t.elem), t.rank);
+      Value view = tile::MakeViewOp::create(b, l, viewTy, ptr, sizes, strides);
+      scope[k.params[p].name] = Binding{view, t};
+    } else {
+      scope[k.params[p].name] = Binding{entry->getArgument(argIdx++), t};
+    }
+  }
+  for (auto &s : k.body)
+    genStmt(*s);
+  func::ReturnOp::create(b, loc(k.loc));
+}
+
+void tilec::genKernel(ModuleOp module, const KernelInstance &inst,
+                      DiagEngine &diags) {
+  Gen(module, inst, diags).run();
+}

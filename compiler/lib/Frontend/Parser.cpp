@@ -1,0 +1,555 @@
+//===- Parser.cpp - Recursive-descent parser ------------------------------===//
+//
+// Grammar (informal):
+//   module   := kernel*
+//   kernel   := 'kernel' IDENT ('<' cparam (',' cparam)* '>')?
+//               '(' (param (',' param)*)? ')' ('grid' '(' expr (',' expr)* ')')? block
+//   cparam   := IDENT ':' ('int' ('=' additive)? | 'type' ('=' type)?)
+//   param    := IDENT ':' type
+//   type     := 'tensor' '<' type ',' INT '>' | IDENT
+//   block    := '{' stmt* '}'
+//   stmt     := ('let' | 'var') IDENT '=' expr ';' | IDENT '=' expr ';' | expr ';'
+//   expr     := or ; or := and ('||' and)* ; and := cmp ('&&' cmp)*
+//   cmp      := additive (('<'|'<='|'>'|'>='|'=='|'!=') additive)?
+//   additive := mul (('+'|'-') mul)* ; mul := unary (('*'|'/'|'%') unary)*
+//   unary    := ('-'|'!') unary | postfix
+//   postfix  := primary ('.' ('shape'|'stride') '[' expr ']')*
+//   primary  := INT | FLOAT | 'true' | 'false' | '(' expr ')' | '[' exprs ']'
+//             | IDENT ('<' type '>')? ('(' exprs ')')?
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Frontend/Parser.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace tilec;
+
+namespace {
+
+class Parser {
+public:
+  Parser(DiagEngine &diags)
+      : diags(diags),
+        lexer(diags.sourceMgr()
+                  .getMemoryBuffer(diags.sourceMgr().getMainFileID())
+                  ->getBuffer(),
+              diags) {
+    tok = lexer.next();
+  }
+
+  std::unique_ptr<Module> parseModule();
+
+private:
+  static constexpr unsigned kMaxDepth = 256;
+
+  void advance() { tok = lexer.next(); }
+  bool is(Tok k) const { return tok.kind == k; }
+  bool consumeIf(Tok k) {
+    if (!is(k))
+      return false;
+    advance();
+    return true;
+  }
+  bool fail(const llvm::Twine &msg) {
+    // A lexical error was already reported; do not pile a syntax error on it.
+    if (!is(Tok::Error))
+      diags.error(tok.loc, msg);
+    return false;
+  }
+  bool expect(Tok k, const char *context) {
+    if (consumeIf(k))
+      return true;
+    return fail(llvm::Twine("expected ") + tokName(k) + " " + context +
+                ", found " + describe());
+  }
+  std::string describe() const {
+    if (is(Tok::Eof))
+      return "end of file";
+    return "'" + tok.text.str() + "'";
+  }
+
+  std::unique_ptr<Kernel> parseKernel();
+  bool parseConstParam(ConstParam &cp);
+  std::unique_ptr<TypeExpr> parseType();
+  bool parseBlock(std::vector<StmtPtr> &body);
+  StmtPtr parseStmt();
+  ExprPtr parseExpr();
+  ExprPtr parseOr();
+  ExprPtr parseAnd();
+  ExprPtr parseCmp();
+  ExprPtr parseAdditive();
+  ExprPtr parseMul();
+  ExprPtr parseUnary();
+  ExprPtr parsePostfix();
+  ExprPtr parsePrimary();
+  bool parseExprList(Tok close, std::vector<ExprPtr> &out, const char *what);
+  ExprPtr binary(Expr::Op op, llvm::SMLoc loc, ExprPtr lhs, ExprPtr rhs) {
+    auto e = std::make_unique<Expr>(Expr::Kind::Binary, loc);
+    e->op = op;
+    e->args.push_back(std::move(lhs));
+    e->args.push_back(std::move(rhs));
+    return e;
+  }
+
+  DiagEngine &diags;
+  Lexer lexer;
+  Token tok;
+  unsigned depth = 0;
+};
+
+struct DepthGuard {
+  unsigned &depth;
+  explicit DepthGuard(unsigned &d) : depth(d) { ++depth; }
+  ~DepthGuard() { --depth; }
+};
+
+} // namespace
+
+std::unique_ptr<Module> Parser::parseModule() {
+  auto module = std::make_unique<Module>();
+  while (!is(Tok::Eof)) {
+    if (is(Tok::KwKernel)) {
+      auto k = parseKernel();
+      if (!k)
+        return nullptr;
+      module->kernels.push_back(std::move(k));
+      continue;
+    }
+    if (is(Tok::KwFn)) {
+      fail("helper functions ('fn') are not supported yet; write the code "
+           "inside the kernel");
+      return nullptr;
+    }
+    fail("expected 'kernel' at top level, found " + describe());
+    return nullptr;
+  }
+  if (module->kernels.empty()) {
+    diags.error(tok.loc, "no kernels in this file; a file needs at least one "
+                         "'kernel name(...) { ... }'");
+    return nullptr;
+  }
+  return module;
+}
+
+std::unique_ptr<Kernel> Parser::parseKernel() {
+  auto k = std::make_unique<Kernel>();
+  advance(); // 'kernel'
+  if (!is(Tok::Ident)) {
+    fail("expected a kernel name after 'kernel', found " + describe());
+    return nullptr;
+  }
+  k->name = tok.text.str();
+  k->loc = tok.loc;
+  advance();
+  if (consumeIf(Tok::Lt)) {
+    do {
+      ConstParam cp;
+      if (!parseConstParam(cp))
+        return nullptr;
+      k->constParams.push_back(std::move(cp));
+    } while (consumeIf(Tok::Comma));
+    if (!expect(Tok::Gt, "to close the compile-time parameters"))
+      return nullptr;
+  }
+  if (!expect(Tok::LParen, "to start the kernel parameters"))
+    return nullptr;
+  if (!is(Tok::RParen)) {
+    do {
+      Param p;
+      if (!is(Tok::Ident)) {
+        fail("expected a parameter name, found " + describe());
+        return nullptr;
+      }
+      p.name = tok.text.str();
+      p.loc = tok.loc;
+      advance();
+      if (!expect(Tok::Colon, "after the parameter name"))
+        return nullptr;
+      p.type = parseType();
+      if (!p.type)
+        return nullptr;
+      k->params.push_back(std::move(p));
+    } while (consumeIf(Tok::Comma));
+  }
+  if (!expect(Tok::RParen, "to close the kernel parameters"))
+    return nullptr;
+  if (is(Tok::KwGrid)) {
+    k->gridLoc = tok.loc;
+    advance();
+    if (!expect(Tok::LParen, "after 'grid'"))
+      return nullptr;
+    if (!parseExprList(Tok::RParen, k->grid, "in the grid clause"))
+      return nullptr;
+  }
+  if (!parseBlock(k->body))
+    return nullptr;
+  return k;
+}
+
+bool Parser::parseConstParam(ConstParam &cp) {
+  if (!is(Tok::Ident))
+    return fail("expected a compile-time parameter name, found " + describe());
+  cp.name = tok.text.str();
+  cp.loc = tok.loc;
+  advance();
+  if (!expect(Tok::Colon, "after the compile-time parameter name"))
+    return false;
+  if (is(Tok::Ident) && tok.text == "int") {
+    cp.kind = ConstParam::Kind::Int;
+    advance();
+    if (consumeIf(Tok::Assign)) {
+      cp.defaultInt = parseAdditive();
+      if (!cp.defaultInt)
+        return false;
+    }
+    return true;
+  }
+  if (is(Tok::Ident) && tok.text == "type") {
+    cp.kind = ConstParam::Kind::Type;
+    advance();
+    if (consumeIf(Tok::Assign)) {
+      cp.defaultType = parseType();
+      if (!cp.defaultType)
+        return false;
+    }
+    return true;
+  }
+  return fail("a compile-time parameter is 'int' or 'type', found " + describe());
+}
+
+std::unique_ptr<TypeExpr> Parser::parseType() {
+  auto t = std::make_unique<TypeExpr>();
+  t->loc = tok.loc;
+  if (consumeIf(Tok::KwTensor)) {
+    t->kind = TypeExpr::Kind::Tensor;
+    if (!expect(Tok::Lt, "after 'tensor' (write tensor<f32, 2>)"))
+      return nullptr;
+    t->element = parseType();
+    if (!t->element)
+      return nullptr;
+    if (!expect(Tok::Comma, "between the element type and the rank"))
+      return nullptr;
+    if (!is(Tok::Int)) {
+      fail("expected the tensor rank (an integer from 1 to 4), found " + describe());
+      return nullptr;
+    }
+    if (tok.intValue < 1 || tok.intValue > 4) {
+      fail("tensor rank must be between 1 and 4, found " + describe());
+      return nullptr;
+    }
+    t->rank = static_cast<unsigned>(tok.intValue);
+    advance();
+    if (!expect(Tok::Gt, "to close the tensor type"))
+      return nullptr;
+    return t;
+  }
+  if (!is(Tok::Ident)) {
+    fail("expected a type, found " + describe());
+    return nullptr;
+  }
+  if (auto s = parseScalarType(tok.text.str())) {
+    t->kind = TypeExpr::Kind::Scalar;
+    t->scalar = *s;
+  } else {
+    t->kind = TypeExpr::Kind::Named;
+    t->name = tok.text.str();
+  }
+  advance();
+  return t;
+}
+
+bool Parser::parseBlock(std::vector<StmtPtr> &body) {
+  if (!expect(Tok::LBrace, "to start the kernel body"))
+    return false;
+  while (!is(Tok::RBrace)) {
+    if (is(Tok::Eof))
+      return fail("expected '}' to close the block, found end of file");
+    auto s = parseStmt();
+    if (!s)
+      return false;
+    body.push_back(std::move(s));
+  }
+  advance();
+  return true;
+}
+
+StmtPtr Parser::parseStmt() {
+  llvm::SMLoc loc = tok.loc;
+  if (is(Tok::KwLet) || is(Tok::KwVar)) {
+    auto s = std::make_unique<Stmt>(Stmt::Kind::Let, loc);
+    s->isVar = is(Tok::KwVar);
+    advance();
+    if (!is(Tok::Ident)) {
+      fail("expected a name after '" + std::string(s->isVar ? "var" : "let") +
+           "', found " + describe());
+      return nullptr;
+    }
+    s->name = tok.text.str();
+    s->nameLoc = tok.loc;
+    advance();
+    if (!expect(Tok::Assign, "after the name (every binding needs a value)"))
+      return nullptr;
+    s->value = parseExpr();
+    if (!s->value || !expect(Tok::Semi, "after the statement"))
+      return nullptr;
+    return s;
+  }
+  if (is(Tok::KwFor) || is(Tok::KwIf) || is(Tok::KwWhile) ||
+      is(Tok::KwReturn)) {
+    fail(describe() + " statements are not supported yet");
+    return nullptr;
+  }
+  auto value = parseExpr();
+  if (!value)
+    return nullptr;
+  if (is(Tok::Assign)) {
+    if (value->kind != Expr::Kind::Name) {
+      fail("only a 'var' name can be assigned to");
+      return nullptr;
+    }
+    auto s = std::make_unique<Stmt>(Stmt::Kind::Assign, loc);
+    s->name = value->name;
+    s->nameLoc = value->loc;
+    advance();
+    s->value = parseExpr();
+    if (!s->value || !expect(Tok::Semi, "after the assignment"))
+      return nullptr;
+    return s;
+  }
+  auto s = std::make_unique<Stmt>(Stmt::Kind::ExprStmt, loc);
+  s->value = std::move(value);
+  if (!expect(Tok::Semi, "after the statement"))
+    return nullptr;
+  return s;
+}
+
+ExprPtr Parser::parseExpr() {
+  DepthGuard guard(depth);
+  if (depth > kMaxDepth) {
+    fail("expression is nested too deeply (more than 256 levels)");
+    return nullptr;
+  }
+  return parseOr();
+}
+
+ExprPtr Parser::parseOr() {
+  auto lhs = parseAnd();
+  while (lhs && is(Tok::PipePipe)) {
+    llvm::SMLoc loc = tok.loc;
+    advance();
+    auto rhs = parseAnd();
+    if (!rhs)
+      return nullptr;
+    lhs = binary(Expr::Op::Or, loc, std::move(lhs), std::move(rhs));
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseAnd() {
+  auto lhs = parseCmp();
+  while (lhs && is(Tok::AmpAmp)) {
+    llvm::SMLoc loc = tok.loc;
+    advance();
+    auto rhs = parseCmp();
+    if (!rhs)
+      return nullptr;
+    lhs = binary(Expr::Op::And, loc, std::move(lhs), std::move(rhs));
+  }
+  return lhs;
+}
+
+static std::optional<Expr::Op> cmpOp(Tok k) {
+  switch (k) {
+  case Tok::Lt: return Expr::Op::Lt;
+  case Tok::Le: return Expr::Op::Le;
+  case Tok::Gt: return Expr::Op::Gt;
+  case Tok::Ge: return Expr::Op::Ge;
+  case Tok::EqEq: return Expr::Op::Eq;
+  case Tok::NotEq: return Expr::Op::Ne;
+  default: return std::nullopt;
+  }
+}
+
+ExprPtr Parser::parseCmp() {
+  auto lhs = parseAdditive();
+  if (!lhs)
+    return nullptr;
+  if (auto op = cmpOp(tok.kind)) {
+    llvm::SMLoc loc = tok.loc;
+    advance();
+    auto rhs = parseAdditive();
+    if (!rhs)
+      return nullptr;
+    if (cmpOp(tok.kind)) {
+      fail("comparisons cannot be chained; combine them with '&&'");
+      return nullptr;
+    }
+    return binary(*op, loc, std::move(lhs), std::move(rhs));
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseAdditive() {
+  auto lhs = parseMul();
+  while (lhs && (is(Tok::Plus) || is(Tok::Minus))) {
+    Expr::Op op = is(Tok::Plus) ? Expr::Op::Add : Expr::Op::Sub;
+    llvm::SMLoc loc = tok.loc;
+    advance();
+    auto rhs = parseMul();
+    if (!rhs)
+      return nullptr;
+    lhs = binary(op, loc, std::move(lhs), std::move(rhs));
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseMul() {
+  auto lhs = parseUnary();
+  while (lhs && (is(Tok::Star) || is(Tok::Slash) || is(Tok::Percent))) {
+    Expr::Op op = is(Tok::Star)    ? Expr::Op::Mul
+                  : is(Tok::Slash) ? Expr::Op::Div
+                                   : Expr::Op::Rem;
+    llvm::SMLoc loc = tok.loc;
+    advance();
+    auto rhs = parseUnary();
+    if (!rhs)
+      return nullptr;
+    lhs = binary(op, loc, std::move(lhs), std::move(rhs));
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseUnary() {
+  if (is(Tok::Minus) || is(Tok::Bang)) {
+    DepthGuard guard(depth);
+    if (depth > kMaxDepth) {
+      fail("expression is nested too deeply (more than 256 levels)");
+      return nullptr;
+    }
+    auto e = std::make_unique<Expr>(Expr::Kind::Unary, tok.loc);
+    e->op = is(Tok::Minus) ? Expr::Op::Neg : Expr::Op::Not;
+    advance();
+    auto operand = parseUnary();
+    if (!operand)
+      return nullptr;
+    e->args.push_back(std::move(operand));
+    return e;
+  }
+  return parsePostfix();
+}
+
+ExprPtr Parser::parsePostfix() {
+  auto e = parsePrimary();
+  while (e && is(Tok::Dot)) {
+    advance();
+    if (!is(Tok::Ident) || (tok.text != "shape" && tok.text != "stride")) {
+      fail("expected 'shape' or 'stride' after '.', found " + describe());
+      return nullptr;
+    }
+    auto field = std::make_unique<Expr>(Expr::Kind::ViewField, tok.loc);
+    field->name = tok.text.str();
+    advance();
+    if (!expect(Tok::LBracket, ("after '." + field->name + "' (write x." +
+                                field->name + "[0])").c_str()))
+      return nullptr;
+    auto dim = parseExpr();
+    if (!dim || !expect(Tok::RBracket, "to close the dimension index"))
+      return nullptr;
+    field->args.push_back(std::move(e));
+    field->args.push_back(std::move(dim));
+    e = std::move(field);
+  }
+  return e;
+}
+
+bool Parser::parseExprList(Tok close, std::vector<ExprPtr> &out,
+                           const char *what) {
+  if (consumeIf(close))
+    return true;
+  do {
+    auto e = parseExpr();
+    if (!e)
+      return false;
+    out.push_back(std::move(e));
+  } while (consumeIf(Tok::Comma));
+  return expect(close, what);
+}
+
+ExprPtr Parser::parsePrimary() {
+  llvm::SMLoc loc = tok.loc;
+  switch (tok.kind) {
+  case Tok::Int: {
+    auto e = std::make_unique<Expr>(Expr::Kind::IntLit, loc);
+    e->intValue = static_cast<int64_t>(tok.intValue);
+    advance();
+    return e;
+  }
+  case Tok::Float: {
+    auto e = std::make_unique<Expr>(Expr::Kind::FloatLit, loc);
+    e->floatValue = tok.floatValue;
+    advance();
+    return e;
+  }
+  case Tok::KwTrue:
+  case Tok::KwFalse: {
+    auto e = std::make_unique<Expr>(Expr::Kind::BoolLit, loc);
+    e->intValue = is(Tok::KwTrue);
+    advance();
+    return e;
+  }
+  case Tok::LParen: {
+    advance();
+    auto e = parseExpr();
+    if (!e || !expect(Tok::RParen, "to close the parenthesis"))
+      return nullptr;
+    return e;
+  }
+  case Tok::LBracket: {
+    advance();
+    auto e = std::make_unique<Expr>(Expr::Kind::List, loc);
+    if (!parseExprList(Tok::RBracket, e->args, "to close the list"))
+      return nullptr;
+    return e;
+  }
+  case Tok::Ident: {
+    std::string name = tok.text.str();
+    advance();
+    std::unique_ptr<TypeExpr> typeArg;
+    // Only the type-taking builtins have `<T>`: elsewhere '<' is less-than.
+    if (is(Tok::Lt) && (name == "cast" || name == "zeros" || name == "full")) {
+      advance();
+      typeArg = parseType();
+      if (!typeArg || !expect(Tok::Gt, "to close the type argument"))
+        return nullptr;
+      if (!is(Tok::LParen)) {
+        fail("expected '(' after '" + name + "<...>', found " + describe());
+        return nullptr;
+      }
+    }
+    if (is(Tok::LParen)) {
+      advance();
+      auto e = std::make_unique<Expr>(Expr::Kind::Call, loc);
+      e->name = name;
+      e->typeArg = std::move(typeArg);
+      if (!parseExprList(Tok::RParen, e->args, "to close the call"))
+        return nullptr;
+      return e;
+    }
+    auto e = std::make_unique<Expr>(Expr::Kind::Name, loc);
+    e->name = name;
+    return e;
+  }
+  default:
+    fail("expected an expression, found " + describe());
+    return nullptr;
+  }
+}
+
+std::unique_ptr<Module> tilec::parseModule(DiagEngine &diags) {
+  Parser p(diags);
+  auto m = p.parseModule();
+  if (diags.hadError())
+    return nullptr;
+  return m;
+}

@@ -1,0 +1,802 @@
+//===- Sema.cpp - Semantic checks of the tile language --------------------===//
+
+#include "tilec/Frontend/Sema.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <limits>
+
+using namespace tilec;
+
+std::string SemaType::str() const {
+  switch (kind) {
+  case Kind::Invalid: return "<invalid>";
+  case Kind::Void: return "nothing";
+  case Kind::Scalar: return scalarTypeName(elem);
+  case Kind::Tile: {
+    std::string s = std::string("tile<") + scalarTypeName(elem) + ">[";
+    for (size_t i = 0; i < shape.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+  }
+  case Kind::View:
+    return std::string("tensor<") + scalarTypeName(elem) + ", " +
+           std::to_string(rank) + ">";
+  case Kind::List: return "list";
+  }
+  return "?";
+}
+
+const char *tilec::opVerb(Expr::Op op) {
+  switch (op) {
+  case Expr::Op::Add: return "add";
+  case Expr::Op::Sub: return "subtract";
+  case Expr::Op::Mul: return "multiply";
+  case Expr::Op::Div: return "divide";
+  case Expr::Op::Rem: return "take the remainder of";
+  case Expr::Op::Lt: case Expr::Op::Le: case Expr::Op::Gt: case Expr::Op::Ge:
+  case Expr::Op::Eq: case Expr::Op::Ne: return "compare";
+  case Expr::Op::And: case Expr::Op::Or: return "combine";
+  default: return "combine";
+  }
+}
+
+static unsigned bitWidth(ScalarType t) {
+  return t == ScalarType::I1 ? 1 : scalarTypeSize(t) * 8;
+}
+
+/// The wider of two float types; f16 and bf16 meet at f32.
+static ScalarType widerFloat(ScalarType a, ScalarType b) {
+  if (a == b)
+    return a;
+  if ((a == ScalarType::F16 && b == ScalarType::BF16) ||
+      (a == ScalarType::BF16 && b == ScalarType::F16))
+    return ScalarType::F32;
+  return bitWidth(a) >= bitWidth(b) ? a : b;
+}
+
+static std::string describeOperand(const SemaType &t) {
+  if (t.weak)
+    return isFloatType(t.elem) ? "a float literal" : "an integer literal";
+  return t.str();
+}
+
+Unified tilec::unifyOperands(const SemaType &a, const SemaType &b,
+                             const char *verb) {
+  Unified u;
+  auto fail = [&](const std::string &why) {
+    u.error = std::string("cannot ") + verb + " " + describeOperand(a) +
+              " and " + describeOperand(b) + why;
+    return u;
+  };
+  if (a.isTile() && b.isTile() && a.shape != b.shape)
+    return fail(": the tile shapes differ");
+  const std::vector<int64_t> &shape = a.isTile() ? a.shape : b.shape;
+  bool isTile = a.isTile() || b.isTile();
+  ScalarType elem;
+  bool weak = false;
+  if (a.weak && b.weak) {
+    elem = isFloatType(a.elem) || isFloatType(b.elem)
+               ? ScalarType::F32
+               : (bitWidth(a.elem) >= bitWidth(b.elem) ? a.elem : b.elem);
+    weak = true;
+  } else if (a.weak || b.weak) {
+    const SemaType &lit = a.weak ? a : b;
+    const SemaType &typed = a.weak ? b : a;
+    if (isFloatType(lit.elem) && !isFloatType(typed.elem))
+      return fail("; use an integer literal, or convert with cast<f32>(...)");
+    if (typed.elem == ScalarType::I1 && lit.elem != ScalarType::I1)
+      return fail("; booleans do not mix with numbers");
+    elem = typed.elem;
+  } else if (a.elem == b.elem) {
+    elem = a.elem;
+  } else if (isFloatType(a.elem) && isFloatType(b.elem)) {
+    elem = widerFloat(a.elem, b.elem);
+  } else if (a.elem == ScalarType::I1 || b.elem == ScalarType::I1) {
+    return fail("; booleans do not mix with numbers");
+  } else if (isFloatType(a.elem) || isFloatType(b.elem)) {
+    ScalarType f = isFloatType(a.elem) ? a.elem : b.elem;
+    return fail(std::string("; convert the integer with cast<") +
+                scalarTypeName(f) + ">(...)");
+  } else if (isSignedIntType(a.elem) == isSignedIntType(b.elem)) {
+    elem = bitWidth(a.elem) >= bitWidth(b.elem) ? a.elem : b.elem;
+  } else {
+    return fail("; signed and unsigned integers do not mix, convert one with "
+                "cast<...>(...)");
+  }
+  u.type = isTile ? SemaType::tile(elem, shape) : SemaType::scalar(elem, weak);
+  return u;
+}
+
+namespace {
+
+/// What a name refers to inside a kernel.
+struct Symbol {
+  enum class Kind { Local, Param, IntConst, TypeConst };
+  Kind kind;
+  SemaType type;
+  bool mutableVar = false;
+  unsigned paramIndex = 0;
+  int64_t intValue = 0;
+  llvm::SMLoc loc;
+};
+
+class Checker {
+public:
+  Checker(Kernel &k, DiagEngine &diags, KernelInstance &inst)
+      : kernel(k), diags(diags), inst(inst) {}
+
+  bool run(const Defines &defines, std::set<std::string> &used);
+
+private:
+  bool error(llvm::SMLoc loc, const llvm::Twine &msg) {
+    diags.error(loc, msg);
+    return false;
+  }
+  bool bindConstParams(const Defines &defines, std::set<std::string> &used);
+  bool resolveType(const TypeExpr &t, SemaType &out, bool allowTensor);
+  bool check(Expr &e);
+  bool checkCall(Expr &e);
+  bool checkStmt(Stmt &s);
+  bool requireValue(Expr &e, const char *what);
+  bool requireConstInt(Expr &e, const char *what, int64_t &value);
+  bool requireIntScalar(Expr &e, const char *what);
+  bool checkArgCount(Expr &e, size_t lo, size_t hi);
+  bool toGridExpr(const Expr &e, GridExpr &out);
+  std::string suggest(llvm::StringRef name) const;
+
+  Kernel &kernel;
+  DiagEngine &diags;
+  KernelInstance &inst;
+  std::map<std::string, Symbol> symbols;
+};
+
+} // namespace
+
+std::string Checker::suggest(llvm::StringRef name) const {
+  static const char *builtins[] = {"load", "store", "block_id", "num_blocks",
+                                   "exp", "log", "sqrt", "abs", "min", "max",
+                                   "where", "cast", "cdiv"};
+  std::string best;
+  unsigned bestDist = 3;
+  auto consider = [&](llvm::StringRef cand) {
+    unsigned d = name.edit_distance(cand, true, bestDist);
+    if (d < bestDist) {
+      bestDist = d;
+      best = cand.str();
+    }
+  };
+  for (auto &kv : symbols)
+    consider(kv.first);
+  for (const char *b : builtins)
+    consider(b);
+  if (best.empty())
+    return "";
+  return "; did you mean '" + best + "'?";
+}
+
+bool Checker::resolveType(const TypeExpr &t, SemaType &out, bool allowTensor) {
+  switch (t.kind) {
+  case TypeExpr::Kind::Scalar:
+    out = SemaType::scalar(t.scalar);
+    return true;
+  case TypeExpr::Kind::Named: {
+    auto it = inst.typeConsts.find(t.name);
+    if (it == inst.typeConsts.end()) {
+      if (inst.intConsts.count(t.name))
+        return error(t.loc, "'" + t.name + "' is an integer parameter, not a type");
+      return error(t.loc, "unknown type '" + t.name +
+                              "'; types are i1 i8 i16 i32 i64 u8 u16 u32 u64 "
+                              "f16 bf16 f32 f64, tensor<T, R> or a 'type' "
+                              "parameter of the kernel");
+    }
+    out = SemaType::scalar(it->second);
+    return true;
+  }
+  case TypeExpr::Kind::Tensor: {
+    if (!allowTensor)
+      return error(t.loc, "a tensor type is only allowed for kernel parameters");
+    SemaType elem;
+    if (!resolveType(*t.element, elem, /*allowTensor=*/false))
+      return false;
+    if (elem.elem == ScalarType::I1)
+      return error(t.element->loc, "tensors of i1 are not supported; use a "
+                                   "tensor of u8 and compare with 0");
+    out.kind = SemaType::Kind::View;
+    out.elem = elem.elem;
+    out.rank = t.rank;
+    return true;
+  }
+  }
+  return false;
+}
+
+bool Checker::bindConstParams(const Defines &defines,
+                              std::set<std::string> &used) {
+  for (ConstParam &cp : kernel.constParams) {
+    if (symbols.count(cp.name) || inst.typeConsts.count(cp.name))
+      return error(cp.loc, "compile-time parameter '" + cp.name +
+                               "' is declared twice");
+    auto def = defines.find(cp.name);
+    if (cp.kind == ConstParam::Kind::Int) {
+      int64_t value = 0;
+      if (def != defines.end()) {
+        used.insert(cp.name);
+        llvm::StringRef text(def->second);
+        long long v;
+        if (text.trim().getAsInteger(0, v))
+          return error(cp.loc, "-D " + cp.name + "=" + def->second +
+                                   ": '" + cp.name + "' of kernel '" +
+                                   kernel.name +
+                                   "' must be a compile-time integer");
+        value = v;
+      } else if (cp.defaultInt) {
+        if (!requireConstInt(*cp.defaultInt, "the default of a compile-time parameter", value))
+          return false;
+      } else {
+        return error(cp.loc, "compile-time parameter '" + cp.name +
+                                 "' of kernel '" + kernel.name +
+                                 "' has no default; give one or pass -D " +
+                                 cp.name + "=<value>");
+      }
+      inst.intConsts[cp.name] = value;
+      Symbol s{Symbol::Kind::IntConst, SemaType::scalar(ScalarType::I64, true)};
+      s.intValue = value;
+      s.loc = cp.loc;
+      symbols[cp.name] = s;
+    } else {
+      ScalarType value;
+      if (def != defines.end()) {
+        used.insert(cp.name);
+        auto t = parseScalarType(llvm::StringRef(def->second).trim().str());
+        if (!t)
+          return error(cp.loc, "-D " + cp.name + "=" + def->second + ": '" +
+                                   def->second + "' is not a scalar type");
+        value = *t;
+      } else if (cp.defaultType) {
+        SemaType t;
+        if (!resolveType(*cp.defaultType, t, false))
+          return false;
+        value = t.elem;
+      } else {
+        return error(cp.loc, "type parameter '" + cp.name + "' of kernel '" +
+                                 kernel.name +
+                                 "' has no default; give one or pass -D " +
+                                 cp.name + "=<type>");
+      }
+      inst.typeConsts[cp.name] = value;
+      Symbol s{Symbol::Kind::TypeConst, SemaType::scalar(value)};
+      s.loc = cp.loc;
+      symbols[cp.name] = s;
+    }
+  }
+  return true;
+}
+
+bool Checker::requireValue(Expr &e, const char *what) {
+  if (!check(e))
+    return false;
+  if (!e.type.isValue())
+    return error(e.loc, std::string(what) + " must be a scalar or a tile, not " +
+                            (e.type.kind == SemaType::Kind::View
+                                 ? "the tensor " + e.type.str()
+                                 : e.type.str()));
+  return true;
+}
+
+bool Checker::requireConstInt(Expr &e, const char *what, int64_t &value) {
+  if (!check(e))
+    return false;
+  if (!e.constInt || !e.type.isScalar() || isFloatType(e.type.elem))
+    return error(e.loc, std::string(what) + " must be a compile-time integer");
+  value = *e.constInt;
+  return true;
+}
+
+bool Checker::requireIntScalar(Expr &e, const char *what) {
+  if (!check(e))
+    return false;
+  if (!e.type.isScalar() || isFloatType(e.type.elem) ||
+      e.type.elem == ScalarType::I1)
+    return error(e.loc, std::string(what) + " must be an integer scalar, not " +
+                            e.type.str());
+  return true;
+}
+
+bool Checker::checkArgCount(Expr &e, size_t lo, size_t hi) {
+  size_t n = e.args.size();
+  if (n >= lo && n <= hi)
+    return true;
+  std::string expected = lo == hi ? std::to_string(lo)
+                                  : std::to_string(lo) + " or " + std::to_string(hi);
+  return error(e.loc, "'" + e.name + "' takes " + expected + " argument" +
+                          (hi == 1 ? "" : "s") + ", got " + std::to_string(n));
+}
+
+static std::optional<int64_t> foldInt(Expr::Op op, int64_t a, int64_t b,
+                                      bool &divByZero) {
+  divByZero = false;
+  int64_t r;
+  switch (op) {
+  case Expr::Op::Add:
+    if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+    return r;
+  case Expr::Op::Sub:
+    if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
+    return r;
+  case Expr::Op::Mul:
+    if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+    return r;
+  case Expr::Op::Div:
+  case Expr::Op::Rem:
+    if (b == 0) {
+      divByZero = true;
+      return std::nullopt;
+    }
+    if (a == std::numeric_limits<int64_t>::min() && b == -1)
+      return std::nullopt;
+    return op == Expr::Op::Div ? a / b : a % b;
+  default:
+    return std::nullopt;
+  }
+}
+
+bool Checker::check(Expr &e) {
+  switch (e.kind) {
+  case Expr::Kind::IntLit:
+    e.type = SemaType::scalar(e.intValue > INT32_MAX ? ScalarType::I64
+                                                     : ScalarType::I32,
+                              /*weak=*/true);
+    e.constInt = e.intValue;
+    return true;
+  case Expr::Kind::FloatLit:
+    e.type = SemaType::scalar(ScalarType::F32, /*weak=*/true);
+    return true;
+  case Expr::Kind::BoolLit:
+    e.type = SemaType::scalar(ScalarType::I1);
+    e.constInt = e.intValue;
+    return true;
+  case Expr::Kind::Name: {
+    auto it = symbols.find(e.name);
+    if (it == symbols.end())
+      return error(e.loc, "unknown name '" + e.name + "'" + suggest(e.name));
+    const Symbol &s = it->second;
+    if (s.kind == Symbol::Kind::TypeConst)
+      return error(e.loc, "'" + e.name + "' is a type, not a value");
+    e.type = s.type;
+    if (s.kind == Symbol::Kind::IntConst) {
+      e.type = SemaType::scalar(s.intValue > INT32_MAX || s.intValue < INT32_MIN
+                                    ? ScalarType::I64
+                                    : ScalarType::I32,
+                                true);
+      e.constInt = s.intValue;
+    }
+    return true;
+  }
+  case Expr::Kind::Unary: {
+    Expr &x = *e.args[0];
+    if (!requireValue(x, "the operand"))
+      return false;
+    if (e.op == Expr::Op::Not) {
+      if (x.type.elem != ScalarType::I1)
+        return error(e.loc, "'!' needs a boolean, got " + x.type.str());
+      e.type = x.type;
+      return true;
+    }
+    if (x.type.elem == ScalarType::I1 || isUnsignedIntType(x.type.elem))
+      return error(e.loc, "cannot negate " + x.type.str());
+    e.type = x.type;
+    if (x.constInt && *x.constInt != std::numeric_limits<int64_t>::min())
+      e.constInt = -*x.constInt;
+    return true;
+  }
+  case Expr::Kind::Binary: {
+    Expr &a = *e.args[0];
+    Expr &b = *e.args[1];
+    if (!requireValue(a, "the left operand") ||
+        !requireValue(b, "the right operand"))
+      return false;
+    Unified u = unifyOperands(a.type, b.type, opVerb(e.op));
+    if (!u.error.empty())
+      return error(e.loc, u.error);
+    switch (e.op) {
+    case Expr::Op::And:
+    case Expr::Op::Or:
+      if (u.type.elem != ScalarType::I1)
+        return error(e.loc, std::string("'") + (e.op == Expr::Op::And ? "&&" : "||") +
+                                "' needs booleans, got " + a.type.str() +
+                                " and " + b.type.str());
+      e.type = u.type;
+      return true;
+    case Expr::Op::Lt: case Expr::Op::Le: case Expr::Op::Gt:
+    case Expr::Op::Ge: case Expr::Op::Eq: case Expr::Op::Ne:
+      e.type = u.type;
+      e.type.elem = ScalarType::I1;
+      e.type.weak = false;
+      return true;
+    default:
+      if (u.type.elem == ScalarType::I1)
+        return error(e.loc, std::string("cannot ") + opVerb(e.op) +
+                                " booleans; use '&&' or '||'");
+      e.type = u.type;
+      if (a.constInt && b.constInt && !isFloatType(u.type.elem)) {
+        bool divByZero;
+        e.constInt = foldInt(e.op, *a.constInt, *b.constInt, divByZero);
+        if (divByZero)
+          return error(e.loc, "division by zero in a compile-time expression");
+        if (!e.constInt)
+          return error(e.loc, "compile-time integer overflow");
+      }
+      return true;
+    }
+  }
+  case Expr::Kind::ViewField: {
+    Expr &v = *e.args[0];
+    if (!check(v))
+      return false;
+    if (v.type.kind != SemaType::Kind::View)
+      return error(v.loc, "'." + e.name + "' needs a tensor parameter, got " +
+                              v.type.str());
+    int64_t dim;
+    if (!requireConstInt(*e.args[1], "the dimension index", dim))
+      return false;
+    if (dim < 0 || dim >= v.type.rank)
+      return error(e.args[1]->loc, "dimension " + std::to_string(dim) +
+                                       " is out of range for " + v.type.str());
+    e.type = SemaType::scalar(ScalarType::I64);
+    return true;
+  }
+  case Expr::Kind::List:
+    return error(e.loc, "a list '[...]' can only be the indices or the shape "
+                        "of load/store");
+  case Expr::Kind::Call:
+    return checkCall(e);
+  }
+  return false;
+}
+
+bool Checker::checkCall(Expr &e) {
+  const std::string &f = e.name;
+  if (e.typeArg && f != "cast")
+    return error(e.loc, "'" + f + "' is not supported yet");
+  if (f == "block_id" || f == "num_blocks") {
+    if (!checkArgCount(e, 1, 1))
+      return false;
+    int64_t d;
+    if (!requireConstInt(*e.args[0], "the grid dimension", d))
+      return false;
+    if (d < 0 || d > 2)
+      return error(e.args[0]->loc, "grid dimension must be 0, 1 or 2, got " +
+                                       std::to_string(d));
+    e.type = SemaType::scalar(ScalarType::I32);
+    return true;
+  }
+  if (f == "load" || f == "store") {
+    bool isLoad = f == "load";
+    if (!checkArgCount(e, 3, isLoad ? 4 : 3))
+      return false;
+    Expr &view = *e.args[0];
+    if (!check(view))
+      return false;
+    if (view.type.kind != SemaType::Kind::View)
+      return error(view.loc, "the first argument of '" + f +
+                                 "' must be a tensor parameter, got " +
+                                 view.type.str());
+    unsigned rank = view.type.rank;
+    Expr &idx = *e.args[1];
+    if (idx.kind != Expr::Kind::List)
+      return error(idx.loc, "the tile indices must be a list, e.g. [i] or [i, j]");
+    if (idx.args.size() != rank)
+      return error(idx.loc, "'" + view.name + "' has rank " +
+                                std::to_string(rank) + ", so " + f + " needs " +
+                                std::to_string(rank) + " tile ind" +
+                                (rank == 1 ? "ex" : "ices") + ", got " +
+                                std::to_string(idx.args.size()));
+    for (auto &i : idx.args)
+      if (!requireIntScalar(*i, "a tile index"))
+        return false;
+    if (!isLoad) {
+      Expr &val = *e.args[2];
+      if (!requireValue(val, "the stored value"))
+        return false;
+      if (!val.type.isTile())
+        return error(val.loc, "store needs a tile, got the scalar " +
+                                  val.type.str());
+      if (val.type.shape.size() != rank)
+        return error(val.loc, "cannot store " + val.type.str() + " into " +
+                                  view.type.str() + ": the ranks differ");
+      if (val.type.elem != view.type.elem)
+        return error(val.loc, "cannot store " + val.type.str() + " into " +
+                                  view.type.str() + "; convert with cast<" +
+                                  scalarTypeName(view.type.elem) + ">(...)");
+      e.type.kind = SemaType::Kind::Void;
+      return true;
+    }
+    Expr &shape = *e.args[2];
+    if (shape.kind != Expr::Kind::List)
+      return error(shape.loc, "the tile shape must be a list, e.g. [BLOCK]");
+    if (shape.args.size() != rank)
+      return error(shape.loc, "'" + view.name + "' has rank " +
+                                  std::to_string(rank) + ", so the tile shape needs " +
+                                  std::to_string(rank) + " size" +
+                                  (rank == 1 ? "" : "s") + ", got " +
+                                  std::to_string(shape.args.size()));
+    std::vector<int64_t> dims;
+    int64_t numel = 1;
+    for (auto &s : shape.args) {
+      int64_t d;
+      if (!requireConstInt(*s, "a tile size", d))
+        return false;
+      if (d <= 0)
+        return error(s->loc, "tile sizes must be positive, got " + std::to_string(d));
+      if (d > (1 << 20) || numel * d > (1 << 16))
+        return error(s->loc, "tile of more than 65536 elements; use a smaller "
+                             "tile and more blocks");
+      numel *= d;
+      dims.push_back(d);
+    }
+    if (e.args.size() == 4) {
+      Expr &pad = *e.args[3];
+      if (!requireValue(pad, "the padding value"))
+        return false;
+      if (!pad.type.weak || !pad.type.isScalar() ||
+          (pad.kind != Expr::Kind::IntLit && pad.kind != Expr::Kind::FloatLit &&
+           !(pad.kind == Expr::Kind::Unary && pad.args[0]->type.weak)))
+        return error(pad.loc, "the padding value must be a number literal");
+      if (isFloatType(pad.type.elem) && !isFloatType(view.type.elem))
+        return error(pad.loc, "a float padding value cannot pad " + view.type.str());
+    }
+    e.type = SemaType::tile(view.type.elem, dims);
+    return true;
+  }
+  if (f == "exp" || f == "log" || f == "sqrt" || f == "abs") {
+    if (!checkArgCount(e, 1, 1) || !requireValue(*e.args[0], "the argument"))
+      return false;
+    SemaType t = e.args[0]->type;
+    if (f != "abs" && !isFloatType(t.elem))
+      return error(e.args[0]->loc, "'" + f + "' needs a float argument, got " +
+                                       describeOperand(t) + "; convert with cast<f32>(...)");
+    if (f == "abs" && (t.elem == ScalarType::I1 || isUnsignedIntType(t.elem)))
+      return error(e.args[0]->loc, "'abs' needs a signed number, got " + t.str());
+    if (t.weak) // exp(1.0) is an f32 computation
+      t.weak = false;
+    e.type = t;
+    return true;
+  }
+  if (f == "min" || f == "max") {
+    if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument") ||
+        !requireValue(*e.args[1], "the argument"))
+      return false;
+    Unified u = unifyOperands(e.args[0]->type, e.args[1]->type,
+                              f == "min" ? "take the min of" : "take the max of");
+    if (!u.error.empty())
+      return error(e.loc, u.error);
+    if (u.type.elem == ScalarType::I1)
+      return error(e.loc, "'" + f + "' needs numbers, not booleans");
+    e.type = u.type;
+    return true;
+  }
+  if (f == "cdiv") {
+    if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument") ||
+        !requireValue(*e.args[1], "the argument"))
+      return false;
+    Unified u = unifyOperands(e.args[0]->type, e.args[1]->type, "cdiv");
+    if (!u.error.empty())
+      return error(e.loc, u.error);
+    if (isFloatType(u.type.elem) || u.type.elem == ScalarType::I1)
+      return error(e.loc, "'cdiv' needs integers, got " + u.type.str());
+    e.type = u.type;
+    if (e.args[0]->constInt && e.args[1]->constInt) {
+      int64_t b = *e.args[1]->constInt;
+      if (b == 0)
+        return error(e.loc, "division by zero in a compile-time expression");
+      int64_t a = *e.args[0]->constInt;
+      e.constInt = a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0);
+    }
+    return true;
+  }
+  if (f == "where") {
+    if (!checkArgCount(e, 3, 3))
+      return false;
+    for (auto &a : e.args)
+      if (!requireValue(*a, "an argument of 'where'"))
+        return false;
+    const SemaType &c = e.args[0]->type;
+    if (c.elem != ScalarType::I1)
+      return error(e.args[0]->loc, "the condition of 'where' must be a boolean "
+                                   "(a comparison), got " + c.str());
+    Unified u = unifyOperands(e.args[1]->type, e.args[2]->type, "select between");
+    if (!u.error.empty())
+      return error(e.loc, u.error);
+    if (c.isTile() && u.type.isTile() && c.shape != u.type.shape)
+      return error(e.loc, "the condition " + c.str() + " and the values " +
+                              u.type.str() + " of 'where' have different shapes");
+    if (c.isTile() && !u.type.isTile()) {
+      u.type.kind = SemaType::Kind::Tile;
+      u.type.shape = c.shape;
+      u.type.weak = false;
+    }
+    e.type = u.type;
+    return true;
+  }
+  if (f == "cast") {
+    if (!e.typeArg)
+      return error(e.loc, "'cast' needs a target type: cast<f16>(x)");
+    if (!checkArgCount(e, 1, 1) || !requireValue(*e.args[0], "the argument of 'cast'"))
+      return false;
+    SemaType target;
+    if (!resolveType(*e.typeArg, target, false))
+      return false;
+    e.type = e.args[0]->type;
+    e.type.elem = target.elem;
+    e.type.weak = false;
+    return true;
+  }
+  static const char *notYet[] = {"zeros", "full", "range", "reshape", "sum",
+                                 "mma", "transpose", "broadcast", "print",
+                                 "assert", "gather", "scatter", "pow", "tanh"};
+  for (const char *n : notYet)
+    if (f == n)
+      return error(e.loc, "'" + f + "' is not supported yet");
+  return error(e.loc, "unknown function '" + f + "'" + suggest(f));
+}
+
+bool Checker::checkStmt(Stmt &s) {
+  switch (s.kind) {
+  case Stmt::Kind::Let: {
+    if (!requireValue(*s.value, "the value of a binding"))
+      return false;
+    auto it = symbols.find(s.name);
+    if (it != symbols.end() && it->second.kind != Symbol::Kind::Local)
+      return error(s.nameLoc, "'" + s.name + "' shadows a kernel parameter; pick another name");
+    Symbol sym{Symbol::Kind::Local, s.value->type};
+    // A binding has a definite type: `let n = 4` is an i32.
+    sym.type.weak = false;
+    sym.mutableVar = s.isVar;
+    sym.loc = s.nameLoc;
+    symbols[s.name] = sym;
+    return true;
+  }
+  case Stmt::Kind::Assign: {
+    auto it = symbols.find(s.name);
+    if (it == symbols.end())
+      return error(s.nameLoc, "unknown name '" + s.name + "'" + suggest(s.name));
+    if (it->second.kind != Symbol::Kind::Local || !it->second.mutableVar) {
+      diags.error(s.nameLoc, "cannot assign to '" + s.name +
+                                 "': only 'var' bindings can change");
+      if (it->second.kind == Symbol::Kind::Local)
+        diags.note(it->second.loc, "declared here with 'let'; use 'var' to allow assignment");
+      return false;
+    }
+    if (!requireValue(*s.value, "the assigned value"))
+      return false;
+    const SemaType &want = it->second.type;
+    const SemaType &got = s.value->type;
+    bool ok = got.elem == want.elem && got.kind == want.kind && got.shape == want.shape;
+    if (!ok && got.weak && got.kind == want.kind) {
+      Unified u = unifyOperands(want, got, "assign");
+      ok = u.error.empty() && u.type.elem == want.elem;
+    }
+    if (!ok)
+      return error(s.value->loc, "cannot assign " + describeOperand(got) +
+                                     " to '" + s.name + "' of type " + want.str());
+    return true;
+  }
+  case Stmt::Kind::ExprStmt:
+    if (!check(*s.value))
+      return false;
+    if (s.value->kind != Expr::Kind::Call || s.value->name != "store")
+      return error(s.loc, "this expression's value is unused; bind it with 'let'");
+    return true;
+  }
+  return false;
+}
+
+bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
+  if (e.constInt) {
+    out = GridExpr::constant(*e.constInt);
+    return true;
+  }
+  switch (e.kind) {
+  case Expr::Kind::Name: {
+    const Symbol &s = symbols.at(e.name);
+    if (s.kind == Symbol::Kind::Param && s.type.isScalar() &&
+        !isFloatType(s.type.elem)) {
+      out.kind = GridExpr::Kind::Scalar;
+      out.param = s.paramIndex;
+      return true;
+    }
+    break;
+  }
+  case Expr::Kind::ViewField: {
+    const Symbol &s = symbols.at(e.args[0]->name);
+    out.kind = e.name == "shape" ? GridExpr::Kind::Shape : GridExpr::Kind::Stride;
+    out.param = s.paramIndex;
+    out.dim = static_cast<unsigned>(*e.args[1]->constInt);
+    return true;
+  }
+  case Expr::Kind::Binary: {
+    GridExpr::Kind k;
+    switch (e.op) {
+    case Expr::Op::Add: k = GridExpr::Kind::Add; break;
+    case Expr::Op::Sub: k = GridExpr::Kind::Sub; break;
+    case Expr::Op::Mul: k = GridExpr::Kind::Mul; break;
+    case Expr::Op::Div: k = GridExpr::Kind::Div; break;
+    case Expr::Op::Rem: k = GridExpr::Kind::Rem; break;
+    default: return error(e.loc, "grid sizes are integers; comparisons are not allowed here");
+    }
+    out.kind = k;
+    out.operands.resize(2);
+    return toGridExpr(*e.args[0], out.operands[0]) &&
+           toGridExpr(*e.args[1], out.operands[1]);
+  }
+  case Expr::Kind::Call:
+    if (e.name == "cdiv" || e.name == "min" || e.name == "max") {
+      out.kind = e.name == "cdiv"  ? GridExpr::Kind::CDiv
+                 : e.name == "min" ? GridExpr::Kind::Min
+                                   : GridExpr::Kind::Max;
+      out.operands.resize(2);
+      return toGridExpr(*e.args[0], out.operands[0]) &&
+             toGridExpr(*e.args[1], out.operands[1]);
+    }
+    break;
+  default:
+    break;
+  }
+  return error(e.loc, "the grid can only use integer parameters, tensor shapes "
+                      "and strides, constants, + - * / %, cdiv, min and max");
+}
+
+bool Checker::run(const Defines &defines, std::set<std::string> &used) {
+  inst.kernel = &kernel;
+  inst.signature.name = kernel.name;
+  if (!bindConstParams(defines, used))
+    return false;
+  for (unsigned i = 0; i < kernel.params.size(); ++i) {
+    Param &p = kernel.params[i];
+    SemaType t;
+    if (!resolveType(*p.type, t, /*allowTensor=*/true))
+      return false;
+    if (symbols.count(p.name))
+      return error(p.loc, "parameter '" + p.name + "' is declared twice");
+    Symbol s{Symbol::Kind::Param, t};
+    s.paramIndex = i;
+    s.loc = p.loc;
+    symbols[p.name] = s;
+    inst.paramTypes.push_back(t);
+    ParamInfo info;
+    info.name = p.name;
+    info.isTensor = t.kind == SemaType::Kind::View;
+    info.dtype = t.elem;
+    info.rank = info.isTensor ? t.rank : 0;
+    inst.signature.params.push_back(info);
+  }
+  if (kernel.grid.size() > 3)
+    return error(kernel.grid[3]->loc, "the grid has at most 3 dimensions");
+  for (auto &g : kernel.grid) {
+    if (!check(*g))
+      return false;
+    if (!g->type.isScalar() || isFloatType(g->type.elem) ||
+        g->type.elem == ScalarType::I1)
+      return error(g->loc, "a grid size must be an integer, got " + g->type.str());
+    GridExpr ge;
+    if (!toGridExpr(*g, ge))
+      return false;
+    inst.signature.grid.push_back(std::move(ge));
+  }
+  if (inst.signature.grid.empty())
+    inst.signature.grid.push_back(GridExpr::constant(1));
+  for (auto &s : kernel.body)
+    if (!checkStmt(*s))
+      return false;
+  return true;
+}
+
+bool tilec::checkKernel(Kernel &kernel, const Defines &defines,
+                        DiagEngine &diags, KernelInstance &out,
+                        std::set<std::string> &usedDefines) {
+  Checker c(kernel, diags, out);
+  return c.run(defines, usedDefines);
+}

@@ -1,0 +1,67 @@
+//===- Pipeline.cpp - Pass pipelines and dialect registration -------------===//
+
+#include "tilec/Pipeline.h"
+
+#include "tilec/Conversion/Passes.h"
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+#include "tilec/Transforms/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void tilec::registerTilecDialects(DialectRegistry &registry) {
+  registry.insert<tile::TileDialect, func::FuncDialect, arith::ArithDialect,
+                  math::MathDialect, scf::SCFDialect, vector::VectorDialect,
+                  cf::ControlFlowDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
+                  index::IndexDialect, ub::UBDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
+                                    const PipelineOptions &options) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  TileLayoutOptions layoutOptions;
+  layoutOptions.numWarps = options.numWarps;
+  pm.addPass(createTileLayout(layoutOptions));
+  pm.addPass(createConvertTileToNVVM());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void tilec::registerTilecPasses() {
+  registerTileTransformsPasses();
+  registerTileConversionPasses();
+  PassPipelineRegistration<>(
+      "tile-to-llvm", "lower tile kernels to the LLVM dialect with NVVM ops",
+      [](OpPassManager &pm) { buildTileToLLVMPipeline(pm, PipelineOptions()); });
+}

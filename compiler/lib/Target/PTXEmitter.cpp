@@ -1,0 +1,101 @@
+//===- PTXEmitter.cpp - LLVM dialect to PTX --------------------------------===//
+//
+// Translates the lowered module to LLVM IR, optimizes it with the NVPTX
+// target's standard O3 pipeline and prints PTX through LLVM's NVPTX backend.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Pipeline.h"
+
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+using namespace tilec;
+
+static void initNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+bool tilec::emitPTX(mlir::ModuleOp module, const std::string &arch,
+                    unsigned optLevel, std::string &ptx, std::string *llvmIR,
+                    std::string &error) {
+  initNVPTX();
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, llvmCtx, "tilec");
+  if (!llvmModule) {
+    error = "internal error: translation to LLVM IR failed";
+    return false;
+  }
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return false;
+  llvm::TargetOptions targetOptions;
+  llvm::CodeGenOptLevel cgLevel = optLevel == 0   ? llvm::CodeGenOptLevel::None
+                                  : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                  : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                                  : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, arch, "+ptx80", targetOptions, std::nullopt, std::nullopt, cgLevel));
+  if (!tm) {
+    error = "cannot create an NVPTX target machine for " + arch;
+    return false;
+  }
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(tm->createDataLayout());
+
+  if (optLevel > 0) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::OptimizationLevel level = optLevel == 1   ? llvm::OptimizationLevel::O1
+                                    : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                    : llvm::OptimizationLevel::O3;
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+    mpm.run(*llvmModule, mam);
+  }
+  if (llvm::verifyModule(*llvmModule, &llvm::errs())) {
+    error = "internal error: invalid LLVM IR";
+    return false;
+  }
+  if (llvmIR) {
+    llvm::raw_string_ostream os(*llvmIR);
+    llvmModule->print(os, nullptr);
+  }
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr,
+                              llvm::CodeGenFileType::AssemblyFile)) {
+    error = "the NVPTX backend cannot emit assembly";
+    return false;
+  }
+  pm.run(*llvmModule);
+  ptx.assign(buffer.begin(), buffer.end());
+  return true;
+}

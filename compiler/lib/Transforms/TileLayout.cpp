@@ -1,0 +1,87 @@
+//===- TileLayout.cpp - choose the thread distribution of tiles -----------===//
+//
+// Every tile of a kernel is spread over the block's threads in one blocked
+// layout: thread t owns, for each repetition r, the `vec` consecutive
+// elements starting at flat index (r * threads + t) * vec. Using one layout
+// for all tiles of a kernel means elementwise code never moves data between
+// threads. The vector width is what makes the widest element type's global
+// accesses 16 bytes, reduced until it divides every tile's innermost size so
+// that a vector never straddles two rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Transforms/Passes.h"
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#define DEBUG_TYPE "tile-layout"
+
+namespace tilec {
+#define GEN_PASS_DEF_TILELAYOUT
+#include "tilec/Transforms/Passes.h.inc"
+} // namespace tilec
+
+using namespace mlir;
+using namespace tilec;
+
+namespace {
+
+struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
+  using TileLayoutBase::TileLayoutBase;
+
+  void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp func) {
+      if (!func->hasAttr(tile::kKernelAttrName))
+        return;
+      assignLayout(func);
+    });
+  }
+
+  void assignLayout(func::FuncOp func) {
+    unsigned maxAccessBytes = 1;
+    int64_t maxNumel = 1;
+    SmallVector<int64_t> innerSizes;
+    auto visitType = [&](Type t) {
+      auto tt = dyn_cast<RankedTensorType>(t);
+      if (!tt)
+        return;
+      maxNumel = std::max(maxNumel, tt.getNumElements());
+      innerSizes.push_back(tt.getShape().back());
+    };
+    func.walk([&](Operation *op) {
+      for (Type t : op->getResultTypes())
+        visitType(t);
+      for (Value v : op->getOperands())
+        visitType(v.getType());
+      if (auto load = dyn_cast<tile::LoadOp>(op))
+        maxAccessBytes = std::max<unsigned>(
+            maxAccessBytes,
+            load.getType().getElementType().getIntOrFloatBitWidth() / 8);
+      if (auto store = dyn_cast<tile::StoreOp>(op))
+        maxAccessBytes = std::max<unsigned>(
+            maxAccessBytes,
+            store.getValue().getType().getElementType().getIntOrFloatBitWidth() / 8);
+    });
+    unsigned vec = std::max(1u, 16 / maxAccessBytes);
+    auto divides = [&](unsigned v) {
+      return llvm::all_of(innerSizes, [&](int64_t s) { return s % v == 0; });
+    };
+    while (vec > 1 && !divides(vec))
+      vec /= 2;
+    unsigned warps = numWarps;
+    if (warps == 0) {
+      // Two vectors per thread keeps two 16-byte loads in flight per operand;
+      // more warps than that only shortens the per-thread work.
+      int64_t want = maxNumel / (int64_t(vec) * 32 * 2);
+      warps = static_cast<unsigned>(std::clamp<int64_t>(want, 1, 8));
+    }
+    Builder b(func.getContext());
+    func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
+    func->setAttr(tile::kVectorWidthAttrName, b.getI32IntegerAttr(vec));
+  }
+};
+
+} // namespace

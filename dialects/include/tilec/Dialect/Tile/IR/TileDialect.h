@@ -1,0 +1,37 @@
+//===- TileDialect.h - The tile dialect --------------------------*- C++ -*-===//
+//
+// Declares the tile dialect, its types and its operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_DIALECT_TILE_IR_TILEDIALECT_H
+#define TILEC_DIALECT_TILE_IR_TILEDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tilec/Dialect/Tile/IR/TileOpsDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tilec/Dialect/Tile/IR/TileOpsTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "tilec/Dialect/Tile/IR/TileOps.h.inc"
+
+namespace tilec::tile {
+/// Name of the unit attribute that marks a `func.func` as a kernel entry.
+inline constexpr llvm::StringLiteral kKernelAttrName = "tile.kernel";
+/// Threads per block chosen by tile-layout (i32 attribute on the kernel).
+inline constexpr llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
+/// Elements per vector access chosen by tile-layout (i32 attribute).
+inline constexpr llvm::StringLiteral kVectorWidthAttrName = "tile.vector_width";
+} // namespace tilec::tile
+
+#endif // TILEC_DIALECT_TILE_IR_TILEDIALECT_H

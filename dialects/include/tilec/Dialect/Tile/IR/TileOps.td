@@ -1,0 +1,140 @@
+//===- TileOps.td - Operations of the tile dialect --------*- tablegen -*-===//
+
+#ifndef TILEC_DIALECT_TILE_IR_TILEOPS_TD
+#define TILEC_DIALECT_TILE_IR_TILEOPS_TD
+
+include "tilec/Dialect/Tile/IR/TileDialect.td"
+include "tilec/Dialect/Tile/IR/TileTypes.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Dialect/LLVMIR/LLVMTypes.td"
+
+def Tile_Tile : RankedTensorOf<[AnySignlessInteger, AnyFloat]>;
+
+def Tile_MakeViewOp : Tile_Op<"make_view", [Pure, SameVariadicOperandSize]> {
+  let summary = "makes a global tensor view from a pointer, sizes and strides";
+  let description = [{
+    Builds a view of `rank` dimensions over global memory at `ptr`. `sizes`
+    and `strides` (in elements) are run-time `i64` values, one per dimension.
+    Kernel parameters of type `tensor<T, R>` arrive as a pointer, R sizes and
+    R strides and are turned into a view with this op.
+
+    ```mlir
+    %x = tile.make_view %ptr[%n] strides [%c1] : !tile.view<f32, 1>
+    ```
+  }];
+  let arguments = (ins LLVM_AnyPointer:$ptr, Variadic<I64>:$sizes,
+                       Variadic<I64>:$strides);
+  let results = (outs Tile_ViewType:$result);
+  let assemblyFormat = [{
+    $ptr `[` $sizes `]` `strides` `[` $strides `]` attr-dict `:` qualified(type($ptr)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ViewDimOp : Tile_Op<"view_dim", [Pure]> {
+  let summary = "the run-time size of one dimension of a view";
+  let description = [{
+    ```mlir
+    %n = tile.view_dim %x[0] : !tile.view<f32, 1>
+    ```
+  }];
+  let arguments = (ins Tile_ViewType:$view, I32Attr:$dim);
+  let results = (outs I64:$result);
+  let assemblyFormat = "$view `[` $dim `]` attr-dict `:` qualified(type($view))";
+  let hasVerifier = 1;
+}
+
+def Tile_ViewStrideOp : Tile_Op<"view_stride", [Pure]> {
+  let summary = "the run-time stride (in elements) of one dimension of a view";
+  let description = [{
+    ```mlir
+    %s = tile.view_stride %x[0] : !tile.view<f32, 2>
+    ```
+  }];
+  let arguments = (ins Tile_ViewType:$view, I32Attr:$dim);
+  let results = (outs I64:$result);
+  let assemblyFormat = "$view `[` $dim `]` attr-dict `:` qualified(type($view))";
+  let hasVerifier = 1;
+}
+
+def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
+  let summary = "the index of this tile program along a grid dimension";
+  let description = [{
+    ```mlir
+    %i = tile.block_id 0 : i32
+    ```
+  }];
+  let arguments = (ins I32Attr:$dim);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_NumBlocksOp : Tile_Op<"num_blocks", [Pure]> {
+  let summary = "the number of tile programs along a grid dimension";
+  let description = [{
+    ```mlir
+    %n = tile.num_blocks 0 : i32
+    ```
+  }];
+  let arguments = (ins I32Attr:$dim);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
+  let summary = "broadcasts a scalar to every element of a tile";
+  let description = [{
+    ```mlir
+    %t = tile.splat %a : f32 -> tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[AnySignlessInteger, AnyFloat]>:$value);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "loads a rectangular tile from a view by tile index";
+  let description = [{
+    Loads the tile whose origin is `indices[d] * shape[d]` in every dimension
+    `d` of `view`; the tile shape is the result shape. Elements outside the
+    view read as `padding` (zero when absent).
+
+    ```mlir
+    %t = tile.load %x[%i] : !tile.view<f32, 1> -> tensor<1024xf32>
+    %u = tile.load %y[%i, %j] {padding = -1.0 : f32} : !tile.view<f32, 2> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_ViewType:$view, Variadic<AnySignlessInteger>:$indices,
+                       OptionalAttr<TypedAttrInterface>:$padding);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $view `[` $indices `]` attr-dict `:` qualified(type($view)) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "stores a rectangular tile into a view by tile index";
+  let description = [{
+    Stores `value` at the tile whose origin is `indices[d] * shape[d]`;
+    elements that fall outside the view are not written.
+
+    ```mlir
+    tile.store %t, %y[%i] : tensor<1024xf32>, !tile.view<f32, 1>, i32
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$value, Tile_ViewType:$view,
+                       Variadic<AnySignlessInteger>:$indices);
+  let assemblyFormat = [{
+    $value `,` $view `[` $indices `]` attr-dict `:` type($value) `,` qualified(type($view)) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD

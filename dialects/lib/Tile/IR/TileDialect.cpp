@@ -1,0 +1,127 @@
+//===- TileDialect.cpp - The tile dialect ---------------------------------===//
+//
+// Registration of the tile dialect and the verifiers of its types and ops.
+// Verifier messages are written for people reading `tile-opt` output; the
+// frontend checks user programs before any of these can fire.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace tilec::tile;
+
+#include "tilec/Dialect/Tile/IR/TileOpsDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tilec/Dialect/Tile/IR/TileOpsTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "tilec/Dialect/Tile/IR/TileOps.cpp.inc"
+
+void TileDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tilec/Dialect/Tile/IR/TileOpsTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tilec/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+}
+
+LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               Type elementType, unsigned rank) {
+  if (!elementType.isIntOrFloat())
+    return emitError() << "view element type must be an integer or float, got "
+                       << elementType;
+  if (rank < 1 || rank > 4)
+    return emitError() << "view rank must be between 1 and 4, got " << rank;
+  return success();
+}
+
+static LogicalResult verifyGridDim(Operation *op, int32_t dim) {
+  if (dim < 0 || dim > 2)
+    return op->emitOpError() << "grid dimension must be 0, 1 or 2, got " << dim;
+  return success();
+}
+
+LogicalResult BlockIdOp::verify() { return verifyGridDim(*this, getDim()); }
+LogicalResult NumBlocksOp::verify() { return verifyGridDim(*this, getDim()); }
+
+LogicalResult MakeViewOp::verify() {
+  unsigned rank = getType().getRank();
+  if (getSizes().size() != rank || getStrides().size() != rank)
+    return emitOpError() << "a view of rank " << rank << " needs " << rank
+                         << " sizes and " << rank << " strides, got "
+                         << getSizes().size() << " and "
+                         << getStrides().size();
+  return success();
+}
+
+static LogicalResult verifyViewDim(Operation *op, ViewType view, int32_t dim) {
+  if (dim < 0 || static_cast<unsigned>(dim) >= view.getRank())
+    return op->emitOpError() << "dimension " << dim
+                             << " is out of range for a view of rank "
+                             << view.getRank();
+  return success();
+}
+
+LogicalResult ViewDimOp::verify() {
+  return verifyViewDim(*this, getView().getType(), getDim());
+}
+
+LogicalResult ViewStrideOp::verify() {
+  return verifyViewDim(*this, getView().getType(), getDim());
+}
+
+LogicalResult SplatOp::verify() {
+  if (getValue().getType() != getType().getElementType())
+    return emitOpError() << "splat of " << getValue().getType()
+                         << " cannot produce a tile of "
+                         << getType().getElementType();
+  return success();
+}
+
+/// Checks what load and store share: one index per view dimension, a tile of
+/// the view's rank and element type, and a static, non-empty tile shape.
+static LogicalResult verifyTileAccess(Operation *op, ViewType view,
+                                      size_t numIndices, RankedTensorType tile) {
+  if (numIndices != view.getRank())
+    return op->emitOpError() << "needs " << view.getRank()
+                             << " tile indices for a view of rank "
+                             << view.getRank() << ", got " << numIndices;
+  if (tile.getRank() != static_cast<int64_t>(view.getRank()))
+    return op->emitOpError() << "tile rank " << tile.getRank()
+                             << " does not match the view rank "
+                             << view.getRank();
+  if (tile.getElementType() != view.getElementType())
+    return op->emitOpError() << "tile element type " << tile.getElementType()
+                             << " does not match the view element type "
+                             << view.getElementType();
+  for (int64_t d : tile.getShape())
+    if (ShapedType::isDynamic(d) || d <= 0)
+      return op->emitOpError() << "tile shape must be static and positive";
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  if (failed(verifyTileAccess(*this, getView().getType(), getIndices().size(),
+                              getType())))
+    return failure();
+  if (auto pad = getPaddingAttr())
+    if (pad.getType() != getType().getElementType())
+      return emitOpError() << "padding of type " << pad.getType()
+                           << " does not match the tile element type "
+                           << getType().getElementType();
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyTileAccess(*this, getView().getType(), getIndices().size(),
+                          getValue().getType());
+}

@@ -1,0 +1,259 @@
+//===- Runtime.h - Thin CUDA driver runtime for compiled kernels -*- C++ -*-===//
+//
+// Devices, buffers, streams, events, modules and typed kernel launch over the
+// CUDA driver API. The driver is loaded with dlopen when first needed, so this
+// library builds and its non-GPU parts run on machines without a GPU; a
+// missing driver is a RuntimeError, never a crash. Every failure throws a
+// RuntimeError whose message names the failing call, the CUDA error and the
+// kernel where one is involved. Grid evaluation and argument packing are
+// plain functions so that they can be tested without a driver.
+//
+// Objects that need a context (Buffer, Stream, Event, Module) use the one made
+// current on the calling thread by Context::get, or device 0's when none is.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_RUNTIME_RUNTIME_H
+#define TILEC_RUNTIME_RUNTIME_H
+
+#include "tilec/Runtime/Signature.h"
+
+#include <array>
+#include <cstddef>
+#include <stdexcept>
+
+namespace tilec {
+
+/// The one exception type of the runtime.
+class RuntimeError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// True when the CUDA driver library can be loaded. Never throws.
+bool driverAvailable() noexcept;
+/// The number of CUDA devices (0 when the driver reports none).
+int deviceCount();
+
+/// A device's primary context. It is retained once and never released: it
+/// lives until the process exits, so objects destroyed at exit stay valid.
+class Context {
+public:
+  /// Retains the primary context of `device` and makes it current on the
+  /// calling thread (initialising the driver on first use).
+  static Context &get(int device = 0);
+
+  int device() const { return ordinal; }
+  std::string deviceName() const;
+  /// Major * 10 + minor, e.g. 90 for an H100/H200.
+  int computeCapability() const;
+  int multiprocessorCount() const;
+  /// Makes this context current on the calling thread.
+  void makeCurrent();
+  /// Waits for all work in this context.
+  void synchronize();
+
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+
+private:
+  Context(int ordinal, int cuDevice, void *handle)
+      : ordinal(ordinal), cuDevice(cuDevice), handle(handle) {}
+  int ordinal;
+  int cuDevice;
+  void *handle;
+};
+
+/// A stream of device work; RAII over CUstream. Move-only.
+class Stream {
+public:
+  /// Creates a new stream (ordered with the default stream, like CUDA's
+  /// default stream flags, so synchronous copies stay safe to mix with it).
+  Stream();
+  Stream(Stream &&other) noexcept;
+  Stream &operator=(Stream &&other) noexcept;
+  ~Stream();
+
+  /// The legacy default (null) stream.
+  static Stream &defaultStream();
+  void synchronize();
+  /// The CUstream (null for the default stream).
+  void *handle() const { return stream; }
+
+private:
+  explicit Stream(std::nullptr_t) {}
+  void *stream = nullptr;
+  bool owned = false;
+};
+
+/// A device allocation; RAII over cuMemAlloc/cuMemFree. Move-only. Copies
+/// without a stream are synchronous.
+class Buffer {
+public:
+  Buffer() = default;
+  explicit Buffer(size_t bytes);
+  Buffer(Buffer &&other) noexcept;
+  Buffer &operator=(Buffer &&other) noexcept;
+  ~Buffer();
+
+  uint64_t ptr() const { return devicePtr; }
+  size_t size() const { return numBytes; }
+  void copyFromHost(const void *src, size_t bytes);
+  void copyToHost(void *dst, size_t bytes) const;
+  /// Copies `bytes` from the start of `src`; asynchronous on `stream` when
+  /// given, otherwise ordered on the default stream.
+  void copyFrom(const Buffer &src, size_t bytes, Stream *stream = nullptr);
+  void memsetZero();
+
+private:
+  uint64_t devicePtr = 0;
+  size_t numBytes = 0;
+};
+
+/// A CUDA event for ordering and timing; RAII over CUevent. Move-only.
+class Event {
+public:
+  Event();
+  Event(Event &&other) noexcept;
+  Event &operator=(Event &&other) noexcept;
+  ~Event();
+
+  void record(Stream &stream = Stream::defaultStream());
+  void synchronize();
+  /// Milliseconds between two recorded, completed events.
+  static float elapsedMs(const Event &start, const Event &end);
+
+private:
+  void *event = nullptr;
+};
+
+/// A tensor launch argument: device pointer, sizes and strides (in elements).
+struct TensorArg {
+  uint64_t ptr = 0;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+
+  /// A row-major contiguous tensor of the given sizes.
+  static TensorArg contiguous(uint64_t ptr, std::vector<int64_t> sizes);
+};
+
+/// One launch argument: a tensor, or a scalar with its type and raw bytes.
+/// The scalar constructors are implicit so that argument lists read naturally:
+/// `kernel.launch({2.0f, TensorArg::contiguous(x.ptr(), {n}), ...})`.
+class ArgValue {
+public:
+  ArgValue(TensorArg tensor);
+  ArgValue(int32_t v);
+  ArgValue(int64_t v);
+  ArgValue(uint32_t v);
+  ArgValue(float v);
+  ArgValue(double v);
+  /// A scalar of type `type` holding `value` converted to it: floats round to
+  /// nearest even (f16 and bf16 included); integers must be in range, and a
+  /// float becomes an integer only when it is integral.
+  static ArgValue scalar(ScalarType type, double value);
+  static ArgValue scalar(ScalarType type, int64_t value);
+  static ArgValue scalar(ScalarType type, int value) {
+    return scalar(type, static_cast<int64_t>(value));
+  }
+
+  bool isTensor() const { return tensorValue.has_value(); }
+  const TensorArg &tensor() const { return *tensorValue; }
+  /// The scalar's type (meaningless for tensors).
+  ScalarType type() const { return scalarType; }
+  /// The scalar's bytes in memory order; scalarTypeSize(type()) of them.
+  const uint8_t *bytes() const { return raw.data(); }
+  /// The scalar's value when its type is an integer type.
+  std::optional<int64_t> intValue() const;
+  /// The scalar's value as a double (exact for floats; ints may round).
+  double doubleValue() const;
+  /// This scalar converted to `target` under the rules of `scalar`.
+  ArgValue convertTo(ScalarType target) const;
+
+private:
+  ArgValue() = default;
+  std::optional<TensorArg> tensorValue;
+  ScalarType scalarType = ScalarType::I32;
+  std::array<uint8_t, 8> raw{};
+};
+
+/// IEEE binary16 bits of `v`, rounded to nearest even.
+uint16_t floatToHalfBits(double v);
+/// bfloat16 bits of `v`, rounded to nearest even.
+uint16_t floatToBFloat16Bits(double v);
+
+/// Launch parameters laid out per the ABI of Signature.h.
+struct PackedArgs {
+  std::vector<uint64_t> storage; ///< 8-byte aligned backing store.
+  std::vector<size_t> offsets;   ///< Byte offset of each ABI parameter.
+  size_t size = 0;               ///< Bytes of storage in use.
+
+  const uint8_t *bytes() const {
+    return reinterpret_cast<const uint8_t *>(storage.data());
+  }
+  /// One pointer per ABI parameter, as cuLaunchKernel's kernelParams wants.
+  std::vector<void *> kernelParams();
+};
+
+/// Checks `args` against `sig` (count, tensor/scalar kinds, tensor ranks,
+/// scalar conversions); throws a RuntimeError naming the kernel and argument.
+void checkArguments(const KernelSignature &sig,
+                    const std::vector<ArgValue> &args);
+/// Evaluates `sig.grid` over `args` (missing dimensions are 1). A dimension
+/// may be 0 (nothing to launch); a negative or too large one, or a division
+/// by zero, is a RuntimeError quoting the expression.
+std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
+                                     const std::vector<ArgValue> &args);
+/// Packs `args` per the launch ABI: scalars converted to the parameter's type
+/// and aligned to their size; tensors as ptr, sizes..., strides... (i64 each).
+PackedArgs packArguments(const KernelSignature &sig,
+                         const std::vector<ArgValue> &args);
+
+/// A kernel of a loaded module. Valid while its Module lives.
+class Kernel {
+public:
+  const KernelSignature &signature() const { return sig; }
+  const std::string &name() const { return sig.name; }
+  void *handle() const { return function; }
+  std::array<uint32_t, 3> gridFor(const std::vector<ArgValue> &args) const {
+    return evaluateGrid(sig, args);
+  }
+  /// Launches with block (numThreads, 1, 1) and sharedBytes of dynamic shared
+  /// memory on `stream` (the default stream when null). Asynchronous.
+  void launch(const std::vector<ArgValue> &args,
+              Stream *stream = nullptr) const;
+
+private:
+  friend class Module;
+  Kernel(void *function, KernelSignature sig)
+      : function(function), sig(std::move(sig)) {}
+  void *function;
+  KernelSignature sig;
+};
+
+/// A loaded module; RAII over CUmodule. Move-only.
+class Module {
+public:
+  /// JIT-compiles and loads PTX text; a failure quotes the JIT error log.
+  static Module loadPTX(const std::string &ptx);
+  /// Loads a cubin (or fatbin) image.
+  static Module loadCubin(const std::string &image);
+  Module(Module &&other) noexcept;
+  Module &operator=(Module &&other) noexcept;
+  ~Module();
+
+  /// Looks up `sig.name`, raising its dynamic shared memory limit if needed.
+  Kernel getKernel(const KernelSignature &sig) const;
+  /// The JIT's info log from loading (may be empty).
+  const std::string &infoLog() const { return jitInfoLog; }
+
+private:
+  Module() = default;
+  static Module load(const void *image, const char *what);
+  void *module = nullptr;
+  std::string jitInfoLog;
+};
+
+} // namespace tilec
+
+#endif // TILEC_RUNTIME_RUNTIME_H

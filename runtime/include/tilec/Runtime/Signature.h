@@ -1,0 +1,86 @@
+//===- Signature.h - Kernel launch signature shared by compiler and runtime ===//
+//
+// A compiled kernel is described to the runtime by its signature: the
+// parameters in source order, the launch ABI they imply, the number of threads
+// per block, and the `grid(...)` clause as a small expression tree that the
+// runtime evaluates from the launch arguments. This header has no LLVM/MLIR
+// dependency so that the runtime stays tiny.
+//
+// Launch ABI (what the generated PTX entry expects, in order, per parameter):
+//   scalar of type T      -> one parameter of T's size (f16/bf16: 2 bytes)
+//   tensor<T, R>          -> a 64-bit device pointer, then R x i64 sizes, then
+//                            R x i64 strides (in elements)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_RUNTIME_SIGNATURE_H
+#define TILEC_RUNTIME_SIGNATURE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilec {
+
+/// Element and scalar types of the language.
+enum class ScalarType : uint8_t {
+  I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64
+};
+
+/// Size in bytes of one value of `t` as stored in memory (i1 is one byte).
+size_t scalarTypeSize(ScalarType t);
+/// The language spelling: "f32", "bf16", ...
+const char *scalarTypeName(ScalarType t);
+/// Parses the language spelling; nullopt when `name` is not a scalar type.
+std::optional<ScalarType> parseScalarType(std::string_view name);
+bool isFloatType(ScalarType t);
+bool isSignedIntType(ScalarType t);
+bool isUnsignedIntType(ScalarType t);
+
+/// One kernel parameter.
+struct ParamInfo {
+  std::string name;
+  bool isTensor = false;
+  ScalarType dtype = ScalarType::F32;
+  unsigned rank = 0; ///< Tensor rank; 0 for scalars.
+};
+
+/// An integer expression over the launch arguments, as written in `grid(...)`.
+struct GridExpr {
+  enum class Kind : uint8_t {
+    Const,  ///< `value`
+    Scalar, ///< integer scalar parameter `param`
+    Shape,  ///< `params[param].shape[dim]`
+    Stride, ///< `params[param].stride[dim]`
+    Add, Sub, Mul, Div, Rem, CDiv, Min, Max
+  };
+  Kind kind = Kind::Const;
+  int64_t value = 0;
+  unsigned param = 0;
+  unsigned dim = 0;
+  std::vector<GridExpr> operands;
+
+  static GridExpr constant(int64_t v) {
+    GridExpr e;
+    e.value = v;
+    return e;
+  }
+  /// Human-readable form, e.g. "cdiv(x.shape[0], 1024)".
+  std::string str(const std::vector<ParamInfo> &params) const;
+};
+
+/// Everything the runtime needs to launch one compiled kernel.
+struct KernelSignature {
+  std::string name;
+  std::vector<ParamInfo> params;
+  std::vector<GridExpr> grid; ///< 1 to 3 dimensions (x, y, z).
+  unsigned numThreads = 128;  ///< Threads per block.
+  unsigned sharedBytes = 0;   ///< Static shared memory is in the PTX; dynamic here.
+};
+
+} // namespace tilec
+
+#endif // TILEC_RUNTIME_SIGNATURE_H

@@ -1,0 +1,136 @@
+//===- CudaDriver.cpp - Loading the CUDA driver with dlopen ---------------===//
+//
+// Opens libcuda.so.1 (or $TILEC_CUDA_DRIVER) once per process, resolves the
+// entry points of CudaDriver.h, and turns CUresult failures into
+// RuntimeErrors that name the call and the CUDA error. The library is never
+// closed: objects destroyed at exit may still call into it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDriver.h"
+
+#include "tilec/Runtime/Runtime.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+
+namespace tilec::cuda {
+
+namespace {
+/// The outcome of the one attempt to load the driver.
+struct LoadResult {
+  Driver driver{};
+  bool ok = false;
+  std::string error;
+};
+} // namespace
+
+/// Resolves `name` (or `fallback` when the library lacks it) into `slot`.
+template <typename Fn>
+static bool resolve(void *lib, Fn &slot, const char *name,
+                    std::string &error, const char *fallback = nullptr) {
+  void *sym = dlsym(lib, name);
+  if (!sym && fallback)
+    sym = dlsym(lib, fallback);
+  if (!sym) {
+    error += error.empty() ? name : std::string(", ") + name;
+    return false;
+  }
+  slot = reinterpret_cast<Fn>(sym);
+  return true;
+}
+
+static LoadResult load() {
+  LoadResult r;
+  const char *env = std::getenv("TILEC_CUDA_DRIVER");
+  std::string path = env && *env ? env : "libcuda.so.1";
+  void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *why = dlerror();
+    r.error = "tilec runtime: cannot load the CUDA driver (" + path +
+              "): " + (why ? why : "unknown error") +
+              "; is an NVIDIA driver installed?";
+    return r;
+  }
+  Driver &d = r.driver;
+  std::string missing;
+  bool ok = true;
+  ok &= resolve(lib, d.cuGetErrorName, "cuGetErrorName", missing);
+  ok &= resolve(lib, d.cuGetErrorString, "cuGetErrorString", missing);
+  ok &= resolve(lib, d.cuInit, "cuInit", missing);
+  ok &= resolve(lib, d.cuDeviceGetCount, "cuDeviceGetCount", missing);
+  ok &= resolve(lib, d.cuDeviceGet, "cuDeviceGet", missing);
+  ok &= resolve(lib, d.cuDeviceGetName, "cuDeviceGetName", missing);
+  ok &= resolve(lib, d.cuDeviceGetAttribute, "cuDeviceGetAttribute", missing);
+  ok &= resolve(lib, d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",
+                missing);
+  ok &= resolve(lib, d.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
+  ok &= resolve(lib, d.cuCtxSynchronize, "cuCtxSynchronize", missing);
+  ok &= resolve(lib, d.cuMemAlloc, "cuMemAlloc_v2", missing);
+  ok &= resolve(lib, d.cuMemFree, "cuMemFree_v2", missing);
+  ok &= resolve(lib, d.cuMemcpyHtoD, "cuMemcpyHtoD_v2", missing);
+  ok &= resolve(lib, d.cuMemcpyDtoH, "cuMemcpyDtoH_v2", missing);
+  ok &= resolve(lib, d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", missing);
+  ok &= resolve(lib, d.cuMemsetD8, "cuMemsetD8_v2", missing);
+  ok &= resolve(lib, d.cuStreamCreate, "cuStreamCreate", missing);
+  ok &= resolve(lib, d.cuStreamDestroy, "cuStreamDestroy_v2", missing);
+  ok &= resolve(lib, d.cuStreamSynchronize, "cuStreamSynchronize", missing);
+  ok &= resolve(lib, d.cuEventCreate, "cuEventCreate", missing);
+  ok &= resolve(lib, d.cuEventDestroy, "cuEventDestroy_v2", missing);
+  ok &= resolve(lib, d.cuEventRecord, "cuEventRecord", missing);
+  ok &= resolve(lib, d.cuEventSynchronize, "cuEventSynchronize", missing);
+  // cuEventElapsedTime_v2 appeared in CUDA 12.8; older drivers have only v1.
+  ok &= resolve(lib, d.cuEventElapsedTime, "cuEventElapsedTime_v2", missing,
+                "cuEventElapsedTime");
+  ok &= resolve(lib, d.cuModuleLoadDataEx, "cuModuleLoadDataEx", missing);
+  ok &= resolve(lib, d.cuModuleUnload, "cuModuleUnload", missing);
+  ok &= resolve(lib, d.cuModuleGetFunction, "cuModuleGetFunction", missing);
+  ok &= resolve(lib, d.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
+  ok &= resolve(lib, d.cuLaunchKernel, "cuLaunchKernel", missing);
+  if (!ok) {
+    r.error = "tilec runtime: the CUDA driver (" + path +
+              ") lacks the entry points " + missing +
+              "; is the NVIDIA driver too old?";
+    return r;
+  }
+  r.ok = true;
+  return r;
+}
+
+const Driver *tryLoadDriver(std::string *error) {
+  // Leaked on purpose: objects destroyed at exit may still need the driver.
+  static const LoadResult *result = new LoadResult(load());
+  if (!result->ok && error)
+    *error = result->error;
+  return result->ok ? &result->driver : nullptr;
+}
+
+const Driver &driver() {
+  std::string error;
+  if (const Driver *d = tryLoadDriver(&error))
+    return *d;
+  throw RuntimeError(error);
+}
+
+std::string describe(CUresult result, const char *call,
+                     const std::string &kernel) {
+  const Driver &d = driver();
+  const char *name = nullptr, *text = nullptr;
+  if (d.cuGetErrorName(result, &name) != CUDA_SUCCESS || !name)
+    name = "unknown CUDA error";
+  if (d.cuGetErrorString(result, &text) != CUDA_SUCCESS || !text)
+    text = "no description";
+  std::string msg = std::string("tilec runtime: ") + call + " failed";
+  if (!kernel.empty())
+    msg += " for kernel '" + kernel + "'";
+  msg += ": " + std::string(name) + " (" + text + ", code " +
+         std::to_string(result) + ")";
+  return msg;
+}
+
+void check(CUresult result, const char *call, const std::string &kernel) {
+  if (result != CUDA_SUCCESS)
+    throw RuntimeError(describe(result, call, kernel));
+}
+
+} // namespace tilec::cuda

@@ -1,0 +1,442 @@
+//===- Launch.cpp - Launch arguments, grid evaluation and packing ---------===//
+//
+// The driver-free half of the runtime: scalar arguments and their conversion
+// to a parameter's type (f16/bf16 included), checking arguments against a
+// kernel signature, evaluating the `grid(...)` clause, and laying out the
+// launch ABI of Signature.h. All of it runs, and is tested, without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Runtime/Runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace tilec {
+
+static const std::string errorPrefix = "tilec runtime: ";
+
+[[noreturn]] static void fail(const std::string &msg) {
+  throw RuntimeError(errorPrefix + msg);
+}
+
+//===----------------------------------------------------------------------===//
+// Small floats
+//===----------------------------------------------------------------------===//
+
+/// Rounds `x` (non-negative) to the nearest integer, ties to even,
+/// independently of the floating-point environment.
+static double roundHalfEven(double x) {
+  double floor = std::floor(x), rest = x - floor;
+  if (rest > 0.5 || (rest == 0.5 && std::fmod(floor, 2.0) != 0.0))
+    floor += 1.0;
+  return floor;
+}
+
+/// Encodes `v` in a binary format with `expBits` exponent bits and `manBits`
+/// stored mantissa bits (IEEE layout, subnormals, infinities, quiet NaN).
+static uint16_t encodeSmallFloat(double v, int expBits, int manBits) {
+  const uint32_t sign = std::signbit(v) ? 1u << (expBits + manBits) : 0;
+  const uint32_t expMask = (1u << expBits) - 1;
+  const uint32_t one = 1u << manBits;
+  if (std::isnan(v))
+    return sign | expMask << manBits | one >> 1;
+  double a = std::fabs(v);
+  if (std::isinf(a))
+    return sign | expMask << manBits;
+  const int bias = (1 << (expBits - 1)) - 1;
+  int exp;
+  std::frexp(a, &exp); // a = f * 2^exp, f in [0.5, 1)
+  int e = std::max(exp - 1, 1 - bias); // Unbiased; clamped for subnormals.
+  auto m = static_cast<uint32_t>(roundHalfEven(std::ldexp(a, manBits - e)));
+  if (m >= 2 * one) { // Rounding carried into the next binade.
+    m >>= 1;
+    ++e;
+  }
+  if (m < one) // Zero or subnormal.
+    return sign | m;
+  uint32_t biased = e + bias;
+  if (biased >= expMask)
+    return sign | expMask << manBits;
+  return sign | biased << manBits | (m - one);
+}
+
+uint16_t floatToHalfBits(double v) { return encodeSmallFloat(v, 5, 10); }
+uint16_t floatToBFloat16Bits(double v) { return encodeSmallFloat(v, 8, 7); }
+
+static double halfBitsToDouble(uint16_t h) {
+  int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  double v = exp == 0    ? std::ldexp(man, -24)
+             : exp == 31 ? (man ? std::numeric_limits<double>::quiet_NaN()
+                                : std::numeric_limits<double>::infinity())
+                         : std::ldexp(man + 1024, exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+static double bfloat16BitsToDouble(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+//===----------------------------------------------------------------------===//
+// ArgValue
+//===----------------------------------------------------------------------===//
+
+TensorArg TensorArg::contiguous(uint64_t ptr, std::vector<int64_t> sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t stride = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return {ptr, std::move(sizes), std::move(strides)};
+}
+
+ArgValue::ArgValue(TensorArg tensor) : tensorValue(std::move(tensor)) {}
+ArgValue::ArgValue(int32_t v) : scalarType(ScalarType::I32) {
+  std::memcpy(raw.data(), &v, sizeof(v));
+}
+ArgValue::ArgValue(int64_t v) : scalarType(ScalarType::I64) {
+  std::memcpy(raw.data(), &v, sizeof(v));
+}
+ArgValue::ArgValue(uint32_t v) : scalarType(ScalarType::U32) {
+  std::memcpy(raw.data(), &v, sizeof(v));
+}
+ArgValue::ArgValue(float v) : scalarType(ScalarType::F32) {
+  std::memcpy(raw.data(), &v, sizeof(v));
+}
+ArgValue::ArgValue(double v) : scalarType(ScalarType::F64) {
+  std::memcpy(raw.data(), &v, sizeof(v));
+}
+
+/// Inclusive range of an integer type, as int64 (u64's is capped).
+static std::pair<int64_t, int64_t> intRange(ScalarType t) {
+  switch (t) {
+  case ScalarType::I1: return {0, 1};
+  case ScalarType::I8: return {INT8_MIN, INT8_MAX};
+  case ScalarType::I16: return {INT16_MIN, INT16_MAX};
+  case ScalarType::I32: return {INT32_MIN, INT32_MAX};
+  case ScalarType::U8: return {0, UINT8_MAX};
+  case ScalarType::U16: return {0, UINT16_MAX};
+  case ScalarType::U32: return {0, UINT32_MAX};
+  case ScalarType::U64: return {0, INT64_MAX};
+  default: return {INT64_MIN, INT64_MAX};
+  }
+}
+
+ArgValue ArgValue::scalar(ScalarType type, int64_t value) {
+  if (type == ScalarType::F32)
+    return ArgValue(static_cast<float>(value));
+  if (isFloatType(type))
+    return scalar(type, static_cast<double>(value));
+  auto [lo, hi] = intRange(type);
+  if (value < lo || value > hi)
+    fail(std::to_string(value) + " does not fit in " + scalarTypeName(type));
+  ArgValue a;
+  a.scalarType = type;
+  std::memcpy(a.raw.data(), &value, 8); // Little-endian: low bytes first.
+  return a;
+}
+
+ArgValue ArgValue::scalar(ScalarType type, double value) {
+  ArgValue a;
+  a.scalarType = type;
+  switch (type) {
+  case ScalarType::F64:
+    return ArgValue(value);
+  case ScalarType::F32:
+    return ArgValue(static_cast<float>(value));
+  case ScalarType::F16:
+  case ScalarType::BF16: {
+    uint16_t bits = type == ScalarType::F16 ? floatToHalfBits(value)
+                                            : floatToBFloat16Bits(value);
+    std::memcpy(a.raw.data(), &bits, 2);
+    return a;
+  }
+  default:
+    break;
+  }
+  // The shortest of %.15g and %.17g that reads back as `value`.
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.15g", value);
+  if (std::strtod(text, nullptr) != value)
+    std::snprintf(text, sizeof(text), "%.17g", value);
+  if (!std::isfinite(value) || value != std::trunc(value))
+    fail(std::string(text) + " is not an integer, so cannot be passed as " +
+         scalarTypeName(type));
+  if (type == ScalarType::U64 && value >= 0x1p63 && value < 0x1p64) {
+    auto u = static_cast<uint64_t>(value);
+    std::memcpy(a.raw.data(), &u, 8);
+    return a;
+  }
+  if (value < -0x1p63 || value >= 0x1p63)
+    fail(std::string(text) + " does not fit in " + scalarTypeName(type));
+  return scalar(type, static_cast<int64_t>(value));
+}
+
+std::optional<int64_t> ArgValue::intValue() const {
+  if (isTensor() || isFloatType(scalarType))
+    return std::nullopt;
+  const uint8_t *p = raw.data();
+  auto read = [p](auto v) {
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  switch (scalarType) {
+  case ScalarType::I8: return read(int8_t());
+  case ScalarType::I16: return read(int16_t());
+  case ScalarType::I32: return read(int32_t());
+  case ScalarType::I64: return read(int64_t());
+  case ScalarType::U16: return read(uint16_t());
+  case ScalarType::U32: return read(uint32_t());
+  case ScalarType::U64: {
+    uint64_t u = read(uint64_t());
+    if (u > uint64_t(INT64_MAX))
+      return std::nullopt;
+    return int64_t(u);
+  }
+  default: // I1, U8.
+    return read(uint8_t());
+  }
+}
+
+double ArgValue::doubleValue() const {
+  uint16_t half;
+  std::memcpy(&half, raw.data(), 2);
+  switch (scalarType) {
+  case ScalarType::F16: return halfBitsToDouble(half);
+  case ScalarType::BF16: return bfloat16BitsToDouble(half);
+  case ScalarType::F32: {
+    float f;
+    std::memcpy(&f, raw.data(), 4);
+    return f;
+  }
+  case ScalarType::F64: {
+    double d;
+    std::memcpy(&d, raw.data(), 8);
+    return d;
+  }
+  case ScalarType::U64: {
+    uint64_t u;
+    std::memcpy(&u, raw.data(), 8);
+    return static_cast<double>(u);
+  }
+  default:
+    return static_cast<double>(*intValue());
+  }
+}
+
+ArgValue ArgValue::convertTo(ScalarType target) const {
+  if (isTensor())
+    fail("a tensor cannot be converted to a scalar");
+  if (target == scalarType)
+    return *this;
+  if (std::optional<int64_t> i = intValue())
+    return scalar(target, *i);
+  return scalar(target, doubleValue());
+}
+
+//===----------------------------------------------------------------------===//
+// Checking, grid evaluation and packing
+//===----------------------------------------------------------------------===//
+
+static std::string describeParam(const ParamInfo &p) {
+  if (p.isTensor)
+    return std::string("a tensor<") + scalarTypeName(p.dtype) + ", " +
+           std::to_string(p.rank) + ">";
+  return std::string("a scalar ") + scalarTypeName(p.dtype);
+}
+
+static std::string argPrefix(const KernelSignature &sig, size_t i) {
+  return "kernel '" + sig.name + "': argument " + std::to_string(i + 1) +
+         " ('" + sig.params[i].name + "')";
+}
+
+/// `args[i]` converted to its parameter's scalar type, or an error that names
+/// the kernel and the argument.
+static ArgValue convertArg(const KernelSignature &sig,
+                           const std::vector<ArgValue> &args, size_t i) {
+  try {
+    return args[i].convertTo(sig.params[i].dtype);
+  } catch (const RuntimeError &e) {
+    fail(argPrefix(sig, i) + " of type " + scalarTypeName(sig.params[i].dtype) +
+         ": " + std::string(e.what()).substr(errorPrefix.size()));
+  }
+}
+
+void checkArguments(const KernelSignature &sig,
+                    const std::vector<ArgValue> &args) {
+  if (args.size() != sig.params.size())
+    fail("kernel '" + sig.name + "' takes " +
+         std::to_string(sig.params.size()) + " arguments, got " +
+         std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamInfo &p = sig.params[i];
+    const ArgValue &a = args[i];
+    if (p.isTensor != a.isTensor())
+      fail(argPrefix(sig, i) + " must be " + describeParam(p) + ", got " +
+           (a.isTensor() ? "a tensor"
+                         : std::string("a scalar ") + scalarTypeName(a.type())));
+    if (!a.isTensor()) {
+      (void)convertArg(sig, args, i);
+      continue;
+    }
+    const TensorArg &t = a.tensor();
+    if (t.sizes.size() != p.rank || t.strides.size() != p.rank)
+      fail(argPrefix(sig, i) + " must be " + describeParam(p) +
+           ", got a tensor with " + std::to_string(t.sizes.size()) +
+           " sizes and " + std::to_string(t.strides.size()) + " strides");
+  }
+}
+
+namespace {
+/// Evaluates grid expressions; an error message names the failing
+/// subexpression and is prefixed by the caller.
+struct GridEvaluator {
+  const KernelSignature &sig;
+  const std::vector<ArgValue> &args;
+  std::string error;
+
+  bool failAt(const GridExpr &e, const std::string &what) {
+    error = what + " in '" + e.str(sig.params) + "'";
+    return false;
+  }
+
+  bool eval(const GridExpr &e, int64_t &out) {
+    using Kind = GridExpr::Kind;
+    switch (e.kind) {
+    case Kind::Const:
+      out = e.value;
+      return true;
+    case Kind::Scalar: {
+      if (e.param >= args.size() || sig.params[e.param].isTensor ||
+          isFloatType(sig.params[e.param].dtype))
+        return failAt(e, "not an integer scalar parameter");
+      std::optional<int64_t> v =
+          convertArg(sig, args, e.param).intValue();
+      if (!v)
+        return failAt(e, "value too large");
+      out = *v;
+      return true;
+    }
+    case Kind::Shape:
+    case Kind::Stride: {
+      if (e.param >= args.size() || !sig.params[e.param].isTensor ||
+          e.dim >= sig.params[e.param].rank)
+        return failAt(e, "no such tensor dimension");
+      const TensorArg &t = args[e.param].tensor();
+      out = e.kind == Kind::Shape ? t.sizes[e.dim] : t.strides[e.dim];
+      return true;
+    }
+    default:
+      break;
+    }
+    bool nary = e.kind == Kind::Min || e.kind == Kind::Max;
+    if (nary ? e.operands.empty() : e.operands.size() != 2)
+      return failAt(e, "wrong number of operands");
+    std::vector<int64_t> v(e.operands.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!eval(e.operands[i], v[i]))
+        return false;
+    if (nary) {
+      out = v[0];
+      for (int64_t x : v)
+        out = e.kind == Kind::Min ? std::min(out, x) : std::max(out, x);
+      return true;
+    }
+    int64_t a = v[0], b = v[1];
+    bool overflow = false;
+    switch (e.kind) {
+    case Kind::Add: overflow = __builtin_add_overflow(a, b, &out); break;
+    case Kind::Sub: overflow = __builtin_sub_overflow(a, b, &out); break;
+    case Kind::Mul: overflow = __builtin_mul_overflow(a, b, &out); break;
+    default: // Div, Rem, CDiv: C's truncating division; cdiv rounds up.
+      if (b == 0)
+        return failAt(e, "division by zero");
+      if (a == INT64_MIN && b == -1)
+        overflow = true;
+      else if (e.kind == Kind::Rem)
+        out = a % b;
+      else
+        out = a / b + (e.kind == Kind::CDiv && a % b != 0 && (a < 0) == (b < 0));
+      break;
+    }
+    if (overflow)
+      return failAt(e, "integer overflow");
+    return true;
+  }
+};
+} // namespace
+
+std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
+                                     const std::vector<ArgValue> &args) {
+  checkArguments(sig, args);
+  if (sig.grid.size() > 3)
+    fail("kernel '" + sig.name + "': the grid has " +
+         std::to_string(sig.grid.size()) + " dimensions; at most 3 allowed");
+  static const int64_t limits[3] = {INT32_MAX, 65535, 65535};
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  for (size_t i = 0; i < sig.grid.size(); ++i) {
+    const GridExpr &e = sig.grid[i];
+    std::string where = "kernel '" + sig.name + "': grid dimension " +
+                        "xyz"[i] + " = '" + e.str(sig.params) + "'";
+    GridEvaluator evaluator{sig, args, {}};
+    int64_t v;
+    if (!evaluator.eval(e, v))
+      fail(where + ": " + evaluator.error);
+    if (v < 0 || v > limits[i])
+      fail(where + " is " + std::to_string(v) +
+           (v < 0 ? ", which is negative"
+                  : ", above the limit of " + std::to_string(limits[i])));
+    grid[i] = static_cast<uint32_t>(v);
+  }
+  return grid;
+}
+
+std::vector<void *> PackedArgs::kernelParams() {
+  std::vector<void *> params;
+  auto *base = reinterpret_cast<uint8_t *>(storage.data());
+  for (size_t offset : offsets)
+    params.push_back(base + offset);
+  return params;
+}
+
+PackedArgs packArguments(const KernelSignature &sig,
+                         const std::vector<ArgValue> &args) {
+  checkArguments(sig, args);
+  std::vector<uint8_t> bytes;
+  PackedArgs packed;
+  // Each value is aligned to its own size (1, 2, 4 or 8 bytes).
+  auto put = [&](const void *src, size_t n) {
+    size_t offset = (bytes.size() + n - 1) / n * n;
+    bytes.resize(offset + n);
+    std::memcpy(bytes.data() + offset, src, n);
+    packed.offsets.push_back(offset);
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].isTensor()) {
+      ArgValue v = convertArg(sig, args, i);
+      put(v.bytes(), scalarTypeSize(v.type()));
+      continue;
+    }
+    const TensorArg &t = args[i].tensor();
+    put(&t.ptr, 8);
+    for (int64_t size : t.sizes)
+      put(&size, 8);
+    for (int64_t stride : t.strides)
+      put(&stride, 8);
+  }
+  packed.size = bytes.size();
+  packed.storage.resize((bytes.size() + 7) / 8);
+  if (!bytes.empty())
+    std::memcpy(packed.storage.data(), bytes.data(), bytes.size());
+  return packed;
+}
+
+} // namespace tilec

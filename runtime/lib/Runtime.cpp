@@ -1,0 +1,347 @@
+//===- Runtime.cpp - Contexts, buffers, streams, events, modules ----------===//
+//
+// The driver-facing half of the runtime: thin RAII wrappers over the CUDA
+// driver objects and the kernel launch itself. Destructors never throw; they
+// ignore errors, since they may run after the driver has begun shutting down.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Runtime/Runtime.h"
+
+#include "CudaDriver.h"
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace tilec {
+
+using namespace cuda;
+
+namespace {
+/// The context made current on this thread by Context::get.
+thread_local Context *currentContext = nullptr;
+} // namespace
+
+/// Makes sure some context is current on this thread (device 0 by default).
+static void ensureContext() {
+  if (!currentContext)
+    Context::get(0);
+}
+
+/// Calls cuInit once per process; returns its result.
+static CUresult initDriver() {
+  static const CUresult result = driver().cuInit(0);
+  return result;
+}
+
+bool driverAvailable() noexcept { return tryLoadDriver() != nullptr; }
+
+int deviceCount() {
+  const Driver &d = driver();
+  CUresult init = initDriver();
+  if (init == CUDA_ERROR_NO_DEVICE)
+    return 0;
+  check(init, "cuInit");
+  int count = 0;
+  check(d.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  return count;
+}
+
+//===----------------------------------------------------------------------===//
+// Context
+//===----------------------------------------------------------------------===//
+
+Context &Context::get(int device) {
+  const Driver &d = driver();
+  static std::mutex mutex;
+  static std::map<int, Context *> contexts;
+  std::lock_guard<std::mutex> lock(mutex);
+  Context *&ctx = contexts[device];
+  if (!ctx) {
+    int count = deviceCount();
+    if (device < 0 || device >= count)
+      throw RuntimeError("tilec runtime: there is no CUDA device " +
+                         std::to_string(device) + " (this machine has " +
+                         std::to_string(count) + ")");
+    CUdevice dev;
+    check(d.cuDeviceGet(&dev, device), "cuDeviceGet");
+    CUcontext handle;
+    check(d.cuDevicePrimaryCtxRetain(&handle, dev), "cuDevicePrimaryCtxRetain");
+    ctx = new Context(device, dev, handle);
+  }
+  ctx->makeCurrent();
+  return *ctx;
+}
+
+void Context::makeCurrent() {
+  check(driver().cuCtxSetCurrent(static_cast<CUcontext>(handle)),
+        "cuCtxSetCurrent");
+  currentContext = this;
+}
+
+std::string Context::deviceName() const {
+  char name[256] = {};
+  check(driver().cuDeviceGetName(name, sizeof(name) - 1, cuDevice),
+        "cuDeviceGetName");
+  return name;
+}
+
+static int attribute(int attr, CUdevice dev) {
+  int value = 0;
+  check(driver().cuDeviceGetAttribute(&value, attr, dev),
+        "cuDeviceGetAttribute");
+  return value;
+}
+
+int Context::computeCapability() const {
+  return attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cuDevice) * 10 +
+         attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cuDevice);
+}
+
+int Context::multiprocessorCount() const {
+  return attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuDevice);
+}
+
+void Context::synchronize() {
+  makeCurrent();
+  check(driver().cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+//===----------------------------------------------------------------------===//
+// Stream and Event
+//===----------------------------------------------------------------------===//
+
+static CUstream toStream(void *handle) { return static_cast<CUstream>(handle); }
+
+Stream::Stream() : owned(true) {
+  ensureContext();
+  CUstream s;
+  check(driver().cuStreamCreate(&s, CU_STREAM_DEFAULT), "cuStreamCreate");
+  stream = s;
+}
+
+Stream::Stream(Stream &&other) noexcept
+    : stream(std::exchange(other.stream, nullptr)),
+      owned(std::exchange(other.owned, false)) {}
+
+Stream &Stream::operator=(Stream &&other) noexcept {
+  std::swap(stream, other.stream);
+  std::swap(owned, other.owned);
+  return *this;
+}
+
+Stream::~Stream() {
+  if (owned && stream)
+    tryLoadDriver()->cuStreamDestroy(toStream(stream));
+}
+
+Stream &Stream::defaultStream() {
+  static Stream nullStream(nullptr);
+  return nullStream;
+}
+
+void Stream::synchronize() {
+  ensureContext();
+  check(driver().cuStreamSynchronize(toStream(stream)), "cuStreamSynchronize");
+}
+
+Event::Event() {
+  ensureContext();
+  CUevent e;
+  check(driver().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+  event = e;
+}
+
+Event::Event(Event &&other) noexcept
+    : event(std::exchange(other.event, nullptr)) {}
+
+Event &Event::operator=(Event &&other) noexcept {
+  std::swap(event, other.event);
+  return *this;
+}
+
+Event::~Event() {
+  if (event)
+    tryLoadDriver()->cuEventDestroy(static_cast<CUevent>(event));
+}
+
+void Event::record(Stream &stream) {
+  check(driver().cuEventRecord(static_cast<CUevent>(event),
+                               toStream(stream.handle())),
+        "cuEventRecord");
+}
+
+void Event::synchronize() {
+  check(driver().cuEventSynchronize(static_cast<CUevent>(event)),
+        "cuEventSynchronize");
+}
+
+float Event::elapsedMs(const Event &start, const Event &end) {
+  float ms = 0;
+  check(driver().cuEventElapsedTime(&ms, static_cast<CUevent>(start.event),
+                                    static_cast<CUevent>(end.event)),
+        "cuEventElapsedTime");
+  return ms;
+}
+
+//===----------------------------------------------------------------------===//
+// Buffer
+//===----------------------------------------------------------------------===//
+
+Buffer::Buffer(size_t bytes) : numBytes(bytes) {
+  if (bytes == 0)
+    return;
+  ensureContext();
+  CUdeviceptr p;
+  if (CUresult r = driver().cuMemAlloc(&p, bytes))
+    throw RuntimeError(describe(r, "cuMemAlloc_v2") + " allocating " +
+                       std::to_string(bytes) + " bytes");
+  devicePtr = p;
+}
+
+Buffer::Buffer(Buffer &&other) noexcept
+    : devicePtr(std::exchange(other.devicePtr, 0)),
+      numBytes(std::exchange(other.numBytes, 0)) {}
+
+Buffer &Buffer::operator=(Buffer &&other) noexcept {
+  std::swap(devicePtr, other.devicePtr);
+  std::swap(numBytes, other.numBytes);
+  return *this;
+}
+
+Buffer::~Buffer() {
+  if (devicePtr)
+    tryLoadDriver()->cuMemFree(devicePtr);
+}
+
+/// Throws unless `bytes` fit in a buffer of `size` bytes.
+static void checkBounds(const char *what, size_t bytes, size_t size) {
+  if (bytes > size)
+    throw RuntimeError(std::string("tilec runtime: ") + what + " of " +
+                       std::to_string(bytes) + " bytes exceeds a buffer of " +
+                       std::to_string(size) + " bytes");
+}
+
+void Buffer::copyFromHost(const void *src, size_t bytes) {
+  checkBounds("copyFromHost", bytes, numBytes);
+  if (bytes == 0)
+    return;
+  ensureContext();
+  check(driver().cuMemcpyHtoD(devicePtr, src, bytes), "cuMemcpyHtoD_v2");
+}
+
+void Buffer::copyToHost(void *dst, size_t bytes) const {
+  checkBounds("copyToHost", bytes, numBytes);
+  if (bytes == 0)
+    return;
+  ensureContext();
+  check(driver().cuMemcpyDtoH(dst, devicePtr, bytes), "cuMemcpyDtoH_v2");
+}
+
+void Buffer::copyFrom(const Buffer &src, size_t bytes, Stream *stream) {
+  checkBounds("copyFrom (destination)", bytes, numBytes);
+  checkBounds("copyFrom (source)", bytes, src.numBytes);
+  if (bytes == 0)
+    return;
+  ensureContext();
+  check(driver().cuMemcpyDtoDAsync(devicePtr, src.devicePtr, bytes,
+                                   stream ? toStream(stream->handle())
+                                          : nullptr),
+        "cuMemcpyDtoDAsync_v2");
+}
+
+void Buffer::memsetZero() {
+  if (numBytes == 0)
+    return;
+  ensureContext();
+  check(driver().cuMemsetD8(devicePtr, 0, numBytes), "cuMemsetD8_v2");
+}
+
+//===----------------------------------------------------------------------===//
+// Module and Kernel
+//===----------------------------------------------------------------------===//
+
+Module Module::load(const void *image, const char *what) {
+  ensureContext();
+  const Driver &d = driver();
+  std::string errorLog(16384, '\0'), infoLog(16384, '\0');
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                   CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {errorLog.data(),
+                    reinterpret_cast<void *>(uintptr_t(errorLog.size())),
+                    infoLog.data(),
+                    reinterpret_cast<void *>(uintptr_t(infoLog.size()))};
+  CUmodule handle = nullptr;
+  CUresult result = d.cuModuleLoadDataEx(&handle, image, 4, options, values);
+  errorLog.resize(errorLog.find('\0'));
+  infoLog.resize(infoLog.find('\0'));
+  if (result != CUDA_SUCCESS) {
+    std::string msg = describe(result, "cuModuleLoadDataEx") + " loading " +
+                      what;
+    if (!errorLog.empty())
+      msg += "\nJIT error log:\n" + errorLog;
+    throw RuntimeError(msg);
+  }
+  Module m;
+  m.module = handle;
+  m.jitInfoLog = std::move(infoLog);
+  return m;
+}
+
+Module Module::loadPTX(const std::string &ptx) {
+  return load(ptx.c_str(), "PTX");
+}
+
+Module Module::loadCubin(const std::string &image) {
+  return load(image.data(), "a cubin");
+}
+
+Module::Module(Module &&other) noexcept
+    : module(std::exchange(other.module, nullptr)),
+      jitInfoLog(std::move(other.jitInfoLog)) {}
+
+Module &Module::operator=(Module &&other) noexcept {
+  std::swap(module, other.module);
+  std::swap(jitInfoLog, other.jitInfoLog);
+  return *this;
+}
+
+Module::~Module() {
+  if (module)
+    tryLoadDriver()->cuModuleUnload(static_cast<CUmodule>(module));
+}
+
+Kernel Module::getKernel(const KernelSignature &sig) const {
+  const Driver &d = driver();
+  CUfunction function;
+  check(d.cuModuleGetFunction(&function, static_cast<CUmodule>(module),
+                              sig.name.c_str()),
+        "cuModuleGetFunction", sig.name);
+  // Beyond 48 KiB of dynamic shared memory a kernel has to opt in.
+  if (sig.sharedBytes > 48 * 1024)
+    if (CUresult r = d.cuFuncSetAttribute(
+            function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            static_cast<int>(sig.sharedBytes)))
+      throw RuntimeError(describe(r, "cuFuncSetAttribute", sig.name) +
+                         " setting the dynamic shared memory to " +
+                         std::to_string(sig.sharedBytes) + " bytes");
+  return Kernel(function, sig);
+}
+
+void Kernel::launch(const std::vector<ArgValue> &args, Stream *stream) const {
+  std::array<uint32_t, 3> grid = evaluateGrid(sig, args);
+  PackedArgs packed = packArguments(sig, args);
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+    return;
+  ensureContext();
+  std::vector<void *> params = packed.kernelParams();
+  check(driver().cuLaunchKernel(static_cast<CUfunction>(function), grid[0],
+                                grid[1], grid[2], sig.numThreads, 1, 1,
+                                sig.sharedBytes,
+                                stream ? toStream(stream->handle()) : nullptr,
+                                params.data(), nullptr),
+        "cuLaunchKernel", sig.name);
+}
+
+} // namespace tilec

@@ -1,0 +1,681 @@
+//===- RuntimeTest.cpp - Unit tests of the tilec runtime ------------------===//
+//
+// Tests the driver-free parts of the runtime everywhere (scalar type helpers,
+// grid expressions, argument checking and packing, f16/bf16 conversion, the
+// error for a missing driver), and the driver-backed parts on machines with a
+// GPU, where hand-written PTX kernels check launches end to end. GPU tests
+// skip themselves when no driver or device is present.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace tilec;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+ParamInfo scalarParam(std::string name, ScalarType type) {
+  return {std::move(name), false, type, 0};
+}
+
+ParamInfo tensorParam(std::string name, ScalarType type, unsigned rank) {
+  return {std::move(name), true, type, rank};
+}
+
+GridExpr leaf(GridExpr::Kind kind, unsigned param, unsigned dim = 0) {
+  GridExpr e;
+  e.kind = kind;
+  e.param = param;
+  e.dim = dim;
+  return e;
+}
+
+GridExpr shape(unsigned param, unsigned dim) {
+  return leaf(GridExpr::Kind::Shape, param, dim);
+}
+
+GridExpr scalarRef(unsigned param) {
+  return leaf(GridExpr::Kind::Scalar, param);
+}
+
+GridExpr op(GridExpr::Kind kind, std::vector<GridExpr> operands) {
+  GridExpr e;
+  e.kind = kind;
+  e.operands = std::move(operands);
+  return e;
+}
+
+using K = GridExpr::Kind;
+
+/// saxpy(a: f32, x: tensor<f32, 1>, y: tensor<f32, 1>)
+///     grid(cdiv(x.shape[0], BLOCK))
+KernelSignature saxpySignature(unsigned block = 1024) {
+  KernelSignature sig;
+  sig.name = "saxpy";
+  sig.params = {scalarParam("a", ScalarType::F32),
+                tensorParam("x", ScalarType::F32, 1),
+                tensorParam("y", ScalarType::F32, 1)};
+  sig.grid = {op(K::CDiv, {shape(1, 0), GridExpr::constant(block)})};
+  sig.numThreads = block;
+  return sig;
+}
+
+std::vector<ArgValue> saxpyArgs(int64_t n, uint64_t x = 0x1000,
+                                uint64_t y = 0x2000) {
+  return {2.0f, TensorArg::contiguous(x, {n}), TensorArg::contiguous(y, {n})};
+}
+
+/// Runs `fn`, expecting a RuntimeError; returns its message.
+template <typename Fn> std::string errorOf(Fn fn) {
+  try {
+    fn();
+  } catch (const RuntimeError &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a RuntimeError";
+  return "";
+}
+
+template <typename T> T readAt(const PackedArgs &p, size_t offset) {
+  T v;
+  std::memcpy(&v, p.bytes() + offset, sizeof(T));
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Signature helpers
+//===----------------------------------------------------------------------===//
+
+const ScalarType allTypes[] = {
+    ScalarType::I1,  ScalarType::I8,  ScalarType::I16, ScalarType::I32,
+    ScalarType::I64, ScalarType::U8,  ScalarType::U16, ScalarType::U32,
+    ScalarType::U64, ScalarType::F16, ScalarType::BF16, ScalarType::F32,
+    ScalarType::F64};
+
+TEST(SignatureTest, ScalarTypeSizes) {
+  const size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+  for (size_t i = 0; i < std::size(allTypes); ++i)
+    EXPECT_EQ(scalarTypeSize(allTypes[i]), sizes[i])
+        << scalarTypeName(allTypes[i]);
+}
+
+TEST(SignatureTest, NamesParseRoundTrip) {
+  const char *names[] = {"i1",  "i8",  "i16", "i32",  "i64", "u8", "u16",
+                         "u32", "u64", "f16", "bf16", "f32", "f64"};
+  for (size_t i = 0; i < std::size(allTypes); ++i) {
+    EXPECT_STREQ(scalarTypeName(allTypes[i]), names[i]);
+    EXPECT_EQ(parseScalarType(names[i]), allTypes[i]);
+  }
+  EXPECT_EQ(parseScalarType("f128"), std::nullopt);
+  EXPECT_EQ(parseScalarType("F32"), std::nullopt);
+  EXPECT_EQ(parseScalarType(""), std::nullopt);
+  EXPECT_EQ(parseScalarType("f32 "), std::nullopt);
+}
+
+TEST(SignatureTest, TypeClasses) {
+  EXPECT_TRUE(isFloatType(ScalarType::BF16));
+  EXPECT_TRUE(isFloatType(ScalarType::F64));
+  EXPECT_FALSE(isFloatType(ScalarType::I32));
+  EXPECT_TRUE(isSignedIntType(ScalarType::I8));
+  EXPECT_FALSE(isSignedIntType(ScalarType::U8));
+  EXPECT_FALSE(isSignedIntType(ScalarType::I1));
+  EXPECT_TRUE(isUnsignedIntType(ScalarType::U64));
+  EXPECT_FALSE(isUnsignedIntType(ScalarType::F16));
+}
+
+TEST(SignatureTest, GridExprStr) {
+  std::vector<ParamInfo> params = {tensorParam("x", ScalarType::F32, 2),
+                                   scalarParam("a", ScalarType::I32),
+                                   scalarParam("b", ScalarType::I32)};
+  GridExpr a = scalarRef(1), b = scalarRef(2), c = GridExpr::constant(3);
+  EXPECT_EQ(op(K::CDiv, {shape(0, 0), GridExpr::constant(1024)}).str(params),
+            "cdiv(x.shape[0], 1024)");
+  EXPECT_EQ(leaf(K::Stride, 0, 1).str(params), "x.stride[1]");
+  EXPECT_EQ(op(K::Add, {a, b}).str(params), "a + b");
+  EXPECT_EQ(op(K::Mul, {op(K::Add, {a, b}), c}).str(params), "(a + b) * 3");
+  EXPECT_EQ(op(K::Add, {op(K::Mul, {a, b}), c}).str(params), "a * b + 3");
+  EXPECT_EQ(op(K::Sub, {a, op(K::Sub, {b, c})}).str(params), "a - (b - 3)");
+  EXPECT_EQ(op(K::Sub, {op(K::Sub, {a, b}), c}).str(params), "a - b - 3");
+  EXPECT_EQ(op(K::Rem, {a, op(K::Div, {b, c})}).str(params), "a % (b / 3)");
+  EXPECT_EQ(op(K::Max, {a, b, GridExpr::constant(-1)}).str(params),
+            "max(a, b, -1)");
+  EXPECT_EQ(op(K::Min, {op(K::Add, {a, b}), c}).str(params), "min(a + b, 3)");
+  EXPECT_EQ(scalarRef(7).str(params), "<param 7>");
+}
+
+//===----------------------------------------------------------------------===//
+// Grid evaluation
+//===----------------------------------------------------------------------===//
+
+TEST(GridTest, Saxpy) {
+  KernelSignature sig = saxpySignature();
+  EXPECT_EQ(evaluateGrid(sig, saxpyArgs(1000)),
+            (std::array<uint32_t, 3>{1, 1, 1}));
+  EXPECT_EQ(evaluateGrid(sig, saxpyArgs(5000)),
+            (std::array<uint32_t, 3>{5, 1, 1}));
+  EXPECT_EQ(evaluateGrid(sig, saxpyArgs(4096)),
+            (std::array<uint32_t, 3>{4, 1, 1}));
+  // An empty tensor launches nothing, and that is not an error.
+  EXPECT_EQ(evaluateGrid(sig, saxpyArgs(0)),
+            (std::array<uint32_t, 3>{0, 1, 1}));
+}
+
+TEST(GridTest, TwoDimensionsAndScalars) {
+  KernelSignature sig;
+  sig.name = "matmul";
+  sig.params = {tensorParam("C", ScalarType::F32, 2),
+                scalarParam("split", ScalarType::I32)};
+  sig.grid = {op(K::CDiv, {shape(0, 0), GridExpr::constant(128)}),
+              op(K::CDiv, {shape(0, 1), GridExpr::constant(64)}),
+              op(K::Max, {scalarRef(1), GridExpr::constant(1)})};
+  std::vector<ArgValue> args = {TensorArg::contiguous(0, {300, 64}),
+                                int64_t(4)}; // Converted to i32.
+  EXPECT_EQ(evaluateGrid(sig, args), (std::array<uint32_t, 3>{3, 1, 4}));
+  sig.grid.pop_back(); // Missing dimensions are 1.
+  EXPECT_EQ(evaluateGrid(sig, args), (std::array<uint32_t, 3>{3, 1, 1}));
+  sig.grid.clear();
+  EXPECT_EQ(evaluateGrid(sig, args), (std::array<uint32_t, 3>{1, 1, 1}));
+  // Strides, arithmetic and C-style division.
+  sig.grid = {op(K::Add, {op(K::Mul, {leaf(K::Stride, 0, 0),
+                                      GridExpr::constant(2)}),
+                          op(K::Rem, {GridExpr::constant(7), scalarRef(1)})}),
+              op(K::Sub, {op(K::Div, {GridExpr::constant(-7),
+                                      GridExpr::constant(2)}),
+                          GridExpr::constant(-4)})};
+  EXPECT_EQ(evaluateGrid(sig, args), (std::array<uint32_t, 3>{131, 1, 1}));
+}
+
+TEST(GridTest, DivisionByZero) {
+  KernelSignature sig = saxpySignature();
+  sig.params[0] = scalarParam("n", ScalarType::I32);
+  sig.grid = {op(K::CDiv, {shape(1, 0), scalarRef(0)})};
+  std::vector<ArgValue> args = {0, TensorArg::contiguous(0, {10}),
+                                TensorArg::contiguous(0, {10})};
+  EXPECT_EQ(errorOf([&] { evaluateGrid(sig, args); }),
+            "tilec runtime: kernel 'saxpy': grid dimension x = "
+            "'cdiv(x.shape[0], n)': division by zero in "
+            "'cdiv(x.shape[0], n)'");
+  sig.grid = {op(K::Add, {GridExpr::constant(1),
+                          op(K::Rem, {shape(1, 0), scalarRef(0)})})};
+  EXPECT_EQ(errorOf([&] { evaluateGrid(sig, args); }),
+            "tilec runtime: kernel 'saxpy': grid dimension x = "
+            "'1 + x.shape[0] % n': division by zero in 'x.shape[0] % n'");
+}
+
+TEST(GridTest, BadSizes) {
+  KernelSignature sig = saxpySignature();
+  sig.grid = {GridExpr::constant(1),
+              op(K::Sub, {GridExpr::constant(1), shape(1, 0)})};
+  EXPECT_EQ(errorOf([&] { evaluateGrid(sig, saxpyArgs(3)); }),
+            "tilec runtime: kernel 'saxpy': grid dimension y = "
+            "'1 - x.shape[0]' is -2, which is negative");
+  sig.grid = {GridExpr::constant(1), shape(1, 0)};
+  EXPECT_EQ(errorOf([&] { evaluateGrid(sig, saxpyArgs(70000)); }),
+            "tilec runtime: kernel 'saxpy': grid dimension y = "
+            "'x.shape[0]' is 70000, above the limit of 65535");
+  sig.grid = {op(K::Mul, {shape(1, 0), GridExpr::constant(INT64_MAX)})};
+  EXPECT_NE(errorOf([&] { evaluateGrid(sig, saxpyArgs(3)); })
+                .find("integer overflow in 'x.shape[0] * 9223372036854775807'"),
+            std::string::npos);
+  sig.grid = {scalarRef(0)}; // `a` is an f32.
+  EXPECT_NE(errorOf([&] { evaluateGrid(sig, saxpyArgs(3)); })
+                .find("not an integer scalar parameter in 'a'"),
+            std::string::npos);
+  sig.grid = {shape(1, 1)}; // x has rank 1.
+  EXPECT_NE(errorOf([&] { evaluateGrid(sig, saxpyArgs(3)); })
+                .find("no such tensor dimension in 'x.shape[1]'"),
+            std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Argument checking and packing
+//===----------------------------------------------------------------------===//
+
+TEST(PackTest, SaxpyLayout) {
+  PackedArgs p = packArguments(saxpySignature(), saxpyArgs(1000));
+  EXPECT_EQ(p.size, 56u);
+  EXPECT_EQ(p.offsets, (std::vector<size_t>{0, 8, 16, 24, 32, 40, 48}));
+  EXPECT_EQ(readAt<float>(p, 0), 2.0f);
+  EXPECT_EQ(readAt<uint32_t>(p, 4), 0u); // Padding is zero.
+  EXPECT_EQ(readAt<uint64_t>(p, 8), 0x1000u);
+  EXPECT_EQ(readAt<int64_t>(p, 16), 1000);
+  EXPECT_EQ(readAt<int64_t>(p, 24), 1);
+  EXPECT_EQ(readAt<uint64_t>(p, 32), 0x2000u);
+  EXPECT_EQ(readAt<int64_t>(p, 40), 1000);
+  EXPECT_EQ(readAt<int64_t>(p, 48), 1);
+  std::vector<void *> params = p.kernelParams();
+  ASSERT_EQ(params.size(), 7u);
+  for (size_t i = 0; i < params.size(); ++i)
+    EXPECT_EQ(params[i], p.bytes() + p.offsets[i]);
+}
+
+TEST(PackTest, MixedScalarsAreAlignedAndConverted) {
+  KernelSignature sig;
+  sig.name = "mixed";
+  sig.params = {scalarParam("a", ScalarType::I8),
+                scalarParam("b", ScalarType::F64),
+                scalarParam("c", ScalarType::F16),
+                scalarParam("n", ScalarType::I32),
+                scalarParam("flag", ScalarType::U8),
+                tensorParam("t", ScalarType::BF16, 2),
+                scalarParam("s", ScalarType::BF16)};
+  TensorArg t{0xdeadbeef000, {3, 5}, {10, 2}};
+  std::vector<ArgValue> args = {-3, 1.5f, 1.0, int64_t(77), 1u, t, 1};
+  PackedArgs p = packArguments(sig, args);
+  EXPECT_EQ(p.offsets,
+            (std::vector<size_t>{0, 8, 16, 20, 24, 32, 40, 48, 56, 64, 72}));
+  EXPECT_EQ(p.size, 74u);
+  EXPECT_EQ(p.storage.size(), 10u);
+  const uint8_t expected[] = {
+      0xfd, 0, 0, 0, 0, 0, 0, 0,                 // a: i8 -3
+      0, 0, 0, 0, 0, 0, 0xf8, 0x3f,              // b: f64 1.5
+      0x00, 0x3c, 0, 0, 77, 0, 0, 0,             // c: f16 1.0, n: i32 77
+      1, 0, 0, 0, 0, 0, 0, 0,                    // flag: u8 1
+      0x00, 0xf0, 0xee, 0xdb, 0xea, 0x0d, 0, 0,  // t.ptr
+      3, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0,   // t.sizes
+      10, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0,  // t.strides
+      0x80, 0x3f};                                      // s: bf16 1.0
+  ASSERT_EQ(sizeof(expected), p.size);
+  for (size_t i = 0; i < p.size; ++i)
+    EXPECT_EQ(p.bytes()[i], expected[i]) << "byte " << i;
+}
+
+TEST(PackTest, ArgumentKindErrors) {
+  KernelSignature sig = saxpySignature();
+  std::vector<ArgValue> args = saxpyArgs(10);
+  args[1] = 3.0f;
+  EXPECT_EQ(errorOf([&] { packArguments(sig, args); }),
+            "tilec runtime: kernel 'saxpy': argument 2 ('x') must be a "
+            "tensor<f32, 1>, got a scalar f32");
+  args = saxpyArgs(10);
+  args[0] = TensorArg::contiguous(0, {4});
+  EXPECT_EQ(errorOf([&] { packArguments(sig, args); }),
+            "tilec runtime: kernel 'saxpy': argument 1 ('a') must be a "
+            "scalar f32, got a tensor");
+  args = saxpyArgs(10);
+  args[2] = TensorArg::contiguous(0, {4, 4});
+  EXPECT_EQ(errorOf([&] { evaluateGrid(sig, args); }),
+            "tilec runtime: kernel 'saxpy': argument 3 ('y') must be a "
+            "tensor<f32, 1>, got a tensor with 2 sizes and 2 strides");
+  args.pop_back();
+  EXPECT_EQ(errorOf([&] { packArguments(sig, args); }),
+            "tilec runtime: kernel 'saxpy' takes 3 arguments, got 2");
+}
+
+TEST(PackTest, ScalarConversionErrors) {
+  KernelSignature sig;
+  sig.name = "k";
+  sig.params = {scalarParam("small", ScalarType::U8),
+                scalarParam("count", ScalarType::I32)};
+  EXPECT_EQ(errorOf([&] { packArguments(sig, {300, 1}); }),
+            "tilec runtime: kernel 'k': argument 1 ('small') of type u8: 300 "
+            "does not fit in u8");
+  EXPECT_EQ(errorOf([&] { packArguments(sig, {1, 2.5}); }),
+            "tilec runtime: kernel 'k': argument 2 ('count') of type i32: 2.5 "
+            "is not an integer, so cannot be passed as i32");
+  PackedArgs p = packArguments(sig, {uint32_t(255), 8.0});
+  EXPECT_EQ(p.bytes()[0], 255);
+  EXPECT_EQ(readAt<int32_t>(p, 4), 8);
+}
+
+//===----------------------------------------------------------------------===//
+// Scalars and small floats
+//===----------------------------------------------------------------------===//
+
+TEST(ScalarTest, HalfAndBFloat16) {
+  EXPECT_EQ(floatToHalfBits(1.0), 0x3C00);
+  EXPECT_EQ(floatToHalfBits(-2.0), 0xC000);
+  EXPECT_EQ(floatToHalfBits(0.0), 0x0000);
+  EXPECT_EQ(floatToHalfBits(-0.0), 0x8000);
+  EXPECT_EQ(floatToHalfBits(65504.0), 0x7BFF);
+  EXPECT_EQ(floatToHalfBits(65519.0), 0x7BFF);  // Below the halfway point.
+  EXPECT_EQ(floatToHalfBits(65520.0), 0x7C00);  // Halfway rounds to even: inf.
+  EXPECT_EQ(floatToHalfBits(1e10), 0x7C00);
+  EXPECT_EQ(floatToHalfBits(-INFINITY), 0xFC00);
+  EXPECT_EQ(floatToHalfBits(NAN) & 0x7E00, 0x7E00);
+  EXPECT_EQ(floatToHalfBits(1.0 + 0x1p-11), 0x3C00);     // Tie to even (down).
+  EXPECT_EQ(floatToHalfBits(1.0 + 3 * 0x1p-11), 0x3C02); // Tie to even (up).
+  EXPECT_EQ(floatToHalfBits(1.0 + 0x1p-11 + 0x1p-30), 0x3C01);
+  EXPECT_EQ(floatToHalfBits(0x1p-24), 0x0001);  // Smallest subnormal.
+  EXPECT_EQ(floatToHalfBits(0x1p-25), 0x0000);  // Tie to even: zero.
+  EXPECT_EQ(floatToHalfBits(0x1.8p-25), 0x0001);
+  EXPECT_EQ(floatToHalfBits(0x1p-14), 0x0400);  // Smallest normal.
+  EXPECT_EQ(floatToHalfBits(0x1p-14 - 0x1p-26), 0x0400); // Rounds up to it.
+  EXPECT_EQ(floatToHalfBits(0.1), 0x2E66);
+
+  EXPECT_EQ(floatToBFloat16Bits(1.0), 0x3F80);
+  EXPECT_EQ(floatToBFloat16Bits(-2.0), 0xC000);
+  EXPECT_EQ(floatToBFloat16Bits(3.14159265), 0x4049);
+  EXPECT_EQ(floatToBFloat16Bits(1.0 + 0x1p-8), 0x3F80);     // Tie, down.
+  EXPECT_EQ(floatToBFloat16Bits(1.0 + 3 * 0x1p-8), 0x3F82); // Tie, up.
+  EXPECT_EQ(floatToBFloat16Bits(65504.0), 0x4780);
+  EXPECT_EQ(floatToBFloat16Bits(3.4e38), 0x7F80);  // Overflows to inf.
+  EXPECT_EQ(floatToBFloat16Bits(0x1p-133), 0x0001); // Smallest subnormal.
+}
+
+TEST(ScalarTest, ArgValues) {
+  ArgValue h = ArgValue::scalar(ScalarType::F16, 1.0);
+  EXPECT_EQ(h.type(), ScalarType::F16);
+  EXPECT_EQ(h.bytes()[0], 0x00);
+  EXPECT_EQ(h.bytes()[1], 0x3C);
+  EXPECT_EQ(h.doubleValue(), 1.0);
+  EXPECT_EQ(h.intValue(), std::nullopt);
+  EXPECT_EQ(ArgValue::scalar(ScalarType::BF16, 2).doubleValue(), 2.0);
+  EXPECT_EQ(ArgValue::scalar(ScalarType::F16, 0.1).doubleValue(),
+            0.0999755859375);
+  EXPECT_EQ(ArgValue::scalar(ScalarType::I16, -2).intValue(), -2);
+  EXPECT_EQ(ArgValue::scalar(ScalarType::I16, -2).bytes()[1], 0xFF);
+  EXPECT_EQ(ArgValue::scalar(ScalarType::U64, 0x1p63).intValue(),
+            std::nullopt);
+  EXPECT_EQ(ArgValue::scalar(ScalarType::U64, 0x1p63).doubleValue(), 0x1p63);
+  EXPECT_EQ(ArgValue::scalar(ScalarType::I1, 1).intValue(), 1);
+  EXPECT_EQ(ArgValue(uint32_t(4000000000u)).intValue(), 4000000000);
+  EXPECT_EQ(ArgValue(int32_t(-1)).convertTo(ScalarType::F32).doubleValue(),
+            -1.0);
+  EXPECT_EQ(ArgValue(1.5).convertTo(ScalarType::BF16).doubleValue(), 1.5);
+  EXPECT_EQ(errorOf([] { ArgValue::scalar(ScalarType::I1, 2); }),
+            "tilec runtime: 2 does not fit in i1");
+  EXPECT_EQ(errorOf([] { ArgValue::scalar(ScalarType::U32, -1); }),
+            "tilec runtime: -1 does not fit in u32");
+  EXPECT_EQ(errorOf([] { ArgValue::scalar(ScalarType::I64, 1e30); }),
+            "tilec runtime: 1e+30 does not fit in i64");
+  EXPECT_NE(errorOf([] { ArgValue::scalar(ScalarType::I32, NAN); })
+                .find("is not an integer"),
+            std::string::npos);
+}
+
+TEST(ScalarTest, ContiguousStrides) {
+  TensorArg t = TensorArg::contiguous(0x10, {2, 3, 4});
+  EXPECT_EQ(t.ptr, 0x10u);
+  EXPECT_EQ(t.strides, (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_TRUE(TensorArg::contiguous(0, {}).strides.empty());
+}
+
+//===----------------------------------------------------------------------===//
+// No driver
+//===----------------------------------------------------------------------===//
+
+TEST(NoDriverTest, ClearErrorWithoutCrash) {
+  if (driverAvailable())
+    GTEST_SKIP() << "a CUDA driver is present";
+  std::string msg = errorOf([] { Context::get(); });
+  EXPECT_NE(msg.find("cannot load the CUDA driver"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is an NVIDIA driver installed?"), std::string::npos);
+  if (!std::getenv("TILEC_CUDA_DRIVER")) {
+    EXPECT_NE(msg.find("(libcuda.so.1)"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(errorOf([] { deviceCount(); }), msg);
+  EXPECT_EQ(errorOf([] { Buffer b(16); }), msg);
+  EXPECT_EQ(errorOf([] { Module::loadPTX(""); }), msg);
+  Buffer empty; // Needs no driver.
+  EXPECT_EQ(empty.size(), 0u);
+}
+
+// The driver is loaded once per process, so the override is tested in a
+// fresh process ("threadsafe" death tests re-execute the test binary).
+TEST(DriverOverrideDeathTest, NonexistentPathGivesClearError) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("TILEC_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+        if (driverAvailable())
+          std::_Exit(2);
+        try {
+          Context::get();
+        } catch (const RuntimeError &e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          std::_Exit(0);
+        }
+        std::_Exit(1);
+      },
+      testing::ExitedWithCode(0),
+      "tilec runtime: cannot load the CUDA driver "
+      "\\(/nonexistent/libcuda.so.1\\): .*is an NVIDIA driver installed\\?");
+}
+
+//===----------------------------------------------------------------------===//
+// On a GPU (hand-written PTX following the launch ABI)
+//===----------------------------------------------------------------------===//
+
+bool haveDevice() { return driverAvailable() && deviceCount() > 0; }
+
+#define REQUIRE_DEVICE()                                                       \
+  if (!haveDevice())                                                           \
+  GTEST_SKIP() << "no CUDA device"
+
+const char *ptxHeader = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+// y[i*ys] = a * x[i*xs] + y[i*ys] for i < x.shape[0].
+const char *saxpyPTX = R"(
+.visible .entry saxpy(.param .f32 a, .param .u64 xp, .param .u64 xn,
+                      .param .u64 xs, .param .u64 yp, .param .u64 yn,
+                      .param .u64 ys)
+{
+  .reg .pred %p;
+  .reg .b32 %r<4>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<10>;
+  ld.param.f32 %f1, [a];
+  ld.param.u64 %rd1, [xp];
+  ld.param.u64 %rd2, [xn];
+  ld.param.u64 %rd3, [xs];
+  ld.param.u64 %rd4, [yp];
+  ld.param.u64 %rd5, [ys];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mul.wide.u32 %rd6, %r1, %r2;
+  cvt.u64.u32 %rd7, %r3;
+  add.s64 %rd6, %rd6, %rd7;
+  setp.ge.s64 %p, %rd6, %rd2;
+  @%p bra DONE;
+  mul.lo.s64 %rd8, %rd6, %rd3;
+  shl.b64 %rd8, %rd8, 2;
+  add.s64 %rd8, %rd1, %rd8;
+  ld.global.f32 %f2, [%rd8];
+  mul.lo.s64 %rd9, %rd6, %rd5;
+  shl.b64 %rd9, %rd9, 2;
+  add.s64 %rd9, %rd4, %rd9;
+  ld.global.f32 %f3, [%rd9];
+  fma.rn.f32 %f3, %f1, %f2, %f3;
+  st.global.f32 [%rd9], %f3;
+DONE:
+  ret;
+}
+
+// out[0..3] = (f64) a, b, c, n.
+.visible .entry mixed(.param .s8 a, .param .f64 b, .param .b16 c,
+                      .param .s32 n, .param .u64 op, .param .u64 on,
+                      .param .u64 os)
+{
+  .reg .b16 %rs<3>;
+  .reg .b32 %r<2>;
+  .reg .f64 %fd<5>;
+  .reg .b64 %rd<2>;
+  ld.param.s8 %rs1, [a];
+  ld.param.f64 %fd1, [b];
+  ld.param.b16 %rs2, [c];
+  ld.param.s32 %r1, [n];
+  ld.param.u64 %rd1, [op];
+  cvt.rn.f64.s16 %fd2, %rs1;
+  cvt.f64.f16 %fd3, %rs2;
+  cvt.rn.f64.s32 %fd4, %r1;
+  st.global.f64 [%rd1], %fd2;
+  st.global.f64 [%rd1+8], %fd1;
+  st.global.f64 [%rd1+16], %fd3;
+  st.global.f64 [%rd1+24], %fd4;
+  ret;
+}
+
+// Writes through the last word of 64 KiB of dynamic shared memory.
+.extern .shared .align 16 .b8 smem[];
+.visible .entry bigshared(.param .u64 op, .param .u64 on, .param .u64 os)
+{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [op];
+  mov.u32 %r1, 42;
+  st.shared.u32 [smem+65532], %r1;
+  bar.sync 0;
+  ld.shared.u32 %r1, [smem+65532];
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+)";
+
+TEST(DeviceTest, ContextInfo) {
+  REQUIRE_DEVICE();
+  Context &ctx = Context::get();
+  EXPECT_EQ(&ctx, &Context::get(0));
+  EXPECT_FALSE(ctx.deviceName().empty());
+  EXPECT_GE(ctx.computeCapability(), 50);
+  EXPECT_GT(ctx.multiprocessorCount(), 0);
+  ctx.synchronize();
+  EXPECT_NE(errorOf([] { Context::get(deviceCount()); })
+                .find("there is no CUDA device"),
+            std::string::npos);
+}
+
+TEST(DeviceTest, BuffersStreamsEvents) {
+  REQUIRE_DEVICE();
+  std::vector<int32_t> host(1 << 20);
+  for (size_t i = 0; i < host.size(); ++i)
+    host[i] = int32_t(i * 7);
+  size_t bytes = host.size() * 4;
+  Buffer a(bytes), b(bytes);
+  EXPECT_NE(a.ptr(), 0u);
+  EXPECT_EQ(a.size(), bytes);
+  a.copyFromHost(host.data(), bytes);
+  Stream stream;
+  Event start, end;
+  start.record(stream);
+  b.copyFrom(a, bytes, &stream);
+  end.record(stream);
+  end.synchronize();
+  EXPECT_GE(Event::elapsedMs(start, end), 0.0f);
+  std::vector<int32_t> back(host.size());
+  b.copyToHost(back.data(), bytes);
+  EXPECT_EQ(back, host);
+  b.memsetZero();
+  b.copyToHost(back.data(), bytes);
+  EXPECT_EQ(back, std::vector<int32_t>(host.size(), 0));
+  Buffer moved = std::move(a);
+  EXPECT_EQ(a.ptr(), 0u);
+  EXPECT_EQ(moved.size(), bytes);
+  b.copyFrom(moved, 16); // Default stream.
+  Stream::defaultStream().synchronize();
+  stream.synchronize();
+  EXPECT_NE(errorOf([&] { moved.copyToHost(back.data(), bytes + 4); })
+                .find("exceeds a buffer of"),
+            std::string::npos);
+}
+
+TEST(DeviceTest, SaxpyLaunch) {
+  REQUIRE_DEVICE();
+  Module module = Module::loadPTX(std::string(ptxHeader) + saxpyPTX);
+  Kernel kernel = module.getKernel(saxpySignature(256));
+  const int64_t n = 1000; // Not a multiple of the block.
+  std::vector<float> x(2 * n), y(n + 1, 1.0f);
+  for (int64_t i = 0; i < 2 * n; ++i)
+    x[i] = float(i);
+  Buffer xb(x.size() * 4), yb(y.size() * 4);
+  xb.copyFromHost(x.data(), xb.size());
+  yb.copyFromHost(y.data(), yb.size());
+  // x is viewed with stride 2 to check that strides arrive.
+  std::vector<ArgValue> args = {2.0f, TensorArg{xb.ptr(), {n}, {2}},
+                                TensorArg::contiguous(yb.ptr(), {n})};
+  EXPECT_EQ(kernel.gridFor(args), (std::array<uint32_t, 3>{4, 1, 1}));
+  Stream stream;
+  kernel.launch(args, &stream);
+  stream.synchronize();
+  yb.copyToHost(y.data(), yb.size());
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], 2.0f * float(2 * i) + 1.0f) << "i = " << i;
+  EXPECT_EQ(y[n], 1.0f); // Past the end: untouched.
+  // An empty grid launches nothing.
+  kernel.launch({2.0f, TensorArg::contiguous(0, {0}),
+                 TensorArg::contiguous(0, {0})});
+  Context::get().synchronize();
+}
+
+TEST(DeviceTest, MixedScalarLaunch) {
+  REQUIRE_DEVICE();
+  Module module = Module::loadPTX(std::string(ptxHeader) + saxpyPTX);
+  KernelSignature sig;
+  sig.name = "mixed";
+  sig.params = {scalarParam("a", ScalarType::I8),
+                scalarParam("b", ScalarType::F64),
+                scalarParam("c", ScalarType::F16),
+                scalarParam("n", ScalarType::I32),
+                tensorParam("out", ScalarType::F64, 1)};
+  sig.numThreads = 1;
+  Kernel kernel = module.getKernel(sig);
+  Buffer out(32);
+  kernel.launch({-5, 2.25f, 0.5, int64_t(123456),
+                 TensorArg::contiguous(out.ptr(), {4})});
+  double result[4];
+  out.copyToHost(result, 32);
+  EXPECT_EQ(result[0], -5.0);
+  EXPECT_EQ(result[1], 2.25);
+  EXPECT_EQ(result[2], 0.5);
+  EXPECT_EQ(result[3], 123456.0);
+}
+
+TEST(DeviceTest, LargeDynamicSharedMemory) {
+  REQUIRE_DEVICE();
+  Module module = Module::loadPTX(std::string(ptxHeader) + saxpyPTX);
+  KernelSignature sig;
+  sig.name = "bigshared";
+  sig.params = {tensorParam("out", ScalarType::U32, 1)};
+  sig.numThreads = 32;
+  sig.sharedBytes = 64 * 1024;
+  Kernel kernel = module.getKernel(sig);
+  Buffer out(4);
+  out.memsetZero();
+  kernel.launch({TensorArg::contiguous(out.ptr(), {1})});
+  uint32_t result = 0;
+  out.copyToHost(&result, 4);
+  EXPECT_EQ(result, 42u);
+}
+
+TEST(DeviceTest, Errors) {
+  REQUIRE_DEVICE();
+  std::string msg = errorOf([] {
+    Module::loadPTX(std::string(ptxHeader) +
+                    ".visible .entry broken() { bogus.instruction; }");
+  });
+  EXPECT_NE(msg.find("cuModuleLoadDataEx failed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("CUDA_ERROR_INVALID_PTX"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("JIT error log:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("bogus"), std::string::npos) << msg;
+
+  Module module = Module::loadPTX(std::string(ptxHeader) + saxpyPTX);
+  KernelSignature missing = saxpySignature();
+  missing.name = "nope";
+  msg = errorOf([&] { module.getKernel(missing); });
+  EXPECT_NE(msg.find("cuModuleGetFunction failed for kernel 'nope': "
+                     "CUDA_ERROR_NOT_FOUND"),
+            std::string::npos)
+      << msg;
+
+  KernelSignature tooWide = saxpySignature(4096); // Over 1024 threads.
+  Kernel kernel = module.getKernel(tooWide);
+  msg = errorOf([&] { kernel.launch(saxpyArgs(10)); });
+  EXPECT_NE(msg.find("cuLaunchKernel failed for kernel 'saxpy': "
+                     "CUDA_ERROR_INVALID_VALUE"),
+            std::string::npos)
+      << msg;
+}
+
+} // namespace

@@ -1,0 +1,13 @@
+//===- tile-opt.cpp - mlir-opt with the tile dialect and passes -----------===//
+
+#include "tilec/Pipeline.h"
+
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  tilec::registerTilecDialects(registry);
+  tilec::registerTilecPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tilec optimizer driver\n", registry));
+}
