@@ -56,7 +56,7 @@ CompileResult tilec::compile(std::string_view source,
     return finish();
   }
 
-  std::unique_ptr<Module> ast = parseModule(diags);
+  std::unique_ptr<ModuleDecl> ast = parseModule(diags);
   if (!ast)
     return finish();
   if (options.emit == EmitKind::AST) {

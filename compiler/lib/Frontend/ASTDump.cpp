@@ -91,7 +91,7 @@ struct Dumper {
     expr(*s.value, d + 1);
   }
 
-  void kernel(const Kernel &k) {
+  void kernel(const KernelDecl &k) {
     os << "Kernel " << k.name;
     at(k.loc);
     for (auto &cp : k.constParams) {
@@ -127,7 +127,7 @@ struct Dumper {
 };
 } // namespace
 
-void tilec::dumpAST(const Module &module, DiagEngine &diags,
+void tilec::dumpAST(const ModuleDecl &module, DiagEngine &diags,
                     llvm::raw_ostream &os) {
   Dumper d{diags, os};
   for (auto &k : module.kernels)

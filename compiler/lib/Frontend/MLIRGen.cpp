@@ -371,7 +371,7 @@ void Gen::genStmt(const Stmt &s) {
 }
 
 void Gen::run() {
-  const Kernel &k = *inst.kernel;
+  const KernelDecl &k = *inst.kernel;
   b.setInsertionPointToEnd(module.getBody());
   auto ptrTy = LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1);
   SmallVector<Type> argTypes;

@@ -38,7 +38,7 @@ public:
     tok = lexer.next();
   }
 
-  std::unique_ptr<Module> parseModule();
+  std::unique_ptr<ModuleDecl> parseModule();
 
 private:
   static constexpr unsigned kMaxDepth = 256;
@@ -69,7 +69,7 @@ private:
     return "'" + tok.text.str() + "'";
   }
 
-  std::unique_ptr<Kernel> parseKernel();
+  std::unique_ptr<KernelDecl> parseKernel();
   bool parseConstParam(ConstParam &cp);
   std::unique_ptr<TypeExpr> parseType();
   bool parseBlock(std::vector<StmtPtr> &body);
@@ -106,8 +106,8 @@ struct DepthGuard {
 
 } // namespace
 
-std::unique_ptr<Module> Parser::parseModule() {
-  auto module = std::make_unique<Module>();
+std::unique_ptr<ModuleDecl> Parser::parseModule() {
+  auto module = std::make_unique<ModuleDecl>();
   while (!is(Tok::Eof)) {
     if (is(Tok::KwKernel)) {
       auto k = parseKernel();
@@ -132,8 +132,8 @@ std::unique_ptr<Module> Parser::parseModule() {
   return module;
 }
 
-std::unique_ptr<Kernel> Parser::parseKernel() {
-  auto k = std::make_unique<Kernel>();
+std::unique_ptr<KernelDecl> Parser::parseKernel() {
+  auto k = std::make_unique<KernelDecl>();
   advance(); // 'kernel'
   if (!is(Tok::Ident)) {
     fail("expected a kernel name after 'kernel', found " + describe());
@@ -546,7 +546,7 @@ ExprPtr Parser::parsePrimary() {
   }
 }
 
-std::unique_ptr<Module> tilec::parseModule(DiagEngine &diags) {
+std::unique_ptr<ModuleDecl> tilec::parseModule(DiagEngine &diags) {
   Parser p(diags);
   auto m = p.parseModule();
   if (diags.hadError())

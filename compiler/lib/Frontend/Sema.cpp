@@ -125,7 +125,7 @@ struct Symbol {
 
 class Checker {
 public:
-  Checker(Kernel &k, DiagEngine &diags, KernelInstance &inst)
+  Checker(KernelDecl &k, DiagEngine &diags, KernelInstance &inst)
       : kernel(k), diags(diags), inst(inst) {}
 
   bool run(const Defines &defines, std::set<std::string> &used);
@@ -147,7 +147,7 @@ private:
   bool toGridExpr(const Expr &e, GridExpr &out);
   std::string suggest(llvm::StringRef name) const;
 
-  Kernel &kernel;
+  KernelDecl &kernel;
   DiagEngine &diags;
   KernelInstance &inst;
   std::map<std::string, Symbol> symbols;
@@ -794,7 +794,7 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   return true;
 }
 
-bool tilec::checkKernel(Kernel &kernel, const Defines &defines,
+bool tilec::checkKernel(KernelDecl &kernel, const Defines &defines,
                         DiagEngine &diags, KernelInstance &out,
                         std::set<std::string> &usedDefines) {
   Checker c(kernel, diags, out);

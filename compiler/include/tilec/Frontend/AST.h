@@ -122,7 +122,7 @@ struct Param {
   std::unique_ptr<TypeExpr> type;
 };
 
-struct Kernel {
+struct KernelDecl {
   std::string name;
   llvm::SMLoc loc;
   std::vector<ConstParam> constParams;
@@ -132,12 +132,12 @@ struct Kernel {
   std::vector<StmtPtr> body;
 };
 
-struct Module {
-  std::vector<std::unique_ptr<Kernel>> kernels;
+struct ModuleDecl {
+  std::vector<std::unique_ptr<KernelDecl>> kernels;
 };
 
 /// Prints the tree with `line:col` locations (`tilec -emit=ast`).
-void dumpAST(const Module &module, DiagEngine &diags, llvm::raw_ostream &os);
+void dumpAST(const ModuleDecl &module, DiagEngine &diags, llvm::raw_ostream &os);
 
 } // namespace tilec
 

@@ -16,7 +16,7 @@
 namespace tilec {
 
 /// Parses the main buffer of `diags`' source manager.
-std::unique_ptr<Module> parseModule(DiagEngine &diags);
+std::unique_ptr<ModuleDecl> parseModule(DiagEngine &diags);
 
 } // namespace tilec
 

@@ -25,7 +25,7 @@ using Defines = std::map<std::string, std::string>;
 
 /// A kernel with all compile-time parameters bound and its body checked.
 struct KernelInstance {
-  Kernel *kernel = nullptr;
+  KernelDecl *kernel = nullptr;
   std::map<std::string, int64_t> intConsts;
   std::map<std::string, ScalarType> typeConsts;
   std::vector<SemaType> paramTypes; ///< resolved, one per kernel parameter
@@ -34,7 +34,7 @@ struct KernelInstance {
 
 /// Checks `kernel` with `defines` applied. Returns false after reporting
 /// errors. `usedDefines` collects the names of the defines it consumed.
-bool checkKernel(Kernel &kernel, const Defines &defines, DiagEngine &diags,
+bool checkKernel(KernelDecl &kernel, const Defines &defines, DiagEngine &diags,
                  KernelInstance &out, std::set<std::string> &usedDefines);
 
 /// The type that two operands of a binary operation are converted to before

@@ -1,0 +1,476 @@
+//===- tilec-check.cpp - compile, run and check example kernels -----------===//
+//
+// The end-to-end driver behind the README's main command and the GPU tests:
+// compiles each `.tile` file in-process through the embedding API, and, when
+// a GPU is present, runs every kernel that has a host reference on random
+// inputs and compares all tensors with the reference computed in double
+// precision. With --bench it also times the kernels and a device-to-device
+// copy with CUDA events (median after warm-up).
+//
+//   tilec-check FILE... [-D NAME=VALUE]... [--size N]... [--shape RxC]...
+//               [--ld-pad P] [--arch sm_90a] [--compile-only] [--bench ITERS]
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Compiler.h"
+#include "tilec/Runtime/Runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tilec;
+
+namespace {
+
+/// Host copy of one tensor argument, as doubles (exact for f16/bf16/f32).
+struct HostTensor {
+  ScalarType dtype;
+  std::vector<int64_t> sizes, strides;
+  std::vector<double> values; ///< indexed by the strided storage offset
+  int64_t storageElems = 0;
+};
+
+/// A host reference: computes the expected contents of all tensors.
+struct Reference {
+  std::vector<unsigned> written; ///< tensor params the kernel writes
+  bool writtenAreRead = false;    ///< outputs are also inputs (y in SAXPY)
+  std::function<void(std::vector<HostTensor *> &, const std::vector<double> &)> run;
+  double rtolScale = 1; ///< extra tolerance for approximate math
+};
+
+template <typename Fn> void forEachIndex(const HostTensor &t, Fn fn) {
+  if (t.sizes.size() == 1) {
+    for (int64_t i = 0; i < t.sizes[0]; ++i)
+      fn(i * t.strides[0]);
+    return;
+  }
+  for (int64_t i = 0; i < t.sizes[0]; ++i)
+    for (int64_t j = 0; j < t.sizes[1]; ++j)
+      fn(i * t.strides[0] + j * t.strides[1]);
+}
+
+double roundTo(ScalarType t, double v);
+
+/// Elementwise reference over tensors of identical shape: out = f(ins...).
+Reference elementwise(std::vector<unsigned> ins, unsigned out,
+                      std::function<double(const std::vector<double> &,
+                                           const std::vector<double> &)> f,
+                      double rtolScale = 1) {
+  Reference r;
+  r.written = {out};
+  r.rtolScale = rtolScale;
+  r.run = [ins, out, f](std::vector<HostTensor *> &ts,
+                        const std::vector<double> &scalars) {
+    HostTensor &o = *ts[out];
+    std::vector<double> xs(ins.size());
+    forEachIndex(o, [&](int64_t off) {
+      for (size_t k = 0; k < ins.size(); ++k)
+        xs[k] = ts[ins[k]]->values[off];
+      o.values[off] = roundTo(o.dtype, f(xs, scalars));
+    });
+  };
+  return r;
+}
+
+/// References by kernel name (tensor parameters are numbered in order).
+std::map<std::string, Reference> references() {
+  std::map<std::string, Reference> refs;
+  refs["vadd"] = elementwise({0, 1}, 2, [](auto &x, auto &) { return x[0] + x[1]; });
+  refs["saxpy"] = elementwise({0, 1}, 1, [](auto &x, auto &s) {
+    return s[0] * x[0] + x[1];
+  });
+  refs["saxpy"].writtenAreRead = true;
+  refs["fused2d"] = elementwise({0, 1}, 2, [](auto &x, auto &) {
+    return std::max(x[0] * x[1] + 1.0, 0.0);
+  });
+  refs["mathmix"] = elementwise(
+      {0, 1}, 2,
+      [](auto &x, auto &) {
+        double a = x[0], b = x[1];
+        double pos = std::sqrt(std::abs(a)) + std::exp(b) - std::log(1.0 + b * b);
+        double neg = -std::min(a * a, 4.0) / (1.0 + std::abs(b));
+        return a > 0 ? pos : neg;
+      },
+      /*rtolScale=*/20);
+  return refs;
+}
+
+// --- number formats --------------------------------------------------------
+
+double halfBitsToDouble(uint16_t h) {
+  int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v;
+  if (exp == 0)
+    v = std::ldexp(mant, -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp(mant + 1024, exp - 25);
+  return sign ? -v : v;
+}
+double bf16BitsToDouble(uint16_t b) {
+  uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+double roundTo(ScalarType t, double v) {
+  switch (t) {
+  case ScalarType::F16: return halfBitsToDouble(floatToHalfBits(v));
+  case ScalarType::BF16: return bf16BitsToDouble(floatToBFloat16Bits(v));
+  case ScalarType::F32: return static_cast<float>(v);
+  default: return v;
+  }
+}
+
+std::vector<uint8_t> encode(const HostTensor &t) {
+  size_t eb = scalarTypeSize(t.dtype);
+  std::vector<uint8_t> out(t.storageElems * eb);
+  for (int64_t i = 0; i < t.storageElems; ++i) {
+    double v = t.values[i];
+    uint8_t *p = out.data() + i * eb;
+    switch (t.dtype) {
+    case ScalarType::F16: { uint16_t h = floatToHalfBits(v); std::memcpy(p, &h, 2); break; }
+    case ScalarType::BF16: { uint16_t h = floatToBFloat16Bits(v); std::memcpy(p, &h, 2); break; }
+    case ScalarType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
+    case ScalarType::F64: std::memcpy(p, &v, 8); break;
+    default: throw RuntimeError("tilec-check: only float tensors are generated");
+    }
+  }
+  return out;
+}
+
+double decodeAt(const HostTensor &t, const std::vector<uint8_t> &raw, int64_t i) {
+  const uint8_t *p = raw.data() + i * scalarTypeSize(t.dtype);
+  switch (t.dtype) {
+  case ScalarType::F16: { uint16_t h; std::memcpy(&h, p, 2); return halfBitsToDouble(h); }
+  case ScalarType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16BitsToDouble(h); }
+  case ScalarType::F32: { float f; std::memcpy(&f, p, 4); return f; }
+  default: { double d; std::memcpy(&d, p, 8); return d; }
+  }
+}
+
+double relTol(ScalarType t) {
+  switch (t) {
+  case ScalarType::F16: return 2e-3;
+  case ScalarType::BF16: return 1.6e-2;
+  case ScalarType::F32: return 2e-6;
+  default: return 1e-12;
+  }
+}
+
+struct Rng {
+  uint64_t s;
+  double uniform() { // [-2, 2)
+    s += 0x9E3779B97F4A7C15ull;
+    uint64_t z = s;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (z >> 11) * (4.0 / 9007199254740992.0) - 2.0;
+  }
+};
+
+struct Options {
+  std::vector<std::string> files;
+  std::map<std::string, std::string> defines;
+  std::vector<int64_t> sizes;
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  int64_t ldPad = 0;
+  std::string arch = "sm_90a";
+  bool compileOnly = false;
+  int benchIters = 0;
+  unsigned numWarps = 0;
+  bool verify = true;
+  std::string ptxDir;
+};
+
+bool gpuPresent() {
+  try {
+    return driverAvailable() && deviceCount() > 0;
+  } catch (const RuntimeError &) {
+    return false;
+  }
+}
+
+/// Runs one kernel on one problem size; returns false on a mismatch.
+bool runCase(const Kernel &kernel, const Reference &ref,
+             const std::vector<int64_t> &shape, const Options &opts,
+             uint64_t seed) {
+  const KernelSignature &sig = kernel.signature();
+  std::vector<HostTensor> host;
+  std::vector<double> scalars;
+  Rng rng{seed};
+  for (const ParamInfo &p : sig.params) {
+    if (!p.isTensor) {
+      scalars.push_back(roundTo(p.dtype, 1.0 + rng.uniform() / 4));
+      continue;
+    }
+    HostTensor t;
+    t.dtype = p.dtype;
+    t.sizes = shape;
+    if (shape.size() == 1) {
+      t.strides = {1};
+      t.storageElems = shape[0];
+    } else {
+      int64_t ld = shape[1] + opts.ldPad;
+      t.strides = {ld, 1};
+      t.storageElems = (shape[0] - 1) * ld + shape[1];
+    }
+    t.values.resize(t.storageElems);
+    for (double &v : t.values)
+      v = roundTo(p.dtype, rng.uniform());
+    host.push_back(std::move(t));
+  }
+  // Device copies.
+  std::vector<Buffer> buffers;
+  std::vector<ArgValue> args;
+  size_t ti = 0, si = 0;
+  for (const ParamInfo &p : sig.params) {
+    if (p.isTensor) {
+      HostTensor &t = host[ti++];
+      std::vector<uint8_t> raw = encode(t);
+      buffers.emplace_back(std::max<size_t>(raw.size(), 1));
+      buffers.back().copyFromHost(raw.data(), raw.size());
+      TensorArg ta;
+      ta.ptr = buffers.back().ptr();
+      ta.sizes = t.sizes;
+      ta.strides = t.strides;
+      args.emplace_back(ta);
+    } else {
+      args.push_back(ArgValue::scalar(p.dtype, scalars[si++]));
+    }
+  }
+  kernel.launch(args);
+  Context::get().synchronize();
+
+  std::vector<HostTensor> expected;
+  if (opts.verify)
+    expected = host;
+  std::vector<HostTensor *> eptrs;
+  for (auto &t : expected)
+    eptrs.push_back(&t);
+  if (opts.verify)
+    ref.run(eptrs, scalars);
+
+  std::string shapeStr;
+  for (size_t i = 0; i < shape.size(); ++i)
+    shapeStr += (i ? "x" : "") + std::to_string(shape[i]);
+  bool ok = true;
+  double worst = 0;
+  int64_t bad = 0, firstBad = -1;
+  for (size_t k = 0; k < host.size() && opts.verify; ++k) {
+    HostTensor &t = host[k];
+    std::vector<uint8_t> raw(t.storageElems * scalarTypeSize(t.dtype));
+    buffers[k].copyToHost(raw.data(), raw.size());
+    double rtol = relTol(t.dtype) * ref.rtolScale;
+    double atol = rtol;
+    // Every element of storage must match: outputs the reference, inputs and
+    // the padding between rows their original values (nothing written there).
+    for (int64_t i = 0; i < t.storageElems; ++i) {
+      double got = decodeAt(t, raw, i);
+      double want = expected[k].values[i];
+      double err = std::abs(got - want);
+      if (!(err <= atol + rtol * std::abs(want))) {
+        if (firstBad < 0) {
+          firstBad = i;
+          std::printf("  mismatch in tensor '%s' at storage index %lld: got %.9g, want %.9g\n",
+                      sig.params[0].name.c_str(), (long long)i, got, want);
+        }
+        ++bad;
+      }
+      if (std::abs(want) > 0)
+        worst = std::max(worst, err / std::max(std::abs(want), 1.0));
+    }
+  }
+  ok = bad == 0;
+  if (opts.verify)
+  std::printf("%s %s %s [%s] max_rel_err=%.3g%s\n", ok ? "PASS" : "FAIL",
+              sig.name.c_str(), shapeStr.c_str(),
+              scalarTypeName(host.empty() ? ScalarType::F32 : host[0].dtype), worst,
+              ok ? "" : (" (" + std::to_string(bad) + " wrong elements)").c_str());
+
+  if (ok && opts.benchIters > 0) {
+    // Bytes that must move: every tensor read once, written tensors again.
+    double bytes = 0;
+    for (size_t k = 0; k < host.size(); ++k) {
+      double tb = double(host[k].storageElems) * scalarTypeSize(host[k].dtype);
+      bool written = std::count(ref.written.begin(), ref.written.end(), k) > 0;
+      bool readToo = !written || ref.writtenAreRead;
+      bytes += tb * ((written ? 1 : 0) + (readToo ? 1 : 0));
+    }
+    auto timeIt = [&](const std::function<void()> &fn) {
+      for (int i = 0; i < 10; ++i)
+        fn();
+      std::vector<float> ms;
+      Event start, end;
+      for (int i = 0; i < opts.benchIters; ++i) {
+        start.record();
+        fn();
+        end.record();
+        end.synchronize();
+        ms.push_back(Event::elapsedMs(start, end));
+      }
+      std::sort(ms.begin(), ms.end());
+      return ms[ms.size() / 2];
+    };
+    float kms = timeIt([&] { kernel.launch(args); });
+    std::printf("BENCH tilec %s n=%s threads=%u %.4f ms %.1f GB/s\n", sig.name.c_str(),
+                shapeStr.c_str(), sig.numThreads, kms, bytes / (kms * 1e-3) / 1e9);
+    // A device-to-device copy of the largest tensor: read + write.
+    size_t copyBytes = buffers[0].size();
+    Buffer dst(copyBytes);
+    float cms = timeIt([&] { dst.copyFrom(buffers[0], copyBytes); });
+    std::printf("BENCH memcpy_d2d n=%s %.4f ms %.1f GB/s\n", shapeStr.c_str(), cms,
+                2.0 * copyBytes / (cms * 1e-3) / 1e9);
+  }
+  return ok;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: tilec-check FILE... [-D NAME=VALUE]... [--size N]... "
+               "[--shape RxC]... [--ld-pad P] [--arch ARCH] [--compile-only] "
+               "[--bench ITERS] [--no-verify] [--num-warps N] [--ptx-dir DIR]\n");
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "tilec-check: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    try {
+      if (a == "-D" || (a.rfind("-D", 0) == 0 && a.size() > 2)) {
+        std::string d = a == "-D" ? next() : a.substr(2);
+        size_t eq = d.find('=');
+        if (eq == std::string::npos)
+          return usage();
+        opts.defines[d.substr(0, eq)] = d.substr(eq + 1);
+      } else if (a == "--size") {
+        opts.sizes.push_back(std::stoll(next()));
+      } else if (a == "--shape") {
+        std::string s = next();
+        size_t x = s.find('x');
+        if (x == std::string::npos)
+          return usage();
+        opts.shapes.push_back({std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))});
+      } else if (a == "--ld-pad") {
+        opts.ldPad = std::stoll(next());
+      } else if (a == "--arch") {
+        opts.arch = next();
+      } else if (a == "--compile-only") {
+        opts.compileOnly = true;
+      } else if (a == "--bench") {
+        opts.benchIters = std::stoi(next());
+      } else if (a == "--no-verify") {
+        opts.verify = false;
+      } else if (a == "--num-warps") {
+        opts.numWarps = std::stoul(next());
+      } else if (a == "--ptx-dir") {
+        opts.ptxDir = next();
+      } else if (!a.empty() && a[0] == '-') {
+        return usage();
+      } else {
+        opts.files.push_back(a);
+      }
+    } catch (const std::exception &) {
+      return usage();
+    }
+  }
+  if (opts.files.empty())
+    return usage();
+  if (opts.sizes.empty())
+    opts.sizes = {1, 1000, 1000003};
+  if (opts.shapes.empty())
+    opts.shapes = {{1000, 3000}};
+
+  bool gpu = !opts.compileOnly && gpuPresent();
+  if (!opts.compileOnly && !gpu)
+    std::printf("no GPU found: compiling only\n");
+  auto refs = references();
+  int failures = 0;
+  uint64_t seed = 12345;
+  for (const std::string &file : opts.files) {
+    std::ifstream in(file);
+    if (!in) {
+      std::fprintf(stderr, "tilec-check: cannot read %s\n", file.c_str());
+      return 1;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    CompileOptions copts;
+    copts.fileName = file;
+    copts.arch = opts.arch;
+    copts.defines = opts.defines;
+    copts.numWarps = opts.numWarps;
+    auto t0 = std::chrono::steady_clock::now();
+    CompileResult result = compile(ss.str(), copts);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - t0).count();
+    if (!result.ok) {
+      std::fprintf(stderr, "%s", result.diagnostics.c_str());
+      ++failures;
+      continue;
+    }
+    std::printf("compiled %s: %zu kernel(s), %zu bytes of PTX in %.0f ms\n",
+                file.c_str(), result.kernels.size(), result.ptx.size(), ms);
+    if (!opts.ptxDir.empty()) {
+      std::string base = file.substr(file.find_last_of('/') + 1);
+      base = base.substr(0, base.rfind('.'));
+      std::ofstream(opts.ptxDir + "/" + base + ".ptx") << result.ptx;
+    }
+    if (!gpu)
+      continue;
+    try {
+      Context &ctx = Context::get();
+      (void)ctx;
+      Module module = Module::loadPTX(result.ptx);
+      for (const KernelSignature &sig : result.kernels) {
+        auto it = refs.find(sig.name);
+        if (it == refs.end()) {
+          std::printf("SKIP %s: no host reference\n", sig.name.c_str());
+          continue;
+        }
+        Kernel kernel = module.getKernel(sig);
+        unsigned rank = 0;
+        for (const ParamInfo &p : sig.params)
+          if (p.isTensor)
+            rank = p.rank;
+        if (rank == 1) {
+          for (int64_t n : opts.sizes)
+            failures += !runCase(kernel, it->second, {n}, opts, seed++);
+        } else {
+          for (auto [r, c] : opts.shapes)
+            failures += !runCase(kernel, it->second, {r, c}, opts, seed++);
+        }
+      }
+    } catch (const RuntimeError &e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ++failures;
+    }
+  }
+  if (failures) {
+    std::printf("%d failure(s)\n", failures);
+    return 1;
+  }
+  return 0;
+}
