@@ -44,6 +44,10 @@ static cl::opt<unsigned> numWarps("num-warps", cl::desc("Warps per block (0: aut
                                   cl::init(0), cl::cat(tilecCategory));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                                   cl::Prefix, cl::init(3), cl::cat(tilecCategory));
+static cl::opt<bool> splitInputFile(
+    "split-input-file",
+    cl::desc("Compile each '// -----' separated chunk on its own (for tests)"),
+    cl::init(false), cl::cat(tilecCategory));
 static cl::opt<bool> printSignature("print-signature",
                                     cl::desc("Print each kernel's launch signature to stderr"),
                                     cl::init(false), cl::cat(tilecCategory));
@@ -75,19 +79,49 @@ int main(int argc, char **argv) {
     options.defines[d.substr(0, eq)] = d.substr(eq + 1);
   }
 
-  tilec::CompileResult result = tilec::compile((*buffer)->getBuffer().str(), options);
-  if (!result.ok) {
-    llvm::errs() << result.diagnostics;
-    return 1;
-  }
-  if (printSignature)
-    for (const tilec::KernelSignature &sig : result.kernels) {
-      llvm::errs() << "kernel " << sig.name << " threads=" << sig.numThreads
-                   << " grid=(";
-      for (size_t i = 0; i < sig.grid.size(); ++i)
-        llvm::errs() << (i ? ", " : "") << sig.grid[i].str(sig.params);
-      llvm::errs() << ")\n";
+  // With --split-input-file each chunk is compiled alone; the other chunks'
+  // lines are blanked so that line numbers still match the file.
+  std::vector<std::string> chunks;
+  llvm::StringRef text = (*buffer)->getBuffer();
+  if (splitInputFile) {
+    llvm::SmallVector<llvm::StringRef> lines;
+    text.split(lines, '\n');
+    std::string padding, current;
+    for (llvm::StringRef line : lines) {
+      if (line.trim() == "// -----") {
+        chunks.push_back(padding + current);
+        padding += std::string(llvm::StringRef(current).count('\n') + 1, '\n');
+        current.clear();
+        continue;
+      }
+      current += line.str() + "\n";
     }
+    chunks.push_back(padding + current);
+  } else {
+    chunks.push_back(text.str());
+  }
+
+  bool failed = false;
+  std::string output;
+  for (const std::string &chunk : chunks) {
+    tilec::CompileResult result = tilec::compile(chunk, options);
+    if (!result.ok) {
+      llvm::errs() << result.diagnostics;
+      failed = true;
+      continue;
+    }
+    if (printSignature)
+      for (const tilec::KernelSignature &sig : result.kernels) {
+        llvm::errs() << "kernel " << sig.name << " threads=" << sig.numThreads
+                     << " grid=(";
+        for (size_t i = 0; i < sig.grid.size(); ++i)
+          llvm::errs() << (i ? ", " : "") << sig.grid[i].str(sig.params);
+        llvm::errs() << ")\n";
+      }
+    output += result.output;
+  }
+  if (failed && !splitInputFile)
+    return 1;
   std::error_code ec;
   llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
   if (ec) {
@@ -95,7 +129,7 @@ int main(int argc, char **argv) {
                  << ec.message() << "\n";
     return 1;
   }
-  out.os() << result.output;
+  out.os() << output;
   out.keep();
-  return 0;
+  return failed ? 1 : 0;
 }

@@ -1,0 +1,73 @@
+// RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm | FileCheck %s
+// Tiles become the vector of elements one thread owns; loads and stores get a
+// vectorized fast path and a guarded per-element path.
+
+// CHECK-LABEL: llvm.func @saxpy(
+// CHECK-SAME:    nvvm.kernel, nvvm.maxntid = array<i32: 32, 1, 1>
+// CHECK:         %[[BID:.*]] = nvvm.read.ptx.sreg.ctaid.x : i32
+// CHECK:         nvvm.read.ptx.sreg.tid.x : i32
+// The fast path needs the whole tile in bounds, unit stride, 16-byte alignment.
+// CHECK:         arith.cmpi sle
+// CHECK:         arith.cmpi eq, %{{.*}}, %{{.*}} : i64
+// CHECK:         llvm.ptrtoint
+// CHECK:         %[[X:.*]] = scf.if %{{.*}} -> (vector<8xf32>) {
+// CHECK:           llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK:           vector.insert_strided_slice %{{.*}} {offsets = [0], strides = [1]} : vector<4xf32> into vector<8xf32>
+// CHECK:           llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK:           vector.insert_strided_slice %{{.*}} {offsets = [4], strides = [1]} : vector<4xf32> into vector<8xf32>
+// CHECK:         } else {
+// CHECK:           arith.cmpi ult
+// CHECK:           scf.if %{{.*}} -> (f32) {
+// CHECK:             llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK:           vector.insert %{{.*}} [0] : f32 into vector<8xf32>
+// CHECK:         %[[A:.*]] = vector.broadcast %arg0 : f32 to vector<8xf32>
+// CHECK:         %[[M:.*]] = arith.mulf %[[A]], %[[X]] : vector<8xf32>
+// CHECK:         %[[R:.*]] = arith.addf %[[M]], %{{.*}} : vector<8xf32>
+// CHECK:         scf.if
+// CHECK:           vector.extract_strided_slice %[[R]] {offsets = [0], sizes = [4], strides = [1]}
+// CHECK:           llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK:         } else {
+// CHECK:           vector.extract %[[R]][0] : f32 from vector<8xf32>
+// CHECK:           scf.if
+// CHECK:             llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK:         llvm.return
+// CHECK-NOT:     tile.
+func.func @saxpy(%a: f32, %xp: !llvm.ptr<1>, %xn: i64, %xs: i64, %yp: !llvm.ptr<1>, %yn: i64, %ys: i64)
+    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+    %x = tile.make_view %xp[%xn] strides[%xs] : !llvm.ptr<1> -> !tile.view<f32, 1>
+    %y = tile.make_view %yp[%yn] strides[%ys] : !llvm.ptr<1> -> !tile.view<f32, 1>
+    %i = tile.block_id 0 : i32
+    %tx = tile.load %x[%i] : !tile.view<f32, 1>, i32 -> tensor<256xf32>
+    %ty = tile.load %y[%i] : !tile.view<f32, 1>, i32 -> tensor<256xf32>
+    %as = tile.splat %a : f32 -> tensor<256xf32>
+    %m = arith.mulf %as, %tx : tensor<256xf32>
+    %r = arith.addf %m, %ty : tensor<256xf32>
+    tile.store %r, %y[%i] : tensor<256xf32>, !tile.view<f32, 1>, i32
+    return
+}
+
+// -----
+
+// 10x6 = 60 elements over 32 threads x 2: the last slot of some threads is
+// tile padding, so even the fast path checks the flat index; the padding
+// value of the load fills it.
+// CHECK-LABEL: llvm.func @padded_2d(
+// CHECK:         arith.constant dense<-1.000000e+00> : vector<2xf32>
+// CHECK:         scf.if %{{.*}} -> (vector<2xf32>) {
+// CHECK:           arith.cmpi ult, %{{.*}}, %c60_i64
+// CHECK:           scf.if %{{.*}} -> (vector<2xf32>) {
+// CHECK:             llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> vector<2xf32>
+// CHECK:         math.exp2
+// CHECK-NOT:     math.exp {{.*}}
+// CHECK-NOT:     tile.
+func.func @padded_2d(%p: !llvm.ptr<1>, %n: i64, %m: i64, %s0: i64, %s1: i64)
+    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 2 : i32} {
+  %v = tile.make_view %p[%n, %m] strides[%s0, %s1] : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %i = tile.block_id 0 : i32
+  %j = tile.block_id 1 : i32
+  %t = tile.load %v[%i, %j] {padding = -1.0 : f32} : !tile.view<f32, 2>, i32, i32 -> tensor<10x6xf32>
+  %e = math.exp %t : tensor<10x6xf32>
+  tile.store %e, %v[%i, %j] : tensor<10x6xf32>, !tile.view<f32, 2>, i32, i32
+  return
+}
+

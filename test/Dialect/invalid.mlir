@@ -1,0 +1,78 @@
+// RUN: tile-opt %s -split-input-file -verify-diagnostics
+
+func.func @view_rank(%p: !llvm.ptr<1>, %n: i64) {
+  // expected-error @+1 {{a view of rank 2 needs 2 sizes and 2 strides, got 1 and 1}}
+  %v = tile.make_view %p[%n] strides[%n] : !llvm.ptr<1> -> !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{view rank must be between 1 and 4, got 5}}
+func.func @view_type(%v: !tile.view<f32, 5>) {
+  return
+}
+
+// -----
+
+func.func @grid_dim() {
+  // expected-error @+1 {{grid dimension must be 0, 1 or 2, got 3}}
+  %b = tile.block_id 3 : i32
+  return
+}
+
+// -----
+
+func.func @view_dim(%v: !tile.view<f32, 1>) {
+  // expected-error @+1 {{dimension 1 is out of range for a view of rank 1}}
+  %d = tile.view_dim %v[1] : !tile.view<f32, 1>
+  return
+}
+
+// -----
+
+func.func @load_indices(%v: !tile.view<f32, 2>, %i: i32) {
+  // expected-error @+1 {{needs 2 tile indices for a view of rank 2, got 1}}
+  %t = tile.load %v[%i] : !tile.view<f32, 2>, i32 -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @load_rank(%v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{tile rank 2 does not match the view rank 1}}
+  %t = tile.load %v[%i] : !tile.view<f32, 1>, i32 -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @load_elem(%v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{tile element type 'f16' does not match the view element type 'f32'}}
+  %t = tile.load %v[%i] : !tile.view<f32, 1>, i32 -> tensor<16xf16>
+  return
+}
+
+// -----
+
+func.func @load_padding(%v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{padding of type 'i32' does not match the tile element type 'f32'}}
+  %t = tile.load %v[%i] {padding = 0 : i32} : !tile.view<f32, 1>, i32 -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @store_elem(%v: !tile.view<f32, 1>, %i: i32, %t: tensor<16xi32>) {
+  // expected-error @+1 {{tile element type 'i32' does not match the view element type 'f32'}}
+  tile.store %t, %v[%i] : tensor<16xi32>, !tile.view<f32, 1>, i32
+  return
+}
+
+// -----
+
+func.func @splat(%a: f16) {
+  // expected-error @+1 {{splat of 'f16' cannot produce a tile of 'f32'}}
+  %t = tile.splat %a : f16 -> tensor<16xf32>
+  return
+}

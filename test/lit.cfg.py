@@ -1,0 +1,49 @@
+# -*- Python -*-
+# lit configuration for tilec: FileCheck tests for every stage, GoogleTest
+# unit tests (test/unit), and GPU end-to-end tests gated by `cuda-device`.
+
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "tilec"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".tile", ".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tilec_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit"]
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%examples", os.path.join(config.tilec_src_root, "examples")))
+
+llvm_config.with_system_environment(["HOME", "TMPDIR", "TILEC_CUDA_DRIVER"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.tilec_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["tilec", "tile-opt", "tilec-check"], [config.tilec_tools_dir])
+
+# ptxas assembles every PTX that a test emits; absent only where the CUDA
+# toolkit is missing.
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+
+def has_gpu():
+    for smi in (shutil.which("nvidia-smi"),):
+        if smi:
+            try:
+                out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+                if out.returncode == 0 and "GPU" in out.stdout:
+                    return True
+            except Exception:
+                pass
+    return False
+
+
+if has_gpu():
+    config.available_features.add("cuda-device")
