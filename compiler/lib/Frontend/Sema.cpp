@@ -558,6 +558,9 @@ bool Checker::checkCall(Expr &e) {
     if (f != "abs" && !isFloatType(t.elem))
       return error(e.args[0]->loc, "'" + f + "' needs a float argument, got " +
                                        describeOperand(t) + "; convert with cast<f32>(...)");
+    if ((f == "exp" || f == "log") && t.elem == ScalarType::F64)
+      return error(e.loc, "'" + f + "' of f64 is not supported yet; compute in "
+                          "f32 with cast<f32>(...)");
     if (f == "abs" && (t.elem == ScalarType::I1 || isUnsignedIntType(t.elem)))
       return error(e.args[0]->loc, "'abs' needs a signed number, got " + t.str());
     if (t.weak) // exp(1.0) is an f32 computation
