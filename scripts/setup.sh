@@ -29,4 +29,4 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DTILEC_ENABLE_SANITIZERS=$sanitize
 fi
-ninja -C "$BUILD_DIR" tilec tile-opt tilec-check TilecUnitTests
+ninja -C "$BUILD_DIR"

@@ -7,3 +7,4 @@ BUILD_DIR=${BUILD_DIR:-build}
 scripts/setup.sh
 [ -x /usr/local/cuda/bin/ptxas ] && export PATH=/usr/local/cuda/bin:$PATH
 /usr/lib/llvm-22/bin/lit -sv ${LIT_OPTS:-} "$BUILD_DIR/test" "$BUILD_DIR/test/unit"
+scripts/test-install.sh

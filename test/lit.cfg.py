@@ -22,7 +22,15 @@ llvm_config.with_system_environment(["HOME", "TMPDIR", "TILEC_CUDA_DRIVER"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.tilec_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["tilec", "tile-opt", "tilec-check"], [config.tilec_tools_dir])
+llvm_config.add_tool_substitutions(
+    ["tilec", "tile-opt", "tilec-check", "embed_jit", "embed_c", "embed_aot"],
+    [config.tilec_tools_dir])
+config.substitutions.append(("%tilec_include", os.path.join(config.tilec_src_root, "runtime", "include")))
+config.substitutions.append(("%tilec_runtime_lib", os.path.join(config.tilec_obj_root, "lib", "libtilec_runtime.a")))
+cxx = shutil.which("clang++-22") or shutil.which("c++") or shutil.which("g++")
+if cxx:
+    config.available_features.add("cxx")
+    config.substitutions.append(("%cxx", cxx))
 
 # ptxas assembles every PTX that a test emits; absent only where the CUDA
 # toolkit is missing.

@@ -72,6 +72,12 @@ static LoadResult load() {
   ok &= resolve(lib, d.cuMemcpyDtoH, "cuMemcpyDtoH_v2", missing);
   ok &= resolve(lib, d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", missing);
   ok &= resolve(lib, d.cuMemsetD8, "cuMemsetD8_v2", missing);
+  ok &= resolve(lib, d.cuStreamBeginCapture, "cuStreamBeginCapture_v2", missing);
+  ok &= resolve(lib, d.cuStreamEndCapture, "cuStreamEndCapture", missing);
+  ok &= resolve(lib, d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", missing);
+  ok &= resolve(lib, d.cuGraphLaunch, "cuGraphLaunch", missing);
+  ok &= resolve(lib, d.cuGraphDestroy, "cuGraphDestroy", missing);
+  ok &= resolve(lib, d.cuGraphExecDestroy, "cuGraphExecDestroy", missing);
   ok &= resolve(lib, d.cuStreamCreate, "cuStreamCreate", missing);
   ok &= resolve(lib, d.cuStreamDestroy, "cuStreamDestroy_v2", missing);
   ok &= resolve(lib, d.cuStreamSynchronize, "cuStreamSynchronize", missing);

@@ -146,6 +146,69 @@ void Stream::synchronize() {
   check(driver().cuStreamSynchronize(toStream(stream)), "cuStreamSynchronize");
 }
 
+void Stream::beginCapture() {
+  if (!stream)
+    throw RuntimeError("tilec runtime: cannot capture the default stream; "
+                       "capture a tilec::Stream you created");
+  ensureContext();
+  check(driver().cuStreamBeginCapture(toStream(stream),
+                                      CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+        "cuStreamBeginCapture_v2");
+}
+
+Graph Stream::endCapture() {
+  ensureContext();
+  CUgraph graph = nullptr;
+  check(driver().cuStreamEndCapture(toStream(stream), &graph), "cuStreamEndCapture");
+  CUgraphExec exec = nullptr;
+  if (CUresult r = driver().cuGraphInstantiateWithFlags(&exec, graph, 0)) {
+    driver().cuGraphDestroy(graph);
+    check(r, "cuGraphInstantiateWithFlags");
+  }
+  return Graph(graph, exec);
+}
+
+Graph::Graph(Graph &&other) noexcept
+    : graph(std::exchange(other.graph, nullptr)),
+      exec(std::exchange(other.exec, nullptr)) {}
+
+Graph &Graph::operator=(Graph &&other) noexcept {
+  if (this != &other) {
+    this->~Graph();
+    graph = std::exchange(other.graph, nullptr);
+    exec = std::exchange(other.exec, nullptr);
+  }
+  return *this;
+}
+
+Graph::~Graph() {
+  if (exec)
+    driver().cuGraphExecDestroy(static_cast<CUgraphExec>(exec));
+  if (graph)
+    driver().cuGraphDestroy(static_cast<CUgraph>(graph));
+}
+
+void Graph::launch(Stream &stream) {
+  ensureContext();
+  check(driver().cuGraphLaunch(static_cast<CUgraphExec>(exec),
+                               toStream(stream.handle())),
+        "cuGraphLaunch");
+}
+
+void copyHostToDevice(uint64_t dst, const void *src, size_t bytes) {
+  if (bytes == 0)
+    return;
+  ensureContext();
+  check(driver().cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD_v2");
+}
+
+void copyDeviceToHost(void *dst, uint64_t src, size_t bytes) {
+  if (bytes == 0)
+    return;
+  ensureContext();
+  check(driver().cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH_v2");
+}
+
 Event::Event() {
   ensureContext();
   CUevent e;

@@ -1,7 +1,9 @@
 //===- tilec.cpp - The tilec command-line compiler ------------------------===//
 //
-//   tilec FILE [-o OUT] [--arch=sm_80|sm_90a] [-emit=ast|tile|llvm|ptx]
-//         [-D NAME=VALUE]... [--kernel NAME] [--num-warps N] [-O0..3]
+//   tilec FILE [-o OUT] [--arch=sm_80|sm_90|sm_90a]
+//         [-emit=ast|tile|llvm|ptx|header|cubin] [-D NAME=VALUE]...
+//         [--kernel NAME] [--num-warps N] [-O0..3] [--use-cache]
+//   tilec cache list|clear|info
 //
 // Default output is PTX on stdout (or OUT). Errors go to stderr in the
 // `file:line:col: error:` form with the source line and a caret; the exit
@@ -9,16 +11,27 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tilec/Cache.h"
 #include "tilec/Compiler.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
+#include <ctime>
+
 namespace cl = llvm::cl;
+
+namespace {
+enum class Output { AST, Tile, LLVM, PTX, Header, Cubin };
+}
 
 static cl::OptionCategory tilecCategory("tilec options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .tile file>"),
@@ -28,12 +41,15 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdo
                                        cl::cat(tilecCategory));
 static cl::opt<std::string> arch("arch", cl::desc("GPU architecture: sm_80, sm_90 or sm_90a"),
                                  cl::init("sm_90a"), cl::cat(tilecCategory));
-static cl::opt<tilec::EmitKind> emit(
-    "emit", cl::desc("What to emit"), cl::init(tilec::EmitKind::PTX),
-    cl::values(clEnumValN(tilec::EmitKind::AST, "ast", "the syntax tree"),
-               clEnumValN(tilec::EmitKind::Tile, "tile", "the tile dialect"),
-               clEnumValN(tilec::EmitKind::LLVM, "llvm", "optimized LLVM IR"),
-               clEnumValN(tilec::EmitKind::PTX, "ptx", "PTX assembly (default)")),
+static cl::opt<Output> emit(
+    "emit", cl::desc("What to emit"), cl::init(Output::PTX),
+    cl::values(clEnumValN(Output::AST, "ast", "the syntax tree"),
+               clEnumValN(Output::Tile, "tile", "the tile dialect"),
+               clEnumValN(Output::LLVM, "llvm", "optimized LLVM IR"),
+               clEnumValN(Output::PTX, "ptx", "PTX assembly (default)"),
+               clEnumValN(Output::Header, "header",
+                          "a C++ header with the PTX and typed launch functions"),
+               clEnumValN(Output::Cubin, "cubin", "a cubin, assembled by ptxas")),
     cl::cat(tilecCategory));
 static cl::list<std::string> defines("D", cl::desc("Set a compile-time parameter"),
                                      cl::value_desc("NAME=VALUE"), cl::Prefix,
@@ -44,6 +60,12 @@ static cl::opt<unsigned> numWarps("num-warps", cl::desc("Warps per block (0: aut
                                   cl::init(0), cl::cat(tilecCategory));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                                   cl::Prefix, cl::init(3), cl::cat(tilecCategory));
+static cl::opt<std::string> headerNamespace(
+    "namespace", cl::desc("C++ namespace of -emit=header (default: the file name)"),
+    cl::init(""), cl::cat(tilecCategory));
+static cl::opt<bool> useCache("use-cache",
+                              cl::desc("Go through the compile cache (PTX only)"),
+                              cl::init(false), cl::cat(tilecCategory));
 static cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Compile each '// -----' separated chunk on its own (for tests)"),
@@ -52,8 +74,105 @@ static cl::opt<bool> printSignature("print-signature",
                                     cl::desc("Print each kernel's launch signature to stderr"),
                                     cl::init(false), cl::cat(tilecCategory));
 
+/// `tilec cache list|clear|info`.
+static int cacheMain(int argc, char **argv) {
+  tilec::CompileCache &cache = tilec::CompileCache::global();
+  std::string cmd = argc > 1 ? argv[1] : "";
+  if (cache.directory().empty()) {
+    llvm::errs() << "tilec: the disk cache is off (TILEC_CACHE=0, or no HOME)\n";
+    return cmd == "info" ? 0 : 1;
+  }
+  if (cmd == "list") {
+    for (const auto &e : cache.list()) {
+      char when[32];
+      std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", std::localtime(&e.lastUse));
+      llvm::outs() << e.key << "  " << llvm::format_decimal(e.bytes, 9) << " B  "
+                   << when << "  ";
+      if (!e.valid)
+        llvm::outs() << "(corrupt: rebuilt on next use)";
+      for (size_t i = 0; i < e.kernels.size(); ++i)
+        llvm::outs() << (i ? ", " : "") << e.kernels[i];
+      llvm::outs() << "\n";
+    }
+    return 0;
+  }
+  if (cmd == "clear") {
+    size_t n = cache.list().size();
+    cache.clear();
+    llvm::outs() << "removed " << n << " entries from " << cache.directory() << "\n";
+    return 0;
+  }
+  if (cmd == "info") {
+    auto entries = cache.list();
+    uint64_t total = 0;
+    for (const auto &e : entries)
+      total += e.bytes;
+    llvm::outs() << "directory: " << cache.directory() << "\n"
+                 << "entries:   " << entries.size() << "\n"
+                 << "size:      " << total << " bytes\n"
+                 << "limit:     " << cache.maxBytes() << " bytes\n"
+                 << "compiler:  " << tilec::compilerVersion() << "\n";
+    return 0;
+  }
+  llvm::errs() << "usage: tilec cache list|clear|info\n";
+  return 2;
+}
+
+/// Assembles PTX with ptxas ($TILEC_PTXAS, PATH, /usr/local/cuda/bin).
+static bool assembleCubin(const std::string &ptx, const std::string &archName,
+                          std::string &cubin, std::string &error) {
+  std::string ptxas;
+  if (const char *env = std::getenv("TILEC_PTXAS"); env && *env)
+    ptxas = env;
+  else if (auto found = llvm::sys::findProgramByName("ptxas"))
+    ptxas = *found;
+  else if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    ptxas = "/usr/local/cuda/bin/ptxas";
+  if (ptxas.empty()) {
+    error = "-emit=cubin needs ptxas from the CUDA toolkit; put it on PATH or "
+            "set TILEC_PTXAS";
+    return false;
+  }
+  llvm::SmallString<128> in, out;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("tilec", "ptx", fd, in) ||
+      llvm::sys::fs::createTemporaryFile("tilec", "cubin", out)) {
+    error = "cannot create temporary files for ptxas";
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  std::string msg;
+  int rc = llvm::sys::ExecuteAndWait(
+      ptxas, {ptxas, "-arch=" + archName, std::string(in), "-o", std::string(out)},
+      std::nullopt, {}, 0, 0, &msg);
+  auto buffer = llvm::MemoryBuffer::getFile(out, false, false);
+  llvm::sys::fs::remove(in);
+  llvm::sys::fs::remove(out);
+  if (rc != 0 || !buffer) {
+    error = "ptxas failed" + (msg.empty() ? "" : ": " + msg);
+    return false;
+  }
+  cubin = (*buffer)->getBuffer().str();
+  return true;
+}
+
+static std::string defaultNamespace(llvm::StringRef file) {
+  std::string stem = llvm::sys::path::stem(file).str();
+  std::string ns;
+  for (char c : stem)
+    ns += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (ns.empty() || std::isdigit(static_cast<unsigned char>(ns[0])))
+    ns = "k_" + ns;
+  return ns + "_kernels";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "cache")
+    return cacheMain(argc - 1, argv + 1);
   cl::HideUnrelatedOptions(tilecCategory);
   cl::ParseCommandLineOptions(argc, argv, "tilec: tile kernel compiler\n");
 
@@ -66,7 +185,12 @@ int main(int argc, char **argv) {
   tilec::CompileOptions options;
   options.fileName = inputFile;
   options.arch = arch;
-  options.emit = emit;
+  switch (emit) {
+  case Output::AST: options.emit = tilec::EmitKind::AST; break;
+  case Output::Tile: options.emit = tilec::EmitKind::Tile; break;
+  case Output::LLVM: options.emit = tilec::EmitKind::LLVM; break;
+  default: options.emit = tilec::EmitKind::PTX; break;
+  }
   options.kernel = kernel;
   options.numWarps = numWarps;
   options.optLevel = optLevel;
@@ -104,26 +228,45 @@ int main(int argc, char **argv) {
   bool failed = false;
   std::string output;
   for (const std::string &chunk : chunks) {
-    tilec::CompileResult result = tilec::compile(chunk, options);
-    if (!result.ok) {
-      llvm::errs() << result.diagnostics;
+    std::shared_ptr<const tilec::CompileResult> result =
+        useCache ? tilec::compileCached(chunk, options)
+                 : std::make_shared<const tilec::CompileResult>(
+                       tilec::compile(chunk, options));
+    if (!result->ok) {
+      llvm::errs() << result->diagnostics;
       failed = true;
       continue;
     }
     if (printSignature)
-      for (const tilec::KernelSignature &sig : result.kernels) {
+      for (const tilec::KernelSignature &sig : result->kernels) {
         llvm::errs() << "kernel " << sig.name << " threads=" << sig.numThreads
                      << " grid=(";
         for (size_t i = 0; i < sig.grid.size(); ++i)
           llvm::errs() << (i ? ", " : "") << sig.grid[i].str(sig.params);
         llvm::errs() << ")\n";
       }
-    output += result.output;
+    if (emit == Output::Header) {
+      std::string ns = headerNamespace.empty() ? defaultNamespace(inputFile)
+                                               : std::string(headerNamespace);
+      output += tilec::generateHeader(*result, ns,
+                                      llvm::sys::path::filename(inputFile).str());
+    } else if (emit == Output::Cubin) {
+      std::string cubin, error;
+      if (!assembleCubin(result->ptx, arch, cubin, error)) {
+        llvm::errs() << "tilec: error: " << error << "\n";
+        return 1;
+      }
+      output += cubin;
+    } else {
+      output += result->output;
+    }
   }
   if (failed && !splitInputFile)
     return 1;
   std::error_code ec;
-  llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
+  llvm::ToolOutputFile out(outputFile, ec,
+                           emit == Output::Cubin ? llvm::sys::fs::OF_None
+                                                 : llvm::sys::fs::OF_Text);
   if (ec) {
     llvm::errs() << "tilec: error: cannot write '" << outputFile << "': "
                  << ec.message() << "\n";

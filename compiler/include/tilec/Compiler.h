@@ -60,8 +60,15 @@ struct CompileResult {
 /// Compiles `source`. Never throws or aborts on bad input.
 CompileResult compile(std::string_view source, const CompileOptions &options);
 
-/// The compiler's version string (part of cache keys later).
+/// The compiler's version string (part of cache keys).
 const char *compilerVersion();
+
+/// A self-contained C++ header for ahead-of-time use: the PTX embedded as a
+/// string, each kernel's signature, and one typed launch function per kernel
+/// (`namespace_::saxpy(a, x, y, stream)`) that needs only the runtime library.
+std::string generateHeader(const CompileResult &result,
+                           const std::string &namespaceName,
+                           const std::string &sourceName);
 
 } // namespace tilec
 

@@ -65,6 +65,8 @@ private:
 };
 
 /// A stream of device work; RAII over CUstream. Move-only.
+class Graph;
+
 class Stream {
 public:
   /// Creates a new stream (ordered with the default stream, like CUDA's
@@ -76,9 +78,21 @@ public:
 
   /// The legacy default (null) stream.
   static Stream &defaultStream();
+  /// Wraps a CUstream owned by someone else (not destroyed with the wrapper).
+  static Stream borrow(void *cuStream) {
+    Stream s(nullptr);
+    s.stream = cuStream;
+    return s;
+  }
   void synchronize();
   /// The CUstream (null for the default stream).
   void *handle() const { return stream; }
+
+  /// Starts recording: launches and copies on this stream are captured into
+  /// a graph instead of running. Not allowed on the default stream.
+  void beginCapture();
+  /// Stops recording and returns the captured work as a replayable graph.
+  Graph endCapture();
 
 private:
   explicit Stream(std::nullptr_t) {}
@@ -111,6 +125,27 @@ private:
 };
 
 /// A CUDA event for ordering and timing; RAII over CUevent. Move-only.
+/// An instantiated CUDA graph: a captured sequence of launches replayed with
+/// one call (much less CPU time per kernel than launching one by one).
+class Graph {
+public:
+  Graph(Graph &&other) noexcept;
+  Graph &operator=(Graph &&other) noexcept;
+  ~Graph();
+  /// Replays the whole graph on `stream`.
+  void launch(Stream &stream);
+
+private:
+  friend class Stream;
+  Graph(void *graph, void *exec) : graph(graph), exec(exec) {}
+  void *graph = nullptr;
+  void *exec = nullptr;
+};
+
+/// Copies between host memory and any device pointer (synchronous).
+void copyHostToDevice(uint64_t dst, const void *src, size_t bytes);
+void copyDeviceToHost(void *dst, uint64_t src, size_t bytes);
+
 class Event {
 public:
   Event();

@@ -81,6 +81,18 @@ struct KernelSignature {
   unsigned sharedBytes = 0;   ///< Static shared memory is in the PTX; dynamic here.
 };
 
+/// A stable text form of signatures, used by the compile cache and by
+/// generated AOT headers:
+///   kernel saxpy threads 128 shared 0
+///   param a scalar f32 0
+///   param x tensor f32 1
+///   grid (cdiv (shape 1 0) 1024)
+///   end
+std::string serializeSignatures(const std::vector<KernelSignature> &sigs);
+/// Parses serializeSignatures' output; nullopt when `text` is malformed.
+std::optional<std::vector<KernelSignature>>
+parseSignatures(std::string_view text);
+
 } // namespace tilec
 
 #endif // TILEC_RUNTIME_SIGNATURE_H

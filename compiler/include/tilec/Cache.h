@@ -1,0 +1,89 @@
+//===- Cache.h - In-process and on-disk compile cache -----------*- C++ -*-===//
+//
+// compileCached() returns the PTX and signatures for (source, options) from
+// an in-process table, else from the disk cache, else by compiling and
+// storing the result in both. Keys are a 128-bit content hash of the source,
+// every option that changes the output and the compiler version.
+//
+// The disk cache lives in $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
+// ~/.cache/tilec; TILEC_CACHE=0 turns it off. It is bounded by
+// $TILEC_CACHE_MAX_BYTES (default 512 MiB; least recently used entries go
+// first). Entries are written to a temporary file and renamed into place, so
+// several processes can share the cache; an entry that fails its checksum is
+// deleted and rebuilt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_CACHE_H
+#define TILEC_CACHE_H
+
+#include "tilec/Compiler.h"
+
+#include <cstdint>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tilec {
+
+/// The cache key of compiling `source` with `options` (32 hex digits).
+std::string cacheKey(std::string_view source, const CompileOptions &options);
+
+class CompileCache {
+public:
+  /// `directory` empty: in-process only.
+  CompileCache(std::string directory, uint64_t maxBytes);
+
+  /// The process-wide cache configured from the environment.
+  static CompileCache &global();
+
+  /// The in-process entry, else the disk entry (then kept in-process).
+  std::shared_ptr<const CompileResult> lookup(const std::string &key);
+  /// Stores a successful PTX result in-process and on disk.
+  void store(const std::string &key, std::shared_ptr<const CompileResult> result);
+
+  struct Entry {
+    std::string key;
+    uint64_t bytes = 0;
+    std::time_t lastUse = 0;
+    std::vector<std::string> kernels;
+    bool valid = true;
+  };
+  /// Disk entries, most recently used first.
+  std::vector<Entry> list() const;
+  /// Removes every disk entry and forgets the in-process ones.
+  void clear();
+  void clearMemory();
+
+  const std::string &directory() const { return dir; }
+  uint64_t maxBytes() const { return limit; }
+
+  struct Stats {
+    uint64_t memoryHits = 0, diskHits = 0, misses = 0, corrupt = 0;
+  };
+  Stats stats() const;
+
+private:
+  std::shared_ptr<const CompileResult> readDisk(const std::string &key);
+  void writeDisk(const std::string &key, const CompileResult &result);
+  void evict();
+
+  std::string dir;
+  uint64_t limit;
+  mutable std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const CompileResult>> memory;
+  Stats counters;
+};
+
+/// compile() through the cache. Only successful PTX compilations are cached.
+std::shared_ptr<const CompileResult>
+compileCached(std::string_view source, const CompileOptions &options,
+              CompileCache &cache = CompileCache::global());
+
+} // namespace tilec
+
+#endif // TILEC_CACHE_H

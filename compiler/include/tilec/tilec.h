@@ -1,0 +1,124 @@
+/*===- tilec.h - The tilec C API -----------------------------------*- C -*-===*
+ *
+ * A stable C interface to the compiler and the runtime, for embedding tilec
+ * in C programs and in other languages' FFIs. Every function that can fail
+ * returns a tilec_error* (NULL on success) that carries the full diagnostic
+ * text (file:line:col, the source line and a caret) or the runtime error
+ * (the failing CUDA call, the CUDA error name, the kernel). Nothing here
+ * prints, throws or aborts.
+ *
+ *   tilec_compile_options o;  tilec_compile_options_init(&o);
+ *   tilec_program *p;
+ *   tilec_error *e = tilec_compile(src, strlen(src), &o, &p);
+ *   if (e) { fputs(tilec_error_message(e), stderr); tilec_error_destroy(e); }
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TILEC_TILEC_H
+#define TILEC_TILEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TILEC_C_API_VERSION 1
+
+typedef struct tilec_error tilec_error;
+typedef struct tilec_program tilec_program;
+typedef struct tilec_module tilec_module;
+typedef struct tilec_kernel tilec_kernel;
+
+/* Errors ------------------------------------------------------------------*/
+const char *tilec_error_message(const tilec_error *error);
+void tilec_error_destroy(tilec_error *error);
+
+/* Compiling ---------------------------------------------------------------*/
+typedef struct tilec_compile_options {
+  const char *file_name;  /* for diagnostics; default "<source>" */
+  const char *arch;       /* "sm_90a" (default), "sm_90" or "sm_80" */
+  const char *kernel;     /* compile only this kernel; NULL: all */
+  const char *const *define_names;  /* -D NAME=VALUE pairs */
+  const char *const *define_values;
+  size_t num_defines;
+  unsigned opt_level;     /* 0..3, default 3 */
+  unsigned num_warps;     /* 0: chosen by the compiler */
+  int use_cache;          /* nonzero: in-process + disk compile cache (default 1) */
+} tilec_compile_options;
+
+void tilec_compile_options_init(tilec_compile_options *options);
+
+/* Compiles `source` (of `size` bytes) to PTX. On success *out is a program
+ * that the caller destroys with tilec_program_destroy. */
+tilec_error *tilec_compile(const char *source, size_t size,
+                           const tilec_compile_options *options,
+                           tilec_program **out);
+void tilec_program_destroy(tilec_program *program);
+
+const char *tilec_program_ptx(const tilec_program *program, size_t *size);
+size_t tilec_program_num_kernels(const tilec_program *program);
+const char *tilec_program_kernel_name(const tilec_program *program, size_t kernel);
+unsigned tilec_program_kernel_threads(const tilec_program *program, size_t kernel);
+/* The grid clause as written, e.g. "cdiv(x.shape[0], 1024)"; `dim` 0..2. */
+const char *tilec_program_kernel_grid(const tilec_program *program, size_t kernel,
+                                      unsigned dim);
+unsigned tilec_program_kernel_grid_dims(const tilec_program *program, size_t kernel);
+size_t tilec_program_kernel_num_params(const tilec_program *program, size_t kernel);
+
+typedef struct tilec_param_info {
+  const char *name;
+  int is_tensor;
+  const char *dtype; /* "f32", "bf16", ... */
+  unsigned rank;     /* 0 for scalars */
+} tilec_param_info;
+void tilec_program_kernel_param(const tilec_program *program, size_t kernel,
+                                size_t param, tilec_param_info *info);
+
+/* Running (needs an NVIDIA driver) ----------------------------------------*/
+int tilec_device_count(void); /* 0 where there is no driver or GPU */
+
+tilec_error *tilec_module_load(const tilec_program *program, tilec_module **out);
+void tilec_module_destroy(tilec_module *module);
+/* The kernel stays valid while its module lives. */
+tilec_error *tilec_module_get_kernel(tilec_module *module, const char *name,
+                                     tilec_kernel **out);
+
+typedef enum tilec_arg_kind {
+  TILEC_ARG_INT = 0,    /* any integer scalar parameter */
+  TILEC_ARG_FLOAT = 1,  /* any float scalar parameter (f16/bf16 converted) */
+  TILEC_ARG_TENSOR = 2
+} tilec_arg_kind;
+
+typedef struct tilec_arg {
+  tilec_arg_kind kind;
+  int64_t i;
+  double f;
+  uint64_t ptr;        /* device pointer */
+  unsigned rank;
+  int64_t sizes[4];
+  int64_t strides[4];  /* in elements */
+} tilec_arg;
+
+tilec_arg tilec_arg_int(int64_t value);
+tilec_arg tilec_arg_float(double value);
+/* A contiguous (row-major) tensor. */
+tilec_arg tilec_arg_tensor(uint64_t ptr, unsigned rank, const int64_t *sizes);
+
+/* Launches on `stream` (a CUstream; NULL: the default stream). The grid is
+ * evaluated from the arguments. */
+tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
+                          size_t num_args, void *stream);
+
+tilec_error *tilec_malloc(size_t bytes, uint64_t *ptr);
+tilec_error *tilec_free(uint64_t ptr);
+tilec_error *tilec_memcpy_htod(uint64_t dst, const void *src, size_t bytes);
+tilec_error *tilec_memcpy_dtoh(void *dst, uint64_t src, size_t bytes);
+tilec_error *tilec_synchronize(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEC_TILEC_H */

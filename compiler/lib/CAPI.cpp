@@ -1,0 +1,333 @@
+//===- CAPI.cpp - The tilec C API ------------------------------------------===//
+//
+// Implements tilec.h over the C++ compiler, cache and runtime. Every entry
+// point converts C++ exceptions (the runtime reports errors by exception)
+// into tilec_error objects.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/tilec.h"
+
+#include "tilec/Cache.h"
+#include "tilec/Compiler.h"
+#include "tilec/Runtime/Runtime.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+struct tilec_error {
+  std::string message;
+};
+
+struct tilec_program {
+  std::shared_ptr<const tilec::CompileResult> result;
+  /// Grid expressions as text, per kernel and dimension (kept for the
+  /// lifetime of the program so that C strings stay valid).
+  std::vector<std::vector<std::string>> grids;
+};
+
+struct tilec_module {
+  tilec::Module module;
+  std::vector<tilec::KernelSignature> signatures;
+  std::map<std::string, std::unique_ptr<tilec_kernel>> kernels;
+};
+
+struct tilec_kernel {
+  tilec::Kernel kernel;
+};
+
+static tilec_error *makeError(std::string message) {
+  return new (std::nothrow) tilec_error{std::move(message)};
+}
+
+template <typename Fn> static tilec_error *guard(Fn fn) {
+  try {
+    return fn();
+  } catch (const std::exception &e) {
+    return makeError(e.what());
+  } catch (...) {
+    return makeError("tilec: unknown error");
+  }
+}
+
+extern "C" {
+
+const char *tilec_error_message(const tilec_error *error) {
+  return error ? error->message.c_str() : "";
+}
+
+void tilec_error_destroy(tilec_error *error) { delete error; }
+
+void tilec_compile_options_init(tilec_compile_options *o) {
+  *o = tilec_compile_options{};
+  o->opt_level = 3;
+  o->use_cache = 1;
+}
+
+tilec_error *tilec_compile(const char *source, size_t size,
+                           const tilec_compile_options *options,
+                           tilec_program **out) {
+  return guard([&]() -> tilec_error * {
+    if (!out)
+      return makeError("tilec_compile: out is NULL");
+    *out = nullptr;
+    if (!source && size)
+      return makeError("tilec_compile: source is NULL");
+    tilec_compile_options defaults;
+    tilec_compile_options_init(&defaults);
+    const tilec_compile_options &o = options ? *options : defaults;
+    tilec::CompileOptions opts;
+    if (o.file_name)
+      opts.fileName = o.file_name;
+    if (o.arch)
+      opts.arch = o.arch;
+    if (o.kernel)
+      opts.kernel = o.kernel;
+    opts.optLevel = o.opt_level;
+    opts.numWarps = o.num_warps;
+    for (size_t i = 0; i < o.num_defines; ++i) {
+      if (!o.define_names || !o.define_values || !o.define_names[i] ||
+          !o.define_values[i])
+        return makeError("tilec_compile: define " + std::to_string(i) + " is NULL");
+      opts.defines[o.define_names[i]] = o.define_values[i];
+    }
+    std::string_view src(source ? source : "", size);
+    std::shared_ptr<const tilec::CompileResult> result =
+        o.use_cache ? tilec::compileCached(src, opts)
+                    : std::make_shared<const tilec::CompileResult>(tilec::compile(src, opts));
+    if (!result->ok)
+      return makeError(result->diagnostics);
+    auto program = std::make_unique<tilec_program>();
+    program->result = result;
+    for (const tilec::KernelSignature &sig : result->kernels) {
+      std::vector<std::string> dims;
+      for (const tilec::GridExpr &g : sig.grid)
+        dims.push_back(g.str(sig.params));
+      program->grids.push_back(std::move(dims));
+    }
+    *out = program.release();
+    return nullptr;
+  });
+}
+
+void tilec_program_destroy(tilec_program *program) { delete program; }
+
+const char *tilec_program_ptx(const tilec_program *p, size_t *size) {
+  if (size)
+    *size = p->result->ptx.size();
+  return p->result->ptx.c_str();
+}
+
+size_t tilec_program_num_kernels(const tilec_program *p) {
+  return p->result->kernels.size();
+}
+
+static const tilec::KernelSignature *sigAt(const tilec_program *p, size_t k) {
+  return k < p->result->kernels.size() ? &p->result->kernels[k] : nullptr;
+}
+
+const char *tilec_program_kernel_name(const tilec_program *p, size_t k) {
+  auto *s = sigAt(p, k);
+  return s ? s->name.c_str() : nullptr;
+}
+
+unsigned tilec_program_kernel_threads(const tilec_program *p, size_t k) {
+  auto *s = sigAt(p, k);
+  return s ? s->numThreads : 0;
+}
+
+unsigned tilec_program_kernel_grid_dims(const tilec_program *p, size_t k) {
+  auto *s = sigAt(p, k);
+  return s ? static_cast<unsigned>(s->grid.size()) : 0;
+}
+
+const char *tilec_program_kernel_grid(const tilec_program *p, size_t k,
+                                      unsigned dim) {
+  if (k >= p->grids.size() || dim >= p->grids[k].size())
+    return nullptr;
+  return p->grids[k][dim].c_str();
+}
+
+size_t tilec_program_kernel_num_params(const tilec_program *p, size_t k) {
+  auto *s = sigAt(p, k);
+  return s ? s->params.size() : 0;
+}
+
+void tilec_program_kernel_param(const tilec_program *p, size_t k, size_t param,
+                                tilec_param_info *info) {
+  *info = tilec_param_info{};
+  auto *s = sigAt(p, k);
+  if (!s || param >= s->params.size())
+    return;
+  const tilec::ParamInfo &pi = s->params[param];
+  info->name = pi.name.c_str();
+  info->is_tensor = pi.isTensor;
+  info->dtype = tilec::scalarTypeName(pi.dtype);
+  info->rank = pi.rank;
+}
+
+int tilec_device_count(void) {
+  try {
+    return tilec::driverAvailable() ? tilec::deviceCount() : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+tilec_error *tilec_module_load(const tilec_program *program, tilec_module **out) {
+  return guard([&]() -> tilec_error * {
+    *out = nullptr;
+    tilec::Context::get();
+    auto m = std::unique_ptr<tilec_module>(
+        new tilec_module{tilec::Module::loadPTX(program->result->ptx),
+                         program->result->kernels, {}});
+    *out = m.release();
+    return nullptr;
+  });
+}
+
+void tilec_module_destroy(tilec_module *module) { delete module; }
+
+tilec_error *tilec_module_get_kernel(tilec_module *module, const char *name,
+                                     tilec_kernel **out) {
+  return guard([&]() -> tilec_error * {
+    *out = nullptr;
+    std::string n = name ? name : "";
+    auto it = module->kernels.find(n);
+    if (it != module->kernels.end()) {
+      *out = it->second.get();
+      return nullptr;
+    }
+    for (const tilec::KernelSignature &sig : module->signatures)
+      if (sig.name == n) {
+        auto k = std::unique_ptr<tilec_kernel>(
+            new tilec_kernel{module->module.getKernel(sig)});
+        *out = k.get();
+        module->kernels.emplace(n, std::move(k));
+        return nullptr;
+      }
+    return makeError("tilec: the program has no kernel named '" + n + "'");
+  });
+}
+
+tilec_arg tilec_arg_int(int64_t value) {
+  tilec_arg a{};
+  a.kind = TILEC_ARG_INT;
+  a.i = value;
+  return a;
+}
+
+tilec_arg tilec_arg_float(double value) {
+  tilec_arg a{};
+  a.kind = TILEC_ARG_FLOAT;
+  a.f = value;
+  return a;
+}
+
+tilec_arg tilec_arg_tensor(uint64_t ptr, unsigned rank, const int64_t *sizes) {
+  tilec_arg a{};
+  a.kind = TILEC_ARG_TENSOR;
+  a.ptr = ptr;
+  a.rank = rank > 4 ? 4 : rank;
+  int64_t stride = 1;
+  for (int d = static_cast<int>(a.rank) - 1; d >= 0; --d) {
+    a.sizes[d] = sizes[d];
+    a.strides[d] = stride;
+    stride *= sizes[d];
+  }
+  return a;
+}
+
+static std::mutex allocationsMutex;
+static std::map<uint64_t, tilec::Buffer> &allocations() {
+  static std::map<uint64_t, tilec::Buffer> a;
+  return a;
+}
+
+tilec_error *tilec_malloc(size_t bytes, uint64_t *ptr) {
+  return guard([&]() -> tilec_error * {
+    tilec::Context::get();
+    tilec::Buffer b(bytes);
+    *ptr = b.ptr();
+    std::lock_guard<std::mutex> lock(allocationsMutex);
+    allocations().emplace(b.ptr(), std::move(b));
+    return nullptr;
+  });
+}
+
+tilec_error *tilec_free(uint64_t ptr) {
+  return guard([&]() -> tilec_error * {
+    std::lock_guard<std::mutex> lock(allocationsMutex);
+    if (!allocations().erase(ptr))
+      return makeError("tilec_free: not a pointer from tilec_malloc");
+    return nullptr;
+  });
+}
+
+tilec_error *tilec_memcpy_htod(uint64_t dst, const void *src, size_t bytes) {
+  return guard([&]() -> tilec_error * {
+    tilec::copyHostToDevice(dst, src, bytes);
+    return nullptr;
+  });
+}
+
+tilec_error *tilec_memcpy_dtoh(void *dst, uint64_t src, size_t bytes) {
+  return guard([&]() -> tilec_error * {
+    tilec::copyDeviceToHost(dst, src, bytes);
+    return nullptr;
+  });
+}
+
+tilec_error *tilec_synchronize(void) {
+  return guard([&]() -> tilec_error * {
+    tilec::Context::get().synchronize();
+    return nullptr;
+  });
+}
+
+tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
+                          size_t num_args, void *stream) {
+  return guard([&]() -> tilec_error * {
+    const tilec::KernelSignature &sig = kernel->kernel.signature();
+    if (num_args != sig.params.size())
+      return makeError("tilec: kernel '" + sig.name + "' takes " +
+                       std::to_string(sig.params.size()) + " arguments, got " +
+                       std::to_string(num_args));
+    std::vector<tilec::ArgValue> values;
+    values.reserve(num_args);
+    for (size_t i = 0; i < num_args; ++i) {
+      const tilec_arg &a = args[i];
+      const tilec::ParamInfo &p = sig.params[i];
+      switch (a.kind) {
+      case TILEC_ARG_TENSOR: {
+        tilec::TensorArg t;
+        t.ptr = a.ptr;
+        t.sizes.assign(a.sizes, a.sizes + a.rank);
+        t.strides.assign(a.strides, a.strides + a.rank);
+        values.emplace_back(std::move(t));
+        break;
+      }
+      case TILEC_ARG_INT:
+        values.push_back(p.isTensor ? tilec::ArgValue(a.i)
+                                    : tilec::ArgValue::scalar(p.dtype, a.i));
+        break;
+      case TILEC_ARG_FLOAT:
+        values.push_back(p.isTensor ? tilec::ArgValue(a.f)
+                                    : tilec::ArgValue::scalar(p.dtype, a.f));
+        break;
+      default:
+        return makeError("tilec: argument " + std::to_string(i) + " has an unknown kind");
+      }
+    }
+    // launch() checks kinds and ranks against the signature and names any
+    // mismatch.
+    tilec::Stream borrowed = tilec::Stream::borrow(stream);
+    kernel->kernel.launch(values, stream ? &borrowed : nullptr);
+    return nullptr;
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,290 @@
+//===- Cache.cpp - In-process and on-disk compile cache -------------------===//
+
+#include "tilec/Cache.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utime.h>
+
+using namespace tilec;
+
+static constexpr llvm::StringLiteral kMagic = "TILEC-CACHE 1\n";
+static constexpr llvm::StringLiteral kSuffix = ".tce";
+
+static std::string hex128(llvm::StringRef data) {
+  llvm::XXH128_hash_t h = llvm::xxh3_128bits(
+      llvm::ArrayRef<uint8_t>(data.bytes_begin(), data.size()));
+  return llvm::utohexstr(h.high64, /*LowerCase=*/true, 16) +
+         llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);
+}
+
+std::string tilec::cacheKey(std::string_view source,
+                            const CompileOptions &options) {
+  std::string material;
+  llvm::raw_string_ostream os(material);
+  // Length-prefixed fields so that no two option sets serialize alike.
+  auto field = [&](llvm::StringRef s) { os << s.size() << ':' << s << ';'; };
+  field(compilerVersion());
+  field(options.arch);
+  field(options.kernel);
+  field(std::to_string(options.optLevel));
+  field(std::to_string(options.numWarps));
+  field(std::to_string(static_cast<int>(options.emit)));
+  for (auto &[name, value] : options.defines) { // std::map: sorted
+    field(name);
+    field(value);
+  }
+  // The file name appears in diagnostics only; successful results do not
+  // depend on it, so it is not part of the key.
+  field(llvm::StringRef(source.data(), source.size()));
+  return hex128(material);
+}
+
+static std::string defaultDirectory() {
+  if (const char *off = std::getenv("TILEC_CACHE"))
+    if (llvm::StringRef(off) == "0")
+      return "";
+  if (const char *d = std::getenv("TILEC_CACHE_DIR"); d && *d)
+    return d;
+  llvm::SmallString<256> path;
+  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+    path = x;
+  } else if (const char *home = std::getenv("HOME"); home && *home) {
+    path = home;
+    llvm::sys::path::append(path, ".cache");
+  } else {
+    return "";
+  }
+  llvm::sys::path::append(path, "tilec");
+  return std::string(path);
+}
+
+CompileCache::CompileCache(std::string directory, uint64_t maxBytes)
+    : dir(std::move(directory)), limit(maxBytes) {}
+
+CompileCache &CompileCache::global() {
+  static CompileCache cache = [] {
+    uint64_t limit = 512ull << 20;
+    if (const char *m = std::getenv("TILEC_CACHE_MAX_BYTES")) {
+      unsigned long long v;
+      if (!llvm::StringRef(m).getAsInteger(10, v))
+        limit = v;
+    }
+    return CompileCache(defaultDirectory(), limit);
+  }();
+  return cache;
+}
+
+static std::string entryPath(const std::string &dir, const std::string &key) {
+  return dir + "/" + key + std::string(kSuffix);
+}
+
+/// Entry layout: magic, a header of `name value` lines, a blank line, then
+/// the PTX and the signature text. The checksum covers both payloads.
+static std::string encodeEntry(const std::string &key, const CompileResult &r) {
+  std::string sigs = serializeSignatures(r.kernels);
+  std::string out(kMagic);
+  out += "key " + key + "\n";
+  out += "version " + std::string(compilerVersion()) + "\n";
+  out += "ptx-bytes " + std::to_string(r.ptx.size()) + "\n";
+  out += "sig-bytes " + std::to_string(sigs.size()) + "\n";
+  out += "checksum " + hex128(r.ptx + sigs) + "\n\n";
+  out += r.ptx;
+  out += sigs;
+  return out;
+}
+
+/// Parses an entry; nullptr when it is malformed or fails its checksum.
+static std::shared_ptr<CompileResult>
+decodeEntry(llvm::StringRef data, const std::string &key,
+            std::vector<std::string> *kernelNames = nullptr) {
+  if (!data.consume_front(kMagic))
+    return nullptr;
+  size_t headerEnd = data.find("\n\n");
+  if (headerEnd == llvm::StringRef::npos)
+    return nullptr;
+  llvm::StringRef header = data.take_front(headerEnd);
+  llvm::StringRef payload = data.drop_front(headerEnd + 2);
+  std::string gotKey, checksum;
+  uint64_t ptxBytes = ~0ull, sigBytes = ~0ull;
+  llvm::SmallVector<llvm::StringRef> lines;
+  header.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    auto [name, value] = line.split(' ');
+    if (name == "key")
+      gotKey = value.str();
+    else if (name == "checksum")
+      checksum = value.str();
+    else if (name == "ptx-bytes" && value.getAsInteger(10, ptxBytes))
+      return nullptr;
+    else if (name == "sig-bytes" && value.getAsInteger(10, sigBytes))
+      return nullptr;
+  }
+  if ((!key.empty() && gotKey != key) || ptxBytes == ~0ull || sigBytes == ~0ull ||
+      payload.size() != ptxBytes + sigBytes || hex128(payload) != checksum)
+    return nullptr;
+  auto result = std::make_shared<CompileResult>();
+  result->ptx = payload.take_front(ptxBytes).str();
+  auto sigs = parseSignatures(payload.drop_front(ptxBytes).str());
+  if (!sigs)
+    return nullptr;
+  result->kernels = std::move(*sigs);
+  result->output = result->ptx;
+  result->ok = true;
+  if (kernelNames)
+    for (auto &s : result->kernels)
+      kernelNames->push_back(s.name);
+  return result;
+}
+
+std::shared_ptr<const CompileResult> CompileCache::readDisk(const std::string &key) {
+  if (dir.empty())
+    return nullptr;
+  std::string path = entryPath(dir, key);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return nullptr;
+  auto result = decodeEntry((*buffer)->getBuffer(), key);
+  if (!result) {
+    // Corrupt or truncated: drop it; the caller recompiles and rewrites it.
+    ++counters.corrupt;
+    llvm::sys::fs::remove(path);
+    return nullptr;
+  }
+  ::utime(path.c_str(), nullptr); // mark as recently used
+  return result;
+}
+
+void CompileCache::writeDisk(const std::string &key, const CompileResult &r) {
+  if (dir.empty() || llvm::sys::fs::create_directories(dir))
+    return;
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = dir + "/.tmp-" + key + "-" + std::to_string(::getpid()) +
+                    "-" + std::to_string(counter++);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return;
+    os << encodeEntry(key, r);
+    os.close();
+    if (os.has_error()) {
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return;
+    }
+  }
+  // rename() is atomic: readers see the old entry, no entry or the new one.
+  if (llvm::sys::fs::rename(tmp, entryPath(dir, key)))
+    llvm::sys::fs::remove(tmp);
+  evict();
+}
+
+void CompileCache::evict() {
+  std::vector<Entry> entries = list();
+  uint64_t total = 0;
+  for (const Entry &e : entries)
+    total += e.bytes;
+  if (total <= limit)
+    return;
+  // list() is most recent first: drop from the back down to 90% of the limit.
+  for (auto it = entries.rbegin(); it != entries.rend() && total > limit * 9 / 10; ++it) {
+    llvm::sys::fs::remove(entryPath(dir, it->key));
+    total -= it->bytes;
+  }
+}
+
+std::shared_ptr<const CompileResult> CompileCache::lookup(const std::string &key) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = memory.find(key);
+  if (it != memory.end()) {
+    ++counters.memoryHits;
+    return it->second;
+  }
+  auto r = readDisk(key);
+  if (r) {
+    ++counters.diskHits;
+    memory.emplace(key, r);
+    return r;
+  }
+  ++counters.misses;
+  return nullptr;
+}
+
+void CompileCache::store(const std::string &key,
+                         std::shared_ptr<const CompileResult> result) {
+  if (!result || !result->ok || result->ptx.empty())
+    return;
+  std::lock_guard<std::mutex> lock(mutex);
+  memory[key] = result;
+  writeDisk(key, *result);
+}
+
+std::vector<CompileCache::Entry> CompileCache::list() const {
+  std::vector<Entry> entries;
+  if (dir.empty())
+    return entries;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    if (!name.ends_with(kSuffix))
+      continue;
+    struct stat st;
+    if (::stat(it->path().c_str(), &st) != 0)
+      continue;
+    Entry e;
+    e.key = name.drop_back(kSuffix.size()).str();
+    e.bytes = st.st_size;
+    e.lastUse = st.st_mtime;
+    auto buffer = llvm::MemoryBuffer::getFile(it->path(), false, false);
+    e.valid = buffer && decodeEntry((*buffer)->getBuffer(), e.key, &e.kernels);
+    entries.push_back(std::move(e));
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry &a, const Entry &b) { return a.lastUse > b.lastUse; });
+  return entries;
+}
+
+void CompileCache::clearMemory() {
+  std::lock_guard<std::mutex> lock(mutex);
+  memory.clear();
+}
+
+void CompileCache::clear() {
+  clearMemory();
+  for (const Entry &e : list())
+    llvm::sys::fs::remove(entryPath(dir, e.key));
+}
+
+CompileCache::Stats CompileCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return counters;
+}
+
+std::shared_ptr<const CompileResult>
+tilec::compileCached(std::string_view source, const CompileOptions &options,
+                     CompileCache &cache) {
+  bool cacheable = options.emit == EmitKind::PTX;
+  std::string key;
+  if (cacheable) {
+    key = cacheKey(source, options);
+    if (auto hit = cache.lookup(key))
+      return hit;
+  }
+  auto result = std::make_shared<CompileResult>(compile(source, options));
+  if (cacheable && result->ok)
+    cache.store(key, result);
+  return result;
+}

@@ -1,0 +1,140 @@
+//===- CAPITest.cpp - the C API through libtilec.so -----------------------===//
+
+#include "tilec/tilec.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+namespace {
+
+const char *kSrc = "kernel saxpy<BLOCK: int = 1024>(a: f32, x: tensor<f32, 1>, y: tensor<f32, 1>)\n"
+                   "    grid(cdiv(x.shape[0], BLOCK))\n"
+                   "{\n"
+                   "    let i = block_id(0);\n"
+                   "    store(y, [i], a * load(x, [i], [BLOCK]) + load(y, [i], [BLOCK]));\n"
+                   "}\n";
+
+TEST(CAPITest, CompileAndInspect) {
+  tilec_compile_options o;
+  tilec_compile_options_init(&o);
+  o.use_cache = 0;
+  const char *names[] = {"BLOCK"}, *values[] = {"256"};
+  o.define_names = names;
+  o.define_values = values;
+  o.num_defines = 1;
+  tilec_program *p = nullptr;
+  tilec_error *e = tilec_compile(kSrc, std::strlen(kSrc), &o, &p);
+  ASSERT_EQ(e, nullptr) << tilec_error_message(e);
+  ASSERT_NE(p, nullptr);
+  size_t size = 0;
+  const char *ptx = tilec_program_ptx(p, &size);
+  EXPECT_GT(size, 100u);
+  EXPECT_NE(std::string(ptx, size).find(".entry saxpy"), std::string::npos);
+  ASSERT_EQ(tilec_program_num_kernels(p), 1u);
+  EXPECT_STREQ(tilec_program_kernel_name(p, 0), "saxpy");
+  EXPECT_EQ(tilec_program_kernel_grid_dims(p, 0), 1u);
+  EXPECT_STREQ(tilec_program_kernel_grid(p, 0, 0), "cdiv(x.shape[0], 256)");
+  EXPECT_EQ(tilec_program_kernel_grid(p, 0, 1), nullptr);
+  ASSERT_EQ(tilec_program_kernel_num_params(p, 0), 3u);
+  tilec_param_info info;
+  tilec_program_kernel_param(p, 0, 1, &info);
+  EXPECT_STREQ(info.name, "x");
+  EXPECT_TRUE(info.is_tensor);
+  EXPECT_STREQ(info.dtype, "f32");
+  EXPECT_EQ(info.rank, 1u);
+  tilec_program_kernel_param(p, 7, 0, &info); // out of range: zeroed
+  EXPECT_EQ(info.name, nullptr);
+  tilec_program_destroy(p);
+}
+
+TEST(CAPITest, ErrorsCarryTheDiagnostic) {
+  tilec_compile_options o;
+  tilec_compile_options_init(&o);
+  o.file_name = "bad.tile";
+  const char *src = "kernel k(x: tensor<f32, 1>) { let a = y; }";
+  tilec_program *p = reinterpret_cast<tilec_program *>(1);
+  tilec_error *e = tilec_compile(src, std::strlen(src), &o, &p);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(p, nullptr);
+  std::string msg = tilec_error_message(e);
+  EXPECT_NE(msg.find("bad.tile:1:39: error: unknown name 'y'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("^"), std::string::npos);
+  tilec_error_destroy(e);
+  // Bad arguments are errors too.
+  e = tilec_compile(src, std::strlen(src), &o, nullptr);
+  ASSERT_NE(e, nullptr);
+  tilec_error_destroy(e);
+  const char *names[] = {"BLOCK"};
+  const char *values[] = {nullptr};
+  o.define_names = names;
+  o.define_values = values;
+  o.num_defines = 1;
+  e = tilec_compile(src, std::strlen(src), &o, &p);
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(std::string(tilec_error_message(e)).find("define 0 is NULL"), std::string::npos);
+  tilec_error_destroy(e);
+}
+
+TEST(CAPITest, ArgumentHelpers) {
+  int64_t sizes[2] = {3, 5};
+  tilec_arg t = tilec_arg_tensor(0x1000, 2, sizes);
+  EXPECT_EQ(t.kind, TILEC_ARG_TENSOR);
+  EXPECT_EQ(t.strides[0], 5);
+  EXPECT_EQ(t.strides[1], 1);
+  EXPECT_EQ(tilec_arg_int(7).i, 7);
+  EXPECT_EQ(tilec_arg_float(2.5).f, 2.5);
+}
+
+TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {
+  if (tilec_device_count() == 0) {
+    // Without a driver every runtime call is an error object, not a crash.
+    uint64_t ptr = 0;
+    tilec_error *e = tilec_malloc(16, &ptr);
+    ASSERT_NE(e, nullptr);
+    EXPECT_NE(std::string(tilec_error_message(e)).find("libcuda.so.1"), std::string::npos)
+        << tilec_error_message(e);
+    tilec_error_destroy(e);
+    GTEST_SKIP() << "no GPU";
+  }
+  tilec_program *p = nullptr;
+  ASSERT_EQ(tilec_compile(kSrc, std::strlen(kSrc), nullptr, &p), nullptr);
+  const int64_t n = 5000;
+  std::vector<float> x(n, 2.0f), y(n, 1.0f), out(n);
+  uint64_t dx, dy;
+  ASSERT_EQ(tilec_malloc(n * 4, &dx), nullptr);
+  ASSERT_EQ(tilec_malloc(n * 4, &dy), nullptr);
+  ASSERT_EQ(tilec_memcpy_htod(dx, x.data(), n * 4), nullptr);
+  ASSERT_EQ(tilec_memcpy_htod(dy, y.data(), n * 4), nullptr);
+  tilec_module *m = nullptr;
+  ASSERT_EQ(tilec_module_load(p, &m), nullptr);
+  tilec_kernel *k = nullptr;
+  ASSERT_EQ(tilec_module_get_kernel(m, "saxpy", &k), nullptr);
+  tilec_kernel *missing = nullptr;
+  tilec_error *e = tilec_module_get_kernel(m, "nope", &missing);
+  ASSERT_NE(e, nullptr);
+  tilec_error_destroy(e);
+  tilec_arg args[3] = {tilec_arg_float(0.5), tilec_arg_tensor(dx, 1, &n),
+                       tilec_arg_tensor(dy, 1, &n)};
+  ASSERT_EQ(tilec_launch(k, args, 3, nullptr), nullptr);
+  ASSERT_EQ(tilec_synchronize(), nullptr);
+  ASSERT_EQ(tilec_memcpy_dtoh(out.data(), dy, n * 4), nullptr);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_FLOAT_EQ(out[i], 2.0f) << i;
+  // A scalar where a tensor belongs: an error naming the kernel and argument.
+  tilec_arg wrong[3] = {tilec_arg_float(0.5), tilec_arg_float(1.0), tilec_arg_tensor(dy, 1, &n)};
+  e = tilec_launch(k, wrong, 3, nullptr);
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(std::string(tilec_error_message(e)).find("saxpy"), std::string::npos);
+  tilec_error_destroy(e);
+  EXPECT_EQ(tilec_free(dx), nullptr);
+  EXPECT_EQ(tilec_free(dy), nullptr);
+  e = tilec_free(dy); // double free is reported
+  ASSERT_NE(e, nullptr);
+  tilec_error_destroy(e);
+  tilec_module_destroy(m);
+  tilec_program_destroy(p);
+}
+
+} // namespace

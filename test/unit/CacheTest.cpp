@@ -1,0 +1,216 @@
+//===- CacheTest.cpp - compile cache and signature text -------------------===//
+
+#include "tilec/Cache.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+#include <sys/wait.h>
+
+using namespace tilec;
+
+namespace {
+
+const char *kSrc = R"(
+kernel vadd<BLOCK: int = 1024>(x: tensor<f32, 1>, y: tensor<f32, 1>, z: tensor<f32, 1>)
+    grid(cdiv(z.shape[0], BLOCK), 1)
+{
+    let i = block_id(0);
+    store(z, [i], load(x, [i], [BLOCK]) + load(y, [i], [BLOCK]));
+}
+)";
+
+class TempDir {
+public:
+  TempDir() {
+    llvm::SmallString<128> p;
+    llvm::sys::fs::createUniqueDirectory("tilec-cache-test", p);
+    path = std::string(p);
+  }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+  std::string path;
+};
+
+TEST(SignatureTextTest, RoundTrip) {
+  CompileResult r = compile(kSrc, CompileOptions());
+  ASSERT_TRUE(r.ok) << r.diagnostics;
+  std::string text = serializeSignatures(r.kernels);
+  auto back = parseSignatures(text);
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ(serializeSignatures(*back), text);
+  EXPECT_EQ((*back)[0].grid[0].str((*back)[0].params), "cdiv(z.shape[0], 1024)");
+  EXPECT_EQ((*back)[0].numThreads, r.kernels[0].numThreads);
+}
+
+TEST(SignatureTextTest, RejectsMalformedText) {
+  std::string good = "kernel k threads 128 shared 0\nparam x tensor f32 1\ngrid (const 1)\nend\n";
+  EXPECT_TRUE(parseSignatures(good));
+  for (std::string bad :
+       {std::string("kernel k threads 128 shared 0\n"),                 // no end
+        std::string("kernel k threads 0 shared 0\ngrid (const 1)\nend\n"), // 0 threads
+        std::string("kernel k threads 1 shared 0\nparam x tensor q32 1\ngrid (const 1)\nend\n"),
+        std::string("kernel k threads 1 shared 0\ngrid (add (const 1))\nend\n"),
+        std::string("kernel k threads 1 shared 0\ngrid (const 1) junk\nend\n"),
+        std::string("kernel k threads 1 shared 0\nend\n"), // no grid
+        std::string("param x tensor f32 1\n"), std::string("\x01\x02garbage")})
+    EXPECT_FALSE(parseSignatures(bad)) << bad;
+}
+
+TEST(CacheTest, KeyCoversEveryOutputChangingOption) {
+  CompileOptions base;
+  std::string k = cacheKey(kSrc, base);
+  EXPECT_EQ(k.size(), 32u);
+  EXPECT_EQ(k, cacheKey(kSrc, base));
+  CompileOptions o = base;
+  o.arch = "sm_80";
+  EXPECT_NE(k, cacheKey(kSrc, o));
+  o = base;
+  o.defines["BLOCK"] = "256";
+  EXPECT_NE(k, cacheKey(kSrc, o));
+  o = base;
+  o.numWarps = 2;
+  EXPECT_NE(k, cacheKey(kSrc, o));
+  o = base;
+  o.optLevel = 1;
+  EXPECT_NE(k, cacheKey(kSrc, o));
+  o = base;
+  o.kernel = "vadd";
+  EXPECT_NE(k, cacheKey(kSrc, o));
+  EXPECT_NE(k, cacheKey(std::string(kSrc) + " ", base));
+  o = base;
+  o.fileName = "other.tile"; // diagnostics only
+  EXPECT_EQ(k, cacheKey(kSrc, o));
+}
+
+TEST(CacheTest, MemoryThenDiskThenRebuild) {
+  TempDir dir;
+  CompileOptions opts;
+  {
+    CompileCache cache(dir.path, 1 << 20);
+    auto a = compileCached(kSrc, opts, cache);
+    ASSERT_TRUE(a->ok);
+    auto b = compileCached(kSrc, opts, cache);
+    EXPECT_EQ(a.get(), b.get()); // same in-process object
+    EXPECT_EQ(cache.stats().memoryHits, 1u);
+    EXPECT_EQ(cache.list().size(), 1u);
+  }
+  // A new cache object over the same directory: a disk hit, identical PTX.
+  CompileCache fresh(dir.path, 1 << 20);
+  auto c = compileCached(kSrc, opts, fresh);
+  EXPECT_EQ(fresh.stats().diskHits, 1u);
+  EXPECT_EQ(c->ptx, compile(kSrc, opts).ptx);
+  ASSERT_EQ(c->kernels.size(), 1u);
+  EXPECT_EQ(c->kernels[0].name, "vadd");
+
+  // Corrupt the entry: it is detected, removed and rebuilt.
+  std::string path = dir.path + "/" + cacheKey(kSrc, opts) + ".tce";
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-10, std::ios::end);
+    f.write("XXXX", 4);
+  }
+  CompileCache third(dir.path, 1 << 20);
+  EXPECT_FALSE(third.list()[0].valid);
+  auto d = compileCached(kSrc, opts, third);
+  EXPECT_TRUE(d->ok);
+  EXPECT_EQ(third.stats().corrupt, 1u);
+  EXPECT_EQ(d->ptx, c->ptx);
+  CompileCache fourth(dir.path, 1 << 20);
+  compileCached(kSrc, opts, fourth);
+  EXPECT_EQ(fourth.stats().diskHits, 1u); // rewritten and valid again
+  EXPECT_TRUE(fourth.list()[0].valid);
+}
+
+TEST(CacheTest, SizeBoundEvictsLeastRecentlyUsed) {
+  TempDir dir;
+  CompileCache cache(dir.path, 20000); // about two entries
+  for (int block : {128, 256, 512, 1024}) {
+    CompileOptions o;
+    o.defines["BLOCK"] = std::to_string(block);
+    ASSERT_TRUE(compileCached(kSrc, o, cache)->ok);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100)); // mtime granularity
+  }
+  auto entries = cache.list();
+  uint64_t total = 0;
+  for (auto &e : entries)
+    total += e.bytes;
+  EXPECT_LE(total, 20000u);
+  ASSERT_FALSE(entries.empty());
+  CompileOptions newest;
+  newest.defines["BLOCK"] = "1024";
+  EXPECT_EQ(entries[0].key, cacheKey(kSrc, newest));
+}
+
+TEST(CacheTest, ConcurrentProcessesShareTheCache) {
+  TempDir dir;
+  // Several processes compile and store the same and different keys at once;
+  // every entry must be valid afterwards and no temporary file left behind.
+  std::vector<pid_t> kids;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      CompileCache cache(dir.path, 1 << 20);
+      for (int block : {256, 512}) {
+        CompileOptions o;
+        o.defines["BLOCK"] = std::to_string(block);
+        if (!compileCached(kSrc, o, cache)->ok)
+          _exit(1);
+      }
+      _exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  CompileCache cache(dir.path, 1 << 20);
+  auto entries = cache.list();
+  EXPECT_EQ(entries.size(), 2u);
+  for (auto &e : entries)
+    EXPECT_TRUE(e.valid);
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir.path, ec), end; it != end && !ec;
+       it.increment(ec))
+    EXPECT_FALSE(llvm::sys::path::filename(it->path()).starts_with(".tmp"));
+}
+
+TEST(CacheTest, ErrorsAreNotCached) {
+  TempDir dir;
+  CompileCache cache(dir.path, 1 << 20);
+  auto r = compileCached("kernel k( {", CompileOptions(), cache);
+  EXPECT_FALSE(r->ok);
+  EXPECT_TRUE(cache.list().empty());
+}
+
+TEST(HeaderTest, GeneratedHeaderHasTypedLaunchers) {
+  CompileOptions o;
+  CompileResult r = compile(R"(
+kernel scale(a: f16, n: i64, x: tensor<bf16, 2>) grid(cdiv(x.shape[0], 4)) {
+  let t = load(x, [block_id(0), 0], [4, 64]);
+  store(x, [block_id(0), 0], t * cast<bf16>(a));
+})", o);
+  ASSERT_TRUE(r.ok) << r.diagnostics;
+  std::string h = generateHeader(r, "my_kernels", "scale.tile");
+  EXPECT_NE(h.find("namespace my_kernels {"), std::string::npos);
+  EXPECT_NE(h.find("inline void scale(float a, int64_t n, const tilec::TensorArg &x, "
+                   "tilec::Stream *stream = nullptr)"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("tilec::ArgValue::scalar(tilec::ScalarType::F16, static_cast<double>(a))"),
+            std::string::npos);
+  EXPECT_NE(h.find("/// grid(cdiv(x.shape[0], 4))"), std::string::npos);
+  EXPECT_NE(h.find(".entry scale"), std::string::npos);
+}
+
+} // namespace
