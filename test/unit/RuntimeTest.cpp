@@ -679,3 +679,35 @@ TEST(DeviceTest, Errors) {
 }
 
 } // namespace
+
+namespace {
+TEST(DeviceTest, GraphCaptureAndReplay) {
+  REQUIRE_DEVICE();
+  Module module = Module::loadPTX(std::string(ptxHeader) + saxpyPTX);
+  Kernel kernel = module.getKernel(saxpySignature(256));
+  const int64_t n = 4096;
+  std::vector<float> x(n, 1.0f), y(n, 0.0f);
+  Buffer xb(n * 4), yb(n * 4);
+  xb.copyFromHost(x.data(), n * 4);
+  yb.copyFromHost(y.data(), n * 4);
+  std::vector<ArgValue> args = {1.0f, TensorArg::contiguous(xb.ptr(), {n}),
+                                TensorArg::contiguous(yb.ptr(), {n})};
+  Stream stream;
+  stream.beginCapture();
+  for (int i = 0; i < 10; ++i)
+    kernel.launch(args, &stream); // recorded, not run
+  Graph graph = stream.endCapture();
+  stream.synchronize();
+  yb.copyToHost(y.data(), n * 4);
+  EXPECT_EQ(y[0], 0.0f); // nothing ran during capture
+  graph.launch(stream);
+  graph.launch(stream);
+  stream.synchronize();
+  yb.copyToHost(y.data(), n * 4);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], 20.0f) << i; // two replays of ten y += x
+  EXPECT_NE(errorOf([&] { Stream::defaultStream().beginCapture(); })
+                .find("cannot capture the default stream"),
+            std::string::npos);
+}
+} // namespace
