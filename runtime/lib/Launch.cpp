@@ -384,14 +384,17 @@ std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
   std::array<uint32_t, 3> grid = {1, 1, 1};
   for (size_t i = 0; i < sig.grid.size(); ++i) {
     const GridExpr &e = sig.grid[i];
-    std::string where = "kernel '" + sig.name + "': grid dimension " +
-                        "xyz"[i] + " = '" + e.str(sig.params) + "'";
+    // Built only on failure: launches are on the hot path.
+    auto where = [&] {
+      return "kernel '" + sig.name + "': grid dimension " + "xyz"[i] + " = '" +
+             e.str(sig.params) + "'";
+    };
     GridEvaluator evaluator{sig, args, {}};
     int64_t v;
     if (!evaluator.eval(e, v))
-      fail(where + ": " + evaluator.error);
+      fail(where() + ": " + evaluator.error);
     if (v < 0 || v > limits[i])
-      fail(where + " is " + std::to_string(v) +
+      fail(where() + " is " + std::to_string(v) +
            (v < 0 ? ", which is negative"
                   : ", above the limit of " + std::to_string(limits[i])));
     grid[i] = static_cast<uint32_t>(v);
