@@ -318,9 +318,9 @@ tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
         values.push_back(p.isTensor ? tilec::ArgValue(a.f)
                                     : tilec::ArgValue::scalar(p.dtype, a.f));
         break;
-      default:
-        return makeError("tilec: argument " + std::to_string(i) + " has an unknown kind");
       }
+      if (values.size() != i + 1)
+        return makeError("tilec: argument " + std::to_string(i) + " has an unknown kind");
     }
     // launch() checks kinds and ranks against the signature and names any
     // mismatch.

@@ -340,17 +340,18 @@ struct GridEvaluator {
     bool nary = e.kind == Kind::Min || e.kind == Kind::Max;
     if (nary ? e.operands.empty() : e.operands.size() != 2)
       return failAt(e, "wrong number of operands");
-    std::vector<int64_t> v(e.operands.size());
-    for (size_t i = 0; i < v.size(); ++i)
-      if (!eval(e.operands[i], v[i]))
-        return false;
     if (nary) {
-      out = v[0];
-      for (int64_t x : v)
-        out = e.kind == Kind::Min ? std::min(out, x) : std::max(out, x);
+      for (size_t i = 0; i < e.operands.size(); ++i) {
+        int64_t x;
+        if (!eval(e.operands[i], x))
+          return false;
+        out = i == 0 ? x : e.kind == Kind::Min ? std::min(out, x) : std::max(out, x);
+      }
       return true;
     }
-    int64_t a = v[0], b = v[1];
+    int64_t a, b;
+    if (!eval(e.operands[0], a) || !eval(e.operands[1], b))
+      return false;
     bool overflow = false;
     switch (e.kind) {
     case Kind::Add: overflow = __builtin_add_overflow(a, b, &out); break;
@@ -374,9 +375,9 @@ struct GridEvaluator {
 };
 } // namespace
 
-std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
-                                     const std::vector<ArgValue> &args) {
-  checkArguments(sig, args);
+/// evaluateGrid for arguments that checkArguments accepted.
+static std::array<uint32_t, 3> gridOf(const KernelSignature &sig,
+                                      const std::vector<ArgValue> &args) {
   if (sig.grid.size() > 3)
     fail("kernel '" + sig.name + "': the grid has " +
          std::to_string(sig.grid.size()) + " dimensions; at most 3 allowed");
@@ -402,6 +403,12 @@ std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
   return grid;
 }
 
+std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
+                                     const std::vector<ArgValue> &args) {
+  checkArguments(sig, args);
+  return gridOf(sig, args);
+}
+
 std::vector<void *> PackedArgs::kernelParams() {
   std::vector<void *> params;
   auto *base = reinterpret_cast<uint8_t *>(storage.data());
@@ -410,36 +417,70 @@ std::vector<void *> PackedArgs::kernelParams() {
   return params;
 }
 
+/// Lays out the launch ABI of `args` (already checked): each value aligned
+/// to its own size. `put(offset, src, n)` receives every value.
+template <typename Put>
+static size_t layoutArguments(const KernelSignature &sig,
+                              const std::vector<ArgValue> &args, Put put) {
+  size_t size = 0;
+  auto add = [&](const void *src, size_t n) {
+    size_t offset = (size + n - 1) / n * n;
+    put(offset, src, n);
+    size = offset + n;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].isTensor()) {
+      ArgValue v = convertArg(sig, args, i);
+      add(v.bytes(), scalarTypeSize(v.type()));
+      continue;
+    }
+    const TensorArg &t = args[i].tensor();
+    add(&t.ptr, 8);
+    for (int64_t size : t.sizes)
+      add(&size, 8);
+    for (int64_t stride : t.strides)
+      add(&stride, 8);
+  }
+  return size;
+}
+
 PackedArgs packArguments(const KernelSignature &sig,
                          const std::vector<ArgValue> &args) {
   checkArguments(sig, args);
   std::vector<uint8_t> bytes;
   PackedArgs packed;
-  // Each value is aligned to its own size (1, 2, 4 or 8 bytes).
-  auto put = [&](const void *src, size_t n) {
-    size_t offset = (bytes.size() + n - 1) / n * n;
+  packed.size = layoutArguments(sig, args, [&](size_t offset, const void *src, size_t n) {
     bytes.resize(offset + n);
     std::memcpy(bytes.data() + offset, src, n);
     packed.offsets.push_back(offset);
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].isTensor()) {
-      ArgValue v = convertArg(sig, args, i);
-      put(v.bytes(), scalarTypeSize(v.type()));
-      continue;
-    }
-    const TensorArg &t = args[i].tensor();
-    put(&t.ptr, 8);
-    for (int64_t size : t.sizes)
-      put(&size, 8);
-    for (int64_t stride : t.strides)
-      put(&stride, 8);
-  }
-  packed.size = bytes.size();
+  });
   packed.storage.resize((bytes.size() + 7) / 8);
   if (!bytes.empty())
     std::memcpy(packed.storage.data(), bytes.data(), bytes.size());
   return packed;
+}
+
+void prepareLaunch(const KernelSignature &sig, const std::vector<ArgValue> &args,
+                   LaunchConfig &config) {
+  checkArguments(sig, args);
+  config.grid = gridOf(sig, args);
+  // The hot path: no heap allocation for up to kMaxParams parameters.
+  size_t count = 0;
+  bool overflow = false;
+  layoutArguments(sig, args, [&](size_t offset, const void *src, size_t n) {
+    if (count == LaunchConfig::kMaxParams ||
+        offset + n > sizeof(config.storage)) {
+      overflow = true;
+      return;
+    }
+    auto *base = reinterpret_cast<uint8_t *>(config.storage);
+    std::memcpy(base + offset, src, n);
+    config.params[count++] = base + offset;
+  });
+  if (overflow)
+    fail("kernel '" + sig.name + "' has too many parameters to launch (at most " +
+         std::to_string(LaunchConfig::kMaxParams) + " launch-ABI values)");
+  config.numParams = count;
 }
 
 } // namespace tilec

@@ -114,11 +114,20 @@ void Context::synchronize() {
 
 static CUstream toStream(void *handle) { return static_cast<CUstream>(handle); }
 
-Stream::Stream() : owned(true) {
+static void *createStream(unsigned flags) {
   ensureContext();
   CUstream s;
-  check(driver().cuStreamCreate(&s, CU_STREAM_DEFAULT), "cuStreamCreate");
-  stream = s;
+  check(driver().cuStreamCreate(&s, flags), "cuStreamCreate");
+  return s;
+}
+
+Stream::Stream() : stream(createStream(CU_STREAM_DEFAULT)), owned(true) {}
+
+Stream Stream::nonBlocking() {
+  Stream s(nullptr);
+  s.stream = createStream(CU_STREAM_NON_BLOCKING);
+  s.owned = true;
+  return s;
 }
 
 Stream::Stream(Stream &&other) noexcept
@@ -393,17 +402,17 @@ Kernel Module::getKernel(const KernelSignature &sig) const {
 }
 
 void Kernel::launch(const std::vector<ArgValue> &args, Stream *stream) const {
-  std::array<uint32_t, 3> grid = evaluateGrid(sig, args);
-  PackedArgs packed = packArguments(sig, args);
+  LaunchConfig config;
+  prepareLaunch(sig, args, config);
+  const std::array<uint32_t, 3> &grid = config.grid;
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return;
   ensureContext();
-  std::vector<void *> params = packed.kernelParams();
   check(driver().cuLaunchKernel(static_cast<CUfunction>(function), grid[0],
                                 grid[1], grid[2], sig.numThreads, 1, 1,
                                 sig.sharedBytes,
                                 stream ? toStream(stream->handle()) : nullptr,
-                                params.data(), nullptr),
+                                config.params, nullptr),
         "cuLaunchKernel", sig.name);
 }
 

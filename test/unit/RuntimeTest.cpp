@@ -711,3 +711,26 @@ TEST(DeviceTest, GraphCaptureAndReplay) {
             std::string::npos);
 }
 } // namespace
+
+namespace {
+TEST(PackTest, PrepareLaunchMatchesPackArguments) {
+  KernelSignature sig = saxpySignature();
+  std::vector<ArgValue> args = saxpyArgs(1000);
+  PackedArgs p = packArguments(sig, args);
+  LaunchConfig config;
+  prepareLaunch(sig, args, config);
+  EXPECT_EQ(config.grid, evaluateGrid(sig, args));
+  ASSERT_EQ(config.numParams, p.offsets.size());
+  auto *base = reinterpret_cast<const uint8_t *>(config.storage);
+  for (size_t i = 0; i < config.numParams; ++i) {
+    EXPECT_EQ(config.params[i], base + p.offsets[i]);
+    size_t n = (i + 1 < p.offsets.size() ? p.offsets[i + 1] : p.size) - p.offsets[i];
+    EXPECT_EQ(std::memcmp(config.params[i], p.bytes() + p.offsets[i], std::min<size_t>(n, 4)), 0);
+  }
+  // Bad arguments fail before anything is packed.
+  args.pop_back();
+  LaunchConfig bad;
+  EXPECT_NE(errorOf([&] { prepareLaunch(sig, args, bad); }).find("takes 3 arguments"),
+            std::string::npos);
+}
+} // namespace

@@ -115,7 +115,7 @@ namespace {
 /// What a name refers to inside a kernel.
 struct Symbol {
   enum class Kind { Local, Param, IntConst, TypeConst };
-  Kind kind;
+  Kind kind = Kind::Local;
   SemaType type;
   bool mutableVar = false;
   unsigned paramIndex = 0;
@@ -242,7 +242,9 @@ bool Checker::bindConstParams(const Defines &defines,
                                  cp.name + "=<value>");
       }
       inst.intConsts[cp.name] = value;
-      Symbol s{Symbol::Kind::IntConst, SemaType::scalar(ScalarType::I64, true)};
+      Symbol s;
+      s.kind = Symbol::Kind::IntConst;
+      s.type = SemaType::scalar(ScalarType::I64, true);
       s.intValue = value;
       s.loc = cp.loc;
       symbols[cp.name] = s;
@@ -267,7 +269,9 @@ bool Checker::bindConstParams(const Defines &defines,
                                  cp.name + "=<type>");
       }
       inst.typeConsts[cp.name] = value;
-      Symbol s{Symbol::Kind::TypeConst, SemaType::scalar(value)};
+      Symbol s;
+      s.kind = Symbol::Kind::TypeConst;
+      s.type = SemaType::scalar(value);
       s.loc = cp.loc;
       symbols[cp.name] = s;
     }
@@ -654,7 +658,8 @@ bool Checker::checkStmt(Stmt &s) {
     auto it = symbols.find(s.name);
     if (it != symbols.end() && it->second.kind != Symbol::Kind::Local)
       return error(s.nameLoc, "'" + s.name + "' shadows a kernel parameter; pick another name");
-    Symbol sym{Symbol::Kind::Local, s.value->type};
+    Symbol sym;
+    sym.type = s.value->type;
     // A binding has a definite type: `let n = 4` is an i32.
     sym.type.weak = false;
     sym.mutableVar = s.isVar;
@@ -764,7 +769,9 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
       return false;
     if (symbols.count(p.name))
       return error(p.loc, "parameter '" + p.name + "' is declared twice");
-    Symbol s{Symbol::Kind::Param, t};
+    Symbol s;
+    s.kind = Symbol::Kind::Param;
+    s.type = t;
     s.paramIndex = i;
     s.loc = p.loc;
     symbols[p.name] = s;

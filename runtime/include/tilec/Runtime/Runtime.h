@@ -76,6 +76,9 @@ public:
   Stream &operator=(Stream &&other) noexcept;
   ~Stream();
 
+  /// A stream that does not synchronize with the legacy default stream
+  /// (cheaper launches; order it against synchronous copies yourself).
+  static Stream nonBlocking();
   /// The legacy default (null) stream.
   static Stream &defaultStream();
   /// Wraps a CUstream owned by someone else (not destroyed with the wrapper).
@@ -245,6 +248,24 @@ PackedArgs packArguments(const KernelSignature &sig,
                          const std::vector<ArgValue> &args);
 
 /// A kernel of a loaded module. Valid while its Module lives.
+/// Everything cuLaunchKernel needs, packed without heap allocation. The
+/// `params` pointers point into `storage`, so a config is filled in place
+/// and must not be copied before the launch.
+struct LaunchConfig {
+  LaunchConfig() = default;
+  LaunchConfig(const LaunchConfig &) = delete;
+  LaunchConfig &operator=(const LaunchConfig &) = delete;
+  static constexpr size_t kMaxParams = 96;
+  std::array<uint32_t, 3> grid{};
+  uint64_t storage[kMaxParams];
+  void *params[kMaxParams];
+  size_t numParams = 0;
+};
+/// Checks the arguments, evaluates the grid and packs the parameters into
+/// `config`.
+void prepareLaunch(const KernelSignature &sig, const std::vector<ArgValue> &args,
+                   LaunchConfig &config);
+
 class Kernel {
 public:
   const KernelSignature &signature() const { return sig; }
