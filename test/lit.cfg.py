@@ -19,6 +19,8 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.tilec_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR", "TILEC_CUDA_DRIVER"])
+# Tests never touch the user's compile cache or tuning database.
+config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "tilec-cache")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.tilec_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

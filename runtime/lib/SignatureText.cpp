@@ -62,6 +62,12 @@ std::string serializeSignatures(const std::vector<KernelSignature> &sigs) {
       writeExpr(os, g);
       os << "\n";
     }
+    for (const auto &[name, values] : s.tuneSpace) {
+      os << "tune " << name;
+      for (int64_t v : values)
+        os << " " << v;
+      os << "\n";
+    }
     os << "end\n";
   }
   return os.str();
@@ -199,6 +205,17 @@ parseSignatures(std::string_view text) {
       if (line.size() < 5 || !ep.parse(g) || !ep.atEnd())
         return std::nullopt;
       cur->grid.push_back(std::move(g));
+    } else if (tag == "tune" && cur) {
+      std::string name;
+      if (!(ls >> name))
+        return std::nullopt;
+      std::vector<int64_t> values;
+      long long v;
+      while (ls >> v)
+        values.push_back(v);
+      if (values.empty() || !ls.eof())
+        return std::nullopt;
+      cur->tuneSpace.emplace_back(name, std::move(values));
     } else if (tag == "end" && cur) {
       if (cur->grid.empty() || cur->grid.size() > 3)
         return std::nullopt;

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tilec/Autotune.h"
 #include "tilec/Compiler.h"
 #include "tilec/Runtime/Runtime.h"
 
@@ -23,6 +24,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -192,6 +194,8 @@ struct Options {
   int benchIters = 0;
   unsigned numWarps = 0;
   bool verify = true;
+  bool tune = false;
+  std::string tuningDb;
   std::string ptxDir;
 };
 
@@ -204,10 +208,17 @@ bool gpuPresent() {
 }
 
 /// Runs one kernel on one problem size; returns false on a mismatch.
-bool runCase(const Kernel &kernel, const Reference &ref,
+/// With --tune: what the autotuner needs to compile configurations.
+struct TuneContext {
+  Autotuner *tuner = nullptr;
+  std::string source;
+  CompileOptions options;
+};
+
+bool runCase(const Kernel &declared, const Reference &ref,
              const std::vector<int64_t> &shape, const Options &opts,
-             uint64_t seed) {
-  const KernelSignature &sig = kernel.signature();
+             uint64_t seed, const TuneContext &tuning) {
+  const KernelSignature &sig = declared.signature();
   std::vector<HostTensor> host;
   std::vector<double> scalars;
   Rng rng{seed};
@@ -255,6 +266,42 @@ bool runCase(const Kernel &kernel, const Reference &ref,
       args.push_back(ArgValue::scalar(p.dtype, scalars[si++]));
     }
   }
+  // With --tune, the autotuner picks the configuration (timing it on these
+  // arguments, which it overwrites), then the inputs are restored and the
+  // chosen kernel is checked like any other.
+  std::optional<Module> tunedModule;
+  std::optional<Kernel> tunedKernel;
+  if (tuning.tuner && !sig.tuneSpace.empty()) {
+    TuneChoice choice;
+    auto chosen = tuning.tuner->select(tuning.source, tuning.options, sig.name, args,
+                                       &choice);
+    if (!chosen->ok) {
+      std::printf("%s", chosen->diagnostics.c_str());
+      return false;
+    }
+    std::string shapeText, picked;
+    for (size_t i = 0; i < shape.size(); ++i)
+      shapeText += (i ? "x" : "") + std::to_string(shape[i]);
+    for (auto &[name, value] : choice.defines)
+      picked += (picked.empty() ? "" : ",") + name + "=" + value;
+    std::printf("TUNE %s %s: %s (%.2f us)%s", sig.name.c_str(), shapeText.c_str(),
+                picked.c_str(), choice.microseconds,
+                choice.fromDatabase ? " from the tuning database\n" : "; tried");
+    for (auto &[label, us] : choice.trials)
+      std::printf(" %s=%.2fus", label.c_str(), us);
+    if (!choice.fromDatabase)
+      std::printf("\n");
+    tunedModule.emplace(Module::loadPTX(chosen->ptx));
+    tunedKernel.emplace(tunedModule->getKernel(chosen->kernels[0]));
+    size_t k = 0;
+    for (const ParamInfo &p : sig.params)
+      if (p.isTensor) {
+        std::vector<uint8_t> raw = encode(host[k]);
+        buffers[k].copyFromHost(raw.data(), raw.size());
+        ++k;
+      }
+  }
+  const Kernel &kernel = tunedKernel ? *tunedKernel : declared;
   kernel.launch(args);
   Context::get().synchronize();
 
@@ -345,7 +392,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: tilec-check FILE... [-D NAME=VALUE]... [--size N]... "
                "[--shape RxC]... [--ld-pad P] [--arch ARCH] [--compile-only] "
-               "[--bench ITERS] [--no-verify] [--num-warps N] [--ptx-dir DIR]\n");
+               "[--bench ITERS] [--no-verify] [--num-warps N] [--ptx-dir DIR] "
+               "[--tune [--tuning-db FILE]]\n");
   return 2;
 }
 
@@ -385,6 +433,10 @@ int main(int argc, char **argv) {
         opts.compileOnly = true;
       } else if (a == "--bench") {
         opts.benchIters = std::stoi(next());
+      } else if (a == "--tune") {
+        opts.tune = true;
+      } else if (a == "--tuning-db") {
+        opts.tuningDb = next();
       } else if (a == "--no-verify") {
         opts.verify = false;
       } else if (a == "--num-warps") {
@@ -444,6 +496,15 @@ int main(int argc, char **argv) {
     }
     if (!gpu)
       continue;
+    std::optional<Autotuner> tuner;
+    TuneContext tuning;
+    if (opts.tune) {
+      tuner.emplace(opts.tuningDb.empty() ? Autotuner::defaultDatabasePath()
+                                          : opts.tuningDb);
+      tuning.tuner = &*tuner;
+      tuning.source = ss.str();
+      tuning.options = copts;
+    }
     try {
       Context &ctx = Context::get();
       (void)ctx;
@@ -461,10 +522,10 @@ int main(int argc, char **argv) {
             rank = p.rank;
         if (rank == 1) {
           for (int64_t n : opts.sizes)
-            failures += !runCase(kernel, it->second, {n}, opts, seed++);
+            failures += !runCase(kernel, it->second, {n}, opts, seed++, tuning);
         } else {
           for (auto [r, c] : opts.shapes)
-            failures += !runCase(kernel, it->second, {r, c}, opts, seed++);
+            failures += !runCase(kernel, it->second, {r, c}, opts, seed++, tuning);
         }
       }
     } catch (const RuntimeError &e) {

@@ -4,6 +4,7 @@
 //         [-emit=ast|tile|llvm|ptx|header|cubin] [-D NAME=VALUE]...
 //         [--kernel NAME] [--num-warps N] [-O0..3] [--use-cache]
 //   tilec cache list|clear|info
+//   tilec tune FILE [--size N | --shape RxC]... [--tuning-db FILE]
 //
 // Default output is PTX on stdout (or OUT). Errors go to stderr in the
 // `file:line:col: error:` form with the source line and a caret; the exit
@@ -173,6 +174,21 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "cache")
     return cacheMain(argc - 1, argv + 1);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "tune") {
+    // Ahead-of-time tuning runs the kernels, so it lives in tilec-check (next
+    // to this binary), which generates inputs: `tilec tune FILE --size N`.
+    std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&main);
+    llvm::SmallString<256> check(llvm::sys::path::parent_path(self));
+    llvm::sys::path::append(check, "tilec-check");
+    std::vector<llvm::StringRef> args = {check, "--tune"};
+    for (int i = 2; i < argc; ++i)
+      args.push_back(argv[i]);
+    std::string msg;
+    int rc = llvm::sys::ExecuteAndWait(check, args, std::nullopt, {}, 0, 0, &msg);
+    if (rc < 0)
+      llvm::errs() << "tilec: error: cannot run " << check << ": " << msg << "\n";
+    return rc < 0 ? 1 : rc;
+  }
   cl::HideUnrelatedOptions(tilecCategory);
   cl::ParseCommandLineOptions(argc, argv, "tilec: tile kernel compiler\n");
 

@@ -94,6 +94,13 @@ struct Dumper {
   void kernel(const KernelDecl &k) {
     os << "Kernel " << k.name;
     at(k.loc);
+    for (auto &t : k.tune) {
+      indent(1);
+      os << "Tune " << t.name;
+      at(t.loc);
+      for (auto &v : t.values)
+        expr(*v, 2);
+    }
     for (auto &cp : k.constParams) {
       indent(1);
       os << "ConstParam " << cp.name << ": "

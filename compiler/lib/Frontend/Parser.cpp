@@ -70,6 +70,7 @@ private:
   }
 
   std::unique_ptr<KernelDecl> parseKernel();
+  bool parseTune(std::vector<TuneParam> &tune);
   bool parseConstParam(ConstParam &cp);
   std::unique_ptr<TypeExpr> parseType();
   bool parseBlock(std::vector<StmtPtr> &body);
@@ -109,10 +110,20 @@ struct DepthGuard {
 std::unique_ptr<ModuleDecl> Parser::parseModule() {
   auto module = std::make_unique<ModuleDecl>();
   while (!is(Tok::Eof)) {
+    std::vector<TuneParam> tune;
+    if (is(Tok::At)) {
+      if (!parseTune(tune))
+        return nullptr;
+      if (!is(Tok::KwKernel)) {
+        fail("expected 'kernel' after the @tune(...) attribute, found " + describe());
+        return nullptr;
+      }
+    }
     if (is(Tok::KwKernel)) {
       auto k = parseKernel();
       if (!k)
         return nullptr;
+      k->tune = std::move(tune);
       module->kernels.push_back(std::move(k));
       continue;
     }
@@ -130,6 +141,31 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
     return nullptr;
   }
   return module;
+}
+
+bool Parser::parseTune(std::vector<TuneParam> &tune) {
+  advance(); // '@'
+  if (!is(Tok::Ident) || tok.text != "tune")
+    return fail("unknown attribute " + describe() + "; the only attribute is @tune(...)");
+  advance();
+  if (!expect(Tok::LParen, "after '@tune'"))
+    return false;
+  do {
+    TuneParam t;
+    if (!is(Tok::Ident))
+      return fail("expected a compile-time parameter name in @tune, found " + describe());
+    t.name = tok.text.str();
+    t.loc = tok.loc;
+    advance();
+    if (!expect(Tok::KwIn, "after the parameter name (write BLOCK in [256, 512])"))
+      return false;
+    if (!expect(Tok::LBracket, "to start the list of candidate values"))
+      return false;
+    if (!parseExprList(Tok::RBracket, t.values, "to close the list of candidate values"))
+      return false;
+    tune.push_back(std::move(t));
+  } while (consumeIf(Tok::Comma));
+  return expect(Tok::RParen, "to close @tune(...)");
 }
 
 std::unique_ptr<KernelDecl> Parser::parseKernel() {

@@ -136,6 +136,7 @@ private:
     return false;
   }
   bool bindConstParams(const Defines &defines, std::set<std::string> &used);
+  bool checkTune(const Defines &defines);
   bool resolveType(const TypeExpr &t, SemaType &out, bool allowTensor);
   bool check(Expr &e);
   bool checkCall(Expr &e);
@@ -275,6 +276,36 @@ bool Checker::bindConstParams(const Defines &defines,
       s.loc = cp.loc;
       symbols[cp.name] = s;
     }
+  }
+  return true;
+}
+
+bool Checker::checkTune(const Defines &defines) {
+  std::set<std::string> seen;
+  for (TuneParam &t : kernel.tune) {
+    bool isInt = llvm::any_of(kernel.constParams, [&](const ConstParam &cp) {
+      return cp.name == t.name && cp.kind == ConstParam::Kind::Int;
+    });
+    if (!isInt)
+      return error(t.loc, "'" + t.name + "' in @tune is not an int compile-time "
+                          "parameter of kernel '" + kernel.name + "'");
+    if (!seen.insert(t.name).second)
+      return error(t.loc, "'" + t.name + "' appears twice in @tune");
+    if (t.values.empty())
+      return error(t.loc, "@tune needs at least one candidate value for '" + t.name + "'");
+    std::vector<int64_t> values;
+    for (auto &v : t.values) {
+      int64_t x;
+      if (!requireConstInt(*v, "a @tune candidate", x))
+        return false;
+      if (llvm::is_contained(values, x))
+        return error(v->loc, "candidate " + std::to_string(x) + " of '" + t.name +
+                                 "' is listed twice");
+      values.push_back(x);
+    }
+    // A -D value fixes the parameter: nothing left to tune.
+    if (!defines.count(t.name))
+      inst.signature.tuneSpace.emplace_back(t.name, std::move(values));
   }
   return true;
 }
@@ -761,6 +792,8 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   inst.kernel = &kernel;
   inst.signature.name = kernel.name;
   if (!bindConstParams(defines, used))
+    return false;
+  if (!checkTune(defines))
     return false;
   for (unsigned i = 0; i < kernel.params.size(); ++i) {
     Param &p = kernel.params[i];

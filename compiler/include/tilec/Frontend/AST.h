@@ -122,9 +122,17 @@ struct Param {
   std::unique_ptr<TypeExpr> type;
 };
 
+/// One `NAME in [v1, v2, ...]` of a `@tune(...)` attribute.
+struct TuneParam {
+  std::string name;
+  llvm::SMLoc loc;
+  std::vector<ExprPtr> values;
+};
+
 struct KernelDecl {
   std::string name;
   llvm::SMLoc loc;
+  std::vector<TuneParam> tune; ///< `@tune(...)` before the kernel
   std::vector<ConstParam> constParams;
   std::vector<Param> params;
   std::vector<ExprPtr> grid;

@@ -79,6 +79,10 @@ struct KernelSignature {
   std::vector<GridExpr> grid; ///< 1 to 3 dimensions (x, y, z).
   unsigned numThreads = 128;  ///< Threads per block.
   unsigned sharedBytes = 0;   ///< Static shared memory is in the PTX; dynamic here.
+  /// `@tune(NAME in [...])`: the candidate values of compile-time parameters
+  /// that an autotuner may choose from (empty when the kernel is not tuned or
+  /// every tuned parameter was fixed with -D).
+  std::vector<std::pair<std::string, std::vector<int64_t>>> tuneSpace;
 };
 
 /// A stable text form of signatures, used by the compile cache and by
@@ -87,6 +91,7 @@ struct KernelSignature {
 ///   param a scalar f32 0
 ///   param x tensor f32 1
 ///   grid (cdiv (shape 1 0) 1024)
+///   tune BLOCK 512 1024 2048
 ///   end
 std::string serializeSignatures(const std::vector<KernelSignature> &sigs);
 /// Parses serializeSignatures' output; nullopt when `text` is malformed.

@@ -1,0 +1,123 @@
+//===- AutotuneTest.cpp - @tune and the Autotuner (no GPU needed) ---------===//
+
+#include "tilec/Autotune.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace tilec;
+
+namespace {
+
+const char *kSrc = R"(
+@tune(BLOCK in [256, 512, 1024], WARPS in [1, 2])
+kernel vadd<BLOCK: int = 1024, WARPS: int = 1>(x: tensor<f32, 1>, z: tensor<f32, 1>)
+    grid(cdiv(z.shape[0], BLOCK))
+{
+    let i = block_id(0);
+    store(z, [i], load(x, [i], [BLOCK]) * WARPS);
+}
+)";
+
+std::vector<ArgValue> argsFor(int64_t n) {
+  return {TensorArg::contiguous(0x1000, {n}), TensorArg::contiguous(0x2000, {n})};
+}
+
+/// A fake timer: pretends BLOCK=512, WARPS=2 is fastest; counts calls.
+struct FakeTimer {
+  int calls = 0;
+  TuneTimer timer() {
+    return [this](const CompileResult &r, const KernelSignature &sig) {
+      ++calls;
+      // The PTX differs per configuration; recover BLOCK from the grid.
+      (void)r;
+      int64_t block = sig.grid[0].operands[1].value;
+      return block == 512 ? 1.0 : 5.0 + double(block) / 1000;
+    };
+  }
+};
+
+TEST(AutotuneTest, TuneSpaceInSignature) {
+  CompileResult r = compile(kSrc, CompileOptions());
+  ASSERT_TRUE(r.ok) << r.diagnostics;
+  ASSERT_EQ(r.kernels[0].tuneSpace.size(), 2u);
+  EXPECT_EQ(r.kernels[0].tuneSpace[0].first, "BLOCK");
+  EXPECT_EQ(r.kernels[0].tuneSpace[0].second, (std::vector<int64_t>{256, 512, 1024}));
+  // -D fixes a parameter: it is no longer tuned.
+  CompileOptions o;
+  o.defines["BLOCK"] = "256";
+  r = compile(kSrc, o);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.kernels[0].tuneSpace.size(), 1u);
+  EXPECT_EQ(r.kernels[0].tuneSpace[0].first, "WARPS");
+  // The tune space survives the signature text (cache, AOT headers).
+  auto back = parseSignatures(serializeSignatures(r.kernels));
+  ASSERT_TRUE(back);
+  EXPECT_EQ((*back)[0].tuneSpace, r.kernels[0].tuneSpace);
+}
+
+TEST(AutotuneTest, PicksTheFastestAndRemembersIt) {
+  llvm::SmallString<128> dir;
+  llvm::sys::fs::createUniqueDirectory("tilec-tune-test", dir);
+  std::string db = std::string(dir) + "/tuning.db";
+  FakeTimer fake;
+  TuneChoice choice;
+  {
+    Autotuner tuner(db);
+    auto r = tuner.select(kSrc, CompileOptions(), "vadd", argsFor(5000), &choice,
+                          fake.timer());
+    ASSERT_TRUE(r->ok);
+    EXPECT_EQ(fake.calls, 6); // 3 x 2 configurations
+    EXPECT_EQ(choice.trials.size(), 6u);
+    EXPECT_FALSE(choice.fromDatabase);
+    EXPECT_EQ(choice.defines.at("BLOCK"), "512");
+    EXPECT_NE(r->ptx.find(".entry vadd"), std::string::npos);
+    EXPECT_EQ(r->kernels[0].grid[0].operands[1].value, 512);
+  }
+  // A new tuner (a new process) reads the database: no timing at all.
+  {
+    Autotuner tuner(db);
+    TuneChoice again;
+    auto r = tuner.select(kSrc, CompileOptions(), "vadd", argsFor(5000), &again,
+                          fake.timer());
+    EXPECT_EQ(fake.calls, 6);
+    EXPECT_TRUE(again.fromDatabase);
+    EXPECT_EQ(again.defines, choice.defines);
+    // Another problem size is another key: tuned again.
+    tuner.select(kSrc, CompileOptions(), "vadd", argsFor(77), &again, fake.timer());
+    EXPECT_EQ(fake.calls, 12);
+  }
+  std::ifstream in(db);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("BLOCK=512"), std::string::npos);
+  EXPECT_NE(text.str().find(":vadd:[5000],[5000]"), std::string::npos) << text.str();
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(AutotuneTest, KernelsWithoutTuneCompileAsUsual) {
+  FakeTimer fake;
+  Autotuner tuner("");
+  auto r = tuner.select("kernel k(x: tensor<f32, 1>) { store(x, [0], load(x, [0], [64])); }",
+                        CompileOptions(), "k", {TensorArg::contiguous(0, {64})}, nullptr,
+                        fake.timer());
+  EXPECT_TRUE(r->ok);
+  EXPECT_EQ(fake.calls, 0);
+}
+
+TEST(AutotuneTest, FailedCandidatesAreSkipped) {
+  Autotuner tuner("");
+  TuneChoice choice;
+  auto r = tuner.select(kSrc, CompileOptions(), "vadd", argsFor(100), &choice,
+                        [](const CompileResult &, const KernelSignature &sig) {
+                          return sig.grid[0].operands[1].value == 1024 ? 3.0 : -1.0;
+                        });
+  ASSERT_TRUE(r->ok);
+  EXPECT_EQ(choice.defines.at("BLOCK"), "1024");
+}
+
+} // namespace
