@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Packs the built binaries, libLLVM (via ../shared/tools/device-bundle), lit
+# and FileCheck into .device/ for the GPU machine, where
+#   bash .device/gpu-tests.sh        runs the lit suite (GPU e2e included)
+# Keep .device/ in .git/info/exclude.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+rm -rf .device
+"${DEVICE_BUNDLE:-../shared/tools/device-bundle}" .device >/dev/null
+mkdir -p .device/bin .device/unit
+for b in tilec tile-opt tilec-check tilec-bench embed_jit embed_c embed_aot; do
+  strip -o .device/bin/$b "$BUILD_DIR/bin/$b"
+done
+for t in TilecUnitTests TilecCAPITests; do
+  strip -o .device/unit/$t "$BUILD_DIR/test/unit/$t"
+done
+strip -o .device/lib/libtilec.so "$BUILD_DIR/lib/libtilec.so"
+cp "$BUILD_DIR/lib/libtilec_runtime.a" .device/lib/
+xz -T0 -9 .device/bin/* .device/unit/* .device/lib/libtilec.so .device/lib/libtilec_runtime.a
+for t in not count FileCheck split-file; do cp /usr/lib/llvm-22/bin/$t .device/bin/; done
+cp -r /usr/lib/llvm-22/utils/lit .device/litpkg
+cp "$BUILD_DIR/test/lit.site.cfg.py" .device/lit.site.cfg.py
+cp "$BUILD_DIR/test/unit/lit.site.cfg.py" .device/unit.lit.site.cfg.py
+src=$(realpath .)
+cat > .device/gpu-tests.sh <<EOS
+#!/usr/bin/env bash
+# Runs the lit suite on the GPU machine from the development machine's build.
+set -u
+source .device/env.sh
+mkdir -p build/bin build/test/unit build/lib
+for f in .device/bin/*; do
+  case \$f in *.xz) xz -dc "\$f" > build/bin/\$(basename "\$f" .xz);; *) cp "\$f" build/bin/;; esac
+done
+for f in .device/unit/*.xz; do xz -dc "\$f" > build/test/unit/\$(basename "\$f" .xz); done
+cp /tmp/tilec-llvm/libtilec.so /tmp/tilec-llvm/libtilec_runtime.a build/lib/
+chmod +x build/bin/* build/test/unit/*
+sed "s|$src|\$PWD|g; s|/usr/lib/llvm-22/bin|\$PWD/build/bin|g" .device/lit.site.cfg.py > build/test/lit.site.cfg.py
+sed "s|$src|\$PWD|g" .device/unit.lit.site.cfg.py > build/test/unit/lit.site.cfg.py
+export PATH=\$PWD/build/bin:/usr/local/cuda/bin:\$PATH
+export LD_LIBRARY_PATH=\$PWD/build/lib:\$LD_LIBRARY_PATH
+python3 -c "import sys; sys.path.insert(0, '.device/litpkg'); from lit.main import main; main()" -sv \${LIT_OPTS:-} build/test build/test/unit
+EOS
+du -sh .device
