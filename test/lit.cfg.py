@@ -18,7 +18,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.tilec_src_root, "examples")))
 
-llvm_config.with_system_environment(["HOME", "TMPDIR", "TILEC_CUDA_DRIVER"])
+llvm_config.with_system_environment(["HOME", "TMPDIR", "TILEC_CUDA_DRIVER", "ASAN_OPTIONS", "UBSAN_OPTIONS"])
 # Tests never touch the user's compile cache or tuning database.
 config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "tilec-cache")
 llvm_config.use_default_substitutions()
@@ -32,7 +32,9 @@ config.substitutions.append(("%tilec_runtime_lib", os.path.join(config.tilec_obj
 cxx = shutil.which("clang++-22") or shutil.which("c++") or shutil.which("g++")
 if cxx:
     config.available_features.add("cxx")
-    config.substitutions.append(("%cxx", cxx))
+    # Programs linked against a sanitized runtime need the sanitizers too.
+    flags = " -fsanitize=address,undefined" if config.tilec_sanitize in ("ON", "1", "TRUE") else ""
+    config.substitutions.append(("%cxx", cxx + flags))
 
 # ptxas assembles every PTX that a test emits; absent only where the CUDA
 # toolkit is missing.

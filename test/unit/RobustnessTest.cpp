@@ -35,7 +35,9 @@ const char *kTokens[] = {"(", ")", "[", "]", "{", "}", "<", ">", ",", ";", ":",
                          "!", "let ", "var ", "kernel ", "grid", "load", "store",
                          "cast<f16>", "tensor<f32, 1>", "tensor<", "0", "-1",
                          "1e400", "0x", "BLOCK", "T", "x", "where", "exp", "\"",
-                         "/*", "//", "\n", " ", "f64", "i1", "99999999999"};
+                         "/*", "//", "\n", " ", "f64", "i1", "99999999999",
+                         "for i in 0 .. 3 { }", "if true { }", "} else {",
+                         "while false { }", "var ", "range(", "zeros<f32>([8])"};
 
 std::string mutate(std::string s, std::mt19937 &rng) {
   int edits = 1 + rng() % 4;
@@ -95,6 +97,7 @@ TEST_P(RobustnessTest, MutatedSourcesGiveLocatedErrorsOrCompile) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, RobustnessTest,
                          ::testing::Values("vadd.tile", "saxpy.tile",
-                                           "fused2d.tile", "mathmix.tile"));
+                                           "fused2d.tile", "mathmix.tile",
+                                           "loops.tile"));
 
 } // namespace

@@ -95,6 +95,25 @@ std::map<std::string, Reference> references() {
   refs["fused2d"] = elementwise({0, 1}, 2, [](auto &x, auto &) {
     return std::max(x[0] * x[1] + 1.0, 0.0);
   });
+  {
+    // z[i] = sum_{k<n} (x[i]/2)^k / 8 + i % 3
+    Reference r;
+    r.written = {1};
+    r.rtolScale = 4;
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &s) {
+      HostTensor &x = *ts[0], &z = *ts[1];
+      int64_t n = static_cast<int64_t>(s[0]);
+      forEachIndex(z, [&](int64_t off) {
+        double v = x.values[off] * 0.5, term = 1, acc = 0;
+        for (int64_t k = 0; k < n; ++k) {
+          acc += term;
+          term *= v;
+        }
+        z.values[off] = static_cast<float>(roundTo(z.dtype, acc / 8 + double(off % 3)));
+      });
+    };
+    refs["powsum"] = r;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {
@@ -224,7 +243,10 @@ bool runCase(const Kernel &declared, const Reference &ref,
   Rng rng{seed};
   for (const ParamInfo &p : sig.params) {
     if (!p.isTensor) {
-      scalars.push_back(roundTo(p.dtype, 1.0 + rng.uniform() / 4));
+      // Integer parameters are counts (5 to 8); floats are near 1.
+      scalars.push_back(isFloatType(p.dtype)
+                            ? roundTo(p.dtype, 1.0 + rng.uniform() / 4)
+                            : double(5 + seed % 4));
       continue;
     }
     HostTensor t;
@@ -263,7 +285,10 @@ bool runCase(const Kernel &declared, const Reference &ref,
       ta.strides = t.strides;
       args.emplace_back(ta);
     } else {
-      args.push_back(ArgValue::scalar(p.dtype, scalars[si++]));
+      if (isFloatType(p.dtype))
+        args.push_back(ArgValue::scalar(p.dtype, scalars[si++]));
+      else
+        args.push_back(ArgValue::scalar(p.dtype, static_cast<int64_t>(scalars[si++])));
     }
   }
   // With --tune, the autotuner picks the configuration (timing it on these

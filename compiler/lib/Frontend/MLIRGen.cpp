@@ -15,7 +15,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+
+#include <functional>
+#include <set>
 
 using namespace mlir;
 using namespace tilec;
@@ -69,6 +73,14 @@ private:
   Value convert(Value v, const SemaType &from, ScalarType to, Location l);
   Value splatTo(Value v, const SemaType &from, const SemaType &target, Location l);
   void genStmt(const Stmt &s);
+  void genBlock(const std::vector<StmtPtr> &body) {
+    for (auto &st : body)
+      genStmt(*st);
+  }
+  /// Generates `fn` into `block` (before its terminator, if any) and ends
+  /// the block with a yield of the current values of `carried`.
+  void genRegion(Block *block, const std::vector<std::string> &carried,
+                 const std::function<void()> &fn);
 
   MLIRContext *ctx;
   OpBuilder b;
@@ -344,6 +356,19 @@ Value Gen::genCall(const Expr &e) {
     Value y = genAs(*e.args[2], e.type);
     return arith::SelectOp::create(b, l, cond, x, y);
   }
+  if (fn == "zeros" || fn == "full") {
+    if (fn == "zeros")
+      return constant(e.type, 0, 0, l);
+    SemaType scalarTy = SemaType::scalar(e.type.elem);
+    double f = 0;
+    int64_t i = 0;
+    if (literalValue(*e.args[1], f, i))
+      return constant(e.type, f, i, l);
+    Value v = genAs(*e.args[1], scalarTy);
+    return tile::SplatOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)), v);
+  }
+  if (fn == "range")
+    return tile::RangeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)));
   if (fn == "cast") {
     Value x = gen(*e.args[0]);
     return convert(x, e.args[0]->type, e.type.elem, l);
@@ -351,8 +376,138 @@ Value Gen::genCall(const Expr &e) {
   llvm_unreachable("call rejected by Sema");
 }
 
+/// The names declared outside `body` that it assigns: the values a loop or
+/// `if` must carry in and out.
+static void collectAssigned(const std::vector<StmtPtr> &body,
+                            std::set<std::string> declared,
+                            std::set<std::string> &out) {
+  for (auto &st : body) {
+    switch (st->kind) {
+    case Stmt::Kind::Let:
+      declared.insert(st->name);
+      break;
+    case Stmt::Kind::Assign:
+      if (!declared.count(st->name))
+        out.insert(st->name);
+      break;
+    case Stmt::Kind::For: {
+      auto inner = declared;
+      inner.insert(st->name);
+      collectAssigned(st->body, inner, out);
+      break;
+    }
+    case Stmt::Kind::If:
+      collectAssigned(st->body, declared, out);
+      collectAssigned(st->elseBody, declared, out);
+      break;
+    case Stmt::Kind::While:
+      collectAssigned(st->body, declared, out);
+      break;
+    case Stmt::Kind::ExprStmt:
+      break;
+    }
+  }
+}
+
+void Gen::genRegion(Block *block, const std::vector<std::string> &carried,
+                    const std::function<void()> &fn) {
+  OpBuilder::InsertionGuard guard(b);
+  Operation *term = block->empty() ? nullptr : &block->back();
+  if (term && term->hasTrait<OpTrait::IsTerminator>())
+    b.setInsertionPoint(term);
+  else
+    b.setInsertionPointToEnd(block), term = nullptr;
+  fn();
+  SmallVector<Value> values;
+  for (const std::string &n : carried)
+    values.push_back(scope.at(n).value);
+  Location l = b.getUnknownLoc();
+  if (term) {
+    l = term->getLoc();
+    term->erase();
+  }
+  b.setInsertionPointToEnd(block);
+  scf::YieldOp::create(b, l, values);
+}
+
 void Gen::genStmt(const Stmt &s) {
   switch (s.kind) {
+  case Stmt::Kind::For: {
+    Location l = loc(s.loc);
+    std::set<std::string> assigned;
+    collectAssigned(s.body, {s.name}, assigned);
+    std::vector<std::string> carried(assigned.begin(), assigned.end());
+    SmallVector<Value> inits;
+    for (const std::string &n : carried)
+      inits.push_back(scope.at(n).value);
+    Value lo = genAs(*s.lower, s.inductionType);
+    Value hi = genAs(*s.upper, s.inductionType);
+    Value step = s.step ? genAs(*s.step, s.inductionType)
+                        : constant(s.inductionType, 1, 1, l);
+    auto forOp = scf::ForOp::create(b, l, lo, hi, step, inits);
+    auto saved = scope;
+    scope[s.name] = Binding{forOp.getInductionVar(), s.inductionType};
+    for (size_t i = 0; i < carried.size(); ++i)
+      scope.at(carried[i]).value = forOp.getRegionIterArgs()[i];
+    genRegion(forOp.getBody(), carried, [&] { genBlock(s.body); });
+    scope = saved;
+    for (size_t i = 0; i < carried.size(); ++i)
+      scope.at(carried[i]).value = forOp.getResult(i);
+    return;
+  }
+  case Stmt::Kind::If: {
+    Location l = loc(s.loc);
+    std::set<std::string> assigned;
+    collectAssigned(s.body, {}, assigned);
+    collectAssigned(s.elseBody, {}, assigned);
+    std::vector<std::string> carried(assigned.begin(), assigned.end());
+    SmallVector<Type> types;
+    for (const std::string &n : carried)
+      types.push_back(scope.at(n).value.getType());
+    Value cond = gen(*s.value);
+    auto ifOp = scf::IfOp::create(b, l, types, cond, /*addThenBlock=*/true,
+                                  /*addElseBlock=*/true);
+    auto saved = scope;
+    genRegion(&ifOp.getThenRegion().front(), carried, [&] { genBlock(s.body); });
+    scope = saved;
+    genRegion(&ifOp.getElseRegion().front(), carried, [&] { genBlock(s.elseBody); });
+    scope = saved;
+    for (size_t i = 0; i < carried.size(); ++i)
+      scope.at(carried[i]).value = ifOp.getResult(i);
+    return;
+  }
+  case Stmt::Kind::While: {
+    Location l = loc(s.loc);
+    std::set<std::string> assigned;
+    collectAssigned(s.body, {}, assigned);
+    std::vector<std::string> carried(assigned.begin(), assigned.end());
+    SmallVector<Type> types;
+    SmallVector<Value> inits;
+    SmallVector<Location> locs;
+    for (const std::string &n : carried) {
+      inits.push_back(scope.at(n).value);
+      types.push_back(inits.back().getType());
+      locs.push_back(l);
+    }
+    auto whileOp = scf::WhileOp::create(b, l, types, inits);
+    auto saved = scope;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *before = b.createBlock(&whileOp.getBefore(), {}, types, locs);
+      for (size_t i = 0; i < carried.size(); ++i)
+        scope.at(carried[i]).value = before->getArgument(i);
+      Value cond = gen(*s.value);
+      scf::ConditionOp::create(b, l, cond, before->getArguments());
+      Block *after = b.createBlock(&whileOp.getAfter(), {}, types, locs);
+      for (size_t i = 0; i < carried.size(); ++i)
+        scope.at(carried[i]).value = after->getArgument(i);
+      genRegion(after, carried, [&] { genBlock(s.body); });
+    }
+    scope = saved;
+    for (size_t i = 0; i < carried.size(); ++i)
+      scope.at(carried[i]).value = whileOp.getResult(i);
+    return;
+  }
   case Stmt::Kind::Let: {
     SemaType t = s.value->type;
     t.weak = false;

@@ -73,7 +73,7 @@ private:
   bool parseTune(std::vector<TuneParam> &tune);
   bool parseConstParam(ConstParam &cp);
   std::unique_ptr<TypeExpr> parseType();
-  bool parseBlock(std::vector<StmtPtr> &body);
+  bool parseBlock(std::vector<StmtPtr> &body, const char *what = "the kernel body");
   StmtPtr parseStmt();
   ExprPtr parseExpr();
   ExprPtr parseOr();
@@ -295,9 +295,12 @@ std::unique_ptr<TypeExpr> Parser::parseType() {
   return t;
 }
 
-bool Parser::parseBlock(std::vector<StmtPtr> &body) {
-  if (!expect(Tok::LBrace, "to start the kernel body"))
+bool Parser::parseBlock(std::vector<StmtPtr> &body, const char *what) {
+  if (!expect(Tok::LBrace, (std::string("to start ") + what).c_str()))
     return false;
+  DepthGuard guard(depth);
+  if (depth > kMaxDepth)
+    return fail("blocks are nested too deeply (more than 256 levels)");
   while (!is(Tok::RBrace)) {
     if (is(Tok::Eof))
       return fail("expected '}' to close the block, found end of file");
@@ -331,9 +334,67 @@ StmtPtr Parser::parseStmt() {
       return nullptr;
     return s;
   }
-  if (is(Tok::KwFor) || is(Tok::KwIf) || is(Tok::KwWhile) ||
-      is(Tok::KwReturn)) {
-    fail(describe() + " statements are not supported yet");
+  if (is(Tok::KwFor)) {
+    auto s = std::make_unique<Stmt>(Stmt::Kind::For, loc);
+    advance();
+    if (!is(Tok::Ident)) {
+      fail("expected a loop variable after 'for', found " + describe());
+      return nullptr;
+    }
+    s->name = tok.text.str();
+    s->nameLoc = tok.loc;
+    advance();
+    if (!expect(Tok::KwIn, "after the loop variable (write for i in 0 .. n { ... })"))
+      return nullptr;
+    // Bounds stop before comparisons so that `..` and `{` end them.
+    s->lower = parseAdditive();
+    if (!s->lower || !expect(Tok::DotDot, "between the loop bounds"))
+      return nullptr;
+    s->upper = parseAdditive();
+    if (!s->upper)
+      return nullptr;
+    if (consumeIf(Tok::KwStep)) {
+      s->step = parseAdditive();
+      if (!s->step)
+        return nullptr;
+    }
+    if (!parseBlock(s->body, "the loop body"))
+      return nullptr;
+    return s;
+  }
+  if (is(Tok::KwWhile)) {
+    auto s = std::make_unique<Stmt>(Stmt::Kind::While, loc);
+    advance();
+    s->value = parseExpr();
+    if (!s->value || !parseBlock(s->body, "the loop body"))
+      return nullptr;
+    return s;
+  }
+  if (is(Tok::KwIf)) {
+    DepthGuard guard(depth);
+    if (depth > kMaxDepth) {
+      fail("'if' statements are nested too deeply (more than 256 levels)");
+      return nullptr;
+    }
+    auto s = std::make_unique<Stmt>(Stmt::Kind::If, loc);
+    advance();
+    s->value = parseExpr();
+    if (!s->value || !parseBlock(s->body, "the 'if' branch"))
+      return nullptr;
+    if (consumeIf(Tok::KwElse)) {
+      if (is(Tok::KwIf)) {
+        auto nested = parseStmt(); // else if: an if inside the else branch
+        if (!nested)
+          return nullptr;
+        s->elseBody.push_back(std::move(nested));
+      } else if (!parseBlock(s->elseBody, "the 'else' branch")) {
+        return nullptr;
+      }
+    }
+    return s;
+  }
+  if (is(Tok::KwReturn)) {
+    fail("'return' is only allowed in helper functions, which are not supported yet");
     return nullptr;
   }
   auto value = parseExpr();

@@ -141,10 +141,12 @@ private:
   bool check(Expr &e);
   bool checkCall(Expr &e);
   bool checkStmt(Stmt &s);
+  bool checkBlock(std::vector<StmtPtr> &body);
   bool requireValue(Expr &e, const char *what);
   bool requireConstInt(Expr &e, const char *what, int64_t &value);
   bool requireIntScalar(Expr &e, const char *what);
   bool checkArgCount(Expr &e, size_t lo, size_t hi);
+  bool checkShapeList(Expr &shape, std::vector<int64_t> &dims);
   bool toGridExpr(const Expr &e, GridExpr &out);
   std::string suggest(llvm::StringRef name) const;
 
@@ -158,6 +160,7 @@ private:
 
 std::string Checker::suggest(llvm::StringRef name) const {
   static const char *builtins[] = {"load", "store", "block_id", "num_blocks",
+                                   "zeros", "full", "range",
                                    "exp", "log", "sqrt", "abs", "min", "max",
                                    "where", "cast", "cdiv"};
   std::string best;
@@ -340,6 +343,28 @@ bool Checker::requireIntScalar(Expr &e, const char *what) {
   return true;
 }
 
+bool Checker::checkShapeList(Expr &shape, std::vector<int64_t> &dims) {
+  if (shape.kind != Expr::Kind::List)
+    return error(shape.loc, "a tile shape must be a list, e.g. [BLOCK] or [BM, BN]");
+  if (shape.args.empty() || shape.args.size() > 4)
+    return error(shape.loc, "tiles have 1 to 4 dimensions, got " +
+                                std::to_string(shape.args.size()));
+  int64_t numel = 1;
+  for (auto &s : shape.args) {
+    int64_t d;
+    if (!requireConstInt(*s, "a tile size", d))
+      return false;
+    if (d <= 0)
+      return error(s->loc, "tile sizes must be positive, got " + std::to_string(d));
+    if (d > (1 << 20) || numel * d > (1 << 16))
+      return error(s->loc, "tile of more than 65536 elements; use a smaller "
+                           "tile and more blocks");
+    numel *= d;
+    dims.push_back(d);
+  }
+  return true;
+}
+
 bool Checker::checkArgCount(Expr &e, size_t lo, size_t hi) {
   size_t n = e.args.size();
   if (n >= lo && n <= hi)
@@ -494,8 +519,46 @@ bool Checker::check(Expr &e) {
 
 bool Checker::checkCall(Expr &e) {
   const std::string &f = e.name;
-  if (e.typeArg && f != "cast")
-    return error(e.loc, "'" + f + "' is not supported yet");
+  if (e.typeArg && f != "cast" && f != "zeros" && f != "full")
+    return error(e.loc, "'" + f + "' does not take a type argument");
+  if (f == "zeros" || f == "full") {
+    if (!e.typeArg)
+      return error(e.loc, "'" + f + "' needs an element type: " + f + "<f32>([...])");
+    if (!checkArgCount(e, f == "zeros" ? 1 : 2, f == "zeros" ? 1 : 2))
+      return false;
+    SemaType elem;
+    if (!resolveType(*e.typeArg, elem, false))
+      return false;
+    std::vector<int64_t> dims;
+    if (!checkShapeList(*e.args[0], dims))
+      return false;
+    if (f == "full") {
+      Expr &v = *e.args[1];
+      if (!requireValue(v, "the fill value"))
+        return false;
+      if (!v.type.isScalar())
+        return error(v.loc, "the fill value must be a scalar, got " + v.type.str());
+      Unified u = unifyOperands(SemaType::scalar(elem.elem), v.type, "fill a tile with");
+      if (!u.error.empty() || u.type.elem != elem.elem)
+        return error(v.loc, "cannot fill a tile<" + std::string(scalarTypeName(elem.elem)) +
+                                "> with " + describeOperand(v.type) + "; convert with cast<" +
+                                scalarTypeName(elem.elem) + ">(...)");
+    }
+    e.type = SemaType::tile(elem.elem, dims);
+    return true;
+  }
+  if (f == "range") {
+    if (!checkArgCount(e, 1, 1))
+      return false;
+    int64_t n;
+    if (!requireConstInt(*e.args[0], "the length of range", n))
+      return false;
+    if (n <= 0 || n > 65536)
+      return error(e.args[0]->loc, "range needs a length from 1 to 65536, got " +
+                                       std::to_string(n));
+    e.type = SemaType::tile(ScalarType::I32, {n});
+    return true;
+  }
   if (f == "block_id" || f == "num_blocks") {
     if (!checkArgCount(e, 1, 1))
       return false;
@@ -559,19 +622,8 @@ bool Checker::checkCall(Expr &e) {
                                   (rank == 1 ? "" : "s") + ", got " +
                                   std::to_string(shape.args.size()));
     std::vector<int64_t> dims;
-    int64_t numel = 1;
-    for (auto &s : shape.args) {
-      int64_t d;
-      if (!requireConstInt(*s, "a tile size", d))
-        return false;
-      if (d <= 0)
-        return error(s->loc, "tile sizes must be positive, got " + std::to_string(d));
-      if (d > (1 << 20) || numel * d > (1 << 16))
-        return error(s->loc, "tile of more than 65536 elements; use a smaller "
-                             "tile and more blocks");
-      numel *= d;
-      dims.push_back(d);
-    }
+    if (!checkShapeList(shape, dims))
+      return false;
     if (e.args.size() == 4) {
       Expr &pad = *e.args[3];
       if (!requireValue(pad, "the padding value"))
@@ -672,7 +724,7 @@ bool Checker::checkCall(Expr &e) {
     e.type.weak = false;
     return true;
   }
-  static const char *notYet[] = {"zeros", "full", "range", "reshape", "sum",
+  static const char *notYet[] = {"reshape", "sum",
                                  "mma", "transpose", "broadcast", "print",
                                  "assert", "gather", "scatter", "pow", "tanh"};
   for (const char *n : notYet)
@@ -729,8 +781,63 @@ bool Checker::checkStmt(Stmt &s) {
     if (s.value->kind != Expr::Kind::Call || s.value->name != "store")
       return error(s.loc, "this expression's value is unused; bind it with 'let'");
     return true;
+  case Stmt::Kind::For: {
+    for (Expr *bound : {s.lower.get(), s.upper.get(), s.step.get()})
+      if (bound && !requireIntScalar(*bound, "a loop bound"))
+        return false;
+    SemaType t = s.lower->type;
+    for (Expr *bound : {s.upper.get(), s.step.get()}) {
+      if (!bound)
+        continue;
+      Unified u = unifyOperands(t, bound->type, "use as loop bounds");
+      if (!u.error.empty())
+        return error(bound->loc, u.error);
+      t = u.type;
+    }
+    t.weak = false;
+    if (s.step && s.step->constInt && *s.step->constInt <= 0)
+      return error(s.step->loc, "the loop step must be positive, got " +
+                                    std::to_string(*s.step->constInt));
+    s.inductionType = t;
+    auto saved = symbols;
+    if (symbols.count(s.name) && symbols[s.name].kind != Symbol::Kind::Local)
+      return error(s.nameLoc, "'" + s.name + "' shadows a kernel parameter; pick another name");
+    Symbol iv;
+    iv.type = t;
+    iv.loc = s.nameLoc;
+    symbols[s.name] = iv;
+    bool ok = checkBlock(s.body);
+    symbols = saved;
+    return ok;
+  }
+  case Stmt::Kind::If:
+  case Stmt::Kind::While: {
+    const char *what = s.kind == Stmt::Kind::If ? "if" : "while";
+    if (!requireValue(*s.value, "the condition"))
+      return false;
+    if (!s.value->type.isScalar() || s.value->type.elem != ScalarType::I1)
+      return error(s.value->loc,
+                   std::string("the condition of '") + what +
+                       "' must be a scalar boolean, got " + s.value->type.str() +
+                       (s.value->type.isTile() ? "; for tiles use where(cond, a, b)" : ""));
+    auto saved = symbols;
+    bool ok = checkBlock(s.body);
+    symbols = saved;
+    if (ok && !s.elseBody.empty()) {
+      ok = checkBlock(s.elseBody);
+      symbols = saved;
+    }
+    return ok;
+  }
   }
   return false;
+}
+
+bool Checker::checkBlock(std::vector<StmtPtr> &body) {
+  for (auto &st : body)
+    if (!checkStmt(*st))
+      return false;
+  return true;
 }
 
 bool Checker::toGridExpr(const Expr &e, GridExpr &out) {

@@ -94,17 +94,23 @@ struct Expr {
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };
 
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+
 struct Stmt {
-  enum class Kind { Let, Assign, ExprStmt };
+  enum class Kind { Let, Assign, ExprStmt, For, If, While };
   Kind kind;
   llvm::SMLoc loc;
   bool isVar = false; ///< Let: `var` (reassignable) rather than `let`
-  std::string name;
+  std::string name;   ///< Let/Assign target; For: the induction variable
   llvm::SMLoc nameLoc;
-  ExprPtr value;
+  ExprPtr value;      ///< Let/Assign/ExprStmt value; If/While condition
+  ExprPtr lower, upper, step;       ///< For: `lower .. upper step step`
+  std::vector<StmtPtr> body;        ///< For/While body, If then-branch
+  std::vector<StmtPtr> elseBody;    ///< If else-branch (may be empty)
+  SemaType inductionType;           ///< For: set by Sema
   Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };
-using StmtPtr = std::unique_ptr<Stmt>;
 
 /// `<NAME: int = 1024>` or `<T: type = f32>`.
 struct ConstParam {

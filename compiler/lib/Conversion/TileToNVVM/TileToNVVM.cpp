@@ -13,6 +13,7 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #define DEBUG_TYPE "convert-tile-to-nvvm"
@@ -91,6 +92,34 @@ struct SplatLowering : OpConversionPattern<tile::SplatOp> {
   }
 };
 
+/// `tile.range`: thread t's slot (r, v) holds flat index (r*threads + t)*vec + v,
+/// which for a 1-D tile is the element's value.
+struct RangeLowering : OpConversionPattern<tile::RangeOp> {
+  RangeLowering(const TypeConverter &tc, MLIRContext *ctx, const ThreadLayout &layout)
+      : OpConversionPattern(tc, ctx), layout(layout) {}
+  LogicalResult
+  matchAndRewrite(tile::RangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto ty = layout.perThreadType(op.getType());
+    Type i32 = rewriter.getI32Type();
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, i32);
+    Value base = arith::MulIOp::create(
+        rewriter, loc, tid,
+        arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(layout.vec)));
+    SmallVector<int32_t> offsets;
+    for (int64_t r = 0; r < layout.reps(op.getType()); ++r)
+      for (unsigned v = 0; v < layout.vec; ++v)
+        offsets.push_back(int32_t(r * layout.threads * layout.vec + v));
+    Value offs = arith::ConstantOp::create(
+        rewriter, loc, ty, DenseElementsAttr::get(ty, llvm::ArrayRef<int32_t>(offsets)));
+    Value splat = vector::BroadcastOp::create(rewriter, loc, ty, base);
+    rewriter.replaceOpWithNewOp<arith::AddIOp>(op, splat, offs);
+    return success();
+  }
+  const ThreadLayout &layout;
+};
+
 struct ConvertTileToNVVMPass
     : tilec::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
   void runOnOperation() override {
@@ -124,12 +153,15 @@ struct ConvertTileToNVVMPass
                  ViewQueryLowering<tile::ViewDimOp, true>,
                  ViewQueryLowering<tile::ViewStrideOp, false>, SplatLowering>(
         converter, ctx);
+    patterns.add<RangeLowering>(converter, ctx, layout);
     populateLoadStoreToNVVMPatterns(converter, layout, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
 
     ConversionTarget target(*ctx);
     target.markUnknownOpDynamicallyLegal(
         [](Operation *op) { return !needsNVVMLowering(op); });
+    // Loops and ifs that carry tiles carry the per-thread vectors instead.
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return failure();
 

@@ -125,3 +125,9 @@ LogicalResult StoreOp::verify() {
   return verifyTileAccess(*this, getView().getType(), getIndices().size(),
                           getValue().getType());
 }
+
+LogicalResult RangeOp::verify() {
+  if (!getType().hasStaticShape() || getType().getNumElements() <= 0)
+    return emitOpError() << "needs a static, non-empty shape";
+  return success();
+}

@@ -98,6 +98,18 @@ def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_RangeOp : Tile_Op<"range", [Pure]> {
+  let summary = "the tile [0, 1, ..., n-1]";
+  let description = [{
+    ```mlir
+    %r = tile.range : tensor<128xi32>
+    ```
+  }];
+  let results = (outs 1DTensorOf<[I32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
   let summary = "loads a rectangular tile from a view by tile index";
   let description = [{
