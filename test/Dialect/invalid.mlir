@@ -76,3 +76,27 @@ func.func @splat(%a: f16) {
   %t = tile.splat %a : f16 -> tensor<16xf32>
   return
 }
+
+// -----
+
+func.func @reduce_kind(%t: tensor<16xf32>) {
+  // expected-error @+1 {{kind must be sum, max or min, got 'prod'}}
+  %r = tile.reduce "prod" %t : tensor<16xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @reduce_type(%t: tensor<16xf32>) {
+  // expected-error @+1 {{result type 'f16' does not match the tile element type 'f32'}}
+  %r = tile.reduce "sum" %t : tensor<16xf32> -> f16
+  return
+}
+
+// -----
+
+func.func @range_shape() {
+  // expected-error @+1 {{result #0 must be 1D tensor of 32-bit signless integer values}}
+  %r = tile.range : tensor<4x4xi32>
+  return
+}

@@ -20,6 +20,10 @@ func.func @all_ops(%p: !llvm.ptr<1>, %n: i64, %m: i64, %s0: i64, %s1: i64, %a: f
   // CHECK: %[[S:.*]] = tile.splat %{{.*}} : f32 -> tensor<16x64xf32>
   %sp = tile.splat %a : f32 -> tensor<16x64xf32>
   %sum = arith.addf %t, %sp : tensor<16x64xf32>
+  // CHECK: tile.reduce "max" %{{.*}} : tensor<16x64xf32> -> f32
+  %mx = tile.reduce "max" %sum : tensor<16x64xf32> -> f32
+  // CHECK: tile.range : tensor<64xi32>
+  %r = tile.range : tensor<64xi32>
   // CHECK: tile.store %{{.*}}, %[[V]][%[[B]], %[[B]]] : tensor<16x64xf32>, !tile.view<f32, 2>, i32, i32
   tile.store %sum, %v[%b, %b] : tensor<16x64xf32>, !tile.view<f32, 2>, i32, i32
   return

@@ -98,6 +98,6 @@ TEST_P(RobustnessTest, MutatedSourcesGiveLocatedErrorsOrCompile) {
 INSTANTIATE_TEST_SUITE_P(Examples, RobustnessTest,
                          ::testing::Values("vadd.tile", "saxpy.tile",
                                            "fused2d.tile", "mathmix.tile",
-                                           "loops.tile"));
+                                           "loops.tile", "softmax.tile"));
 
 } // namespace

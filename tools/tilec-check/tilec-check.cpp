@@ -114,6 +114,29 @@ std::map<std::string, Reference> references() {
     };
     refs["powsum"] = r;
   }
+  {
+    // Row softmax over the columns of a matrix.
+    Reference r;
+    r.written = {1};
+    r.rtolScale = 16;
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &y = *ts[1];
+      int64_t rows = x.sizes[0], cols = x.sizes.size() > 1 ? x.sizes[1] : 1;
+      for (int64_t i = 0; i < rows; ++i) {
+        double m = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < cols; ++j)
+          m = std::max(m, double(x.values[i * x.strides[0] + j * x.strides.back()]));
+        for (int64_t j = 0; j < cols; ++j)
+          sum += std::exp(double(x.values[i * x.strides[0] + j * x.strides.back()]) - m);
+        for (int64_t j = 0; j < cols; ++j) {
+          double e = std::exp(double(x.values[i * x.strides[0] + j * x.strides.back()]) - m);
+          y.values[i * y.strides[0] + j * y.strides.back()] =
+              static_cast<float>(roundTo(y.dtype, e / sum));
+        }
+      }
+    };
+    refs["softmax"] = r;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {

@@ -329,6 +329,10 @@ Value Gen::genCall(const Expr &e) {
     if (isFloatType(e.type.elem)) return math::AbsFOp::create(b, l, x);
     return math::AbsIOp::create(b, l, x);
   }
+  if ((fn == "sum" || fn == "min" || fn == "max") && e.args.size() == 1) {
+    Value t = gen(*e.args[0]);
+    return tile::ReduceOp::create(b, l, mlirType(e.type), b.getStringAttr(fn), t);
+  }
   if (fn == "min" || fn == "max") {
     Value x = genAs(*e.args[0], e.type);
     Value y = genAs(*e.args[1], e.type);

@@ -160,7 +160,7 @@ private:
 
 std::string Checker::suggest(llvm::StringRef name) const {
   static const char *builtins[] = {"load", "store", "block_id", "num_blocks",
-                                   "zeros", "full", "range",
+                                   "zeros", "full", "range", "sum",
                                    "exp", "log", "sqrt", "abs", "min", "max",
                                    "where", "cast", "cdiv"};
   std::string best;
@@ -655,6 +655,31 @@ bool Checker::checkCall(Expr &e) {
     e.type = t;
     return true;
   }
+  if ((f == "sum" || f == "min" || f == "max") && e.args.size() != 2) {
+    // One argument: a reduction of the whole tile to a scalar.
+    if (e.args.size() != 1)
+      return error(e.loc, "'" + f + "' takes a tile (reduction)" +
+                              (f == "sum" ? std::string("") : " or two values (elementwise)") +
+                              ", got " + std::to_string(e.args.size()) + " arguments" +
+                              (f == "sum" && e.args.size() == 2
+                                   ? "; reductions over one axis are not supported yet"
+                                   : ""));
+    if (!requireValue(*e.args[0], "the argument"))
+      return false;
+    const SemaType &t = e.args[0]->type;
+    if (!t.isTile())
+      return error(e.args[0]->loc, "'" + f + "' of one argument reduces a tile, got " +
+                                       describeOperand(t));
+    if (t.elem != ScalarType::F32 && t.elem != ScalarType::F16 &&
+        t.elem != ScalarType::BF16 && t.elem != ScalarType::I32)
+      return error(e.args[0]->loc, "reductions of " + t.str() +
+                                       " are not supported yet; cast to f32 or i32");
+    e.type = SemaType::scalar(t.elem);
+    return true;
+  }
+  if (f == "sum") {
+    return error(e.loc, "'sum' reduces one tile; reductions over one axis are not supported yet");
+  }
   if (f == "min" || f == "max") {
     if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument") ||
         !requireValue(*e.args[1], "the argument"))
@@ -724,7 +749,7 @@ bool Checker::checkCall(Expr &e) {
     e.type.weak = false;
     return true;
   }
-  static const char *notYet[] = {"reshape", "sum",
+  static const char *notYet[] = {"reshape",
                                  "mma", "transpose", "broadcast", "print",
                                  "assert", "gather", "scatter", "pow", "tanh"};
   for (const char *n : notYet)

@@ -11,6 +11,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <string>
+
 namespace tilec {
 
 /// The blocked layout chosen by tile-layout for one kernel: thread t owns,
@@ -32,6 +34,12 @@ struct ThreadLayout {
 void populateLoadStoreToNVVMPatterns(const mlir::TypeConverter &converter,
                                      const ThreadLayout &layout,
                                      mlir::RewritePatternSet &patterns);
+void populateReduceToNVVMPatterns(const mlir::TypeConverter &converter,
+                                  const ThreadLayout &layout,
+                                  mlir::RewritePatternSet &patterns);
+/// The shared-memory buffer (one 32-bit slot per warp) of a kernel's
+/// reductions.
+std::string reduceScratchName(llvm::StringRef kernel);
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 

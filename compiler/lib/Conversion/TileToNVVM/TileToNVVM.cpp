@@ -120,6 +120,12 @@ struct RangeLowering : OpConversionPattern<tile::RangeOp> {
   const ThreadLayout &layout;
 };
 
+template <typename OpTy> static bool hasNested(Operation *root) {
+  bool found = false;
+  root->walk([&](OpTy) { found = true; });
+  return found;
+}
+
 struct ConvertTileToNVVMPass
     : tilec::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
   void runOnOperation() override {
@@ -142,6 +148,18 @@ struct ConvertTileToNVVMPass
     layout.vec = vec.getInt();
 
     MLIRContext *ctx = &getContext();
+    // Reductions across warps share one buffer of a 32-bit slot per warp.
+    if (hasNested<tile::ReduceOp>(func)) {
+      auto module = func->getParentOfType<ModuleOp>();
+      OpBuilder mb(ctx);
+      mb.setInsertionPointToStart(module.getBody());
+      std::string name = reduceScratchName(func.getName());
+      if (!module.lookupSymbol(name))
+        LLVM::GlobalOp::create(
+            mb, func.getLoc(), LLVM::LLVMArrayType::get(mb.getI32Type(), 32),
+            /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
+            /*alignment=*/16, /*addrSpace=*/3);
+    }
     TypeConverter converter;
     converter.addConversion([](Type t) { return t; });
     converter.addConversion([layout](RankedTensorType t) -> Type {
@@ -154,6 +172,7 @@ struct ConvertTileToNVVMPass
                  ViewQueryLowering<tile::ViewStrideOp, false>, SplatLowering>(
         converter, ctx);
     patterns.add<RangeLowering>(converter, ctx, layout);
+    populateReduceToNVVMPatterns(converter, layout, patterns);
     populateLoadStoreToNVVMPatterns(converter, layout, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
 

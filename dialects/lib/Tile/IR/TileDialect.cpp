@@ -131,3 +131,16 @@ LogicalResult RangeOp::verify() {
     return emitOpError() << "needs a static, non-empty shape";
   return success();
 }
+
+LogicalResult ReduceOp::verify() {
+  StringRef kind = getKind();
+  if (kind != "sum" && kind != "max" && kind != "min")
+    return emitOpError() << "kind must be sum, max or min, got '" << kind << "'";
+  Type elem = getTile().getType().getElementType();
+  if (getType() != elem)
+    return emitOpError() << "result type " << getType()
+                         << " does not match the tile element type " << elem;
+  if (!(elem.isF32() || elem.isF16() || elem.isBF16() || elem.isInteger(32)))
+    return emitOpError() << "reductions of " << elem << " are not supported";
+  return success();
+}

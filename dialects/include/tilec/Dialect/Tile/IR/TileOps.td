@@ -110,6 +110,23 @@ def Tile_RangeOp : Tile_Op<"range", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "reduces a whole tile to a scalar (sum, max or min)";
+  let description = [{
+    Combines every element of `tile` with `kind` (`sum`, `max`, `min`).
+    Floats are combined in f32 (f16/bf16 inputs are widened first); max and
+    min propagate NaN.
+
+    ```mlir
+    %m = tile.reduce "max" %t : tensor<1x1024xf32> -> f32
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Tile_Tile:$tile);
+  let results = (outs AnyTypeOf<[AnySignlessInteger, AnyFloat]>:$result);
+  let assemblyFormat = "$kind $tile attr-dict `:` type($tile) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
   let summary = "loads a rectangular tile from a view by tile index";
   let description = [{

@@ -1,0 +1,36 @@
+// RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm | FileCheck %s
+// Whole-tile reductions: per-thread combine, warp butterfly shuffles, then
+// one 32-bit slot per warp in shared memory between two barriers.
+
+// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_rmax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<32 x i32>
+// CHECK-LABEL: llvm.func @rmax(
+// 100 elements over 64 threads x 2: slots past the end take the identity.
+// CHECK:         arith.cmpi slt, %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK:         arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<2xi1>, vector<2xf32>
+// CHECK-COUNT-5: nvvm.shfl.sync  bfly
+// CHECK:         llvm.mlir.addressof @__tile_reduce_scratch_rmax : !llvm.ptr<3>
+// CHECK:         scf.if
+// CHECK:           llvm.store %{{.*}} : f32, !llvm.ptr<3>
+// CHECK:         nvvm.barrier0
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK:         nvvm.barrier0
+// CHECK-NOT:     tile.
+func.func @rmax(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+  %x = tile.splat %t : f32 -> tensor<100xf32>
+  %m = tile.reduce "max" %x : tensor<100xf32> -> f32
+  return
+}
+
+// -----
+
+// One warp: no shared memory. f16 is reduced in f32.
+// CHECK-LABEL: llvm.func @rsum16(
+// CHECK:         arith.extf %{{.*}} : vector<2xf16> to vector<2xf32>
+// CHECK-COUNT-5: nvvm.shfl.sync  bfly
+// CHECK-NOT:     nvvm.barrier0
+// CHECK:         arith.truncf %{{.*}} : f32 to f16
+func.func @rsum16(%t: f16) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 2 : i32} {
+  %x = tile.splat %t : f16 -> tensor<64xf16>
+  %m = tile.reduce "sum" %x : tensor<64xf16> -> f16
+  return
+}
