@@ -59,3 +59,16 @@ func.func @odd_rows(%v: !tile.view<f32, 2>, %i: i32) attributes {tile.kernel} {
 func.func @helper(%x: f32) -> f32 {
   return %x : f32
 }
+
+// -----
+
+// Block-wide reductions: four vectors per thread (fewer warps to combine).
+// CHECK-LABEL: func.func @reduces
+// CHECK-SAME: tile.num_warps = 2 : i32
+// CHECK-SAME: tile.vector_width = 4 : i32
+func.func @reduces(%v: !tile.view<f32, 2>, %i: i32) attributes {tile.kernel} {
+  %t = tile.load %v[%i, %i] : !tile.view<f32, 2>, i32, i32 -> tensor<1x1024xf32>
+  %m = tile.reduce "max" %t : tensor<1x1024xf32> -> f32
+  tile.store %t, %v[%i, %i] : tensor<1x1024xf32>, !tile.view<f32, 2>, i32, i32
+  return
+}
