@@ -98,6 +98,7 @@ TEST_P(RobustnessTest, MutatedSourcesGiveLocatedErrorsOrCompile) {
 INSTANTIATE_TEST_SUITE_P(Examples, RobustnessTest,
                          ::testing::Values("vadd.tile", "saxpy.tile",
                                            "fused2d.tile", "mathmix.tile",
-                                           "loops.tile", "softmax.tile"));
+                                           "loops.tile", "softmax.tile",
+                                           "layernorm.tile"));
 
 } // namespace

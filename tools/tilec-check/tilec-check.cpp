@@ -137,6 +137,40 @@ std::map<std::string, Reference> references() {
     };
     refs["softmax"] = r;
   }
+  {
+    // Row LayerNorm and RMSNorm; tensors: x, w, [b,] y; scalar: eps.
+    auto norm = [](bool layer) {
+      Reference r;
+      r.written = {layer ? 3u : 2u};
+      r.rtolScale = 16;
+      r.run = [layer](std::vector<HostTensor *> &ts, const std::vector<double> &s) {
+        HostTensor &x = *ts[0], &w = *ts[1];
+        HostTensor &y = *ts[layer ? 3 : 2];
+        double eps = s[0];
+        int64_t rows = x.sizes[0], cols = x.sizes[1];
+        for (int64_t i = 0; i < rows; ++i) {
+          auto at = [&](int64_t j) { return double(x.values[i * x.strides[0] + j]); };
+          double mean = 0, var = 0;
+          for (int64_t j = 0; j < cols; ++j)
+            mean += at(j);
+          mean /= cols;
+          for (int64_t j = 0; j < cols; ++j) {
+            double d = layer ? at(j) - mean : at(j);
+            var += d * d;
+          }
+          double scale = 1.0 / std::sqrt(var / cols + eps);
+          for (int64_t j = 0; j < cols; ++j) {
+            double out = layer ? (at(j) - mean) * scale * w.values[j] + ts[2]->values[j]
+                               : at(j) * scale * w.values[j];
+            y.values[i * y.strides[0] + j] = static_cast<float>(roundTo(y.dtype, out));
+          }
+        }
+      };
+      return r;
+    };
+    refs["layernorm"] = norm(true);
+    refs["rmsnorm"] = norm(false);
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {
@@ -275,9 +309,12 @@ bool runCase(const Kernel &declared, const Reference &ref,
     HostTensor t;
     t.dtype = p.dtype;
     t.sizes = shape;
-    if (shape.size() == 1) {
+    // With a matrix problem, vectors (weights, biases) span the columns.
+    if (p.rank == 1 && shape.size() == 2)
+      t.sizes = {shape[1]};
+    if (t.sizes.size() == 1) {
       t.strides = {1};
-      t.storageElems = shape[0];
+      t.storageElems = t.sizes[0];
     } else {
       int64_t ld = shape[1] + opts.ldPad;
       t.strides = {ld, 1};
@@ -564,10 +601,10 @@ int main(int argc, char **argv) {
           continue;
         }
         Kernel kernel = module.getKernel(sig);
-        unsigned rank = 0;
+        unsigned rank = 0; // the problem's rank: the largest tensor rank
         for (const ParamInfo &p : sig.params)
           if (p.isTensor)
-            rank = p.rank;
+            rank = std::max(rank, p.rank);
         if (rank == 1) {
           for (int64_t n : opts.sizes)
             failures += !runCase(kernel, it->second, {n}, opts, seed++, tuning);

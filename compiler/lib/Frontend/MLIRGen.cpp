@@ -371,6 +371,9 @@ Value Gen::genCall(const Expr &e) {
     Value v = genAs(*e.args[1], scalarTy);
     return tile::SplatOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)), v);
   }
+  if (fn == "reshape")
+    return tile::ReshapeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
+                                   gen(*e.args[0]));
   if (fn == "range")
     return tile::RangeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)));
   if (fn == "cast") {

@@ -160,7 +160,7 @@ private:
 
 std::string Checker::suggest(llvm::StringRef name) const {
   static const char *builtins[] = {"load", "store", "block_id", "num_blocks",
-                                   "zeros", "full", "range", "sum",
+                                   "zeros", "full", "range", "sum", "reshape",
                                    "exp", "log", "sqrt", "abs", "min", "max",
                                    "where", "cast", "cdiv"};
   std::string best;
@@ -547,6 +547,26 @@ bool Checker::checkCall(Expr &e) {
     e.type = SemaType::tile(elem.elem, dims);
     return true;
   }
+  if (f == "reshape") {
+    if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument"))
+      return false;
+    const SemaType &t = e.args[0]->type;
+    if (!t.isTile())
+      return error(e.args[0]->loc, "'reshape' needs a tile, got " + describeOperand(t));
+    std::vector<int64_t> dims;
+    if (!checkShapeList(*e.args[1], dims))
+      return false;
+    int64_t from = 1, to = 1;
+    for (int64_t d : t.shape)
+      from *= d;
+    for (int64_t d : dims)
+      to *= d;
+    if (from != to)
+      return error(e.args[1]->loc, "cannot reshape " + t.str() + " (" + std::to_string(from) +
+                                       " elements) into " + std::to_string(to) + " elements");
+    e.type = SemaType::tile(t.elem, dims);
+    return true;
+  }
   if (f == "range") {
     if (!checkArgCount(e, 1, 1))
       return false;
@@ -749,7 +769,7 @@ bool Checker::checkCall(Expr &e) {
     e.type.weak = false;
     return true;
   }
-  static const char *notYet[] = {"reshape",
+  static const char *notYet[] = {
                                  "mma", "transpose", "broadcast", "print",
                                  "assert", "gather", "scatter", "pow", "tanh"};
   for (const char *n : notYet)

@@ -92,6 +92,18 @@ struct SplatLowering : OpConversionPattern<tile::SplatOp> {
   }
 };
 
+/// `tile.reshape` keeps the row-major order, and the blocked layout assigns
+/// elements by flat index: every thread already holds the right elements.
+struct ReshapeLowering : OpConversionPattern<tile::ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getTile());
+    return success();
+  }
+};
+
 /// `tile.range`: thread t's slot (r, v) holds flat index (r*threads + t)*vec + v,
 /// which for a 1-D tile is the element's value.
 struct RangeLowering : OpConversionPattern<tile::RangeOp> {
@@ -169,7 +181,8 @@ struct ConvertTileToNVVMPass
     RewritePatternSet patterns(ctx);
     patterns.add<BlockIdLowering, NumBlocksLowering,
                  ViewQueryLowering<tile::ViewDimOp, true>,
-                 ViewQueryLowering<tile::ViewStrideOp, false>, SplatLowering>(
+                 ViewQueryLowering<tile::ViewStrideOp, false>, SplatLowering,
+                 ReshapeLowering>(
         converter, ctx);
     patterns.add<RangeLowering>(converter, ctx, layout);
     populateReduceToNVVMPatterns(converter, layout, patterns);

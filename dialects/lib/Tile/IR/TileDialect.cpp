@@ -144,3 +144,14 @@ LogicalResult ReduceOp::verify() {
     return emitOpError() << "reductions of " << elem << " are not supported";
   return success();
 }
+
+LogicalResult ReshapeOp::verify() {
+  auto from = getTile().getType();
+  auto to = getType();
+  if (from.getElementType() != to.getElementType())
+    return emitOpError() << "cannot change the element type";
+  if (from.getNumElements() != to.getNumElements())
+    return emitOpError() << "cannot reshape " << from.getNumElements()
+                         << " elements into " << to.getNumElements();
+  return success();
+}

@@ -127,6 +127,19 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
+  let summary = "the same elements in row-major order, with another shape";
+  let description = [{
+    ```mlir
+    %r = tile.reshape %t : tensor<1024xf32> -> tensor<1x1024xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$tile);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$tile attr-dict `:` type($tile) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
   let summary = "loads a rectangular tile from a view by tile index";
   let description = [{
