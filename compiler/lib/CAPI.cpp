@@ -24,6 +24,8 @@ struct tilec_error {
 
 struct tilec_program {
   std::shared_ptr<const tilec::CompileResult> result;
+  std::string arch;
+  std::map<std::string, std::string> cubins; ///< by arch
   /// Grid expressions as text, per kernel and dimension (kept for the
   /// lifetime of the program so that C strings stay valid).
   std::vector<std::vector<std::string>> grids;
@@ -102,6 +104,7 @@ tilec_error *tilec_compile(const char *source, size_t size,
       return makeError(result->diagnostics);
     auto program = std::make_unique<tilec_program>();
     program->result = result;
+    program->arch = opts.arch;
     for (const tilec::KernelSignature &sig : result->kernels) {
       std::vector<std::string> dims;
       for (const tilec::GridExpr &g : sig.grid)
@@ -119,6 +122,23 @@ const char *tilec_program_ptx(const tilec_program *p, size_t *size) {
   if (size)
     *size = p->result->ptx.size();
   return p->result->ptx.c_str();
+}
+
+tilec_error *tilec_program_cubin(tilec_program *p, const char *arch,
+                                 const char **data, size_t *size) {
+  return guard([&]() -> tilec_error * {
+    std::string a = arch ? arch : p->arch;
+    auto it = p->cubins.find(a);
+    if (it == p->cubins.end()) {
+      std::string cubin, error;
+      if (!tilec::assembleCubin(p->result->ptx, a, cubin, error))
+        return makeError("tilec: " + error);
+      it = p->cubins.emplace(a, std::move(cubin)).first;
+    }
+    *data = it->second.data();
+    *size = it->second.size();
+    return nullptr;
+  });
 }
 
 size_t tilec_program_num_kernels(const tilec_program *p) {

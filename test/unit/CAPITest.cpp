@@ -46,6 +46,17 @@ TEST(CAPITest, CompileAndInspect) {
   EXPECT_EQ(info.rank, 1u);
   tilec_program_kernel_param(p, 7, 0, &info); // out of range: zeroed
   EXPECT_EQ(info.name, nullptr);
+  // A cubin where ptxas exists; a clear error where it does not.
+  const char *cubin = nullptr;
+  size_t cubinSize = 0;
+  tilec_error *ce = tilec_program_cubin(p, nullptr, &cubin, &cubinSize);
+  if (ce) {
+    EXPECT_NE(std::string(tilec_error_message(ce)).find("ptxas"), std::string::npos);
+    tilec_error_destroy(ce);
+  } else {
+    ASSERT_GT(cubinSize, 4u);
+    EXPECT_EQ(std::string(cubin + 1, 3), "ELF");
+  }
   tilec_program_destroy(p);
 }
 

@@ -63,6 +63,12 @@ CompileResult compile(std::string_view source, const CompileOptions &options);
 /// The compiler's version string (part of cache keys).
 const char *compilerVersion();
 
+/// Assembles PTX into a cubin for `arch` with ptxas from the CUDA toolkit
+/// ($TILEC_PTXAS, else PATH, else /usr/local/cuda/bin/ptxas). Returns false
+/// with a message in `error` when ptxas is missing or rejects the PTX.
+bool assembleCubin(const std::string &ptx, const std::string &arch,
+                   std::string &cubin, std::string &error);
+
 /// A self-contained C++ header for ahead-of-time use: the PTX embedded as a
 /// string, each kernel's signature, and one typed launch function per kernel
 /// (`namespace_::saxpy(a, x, y, stream)`) that needs only the runtime library.

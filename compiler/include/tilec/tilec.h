@@ -58,6 +58,11 @@ tilec_error *tilec_compile(const char *source, size_t size,
 void tilec_program_destroy(tilec_program *program);
 
 const char *tilec_program_ptx(const tilec_program *program, size_t *size);
+/* The program assembled into a cubin by ptxas (CUDA toolkit), for `arch`
+ * (NULL: the arch it was compiled for). The bytes stay valid while the
+ * program lives. An error when ptxas is missing or fails. */
+tilec_error *tilec_program_cubin(tilec_program *program, const char *arch,
+                                 const char **data, size_t *size);
 size_t tilec_program_num_kernels(const tilec_program *program);
 const char *tilec_program_kernel_name(const tilec_program *program, size_t kernel);
 unsigned tilec_program_kernel_threads(const tilec_program *program, size_t kernel);
