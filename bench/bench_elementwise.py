@@ -13,8 +13,11 @@ usage: bench/bench_elementwise.py [--tilec-check PATH] [--iters N]
 import argparse, os, re, subprocess, sys
 
 import torch
+
 import triton
 import triton.language as tl
+
+from benchlib import median_ms
 
 
 @triton.jit
@@ -33,20 +36,6 @@ def vadd_kernel(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
     tl.store(z_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
 
-def median_ms(fn, iters, warmup=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(iters):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def gbps(nbytes, ms):

@@ -9,23 +9,12 @@ usage: bench/bench_norm.py [--tilec-check PATH] [--iters N]
 import argparse, os, re, subprocess, sys
 
 import torch
+
 import torch.nn.functional as F
 
+from benchlib import median_ms
 
-def median_ms(fn, iters, warmup=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(iters):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+
 
 
 def main():

@@ -9,8 +9,11 @@ usage: bench/bench_softmax.py [--tilec-check PATH] [--iters N]
 import argparse, os, re, subprocess, sys
 
 import torch
+
 import triton
 import triton.language as tl
+
+from benchlib import median_ms
 
 
 @triton.jit
@@ -24,20 +27,6 @@ def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.con
     tl.store(out_ptr + row * out_stride + offs, num / tl.sum(num, axis=0), mask=mask)
 
 
-def median_ms(fn, iters, warmup=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(iters):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():

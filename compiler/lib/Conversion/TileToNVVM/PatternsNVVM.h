@@ -31,6 +31,12 @@ struct ThreadLayout {
   }
 };
 
+/// The flat tile index of every element this thread holds, as a vector<P x
+/// i32>: slot (r, v) is (r * threads + tid) * vec + v.
+mlir::Value threadFlatIndices(mlir::OpBuilder &b, mlir::Location loc,
+                              const ThreadLayout &layout,
+                              mlir::RankedTensorType tile);
+
 void populateLoadStoreToNVVMPatterns(const mlir::TypeConverter &converter,
                                      const ThreadLayout &layout,
                                      mlir::RewritePatternSet &patterns);

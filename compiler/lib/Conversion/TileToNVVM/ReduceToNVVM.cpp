@@ -83,19 +83,9 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
       v = arith::ExtFOp::create(rewriter, loc, workVecTy, v);
     int64_t numel = tileTy.getNumElements();
     int64_t chunk = int64_t(layout.threads) * layout.vec;
-    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, i32);
     if (numel % chunk != 0) {
-      SmallVector<int32_t> offsets;
-      for (int64_t r = 0; r < layout.reps(tileTy); ++r)
-        for (unsigned k = 0; k < layout.vec; ++k)
-          offsets.push_back(int32_t(r * chunk + k));
       auto idxTy = VectorType::get(vecTy.getShape(), i32);
-      Value base = vector::BroadcastOp::create(
-          rewriter, loc, idxTy, arith::MulIOp::create(rewriter, loc, tid, c32(layout.vec)));
-      Value idx = arith::AddIOp::create(
-          rewriter, loc, base,
-          arith::ConstantOp::create(rewriter, loc, idxTy,
-                                    DenseElementsAttr::get(idxTy, ArrayRef<int32_t>(offsets))));
+      Value idx = threadFlatIndices(rewriter, loc, layout, tileTy);
       Value limit = vector::BroadcastOp::create(rewriter, loc, idxTy, c32(int32_t(numel)));
       Value valid = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, idx, limit);
       Value ident = arith::ConstantOp::create(rewriter, loc, workVecTy,
@@ -126,6 +116,7 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
         return rewriter.notifyMatchFailure(op, "no reduction scratch buffer");
       auto ptr3 = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
       Value base = LLVM::AddressOfOp::create(rewriter, loc, ptr3, global.getSymName());
+      Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, i32);
       Value warp = arith::DivUIOp::create(rewriter, loc, tid, c32(32));
       Value lane = arith::RemUIOp::create(rewriter, loc, tid, c32(32));
       Value slot = LLVM::GEPOp::create(rewriter, loc, ptr3, work, base, ValueRange{warp});

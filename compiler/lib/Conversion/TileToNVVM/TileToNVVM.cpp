@@ -38,6 +38,21 @@ bool tilec::needsNVVMLowering(Operation *op) {
          llvm::any_of(op->getResultTypes(), isTensor);
 }
 
+Value tilec::threadFlatIndices(OpBuilder &b, Location loc, const ThreadLayout &layout,
+                               RankedTensorType tile) {
+  auto ty = VectorType::get({layout.perThread(tile)}, b.getI32Type());
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value base = arith::MulIOp::create(
+      b, loc, tid, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(layout.vec)));
+  SmallVector<int32_t> offsets;
+  for (int64_t r = 0; r < layout.reps(tile); ++r)
+    for (unsigned v = 0; v < layout.vec; ++v)
+      offsets.push_back(int32_t(r * layout.threads * layout.vec + v));
+  Value offs = arith::ConstantOp::create(b, loc, ty,
+                                         DenseElementsAttr::get(ty, ArrayRef<int32_t>(offsets)));
+  return arith::AddIOp::create(b, loc, vector::BroadcastOp::create(b, loc, ty, base), offs);
+}
+
 namespace {
 
 template <typename OpTy, typename XOp, typename YOp, typename ZOp>
@@ -112,21 +127,7 @@ struct RangeLowering : OpConversionPattern<tile::RangeOp> {
   LogicalResult
   matchAndRewrite(tile::RangeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto ty = layout.perThreadType(op.getType());
-    Type i32 = rewriter.getI32Type();
-    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, i32);
-    Value base = arith::MulIOp::create(
-        rewriter, loc, tid,
-        arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(layout.vec)));
-    SmallVector<int32_t> offsets;
-    for (int64_t r = 0; r < layout.reps(op.getType()); ++r)
-      for (unsigned v = 0; v < layout.vec; ++v)
-        offsets.push_back(int32_t(r * layout.threads * layout.vec + v));
-    Value offs = arith::ConstantOp::create(
-        rewriter, loc, ty, DenseElementsAttr::get(ty, llvm::ArrayRef<int32_t>(offsets)));
-    Value splat = vector::BroadcastOp::create(rewriter, loc, ty, base);
-    rewriter.replaceOpWithNewOp<arith::AddIOp>(op, splat, offs);
+    rewriter.replaceOp(op, threadFlatIndices(rewriter, op.getLoc(), layout, op.getType()));
     return success();
   }
   const ThreadLayout &layout;
