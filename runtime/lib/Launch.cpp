@@ -68,7 +68,7 @@ static uint16_t encodeSmallFloat(double v, int expBits, int manBits) {
 uint16_t floatToHalfBits(double v) { return encodeSmallFloat(v, 5, 10); }
 uint16_t floatToBFloat16Bits(double v) { return encodeSmallFloat(v, 8, 7); }
 
-static double halfBitsToDouble(uint16_t h) {
+double halfBitsToDouble(uint16_t h) {
   int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
   double v = exp == 0    ? std::ldexp(man, -24)
              : exp == 31 ? (man ? std::numeric_limits<double>::quiet_NaN()
@@ -77,7 +77,7 @@ static double halfBitsToDouble(uint16_t h) {
   return (h & 0x8000) ? -v : v;
 }
 
-static double bfloat16BitsToDouble(uint16_t h) {
+double bfloat16BitsToDouble(uint16_t h) {
   uint32_t bits = uint32_t(h) << 16;
   float f;
   std::memcpy(&f, &bits, 4);

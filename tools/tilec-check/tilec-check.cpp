@@ -14,6 +14,7 @@
 
 #include "tilec/Autotune.h"
 #include "tilec/Compiler.h"
+#include "tilec/Interpreter.h"
 #include "tilec/Runtime/Runtime.h"
 
 #include <algorithm>
@@ -185,28 +186,10 @@ std::map<std::string, Reference> references() {
 
 // --- number formats --------------------------------------------------------
 
-double halfBitsToDouble(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (exp == 0)
-    v = std::ldexp(mant, -24);
-  else if (exp == 31)
-    v = mant ? NAN : INFINITY;
-  else
-    v = std::ldexp(mant + 1024, exp - 25);
-  return sign ? -v : v;
-}
-double bf16BitsToDouble(uint16_t b) {
-  uint32_t u = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 double roundTo(ScalarType t, double v) {
   switch (t) {
   case ScalarType::F16: return halfBitsToDouble(floatToHalfBits(v));
-  case ScalarType::BF16: return bf16BitsToDouble(floatToBFloat16Bits(v));
+  case ScalarType::BF16: return bfloat16BitsToDouble(floatToBFloat16Bits(v));
   case ScalarType::F32: return static_cast<float>(v);
   default: return v;
   }
@@ -232,7 +215,7 @@ double decodeAt(const HostTensor &t, const std::vector<uint8_t> &raw, int64_t i)
   const uint8_t *p = raw.data() + i * scalarTypeSize(t.dtype);
   switch (t.dtype) {
   case ScalarType::F16: { uint16_t h; std::memcpy(&h, p, 2); return halfBitsToDouble(h); }
-  case ScalarType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16BitsToDouble(h); }
+  case ScalarType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bfloat16BitsToDouble(h); }
   case ScalarType::F32: { float f; std::memcpy(&f, p, 4); return f; }
   default: { double d; std::memcpy(&d, p, 8); return d; }
   }
@@ -271,6 +254,7 @@ struct Options {
   unsigned numWarps = 0;
   bool verify = true;
   bool tune = false;
+  bool cpu = false;
   std::string tuningDb;
   std::string ptxDir;
 };
@@ -284,17 +268,81 @@ bool gpuPresent() {
 }
 
 /// Runs one kernel on one problem size; returns false on a mismatch.
-/// With --tune: what the autotuner needs to compile configurations.
+/// The source and options a kernel came from (for --tune and --cpu).
 struct TuneContext {
   Autotuner *tuner = nullptr;
   std::string source;
   CompileOptions options;
 };
 
-bool runCase(const Kernel &declared, const Reference &ref,
+/// The name of the k-th tensor parameter.
+std::string tensorName(const KernelSignature &sig, size_t k) {
+  for (const ParamInfo &p : sig.params)
+    if (p.isTensor && k-- == 0)
+      return p.name;
+  return "?";
+}
+
+/// Compares every element of every tensor's storage (`raws`, after the run)
+/// with the host reference; prints PASS or FAIL.
+bool compareWithReference(const KernelSignature &sig, const Reference &ref,
+                          const std::vector<int64_t> &shape, const Options &opts,
+                          std::vector<HostTensor> &host, const std::vector<double> &scalars,
+                          const std::vector<std::vector<uint8_t>> &raws) {
+  std::vector<HostTensor> expected;
+  if (opts.verify)
+    expected = host;
+  std::vector<HostTensor *> eptrs;
+  for (auto &t : expected)
+    eptrs.push_back(&t);
+  if (opts.verify)
+    ref.run(eptrs, scalars);
+
+  std::string shapeStr;
+  for (size_t i = 0; i < shape.size(); ++i)
+    shapeStr += (i ? "x" : "") + std::to_string(shape[i]);
+  bool ok = true;
+  double worst = 0;
+  int64_t bad = 0, firstBad = -1;
+  for (size_t k = 0; k < host.size() && opts.verify; ++k) {
+    HostTensor &t = host[k];
+    const std::vector<uint8_t> &raw = raws[k];
+    double rtol = relTol(t.dtype) * ref.rtolScale;
+    double atol = rtol;
+    // Every element of storage must match: outputs the reference, inputs and
+    // the padding between rows their original values (nothing written there).
+    for (int64_t i = 0; i < t.storageElems; ++i) {
+      double got = decodeAt(t, raw, i);
+      double want = expected[k].values[i];
+      double err = std::abs(got - want);
+      if (!(err <= atol + rtol * std::abs(want))) {
+        if (firstBad < 0) {
+          firstBad = i;
+          std::printf("  mismatch in tensor '%s' at storage index %lld: got %.9g, want %.9g\n",
+                      tensorName(sig, k).c_str(), (long long)i, got, want);
+        }
+        ++bad;
+      }
+      if (std::abs(want) > 0)
+        worst = std::max(worst, err / std::max(std::abs(want), 1.0));
+    }
+  }
+  ok = bad == 0;
+  if (opts.verify)
+    std::printf("%s %s %s [%s]%s max_rel_err=%.3g%s\n", ok ? "PASS" : "FAIL",
+              sig.name.c_str(), shapeStr.c_str(),
+              scalarTypeName(host.empty() ? ScalarType::F32 : host[0].dtype),
+              opts.cpu ? " on the CPU interpreter" : "", worst,
+              ok ? "" : (" (" + std::to_string(bad) + " wrong elements)").c_str());
+
+  return ok;
+}
+
+/// Runs one problem on the GPU (`declared`) or, with --cpu, on the CPU
+/// reference interpreter, and compares every tensor with the host reference.
+bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference &ref,
              const std::vector<int64_t> &shape, const Options &opts,
              uint64_t seed, const TuneContext &tuning) {
-  const KernelSignature &sig = declared.signature();
   std::vector<HostTensor> host;
   std::vector<double> scalars;
   Rng rng{seed};
@@ -329,14 +377,38 @@ bool runCase(const Kernel &declared, const Reference &ref,
       v = static_cast<float>(roundTo(p.dtype, rng.uniform()));
     host.push_back(std::move(t));
   }
+  // The inputs as the kernel sees them (element bytes of each dtype).
+  std::vector<std::vector<uint8_t>> raws;
+  for (const HostTensor &t : host)
+    raws.push_back(encode(t));
+  if (opts.cpu) {
+    std::vector<HostArg> hostArgs;
+    size_t ti = 0, si = 0;
+    for (const ParamInfo &p : sig.params) {
+      if (p.isTensor) {
+        hostArgs.push_back(HostArg::tensor(raws[ti].data(), host[ti].sizes, host[ti].strides));
+        ++ti;
+      } else if (isFloatType(p.dtype)) {
+        hostArgs.push_back(HostArg::scalarFloat(scalars[si++]));
+      } else {
+        hostArgs.push_back(HostArg::scalarInt(static_cast<int64_t>(scalars[si++])));
+      }
+    }
+    std::string error;
+    if (!interpretKernel(tuning.source, tuning.options, sig.name, hostArgs, error)) {
+      std::printf("FAIL %s: the CPU interpreter stopped: %s\n", sig.name.c_str(), error.c_str());
+      return false;
+    }
+    return compareWithReference(sig, ref, shape, opts, host, scalars, raws);
+  }
   // Device copies.
   std::vector<Buffer> buffers;
   std::vector<ArgValue> args;
   size_t ti = 0, si = 0;
   for (const ParamInfo &p : sig.params) {
     if (p.isTensor) {
-      HostTensor &t = host[ti++];
-      std::vector<uint8_t> raw = encode(t);
+      HostTensor &t = host[ti];
+      std::vector<uint8_t> &raw = raws[ti++];
       buffers.emplace_back(std::max<size_t>(raw.size(), 1));
       buffers.back().copyFromHost(raw.data(), raw.size());
       TensorArg ta;
@@ -378,64 +450,19 @@ bool runCase(const Kernel &declared, const Reference &ref,
       std::printf("\n");
     tunedModule.emplace(Module::loadPTX(chosen->ptx));
     tunedKernel.emplace(tunedModule->getKernel(chosen->kernels[0]));
-    size_t k = 0;
-    for (const ParamInfo &p : sig.params)
-      if (p.isTensor) {
-        std::vector<uint8_t> raw = encode(host[k]);
-        buffers[k].copyFromHost(raw.data(), raw.size());
-        ++k;
-      }
+    for (size_t k = 0; k < raws.size(); ++k)
+      buffers[k].copyFromHost(raws[k].data(), raws[k].size());
   }
-  const Kernel &kernel = tunedKernel ? *tunedKernel : declared;
+  const Kernel &kernel = tunedKernel ? *tunedKernel : *declared;
   kernel.launch(args);
   Context::get().synchronize();
+  for (size_t k = 0; k < raws.size(); ++k)
+    buffers[k].copyToHost(raws[k].data(), raws[k].size());
 
-  std::vector<HostTensor> expected;
-  if (opts.verify)
-    expected = host;
-  std::vector<HostTensor *> eptrs;
-  for (auto &t : expected)
-    eptrs.push_back(&t);
-  if (opts.verify)
-    ref.run(eptrs, scalars);
-
+  bool ok = compareWithReference(sig, ref, shape, opts, host, scalars, raws);
   std::string shapeStr;
   for (size_t i = 0; i < shape.size(); ++i)
     shapeStr += (i ? "x" : "") + std::to_string(shape[i]);
-  bool ok = true;
-  double worst = 0;
-  int64_t bad = 0, firstBad = -1;
-  for (size_t k = 0; k < host.size() && opts.verify; ++k) {
-    HostTensor &t = host[k];
-    std::vector<uint8_t> raw(t.storageElems * scalarTypeSize(t.dtype));
-    buffers[k].copyToHost(raw.data(), raw.size());
-    double rtol = relTol(t.dtype) * ref.rtolScale;
-    double atol = rtol;
-    // Every element of storage must match: outputs the reference, inputs and
-    // the padding between rows their original values (nothing written there).
-    for (int64_t i = 0; i < t.storageElems; ++i) {
-      double got = decodeAt(t, raw, i);
-      double want = expected[k].values[i];
-      double err = std::abs(got - want);
-      if (!(err <= atol + rtol * std::abs(want))) {
-        if (firstBad < 0) {
-          firstBad = i;
-          std::printf("  mismatch in tensor '%s' at storage index %lld: got %.9g, want %.9g\n",
-                      sig.params[0].name.c_str(), (long long)i, got, want);
-        }
-        ++bad;
-      }
-      if (std::abs(want) > 0)
-        worst = std::max(worst, err / std::max(std::abs(want), 1.0));
-    }
-  }
-  ok = bad == 0;
-  if (opts.verify)
-  std::printf("%s %s %s [%s] max_rel_err=%.3g%s\n", ok ? "PASS" : "FAIL",
-              sig.name.c_str(), shapeStr.c_str(),
-              scalarTypeName(host.empty() ? ScalarType::F32 : host[0].dtype), worst,
-              ok ? "" : (" (" + std::to_string(bad) + " wrong elements)").c_str());
-
   if (ok && opts.benchIters > 0) {
     // Bytes that must move: every tensor read once, written tensors again.
     double bytes = 0;
@@ -478,7 +505,7 @@ int usage() {
                "usage: tilec-check FILE... [-D NAME=VALUE]... [--size N]... "
                "[--shape RxC]... [--ld-pad P] [--arch ARCH] [--compile-only] "
                "[--bench ITERS] [--no-verify] [--num-warps N] [--ptx-dir DIR] "
-               "[--tune [--tuning-db FILE]]\n");
+               "[--tune [--tuning-db FILE]] [--cpu]\n");
   return 2;
 }
 
@@ -518,6 +545,8 @@ int main(int argc, char **argv) {
         opts.compileOnly = true;
       } else if (a == "--bench") {
         opts.benchIters = std::stoi(next());
+      } else if (a == "--cpu") {
+        opts.cpu = true;
       } else if (a == "--tune") {
         opts.tune = true;
       } else if (a == "--tuning-db") {
@@ -544,8 +573,8 @@ int main(int argc, char **argv) {
   if (opts.shapes.empty())
     opts.shapes = {{1000, 3000}};
 
-  bool gpu = !opts.compileOnly && gpuPresent();
-  if (!opts.compileOnly && !gpu)
+  bool gpu = !opts.compileOnly && !opts.cpu && gpuPresent();
+  if (!opts.compileOnly && !opts.cpu && !gpu)
     std::printf("no GPU found: compiling only\n");
   auto refs = references();
   int failures = 0;
@@ -579,38 +608,44 @@ int main(int argc, char **argv) {
       base = base.substr(0, base.rfind('.'));
       std::ofstream(opts.ptxDir + "/" + base + ".ptx") << result.ptx;
     }
-    if (!gpu)
+    if (!gpu && !opts.cpu)
       continue;
     std::optional<Autotuner> tuner;
     TuneContext tuning;
-    if (opts.tune) {
+    tuning.source = ss.str();
+    tuning.options = copts;
+    if (opts.tune && !opts.cpu) {
       tuner.emplace(opts.tuningDb.empty() ? Autotuner::defaultDatabasePath()
                                           : opts.tuningDb);
       tuning.tuner = &*tuner;
-      tuning.source = ss.str();
-      tuning.options = copts;
     }
     try {
-      Context &ctx = Context::get();
-      (void)ctx;
-      Module module = Module::loadPTX(result.ptx);
+      std::optional<Module> module;
+      if (gpu) {
+        Context::get();
+        module.emplace(Module::loadPTX(result.ptx));
+      }
       for (const KernelSignature &sig : result.kernels) {
         auto it = refs.find(sig.name);
         if (it == refs.end()) {
           std::printf("SKIP %s: no host reference\n", sig.name.c_str());
           continue;
         }
-        Kernel kernel = module.getKernel(sig);
+        std::optional<Kernel> kernel;
+        if (gpu)
+          kernel.emplace(module->getKernel(sig));
         unsigned rank = 0; // the problem's rank: the largest tensor rank
         for (const ParamInfo &p : sig.params)
           if (p.isTensor)
             rank = std::max(rank, p.rank);
         if (rank == 1) {
           for (int64_t n : opts.sizes)
-            failures += !runCase(kernel, it->second, {n}, opts, seed++, tuning);
+            failures += !runCase(kernel ? &*kernel : nullptr, sig, it->second, {n}, opts,
+                                 seed++, tuning);
         } else {
           for (auto [r, c] : opts.shapes)
-            failures += !runCase(kernel, it->second, {r, c}, opts, seed++, tuning);
+            failures += !runCase(kernel ? &*kernel : nullptr, sig, it->second, {r, c}, opts,
+                                 seed++, tuning);
         }
       }
     } catch (const RuntimeError &e) {

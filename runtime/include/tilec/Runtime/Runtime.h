@@ -219,6 +219,9 @@ private:
 uint16_t floatToHalfBits(double v);
 /// bfloat16 bits of `v`, rounded to nearest even.
 uint16_t floatToBFloat16Bits(double v);
+/// The value of f16 / bf16 bits.
+double halfBitsToDouble(uint16_t bits);
+double bfloat16BitsToDouble(uint16_t bits);
 
 /// Launch parameters laid out per the ABI of Signature.h.
 struct PackedArgs {

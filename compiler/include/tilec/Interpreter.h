@@ -1,0 +1,63 @@
+//===- Interpreter.h - Reference execution of kernels on the CPU -*- C++ -*-===//
+//
+// Runs a kernel with the language's semantics on host memory, one program of
+// the grid after another: the reference that CI checks numerics with (no GPU
+// needed) and that GPU runs are compared against. It interprets the checked
+// AST directly, rounding every operation to its element type (f16/bf16/f32
+// rounding, integer wrap-around), so results match the GPU up to the order of
+// reductions and the GPU's fast exp/log.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_INTERPRETER_H
+#define TILEC_INTERPRETER_H
+
+#include "tilec/Compiler.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilec {
+
+/// One launch argument for the interpreter: a tensor in host memory (element
+/// bytes in the parameter's dtype, strides in elements) or a scalar.
+struct HostArg {
+  bool isTensor = false;
+  void *data = nullptr;
+  std::vector<int64_t> sizes, strides;
+  double f = 0;  ///< float scalar
+  int64_t i = 0; ///< integer scalar
+
+  static HostArg tensor(void *data, std::vector<int64_t> sizes,
+                        std::vector<int64_t> strides) {
+    HostArg a;
+    a.isTensor = true;
+    a.data = data;
+    a.sizes = std::move(sizes);
+    a.strides = std::move(strides);
+    return a;
+  }
+  static HostArg scalarFloat(double v) {
+    HostArg a;
+    a.f = v;
+    return a;
+  }
+  static HostArg scalarInt(int64_t v) {
+    HostArg a;
+    a.i = v;
+    a.f = double(v);
+    return a;
+  }
+};
+
+/// Runs kernel `kernel` of `source` (compiled with `options`' defines) on
+/// the CPU over its whole grid. Returns false with the reason in `error`
+/// (a compile error, a bad argument list, a grid that is too large).
+bool interpretKernel(std::string_view source, const CompileOptions &options,
+                     const std::string &kernel, const std::vector<HostArg> &args,
+                     std::string &error);
+
+} // namespace tilec
+
+#endif // TILEC_INTERPRETER_H

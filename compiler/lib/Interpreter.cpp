@@ -1,0 +1,637 @@
+//===- Interpreter.cpp - Reference execution of kernels on the CPU --------===//
+//
+// A direct interpreter over the checked AST. Values are tiles or scalars of
+// one element type, stored as doubles (floats) or int64 (integers, booleans)
+// and rounded to their type after every operation. The evaluation order
+// mirrors MLIRGen: operands are converted to the type Sema chose, untyped
+// literals are made directly in that type, scalars meeting tiles are
+// broadcast.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Interpreter.h"
+
+#include "tilec/Frontend/Parser.h"
+#include "tilec/Frontend/Sema.h"
+#include "tilec/Runtime/Runtime.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <array>
+#include <cmath>
+#include <set>
+#include <cstring>
+#include <map>
+#include <optional>
+
+using namespace tilec;
+
+namespace {
+
+/// A scalar (one element) or a tile.
+struct Val {
+  SemaType type;
+  std::vector<double> f;  ///< float elements
+  std::vector<int64_t> i; ///< integer / boolean elements
+
+  bool isFloat() const { return isFloatType(type.elem); }
+  size_t size() const { return isFloat() ? f.size() : i.size(); }
+};
+
+double roundFloat(ScalarType t, double v) {
+  switch (t) {
+  case ScalarType::F16: return halfBitsToDouble(floatToHalfBits(v));
+  case ScalarType::BF16: return bfloat16BitsToDouble(floatToBFloat16Bits(v));
+  case ScalarType::F32: return static_cast<float>(v);
+  default: return v;
+  }
+}
+
+int64_t wrapInt(ScalarType t, int64_t v) {
+  switch (t) {
+  case ScalarType::I1: return v != 0;
+  case ScalarType::I8: return static_cast<int8_t>(v);
+  case ScalarType::I16: return static_cast<int16_t>(v);
+  case ScalarType::I32: return static_cast<int32_t>(v);
+  case ScalarType::U8: return static_cast<uint8_t>(v);
+  case ScalarType::U16: return static_cast<uint16_t>(v);
+  case ScalarType::U32: return static_cast<uint32_t>(v);
+  default: return v;
+  }
+}
+
+/// Element `index` of a tensor argument, read in its dtype.
+double readFloat(ScalarType t, const uint8_t *p) {
+  switch (t) {
+  case ScalarType::F16: { uint16_t h; std::memcpy(&h, p, 2); return halfBitsToDouble(h); }
+  case ScalarType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bfloat16BitsToDouble(h); }
+  case ScalarType::F32: { float v; std::memcpy(&v, p, 4); return v; }
+  default: { double v; std::memcpy(&v, p, 8); return v; }
+  }
+}
+
+int64_t readInt(ScalarType t, const uint8_t *p) {
+  int64_t v = 0;
+  std::memcpy(&v, p, scalarTypeSize(t)); // little endian
+  return wrapInt(t == ScalarType::U64 ? ScalarType::I64 : t, v);
+}
+
+void writeElem(ScalarType t, uint8_t *p, double f, int64_t i) {
+  switch (t) {
+  case ScalarType::F16: { uint16_t h = floatToHalfBits(f); std::memcpy(p, &h, 2); return; }
+  case ScalarType::BF16: { uint16_t h = floatToBFloat16Bits(f); std::memcpy(p, &h, 2); return; }
+  case ScalarType::F32: { float v = static_cast<float>(f); std::memcpy(p, &v, 4); return; }
+  case ScalarType::F64: std::memcpy(p, &f, 8); return;
+  default: std::memcpy(p, &i, scalarTypeSize(t)); return;
+  }
+}
+
+class Interp {
+public:
+  Interp(const KernelInstance &inst, const std::vector<HostArg> &args,
+         std::array<uint32_t, 3> grid)
+      : inst(inst), args(args), grid(grid) {}
+
+  bool runProgram(std::array<uint32_t, 3> pid, std::string &error) {
+    this->pid = pid;
+    vars.clear();
+    const KernelDecl &k = *inst.kernel;
+    for (size_t p = 0; p < k.params.size(); ++p) {
+      const SemaType &t = inst.paramTypes[p];
+      if (t.kind == SemaType::Kind::View) {
+        views[k.params[p].name] = p;
+        continue;
+      }
+      Val v;
+      v.type = t;
+      if (isFloatType(t.elem))
+        v.f = {roundFloat(t.elem, args[p].f)};
+      else
+        v.i = {wrapInt(t.elem, args[p].i)};
+      vars[k.params[p].name] = v;
+    }
+    failed.clear();
+    execBlock(k.body);
+    error = failed;
+    return failed.empty();
+  }
+
+private:
+  // --- values -----------------------------------------------------------
+  static Val filled(const SemaType &t, double f, int64_t i) {
+    Val v;
+    v.type = t;
+    size_t n = 1;
+    if (t.isTile())
+      for (int64_t d : t.shape)
+        n *= d;
+    if (isFloatType(t.elem))
+      v.f.assign(n, roundFloat(t.elem, f));
+    else
+      v.i.assign(n, wrapInt(t.elem, i));
+    return v;
+  }
+
+  static Val convert(const Val &v, ScalarType to) {
+    if (v.type.elem == to)
+      return v;
+    Val r;
+    r.type = v.type;
+    r.type.elem = to;
+    r.type.weak = false;
+    size_t n = v.size();
+    bool fromF = v.isFloat(), toF = isFloatType(to);
+    if (toF)
+      r.f.resize(n);
+    else
+      r.i.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      if (to == ScalarType::I1)
+        r.i[k] = fromF ? (v.f[k] != 0) : (v.i[k] != 0);
+      else if (toF)
+        r.f[k] = roundFloat(to, fromF ? v.f[k]
+                                      : (isUnsignedIntType(v.type.elem)
+                                             ? double(uint64_t(v.i[k]))
+                                             : double(v.i[k])));
+      else if (fromF) {
+        double x = std::trunc(v.f[k]);
+        r.i[k] = std::isfinite(x) ? wrapInt(to, static_cast<int64_t>(x)) : 0;
+      } else
+        r.i[k] = wrapInt(to, v.i[k]);
+    }
+    return r;
+  }
+
+  static Val broadcastTo(const Val &v, const SemaType &target) {
+    if (!target.isTile() || v.type.isTile())
+      return v;
+    Val r = v;
+    r.type.kind = SemaType::Kind::Tile;
+    r.type.shape = target.shape;
+    size_t n = 1;
+    for (int64_t d : target.shape)
+      n *= d;
+    if (r.isFloat())
+      r.f.assign(n, v.f[0]);
+    else
+      r.i.assign(n, v.i[0]);
+    return r;
+  }
+
+  static bool literal(const Expr &e, double &f, int64_t &i) {
+    if (!e.type.weak)
+      return false;
+    if (e.constInt) {
+      i = *e.constInt;
+      f = double(i);
+      return true;
+    }
+    if (e.kind == Expr::Kind::FloatLit) {
+      f = e.floatValue;
+      i = static_cast<int64_t>(f);
+      return true;
+    }
+    if (e.kind == Expr::Kind::Unary && e.op == Expr::Op::Neg && literal(*e.args[0], f, i)) {
+      f = -f;
+      i = -i;
+      return true;
+    }
+    return false;
+  }
+
+  Val evalAs(const Expr &e, const SemaType &target) {
+    double f;
+    int64_t i;
+    if (literal(e, f, i))
+      return filled(target, f, (!isFloatType(target.elem) && e.kind == Expr::Kind::FloatLit)
+                                   ? static_cast<int64_t>(f)
+                                   : i);
+    Val v = convert(eval(e), target.elem);
+    return broadcastTo(v, target);
+  }
+
+  template <typename FF, typename FI>
+  static Val zipWith(const Val &a, const Val &b, const SemaType &rt, FF ff, FI fi) {
+    Val r;
+    r.type = rt;
+    size_t n = std::max(a.size(), b.size());
+    if (isFloatType(rt.elem)) {
+      r.f.resize(n);
+      for (size_t k = 0; k < n; ++k)
+        r.f[k] = roundFloat(rt.elem, ff(a.f[a.f.size() == 1 ? 0 : k], b.f[b.f.size() == 1 ? 0 : k]));
+    } else if (a.isFloat()) { // float comparison producing i1
+      r.i.resize(n);
+      for (size_t k = 0; k < n; ++k)
+        r.i[k] = fi(0, 0, a.f[a.f.size() == 1 ? 0 : k], b.f[b.f.size() == 1 ? 0 : k]);
+    } else {
+      r.i.resize(n);
+      for (size_t k = 0; k < n; ++k)
+        r.i[k] = wrapInt(rt.elem, fi(a.i[a.i.size() == 1 ? 0 : k], b.i[b.i.size() == 1 ? 0 : k], 0, 0));
+    }
+    return r;
+  }
+
+  // --- expressions ------------------------------------------------------
+  Val eval(const Expr &e) {
+    double f;
+    int64_t i;
+    if (e.kind == Expr::Kind::BoolLit)
+      return filled(e.type, 0, e.intValue);
+    if (literal(e, f, i))
+      return filled(e.type, f, i);
+    switch (e.kind) {
+    case Expr::Kind::Name:
+      return vars.at(e.name);
+    case Expr::Kind::Unary: {
+      Val x = eval(*e.args[0]);
+      if (e.op == Expr::Op::Not) {
+        for (auto &v : x.i)
+          v = !v;
+        return x;
+      }
+      if (x.isFloat())
+        for (auto &v : x.f)
+          v = -v;
+      else
+        for (auto &v : x.i)
+          v = wrapInt(x.type.elem, -v);
+      return x;
+    }
+    case Expr::Kind::Binary:
+      return binary(e);
+    case Expr::Kind::ViewField: {
+      const HostArg &a = args[views.at(e.args[0]->name)];
+      size_t d = static_cast<size_t>(*e.args[1]->constInt);
+      return filled(e.type, 0, e.name == "shape" ? a.sizes[d] : a.strides[d]);
+    }
+    case Expr::Kind::Call:
+      return call(e);
+    default:
+      break;
+    }
+    fail("internal: unexpected expression");
+    return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+  }
+
+  Val binary(const Expr &e) {
+    Unified u = unifyOperands(e.args[0]->type, e.args[1]->type, "");
+    Val a = evalAs(*e.args[0], u.type), b = evalAs(*e.args[1], u.type);
+    bool uns = isUnsignedIntType(u.type.elem);
+    SemaType rt = e.type;
+    auto idiv = [&](int64_t x, int64_t y, bool rem) -> int64_t {
+      if (y == 0)
+        return 0;
+      if (uns) {
+        uint64_t ux = uint64_t(x), uy = uint64_t(y);
+        return int64_t(rem ? ux % uy : ux / uy);
+      }
+      if (x == INT64_MIN && y == -1)
+        return rem ? 0 : x;
+      return rem ? x % y : x / y;
+    };
+    auto cmp = [&](auto x, auto y) -> int64_t {
+      switch (e.op) {
+      case Expr::Op::Lt: return x < y;
+      case Expr::Op::Le: return x <= y;
+      case Expr::Op::Gt: return x > y;
+      case Expr::Op::Ge: return x >= y;
+      case Expr::Op::Eq: return x == y;
+      default: return x != y;
+      }
+    };
+    switch (e.op) {
+    case Expr::Op::Add: return zipWith(a, b, rt, [](double x, double y) { return x + y; }, [](int64_t x, int64_t y, double, double) { return int64_t(uint64_t(x) + uint64_t(y)); });
+    case Expr::Op::Sub: return zipWith(a, b, rt, [](double x, double y) { return x - y; }, [](int64_t x, int64_t y, double, double) { return int64_t(uint64_t(x) - uint64_t(y)); });
+    case Expr::Op::Mul: return zipWith(a, b, rt, [](double x, double y) { return x * y; }, [](int64_t x, int64_t y, double, double) { return int64_t(uint64_t(x) * uint64_t(y)); });
+    case Expr::Op::Div: return zipWith(a, b, rt, [](double x, double y) { return x / y; }, [&](int64_t x, int64_t y, double, double) { return idiv(x, y, false); });
+    case Expr::Op::Rem: return zipWith(a, b, rt, [](double x, double y) { return std::fmod(x, y); }, [&](int64_t x, int64_t y, double, double) { return idiv(x, y, true); });
+    case Expr::Op::And: return zipWith(a, b, rt, nullptr2, [](int64_t x, int64_t y, double, double) { return int64_t(x && y); });
+    case Expr::Op::Or: return zipWith(a, b, rt, nullptr2, [](int64_t x, int64_t y, double, double) { return int64_t(x || y); });
+    default:
+      if (a.isFloat())
+        return zipWith(a, b, rt, nullptr2, [&](int64_t, int64_t, double x, double y) { return cmp(x, y); });
+      if (uns)
+        return zipWith(a, b, rt, nullptr2, [&](int64_t x, int64_t y, double, double) { return cmp(uint64_t(x), uint64_t(y)); });
+      return zipWith(a, b, rt, nullptr2, [&](int64_t x, int64_t y, double, double) { return cmp(x, y); });
+    }
+  }
+  static double nullptr2(double, double) { return 0; }
+
+  std::vector<int64_t> indices(const Expr &list) {
+    std::vector<int64_t> out;
+    for (auto &x : list.args)
+      out.push_back(evalAs(*x, SemaType::scalar(ScalarType::I64)).i[0]);
+    return out;
+  }
+
+  /// Visits every element of a tile at `origin` in `view`: flat index, byte
+  /// pointer (null when outside the view).
+  template <typename Fn>
+  void forTile(const HostArg &view, ScalarType dtype, const std::vector<int64_t> &origin,
+               const std::vector<int64_t> &shape, Fn fn) {
+    size_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    size_t eb = scalarTypeSize(dtype);
+    for (size_t flat = 0; flat < n; ++flat) {
+      size_t rest = flat;
+      int64_t offset = 0;
+      bool inside = true;
+      for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+        int64_t c = int64_t(rest % shape[d]);
+        rest /= shape[d];
+        int64_t g = origin[d] * shape[d] + c;
+        inside &= g >= 0 && g < view.sizes[d];
+        offset += g * view.strides[d];
+      }
+      fn(flat, inside ? static_cast<uint8_t *>(view.data) + offset * int64_t(eb) : nullptr);
+    }
+  }
+
+  Val call(const Expr &e) {
+    const std::string &fn = e.name;
+    if (fn == "block_id" || fn == "num_blocks") {
+      size_t d = static_cast<size_t>(*e.args[0]->constInt);
+      return filled(e.type, 0, fn == "block_id" ? pid[d] : grid[d]);
+    }
+    if (fn == "load") {
+      const HostArg &view = args[views.at(e.args[0]->name)];
+      std::vector<int64_t> origin = indices(*e.args[1]);
+      double pf = 0;
+      int64_t pi = 0;
+      if (e.args.size() == 4)
+        literal(*e.args[3], pf, pi);
+      Val r = filled(e.type, pf, isFloatType(e.type.elem) ? 0 : pi);
+      ScalarType dt = e.type.elem;
+      forTile(view, dt, origin, e.type.shape, [&](size_t k, const uint8_t *p) {
+        if (!p)
+          return;
+        if (r.isFloat())
+          r.f[k] = readFloat(dt, p);
+        else
+          r.i[k] = readInt(dt, p);
+      });
+      return r;
+    }
+    if (fn == "store") {
+      const HostArg &view = args[views.at(e.args[0]->name)];
+      std::vector<int64_t> origin = indices(*e.args[1]);
+      Val v = eval(*e.args[2]);
+      forTile(view, v.type.elem, origin, v.type.shape, [&](size_t k, uint8_t *p) {
+        if (p)
+          writeElem(v.type.elem, p, v.isFloat() ? v.f[k] : 0, v.isFloat() ? 0 : v.i[k]);
+      });
+      return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+    }
+    if (fn == "exp" || fn == "log" || fn == "sqrt" || fn == "abs") {
+      Val x = evalAs(*e.args[0], e.type);
+      if (x.isFloat()) {
+        for (auto &v : x.f)
+          v = roundFloat(x.type.elem, fn == "exp" ? std::exp(v)
+                                      : fn == "log" ? std::log(v)
+                                      : fn == "sqrt" ? std::sqrt(v)
+                                                     : std::fabs(v));
+      } else {
+        for (auto &v : x.i)
+          v = wrapInt(x.type.elem, v < 0 ? -v : v);
+      }
+      return x;
+    }
+    if ((fn == "sum" || fn == "max" || fn == "min") && e.args.size() == 1) {
+      Val t = eval(*e.args[0]);
+      if (t.isFloat()) {
+        double acc = fn == "sum" ? 0 : fn == "max" ? -INFINITY : INFINITY;
+        for (double v : t.f) {
+          if (std::isnan(v) && fn != "sum") {
+            acc = NAN;
+            break;
+          }
+          acc = fn == "sum" ? acc + v : fn == "max" ? std::max(acc, v) : std::min(acc, v);
+        }
+        return filled(e.type, acc, 0);
+      }
+      int64_t acc = fn == "sum" ? 0 : fn == "max" ? INT32_MIN : INT32_MAX;
+      for (int64_t v : t.i)
+        acc = fn == "sum" ? wrapInt(t.type.elem, acc + v)
+              : fn == "max" ? std::max(acc, v) : std::min(acc, v);
+      return filled(e.type, 0, acc);
+    }
+    if (fn == "min" || fn == "max") {
+      Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
+      bool isMin = fn == "min";
+      bool uns = isUnsignedIntType(e.type.elem);
+      return zipWith(
+          a, b, e.type,
+          [&](double x, double y) {
+            if (std::isnan(x) || std::isnan(y))
+              return double(NAN);
+            return isMin ? std::min(x, y) : std::max(x, y);
+          },
+          [&](int64_t x, int64_t y, double, double) {
+            bool less = uns ? uint64_t(x) < uint64_t(y) : x < y;
+            return isMin ? (less ? x : y) : (less ? y : x);
+          });
+    }
+    if (fn == "cdiv") {
+      Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
+      return zipWith(a, b, e.type, nullptr2, [](int64_t x, int64_t y, double, double) -> int64_t {
+        if (y == 0)
+          return 0;
+        return x / y + ((x % y != 0) && ((x < 0) == (y < 0)) ? 1 : 0);
+      });
+    }
+    if (fn == "where") {
+      Val c = eval(*e.args[0]);
+      Val a = evalAs(*e.args[1], e.type), b = evalAs(*e.args[2], e.type);
+      Val r = a;
+      for (size_t k = 0; k < r.size(); ++k) {
+        bool take = c.i[c.i.size() == 1 ? 0 : k] != 0;
+        if (r.isFloat())
+          r.f[k] = take ? a.f[k] : b.f[b.f.size() == 1 ? 0 : k];
+        else
+          r.i[k] = take ? a.i[k] : b.i[b.i.size() == 1 ? 0 : k];
+      }
+      return r;
+    }
+    if (fn == "cast")
+      return convert(eval(*e.args[0]), e.type.elem);
+    if (fn == "zeros")
+      return filled(e.type, 0, 0);
+    if (fn == "full")
+      return broadcastTo(evalAs(*e.args[1], SemaType::scalar(e.type.elem)), e.type);
+    if (fn == "range") {
+      Val r = filled(e.type, 0, 0);
+      for (size_t k = 0; k < r.i.size(); ++k)
+        r.i[k] = int64_t(k);
+      return r;
+    }
+    if (fn == "reshape") {
+      Val r = eval(*e.args[0]);
+      r.type.shape = e.type.shape;
+      return r;
+    }
+    fail("internal: unexpected call to '" + fn + "'");
+    return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+  }
+
+  // --- statements -------------------------------------------------------
+  void execBlock(const std::vector<StmtPtr> &body) {
+    // `let`s end with their block; assignments to outer names persist.
+    std::vector<std::pair<std::string, std::optional<Val>>> shadowed;
+    for (auto &s : body) {
+      if (!failed.empty())
+        break;
+      if (s->kind == Stmt::Kind::Let) {
+        auto it = vars.find(s->name);
+        shadowed.emplace_back(s->name, it == vars.end() ? std::nullopt
+                                                        : std::optional<Val>(it->second));
+      }
+      exec(*s);
+    }
+    for (auto it = shadowed.rbegin(); it != shadowed.rend(); ++it) {
+      if (it->second)
+        vars[it->first] = *it->second;
+      else
+        vars.erase(it->first);
+    }
+  }
+
+  void exec(const Stmt &s) {
+    switch (s.kind) {
+    case Stmt::Kind::Let: {
+      SemaType t = s.value->type;
+      t.weak = false;
+      vars[s.name] = evalAs(*s.value, t);
+      return;
+    }
+    case Stmt::Kind::Assign: {
+      Val &target = vars.at(s.name);
+      target = evalAs(*s.value, target.type);
+      return;
+    }
+    case Stmt::Kind::ExprStmt:
+      eval(*s.value);
+      return;
+    case Stmt::Kind::For: {
+      const SemaType &t = s.inductionType;
+      int64_t lo = evalAs(*s.lower, t).i[0], hi = evalAs(*s.upper, t).i[0];
+      int64_t step = s.step ? evalAs(*s.step, t).i[0] : 1;
+      if (step <= 0)
+        return fail("a loop step must be positive, got " + std::to_string(step));
+      std::optional<Val> outer;
+      if (auto it = vars.find(s.name); it != vars.end())
+        outer = it->second;
+      for (int64_t k = lo; k < hi && failed.empty(); k += step) {
+        vars[s.name] = filled(t, 0, k);
+        execBlock(s.body);
+        if (++iterations > kMaxIterations)
+          return fail("more than 10^9 loop iterations");
+      }
+      if (outer)
+        vars[s.name] = *outer;
+      else
+        vars.erase(s.name);
+      return;
+    }
+    case Stmt::Kind::If:
+      if (eval(*s.value).i[0])
+        execBlock(s.body);
+      else
+        execBlock(s.elseBody);
+      return;
+    case Stmt::Kind::While:
+      while (failed.empty() && eval(*s.value).i[0]) {
+        execBlock(s.body);
+        if (++iterations > kMaxIterations)
+          return fail("more than 10^9 loop iterations");
+      }
+      return;
+    }
+  }
+
+  void fail(const std::string &msg) {
+    if (failed.empty())
+      failed = msg;
+  }
+
+  static constexpr uint64_t kMaxIterations = 1000000000;
+  const KernelInstance &inst;
+  const std::vector<HostArg> &args;
+  std::array<uint32_t, 3> grid;
+  std::array<uint32_t, 3> pid{};
+  std::map<std::string, Val> vars;
+  std::map<std::string, size_t> views;
+  std::string failed;
+  uint64_t iterations = 0;
+};
+
+} // namespace
+
+bool tilec::interpretKernel(std::string_view source, const CompileOptions &options,
+                            const std::string &kernel, const std::vector<HostArg> &args,
+                            std::string &error) {
+  llvm::SourceMgr srcMgr;
+  srcMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
+                                llvm::StringRef(source.data(), source.size()),
+                                options.fileName),
+                            llvm::SMLoc());
+  DiagEngine diags(srcMgr);
+  std::unique_ptr<ModuleDecl> module = parseModule(diags);
+  if (!module) {
+    error = diags.text();
+    return false;
+  }
+  KernelDecl *decl = nullptr;
+  for (auto &k : module->kernels)
+    if (k->name == kernel)
+      decl = k.get();
+  if (!decl) {
+    error = "no kernel named '" + kernel + "'";
+    return false;
+  }
+  KernelInstance inst;
+  std::set<std::string> used;
+  if (!checkKernel(*decl, options.defines, diags, inst, used)) {
+    error = diags.text();
+    return false;
+  }
+  const KernelSignature &sig = inst.signature;
+  if (args.size() != sig.params.size()) {
+    error = "kernel '" + kernel + "' takes " + std::to_string(sig.params.size()) +
+            " arguments, got " + std::to_string(args.size());
+    return false;
+  }
+  // The grid, evaluated exactly as the runtime does.
+  std::vector<ArgValue> values;
+  for (size_t p = 0; p < args.size(); ++p) {
+    const HostArg &a = args[p];
+    const ParamInfo &info = sig.params[p];
+    if (a.isTensor != info.isTensor || (a.isTensor && (a.sizes.size() != info.rank ||
+                                                       a.strides.size() != info.rank))) {
+      error = "argument " + std::to_string(p + 1) + " ('" + info.name +
+              "') does not match the parameter";
+      return false;
+    }
+    if (a.isTensor)
+      values.emplace_back(TensorArg{0, a.sizes, a.strides});
+    else if (isFloatType(info.dtype))
+      values.push_back(ArgValue::scalar(info.dtype, a.f));
+    else
+      values.push_back(ArgValue::scalar(info.dtype, a.i));
+  }
+  std::array<uint32_t, 3> grid;
+  try {
+    grid = evaluateGrid(sig, values);
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
+  }
+  Interp interp(inst, args, grid);
+  for (uint32_t z = 0; z < grid[2]; ++z)
+    for (uint32_t y = 0; y < grid[1]; ++y)
+      for (uint32_t x = 0; x < grid[0]; ++x)
+        if (!interp.runProgram({x, y, z}, error))
+          return false;
+  return true;
+}
