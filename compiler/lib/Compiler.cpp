@@ -114,6 +114,7 @@ CompileResult tilec::compile(std::string_view source,
       diags.error(loc, d.str());
     else
       diags.error(d.str());
+    result.internalError = true;
     return mlir::success();
   });
 
@@ -123,6 +124,7 @@ CompileResult tilec::compile(std::string_view source,
     genKernel(*module, inst, diags);
   if (mlir::failed(mlir::verify(*module))) {
     diags.error("internal error: generated tile IR does not verify");
+    result.internalError = true;
     return finish();
   }
   if (options.emit == EmitKind::Tile) {
@@ -140,6 +142,7 @@ CompileResult tilec::compile(std::string_view source,
   if (mlir::failed(pm.run(*module))) {
     if (!diags.hadError())
       diags.error("internal error: lowering failed");
+    result.internalError = true;
     return finish();
   }
   for (KernelInstance &inst : instances) {
@@ -154,6 +157,7 @@ CompileResult tilec::compile(std::string_view source,
   if (!emitPTX(*module, options.arch, options.optLevel, result.ptx,
                options.emit == EmitKind::LLVM ? &llvmIR : nullptr, error)) {
     diags.error(error);
+    result.internalError = true;
     return finish();
   }
   result.output = options.emit == EmitKind::LLVM ? llvmIR : result.ptx;

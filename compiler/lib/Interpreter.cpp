@@ -155,8 +155,7 @@ private:
                                              ? double(uint64_t(v.i[k]))
                                              : double(v.i[k])));
       else if (fromF) {
-        double x = std::trunc(v.f[k]);
-        r.i[k] = std::isfinite(x) ? wrapInt(to, static_cast<int64_t>(x)) : 0;
+        r.i[k] = wrapInt(to, truncToInt64(v.f[k]));
       } else
         r.i[k] = wrapInt(to, v.i[k]);
     }
@@ -179,33 +178,12 @@ private:
     return r;
   }
 
-  static bool literal(const Expr &e, double &f, int64_t &i) {
-    if (!e.type.weak)
-      return false;
-    if (e.constInt) {
-      i = *e.constInt;
-      f = double(i);
-      return true;
-    }
-    if (e.kind == Expr::Kind::FloatLit) {
-      f = e.floatValue;
-      i = static_cast<int64_t>(f);
-      return true;
-    }
-    if (e.kind == Expr::Kind::Unary && e.op == Expr::Op::Neg && literal(*e.args[0], f, i)) {
-      f = -f;
-      i = -i;
-      return true;
-    }
-    return false;
-  }
-
   Val evalAs(const Expr &e, const SemaType &target) {
     double f;
     int64_t i;
-    if (literal(e, f, i))
+    if (literalValue(e, f, i))
       return filled(target, f, (!isFloatType(target.elem) && e.kind == Expr::Kind::FloatLit)
-                                   ? static_cast<int64_t>(f)
+                                   ? truncToInt64(f)
                                    : i);
     Val v = convert(eval(e), target.elem);
     return broadcastTo(v, target);
@@ -238,7 +216,7 @@ private:
     int64_t i;
     if (e.kind == Expr::Kind::BoolLit)
       return filled(e.type, 0, e.intValue);
-    if (literal(e, f, i))
+    if (literalValue(e, f, i))
       return filled(e.type, f, i);
     switch (e.kind) {
     case Expr::Kind::Name:
@@ -361,7 +339,7 @@ private:
       double pf = 0;
       int64_t pi = 0;
       if (e.args.size() == 4)
-        literal(*e.args[3], pf, pi);
+        literalValue(*e.args[3], pf, pi);
       Val r = filled(e.type, pf, isFloatType(e.type.elem) ? 0 : pi);
       ScalarType dt = e.type.elem;
       forTile(view, dt, origin, e.type.shape, [&](size_t k, const uint8_t *p) {

@@ -55,6 +55,8 @@ struct CompileResult {
   std::string ptx;
   /// One signature per compiled kernel, in source order.
   std::vector<KernelSignature> kernels;
+  /// An error past the frontend's checks (a compiler bug, not a user error).
+  bool internalError = false;
 };
 
 /// Compiles `source`. Never throws or aborts on bad input.

@@ -92,30 +92,6 @@ private:
 
 } // namespace
 
-/// The numeric value of a literal-like expression (a literal, a negated
-/// literal, or a compile-time integer), emitted directly in its use's type.
-static bool literalValue(const Expr &e, double &f, int64_t &i) {
-  if (!e.type.weak)
-    return false;
-  if (e.constInt) {
-    i = *e.constInt;
-    f = static_cast<double>(i);
-    return true;
-  }
-  if (e.kind == Expr::Kind::FloatLit) {
-    f = e.floatValue;
-    i = static_cast<int64_t>(f);
-    return true;
-  }
-  if (e.kind == Expr::Kind::Unary && e.op == Expr::Op::Neg &&
-      literalValue(*e.args[0], f, i)) {
-    f = -f;
-    i = -i;
-    return true;
-  }
-  return false;
-}
-
 Value Gen::constant(const SemaType &t, double f, int64_t i, Location l) {
   Type elem = toMLIRType(ctx, t.elem);
   TypedAttr attr;
@@ -189,7 +165,7 @@ Value Gen::genAs(const Expr &e, const SemaType &target) {
   if (literalValue(e, f, i)) {
     SemaType t = target;
     if (!isFloatType(t.elem) && e.kind == Expr::Kind::FloatLit)
-      i = static_cast<int64_t>(f);
+      i = truncToInt64(f);
     return constant(t, f, i, l);
   }
   Value v = gen(e);

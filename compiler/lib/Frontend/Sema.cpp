@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace tilec;
@@ -27,6 +28,34 @@ std::string SemaType::str() const {
   case Kind::List: return "list";
   }
   return "?";
+}
+
+int64_t tilec::truncToInt64(double v) {
+  if (!std::isfinite(v) || std::fabs(v) >= 9.2e18)
+    return 0;
+  return static_cast<int64_t>(v);
+}
+
+bool tilec::literalValue(const Expr &e, double &f, int64_t &i) {
+  if (!e.type.weak)
+    return false;
+  if (e.constInt) {
+    i = *e.constInt;
+    f = static_cast<double>(i);
+    return true;
+  }
+  if (e.kind == Expr::Kind::FloatLit) {
+    f = e.floatValue;
+    i = truncToInt64(f);
+    return true;
+  }
+  if (e.kind == Expr::Kind::Unary && e.op == Expr::Op::Neg &&
+      literalValue(*e.args[0], f, i)) {
+    f = -f;
+    i = i == std::numeric_limits<int64_t>::min() ? i : -i;
+    return true;
+  }
+  return false;
 }
 
 const char *tilec::opVerb(Expr::Op op) {

@@ -46,6 +46,14 @@ struct Unified {
 };
 Unified unifyOperands(const SemaType &a, const SemaType &b, const char *verb);
 
+/// The value of a literal-like expression (a literal, a negated literal, or
+/// a compile-time integer) that takes the type of its use. `i` holds the
+/// value truncated to an integer (0 when it does not fit).
+bool literalValue(const Expr &e, double &f, int64_t &i);
+
+/// `v` truncated toward zero, or 0 when it is not finite or out of range.
+int64_t truncToInt64(double v);
+
 /// "add", "subtract", ... for messages.
 const char *opVerb(Expr::Op op);
 
