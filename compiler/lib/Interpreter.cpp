@@ -362,14 +362,24 @@ private:
       });
       return filled(SemaType::scalar(ScalarType::I32), 0, 0);
     }
-    if (fn == "exp" || fn == "log" || fn == "sqrt" || fn == "abs") {
+    if (e.args.size() == 1 &&
+        (fn == "exp" || fn == "log" || fn == "sqrt" || fn == "abs" || fn == "exp2" ||
+         fn == "log2" || fn == "rsqrt" || fn == "floor" || fn == "ceil" || fn == "tanh" ||
+         fn == "sigmoid")) {
       Val x = evalAs(*e.args[0], e.type);
       if (x.isFloat()) {
         for (auto &v : x.f)
-          v = roundFloat(x.type.elem, fn == "exp" ? std::exp(v)
-                                      : fn == "log" ? std::log(v)
-                                      : fn == "sqrt" ? std::sqrt(v)
-                                                     : std::fabs(v));
+          v = roundFloat(x.type.elem, fn == "exp"     ? std::exp(v)
+                                      : fn == "log"   ? std::log(v)
+                                      : fn == "sqrt"  ? std::sqrt(v)
+                                      : fn == "exp2"  ? std::exp2(v)
+                                      : fn == "log2"  ? std::log2(v)
+                                      : fn == "rsqrt" ? 1.0 / std::sqrt(v)
+                                      : fn == "floor" ? std::floor(v)
+                                      : fn == "ceil"  ? std::ceil(v)
+                                      : fn == "tanh"  ? std::tanh(v)
+                                      : fn == "sigmoid" ? 1.0 / (1.0 + std::exp(-v))
+                                                        : std::fabs(v));
       } else {
         for (auto &v : x.i)
           v = wrapInt(x.type.elem, v < 0 ? -v : v);
@@ -410,6 +420,19 @@ private:
             bool less = uns ? uint64_t(x) < uint64_t(y) : x < y;
             return isMin ? (less ? x : y) : (less ? y : x);
           });
+    }
+    if (fn == "pow" || fn == "fma") {
+      Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
+      Val r = a;
+      if (fn == "pow") {
+        for (size_t k = 0; k < r.f.size(); ++k)
+          r.f[k] = roundFloat(e.type.elem, a.f[k] < 0 ? NAN : std::pow(a.f[k], b.f[k]));
+      } else {
+        Val c = evalAs(*e.args[2], e.type);
+        for (size_t k = 0; k < r.f.size(); ++k)
+          r.f[k] = roundFloat(e.type.elem, std::fma(a.f[k], b.f[k], c.f[k]));
+      }
+      return r;
     }
     if (fn == "cdiv") {
       Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);

@@ -172,6 +172,16 @@ std::map<std::string, Reference> references() {
     refs["layernorm"] = norm(true);
     refs["rmsnorm"] = norm(false);
   }
+  refs["activations"] = elementwise(
+      {0, 1}, 2,
+      [](auto &x, auto &) {
+        double a = x[0], b = x[1];
+        double gelu = 0.5 * a * (1.0 + std::tanh(0.7978845608 * (a + 0.044715 * a * a * a)));
+        return gelu + 1.0 / (1.0 + std::exp(-b)) + std::pow(std::abs(b) + 1.0, 1.5) * 0.1 +
+               std::floor(a * 4.0) / 8.0 + 1.0 / std::sqrt(a * a + 1.0) +
+               std::fma(a, b, std::exp2(-b * b)) - std::ceil(std::log2(std::abs(a) + 2.0));
+      },
+      /*rtolScale=*/400); // tanh.approx has about 2^-11 relative error
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {

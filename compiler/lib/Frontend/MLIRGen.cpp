@@ -297,13 +297,39 @@ Value Gen::genCall(const Expr &e) {
     }
     return tile::LoadOp::create(b, l, ty, view, indices, pad);
   }
-  if (fn == "exp" || fn == "log" || fn == "sqrt" || fn == "abs") {
+  if (e.args.size() == 1 &&
+      (fn == "exp" || fn == "log" || fn == "sqrt" || fn == "abs" || fn == "exp2" ||
+       fn == "log2" || fn == "rsqrt" || fn == "floor" || fn == "ceil" || fn == "tanh" ||
+       fn == "sigmoid")) {
     Value x = genAs(*e.args[0], e.type);
     if (fn == "exp") return math::ExpOp::create(b, l, x);
     if (fn == "log") return math::LogOp::create(b, l, x);
     if (fn == "sqrt") return math::SqrtOp::create(b, l, x);
+    if (fn == "exp2") return math::Exp2Op::create(b, l, x);
+    if (fn == "log2") return math::Log2Op::create(b, l, x);
+    if (fn == "rsqrt") return math::RsqrtOp::create(b, l, x);
+    if (fn == "floor") return math::FloorOp::create(b, l, x);
+    if (fn == "ceil") return math::CeilOp::create(b, l, x);
+    if (fn == "tanh") return math::TanhOp::create(b, l, x);
+    if (fn == "sigmoid") {
+      // 1 / (1 + exp(-x))
+      Value one = constant(e.type, 1, 1, l);
+      Value ex = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+      return arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, ex));
+    }
     if (isFloatType(e.type.elem)) return math::AbsFOp::create(b, l, x);
     return math::AbsIOp::create(b, l, x);
+  }
+  if (fn == "pow") {
+    // x^y = exp2(y * log2(x)): NaN for negative x (as for a float exponent).
+    Value x = genAs(*e.args[0], e.type), y = genAs(*e.args[1], e.type);
+    Value lg = math::Log2Op::create(b, l, x);
+    return math::Exp2Op::create(b, l, arith::MulFOp::create(b, l, y, lg));
+  }
+  if (fn == "fma") {
+    Value x = genAs(*e.args[0], e.type), y = genAs(*e.args[1], e.type),
+          z = genAs(*e.args[2], e.type);
+    return math::FmaOp::create(b, l, x, y, z);
   }
   if ((fn == "sum" || fn == "min" || fn == "max") && e.args.size() == 1) {
     Value t = gen(*e.args[0]);

@@ -141,6 +141,16 @@ Unified tilec::unifyOperands(const SemaType &a, const SemaType &b,
 
 namespace {
 
+/// Elementwise functions of one argument.
+bool isUnaryMath(const std::string &f) {
+  static const char *names[] = {"exp", "log", "sqrt", "abs", "exp2", "log2", "rsqrt",
+                                "floor", "ceil", "tanh", "sigmoid"};
+  for (const char *n : names)
+    if (f == n)
+      return true;
+  return false;
+}
+
 /// What a name refers to inside a kernel.
 struct Symbol {
   enum class Kind { Local, Param, IntConst, TypeConst };
@@ -190,6 +200,8 @@ private:
 std::string Checker::suggest(llvm::StringRef name) const {
   static const char *builtins[] = {"load", "store", "block_id", "num_blocks",
                                    "zeros", "full", "range", "sum", "reshape",
+                                   "exp2", "log2", "rsqrt", "floor", "ceil", "tanh",
+                                   "sigmoid", "pow", "fma",
                                    "exp", "log", "sqrt", "abs", "min", "max",
                                    "where", "cast", "cdiv"};
   std::string best;
@@ -687,20 +699,45 @@ bool Checker::checkCall(Expr &e) {
     e.type = SemaType::tile(view.type.elem, dims);
     return true;
   }
-  if (f == "exp" || f == "log" || f == "sqrt" || f == "abs") {
+  if (isUnaryMath(f)) {
     if (!checkArgCount(e, 1, 1) || !requireValue(*e.args[0], "the argument"))
       return false;
     SemaType t = e.args[0]->type;
     if (f != "abs" && !isFloatType(t.elem))
       return error(e.args[0]->loc, "'" + f + "' needs a float argument, got " +
                                        describeOperand(t) + "; convert with cast<f32>(...)");
-    if ((f == "exp" || f == "log") && t.elem == ScalarType::F64)
+    bool approx = f == "exp" || f == "log" || f == "exp2" || f == "log2" ||
+                  f == "tanh" || f == "sigmoid";
+    if (approx && t.elem == ScalarType::F64)
       return error(e.loc, "'" + f + "' of f64 is not supported yet; compute in "
                           "f32 with cast<f32>(...)");
     if (f == "abs" && (t.elem == ScalarType::I1 || isUnsignedIntType(t.elem)))
       return error(e.args[0]->loc, "'abs' needs a signed number, got " + t.str());
     if (t.weak) // exp(1.0) is an f32 computation
       t.weak = false;
+    e.type = t;
+    return true;
+  }
+  if (f == "pow" || f == "fma") {
+    size_t n = f == "pow" ? 2 : 3;
+    if (!checkArgCount(e, n, n))
+      return false;
+    for (auto &a : e.args)
+      if (!requireValue(*a, "an argument"))
+        return false;
+    SemaType t = e.args[0]->type;
+    for (size_t k = 1; k < n; ++k) {
+      Unified u = unifyOperands(t, e.args[k]->type, f == "pow" ? "raise" : "fma");
+      if (!u.error.empty())
+        return error(e.loc, u.error);
+      t = u.type;
+    }
+    if (!isFloatType(t.elem))
+      return error(e.loc, "'" + f + "' needs float arguments, got " + describeOperand(t) +
+                              "; convert with cast<f32>(...)");
+    if (f == "pow" && t.elem == ScalarType::F64)
+      return error(e.loc, "'pow' of f64 is not supported yet; compute in f32 with cast<f32>(...)");
+    t.weak = false;
     e.type = t;
     return true;
   }
@@ -800,7 +837,7 @@ bool Checker::checkCall(Expr &e) {
   }
   static const char *notYet[] = {
                                  "mma", "transpose", "broadcast", "print",
-                                 "assert", "gather", "scatter", "pow", "tanh"};
+                                 "assert", "gather", "scatter", "erf"};
   for (const char *n : notYet)
     if (f == n)
       return error(e.loc, "'" + f + "' is not supported yet");

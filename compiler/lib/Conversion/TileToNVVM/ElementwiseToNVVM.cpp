@@ -34,7 +34,8 @@ struct ElementwiseLowering : ConversionPattern {
                   ConversionPatternRewriter &rewriter) const override {
     if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
       return rewriter.notifyMatchFailure(op, "not an elementwise arith/math op");
-    if (isa<arith::ConstantOp, math::ExpOp, math::LogOp>(op))
+    if (isa<arith::ConstantOp, math::ExpOp, math::LogOp, math::Exp2Op, math::Log2Op,
+            math::TanhOp>(op))
       return rewriter.notifyMatchFailure(op, "has a dedicated pattern");
     SmallVector<Type> resultTypes;
     if (failed(getTypeConverter()->convertTypes(op->getResultTypes(), resultTypes)))
@@ -104,35 +105,74 @@ struct ExpLowering : OpConversionPattern<math::ExpOp> {
   }
 };
 
-/// log(x) = lg2.approx(x) * ln(2), one element at a time.
-struct LogLowering : OpConversionPattern<math::LogOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// Applies the f32 NVVM intrinsic `name` to every element of `x` (f32).
+static Value perElementIntrinsic(OpBuilder &b, Location loc, Value x, StringRef name) {
+  Type f32 = b.getF32Type();
+  auto one = [&](Value s) -> Value {
+    return LLVM::CallIntrinsicOp::create(b, loc, f32, b.getStringAttr(name), ValueRange{s})
+        .getResult(0);
+  };
+  auto vt = dyn_cast<VectorType>(x.getType());
+  if (!vt)
+    return one(x);
+  Value y = floatConst(b, loc, vt, 0.0);
+  for (int64_t i = 0; i < vt.getNumElements(); ++i) {
+    Value e = vector::ExtractOp::create(b, loc, x, ArrayRef<int64_t>{i});
+    y = vector::InsertOp::create(b, loc, one(e), y, ArrayRef<int64_t>{i});
+  }
+  return y;
+}
+
+/// log(x) = lg2.approx(x) * ln(2); log2(x) = lg2.approx(x).
+template <typename OpTy, bool natural>
+struct LogLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(math::LogOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     if (getElementTypeOrSelf(op.getType()).isF64())
       return op.emitError("log of f64 is not supported yet");
     Value r = inF32(rewriter, loc, adaptor.getOperand(), [&](Value x) -> Value {
-      Type f32 = rewriter.getF32Type();
-      auto lg2 = [&](Value s) -> Value {
-        auto call = LLVM::CallIntrinsicOp::create(
-            rewriter, loc, f32, rewriter.getStringAttr("llvm.nvvm.lg2.approx.f"),
-            ValueRange{s});
-        return call.getResult(0);
-      };
-      Value y;
-      if (auto vt = dyn_cast<VectorType>(x.getType())) {
-        y = floatConst(rewriter, loc, vt, 0.0);
-        for (int64_t i = 0; i < vt.getNumElements(); ++i) {
-          Value e = vector::ExtractOp::create(rewriter, loc, x, ArrayRef<int64_t>{i});
-          y = vector::InsertOp::create(rewriter, loc, lg2(e), y, ArrayRef<int64_t>{i});
-        }
-      } else {
-        y = lg2(x);
-      }
-      Value ln2 = floatConst(rewriter, loc, x.getType(), M_LN2);
-      return arith::MulFOp::create(rewriter, loc, y, ln2);
+      Value y = perElementIntrinsic(rewriter, loc, x, "llvm.nvvm.lg2.approx.f");
+      if (!natural)
+        return y;
+      return arith::MulFOp::create(rewriter, loc, y, floatConst(rewriter, loc, x.getType(), M_LN2));
+    });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// exp2 through the f32 ex2.approx unit (f16/bf16 widened first).
+struct Exp2Lowering : OpConversionPattern<math::Exp2Op> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::Exp2Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (getElementTypeOrSelf(op.getType()).isF64())
+      return op.emitError("exp2 of f64 is not supported yet");
+    Value r = inF32(rewriter, loc, adaptor.getOperand(), [&](Value x) -> Value {
+      return math::Exp2Op::create(rewriter, loc, x);
+    });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// tanh through tanh.approx.f32 (sm_75+): llvm.tanh with `afn`.
+struct TanhLowering : OpConversionPattern<math::TanhOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::TanhOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (getElementTypeOrSelf(op.getType()).isF64())
+      return op.emitError("tanh of f64 is not supported yet");
+    Value r = inF32(rewriter, loc, adaptor.getOperand(), [&](Value x) -> Value {
+      auto afn = LLVM::FastmathFlagsAttr::get(rewriter.getContext(), LLVM::FastmathFlags::afn);
+      return LLVM::TanhOp::create(rewriter, loc, x, afn);
     });
     rewriter.replaceOp(op, r);
     return success();
@@ -145,5 +185,6 @@ void tilec::populateElementwiseToNVVMPatterns(const TypeConverter &converter,
                                               RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ElementwiseLowering>(converter, ctx);
-  patterns.add<ConstantLowering, ExpLowering, LogLowering>(converter, ctx);
+  patterns.add<ConstantLowering, ExpLowering, LogLowering<math::LogOp, true>,
+               LogLowering<math::Log2Op, false>, Exp2Lowering, TanhLowering>(converter, ctx);
 }

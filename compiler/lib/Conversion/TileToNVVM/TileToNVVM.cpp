@@ -31,9 +31,14 @@ bool tilec::needsNVVMLowering(Operation *op) {
     return false;
   if (isa<tile::TileDialect>(op->getDialect()))
     return true;
-  if (isa<math::ExpOp, math::LogOp>(op))
+  // Lowered here (fast GPU units), whether on tiles or scalars. An f32
+  // exp2 on scalars or vectors is left to math-to-llvm (ex2.approx).
+  if (isa<math::ExpOp, math::LogOp, math::Log2Op, math::TanhOp>(op))
     return true;
   auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
+  if (auto e2 = dyn_cast<math::Exp2Op>(op))
+    if (!getElementTypeOrSelf(e2.getType()).isF32())
+      return true;
   return llvm::any_of(op->getOperandTypes(), isTensor) ||
          llvm::any_of(op->getResultTypes(), isTensor);
 }
