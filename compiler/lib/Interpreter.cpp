@@ -228,6 +228,11 @@ private:
           v = !v;
         return x;
       }
+      if (e.op == Expr::Op::BitNot) {
+        for (auto &v : x.i)
+          v = wrapInt(x.type.elem, ~v);
+        return x;
+      }
       if (x.isFloat())
         for (auto &v : x.f)
           v = -v;
@@ -285,6 +290,25 @@ private:
     case Expr::Op::Div: return zipWith(a, b, rt, [](double x, double y) { return x / y; }, [&](int64_t x, int64_t y, double, double) { return idiv(x, y, false); });
     case Expr::Op::Rem: return zipWith(a, b, rt, [](double x, double y) { return std::fmod(x, y); }, [&](int64_t x, int64_t y, double, double) { return idiv(x, y, true); });
     case Expr::Op::And: return zipWith(a, b, rt, nullptr2, [](int64_t x, int64_t y, double, double) { return int64_t(x && y); });
+    case Expr::Op::BitAnd: return zipWith(a, b, rt, nullptr2, [](int64_t x, int64_t y, double, double) { return x & y; });
+    case Expr::Op::BitOr: return zipWith(a, b, rt, nullptr2, [](int64_t x, int64_t y, double, double) { return x | y; });
+    case Expr::Op::BitXor: return zipWith(a, b, rt, nullptr2, [](int64_t x, int64_t y, double, double) { return x ^ y; });
+    case Expr::Op::Shl:
+    case Expr::Op::Shr: {
+      int64_t width = int64_t(scalarTypeSize(u.type.elem)) * 8;
+      bool left = e.op == Expr::Op::Shl;
+      bool sg = isSignedIntType(u.type.elem);
+      return zipWith(a, b, rt, nullptr2, [=](int64_t x, int64_t y, double, double) -> int64_t {
+        uint64_t amount = uint64_t(y) & (width == 64 ? ~0ull : ((1ull << width) - 1));
+        bool inRange = amount < uint64_t(width);
+        if (left)
+          return inRange ? int64_t(uint64_t(x) << amount) : 0;
+        if (sg)
+          return x >> (inRange ? amount : uint64_t(width - 1));
+        uint64_t ux = uint64_t(x) & (width == 64 ? ~0ull : ((1ull << width) - 1));
+        return inRange ? int64_t(ux >> amount) : 0;
+      });
+    }
     case Expr::Op::Or: return zipWith(a, b, rt, nullptr2, [](int64_t x, int64_t y, double, double) { return int64_t(x || y); });
     default:
       if (a.isFloat())

@@ -55,3 +55,36 @@ TEST(InterpreterTest, BadCallsAreErrors) {
 }
 
 } // namespace
+
+namespace {
+TEST(InterpreterTest, BitOperationsAndShifts) {
+  const char *src = R"(
+kernel b(x: tensor<u32, 1>, y: tensor<i32, 1>, z: tensor<u32, 1>, w: tensor<i32, 1>) grid(1) {
+    let a = load(x, [0], [8]);
+    let s = load(y, [0], [8]);
+    store(z, [0], ((a ^ cast<u32>(0x80000000)) & cast<u32>(0xFFFF0000)) | (~a >> 31) | (a << 40));
+    store(w, [0], (s >> 1) | (s >> cast<i32>(a)) + (s << 3));
+}
+)";
+  std::vector<uint32_t> x = {0u, 1u, 0x3F800000u, 0xFFFFFFFFu, 0x12345678u, 7u, 31u, 32u};
+  std::vector<int32_t> y = {-8, 5, -1, 1 << 30, -12345, 0, 100, -7};
+  std::vector<uint32_t> z(8);
+  std::vector<int32_t> w(8);
+  std::vector<HostArg> args = {HostArg::tensor(x.data(), {8}, {1}),
+                               HostArg::tensor(y.data(), {8}, {1}),
+                               HostArg::tensor(z.data(), {8}, {1}),
+                               HostArg::tensor(w.data(), {8}, {1})};
+  std::string error;
+  ASSERT_TRUE(interpretKernel(src, CompileOptions(), "b", args, error)) << error;
+  for (int k = 0; k < 8; ++k) {
+    // << 40 is past the width: 0. ~a >> 31 is a logical shift (u32).
+    uint32_t want = ((x[k] ^ 0x80000000u) & 0xFFFF0000u) | (~x[k] >> 31);
+    EXPECT_EQ(z[k], want) << k;
+    // Signed >> is arithmetic; amounts >= 32 (or negative) fill with the sign.
+    uint32_t amt = x[k];
+    int32_t byA = amt < 32 ? (y[k] >> amt) : (y[k] < 0 ? -1 : 0);
+    int32_t wantW = (y[k] >> 1) | int32_t(uint32_t(byA) + uint32_t(y[k]) * 8u);
+    EXPECT_EQ(w[k], wantW) << k;
+  }
+}
+} // namespace

@@ -61,6 +61,13 @@ TEST(LexerTest, TwoCharacterOperators) {
   EXPECT_EQ(kinds(*l), want);
 }
 
+TEST(LexerTest, BitOperators) {
+  auto l = lex("& | ^ ~ << >> && || < >");
+  std::vector<Tok> want = {Tok::Amp, Tok::Pipe, Tok::Caret, Tok::Tilde, Tok::Shl, Tok::Shr,
+                           Tok::AmpAmp, Tok::PipePipe, Tok::Lt, Tok::Gt, Tok::Eof};
+  EXPECT_EQ(kinds(*l), want);
+}
+
 TEST(LexerTest, Numbers) {
   auto l = lex("0 42 1_000_003 0x1F 1.5 2e3 1.25e-2 3. 0..8");
   ASSERT_GE(l->tokens.size(), 11u);
@@ -105,7 +112,7 @@ TEST(LexerTest, BadNumbersAndUnterminatedThings) {
   EXPECT_TRUE(lex("99999999999999999999999")->diags->hadError());
   EXPECT_TRUE(lex("/* never closed")->diags->hadError());
   EXPECT_TRUE(lex("\"no end")->diags->hadError());
-  EXPECT_TRUE(lex("a & b")->diags->hadError());
+  EXPECT_TRUE(lex("a $ b")->diags->hadError());
   EXPECT_TRUE(lex(llvm::StringRef("\x01\xff", 2))->diags->hadError());
 }
 

@@ -99,6 +99,7 @@ INSTANTIATE_TEST_SUITE_P(Examples, RobustnessTest,
                          ::testing::Values("vadd.tile", "saxpy.tile",
                                            "fused2d.tile", "mathmix.tile",
                                            "loops.tile", "softmax.tile",
-                                           "layernorm.tile", "activations.tile"));
+                                           "layernorm.tile", "activations.tile",
+                                           "bits.tile"));
 
 } // namespace

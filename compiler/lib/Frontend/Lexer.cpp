@@ -60,6 +60,12 @@ const char *tilec::tokName(Tok kind) {
   case Tok::PipePipe: return "'||'";
   case Tok::Arrow: return "'->'";
   case Tok::At: return "'@'";
+  case Tok::Amp: return "'&'";
+  case Tok::Pipe: return "'|'";
+  case Tok::Caret: return "'^'";
+  case Tok::Tilde: return "'~'";
+  case Tok::Shl: return "'<<'";
+  case Tok::Shr: return "'>>'";
   }
   return "token";
 }
@@ -166,23 +172,25 @@ Token Lexer::next() {
   case ':': return make(Tok::Colon, start);
   case '@': return make(Tok::At, start);
   case '-': return two('>', Tok::Arrow, Tok::Minus);
-  case '<': return two('=', Tok::Le, Tok::Lt);
-  case '>': return two('=', Tok::Ge, Tok::Gt);
+  case '<':
+    if (cur < end && *cur == '<') {
+      ++cur;
+      return make(Tok::Shl, start);
+    }
+    return two('=', Tok::Le, Tok::Lt);
+  case '>':
+    if (cur < end && *cur == '>') {
+      ++cur;
+      return make(Tok::Shr, start);
+    }
+    return two('=', Tok::Ge, Tok::Gt);
   case '=': return two('=', Tok::EqEq, Tok::Assign);
   case '!': return two('=', Tok::NotEq, Tok::Bang);
   case '.': return two('.', Tok::DotDot, Tok::Dot);
-  case '&':
-    if (cur < end && *cur == '&') {
-      ++cur;
-      return make(Tok::AmpAmp, start);
-    }
-    return error(start, "unexpected character '&'; did you mean '&&'?");
-  case '|':
-    if (cur < end && *cur == '|') {
-      ++cur;
-      return make(Tok::PipePipe, start);
-    }
-    return error(start, "unexpected character '|'; did you mean '||'?");
+  case '&': return two('&', Tok::AmpAmp, Tok::Amp);
+  case '|': return two('|', Tok::PipePipe, Tok::Pipe);
+  case '^': return make(Tok::Caret, start);
+  case '~': return make(Tok::Tilde, start);
   default:
     break;
   }

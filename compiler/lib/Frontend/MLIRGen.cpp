@@ -211,9 +211,9 @@ Value Gen::gen(const Expr &e) {
     return scope.at(e.name).value;
   case Expr::Kind::Unary: {
     Value x = gen(*e.args[0]);
-    if (e.op == Expr::Op::Not) {
-      Value t = constant(e.type, 1, 1, l);
-      return arith::XOrIOp::create(b, l, x, t);
+    if (e.op == Expr::Op::Not || e.op == Expr::Op::BitNot) {
+      Value ones = constant(e.type, -1, -1, l); // all bits set (true for i1)
+      return arith::XOrIOp::create(b, l, x, ones);
     }
     if (isFloatType(e.type.elem))
       return arith::NegFOp::create(b, l, x);
@@ -241,9 +241,30 @@ Value Gen::gen(const Expr &e) {
       if (fl) return arith::RemFOp::create(b, l, x, y);
       return sg ? Value(arith::RemSIOp::create(b, l, x, y)) : Value(arith::RemUIOp::create(b, l, x, y));
     case Expr::Op::And:
+    case Expr::Op::BitAnd:
       return arith::AndIOp::create(b, l, x, y);
     case Expr::Op::Or:
+    case Expr::Op::BitOr:
       return arith::OrIOp::create(b, l, x, y);
+    case Expr::Op::BitXor:
+      return arith::XOrIOp::create(b, l, x, y);
+    case Expr::Op::Shl:
+    case Expr::Op::Shr: {
+      // Amounts outside [0, width) are defined: << and unsigned >> give 0,
+      // signed >> fills with the sign (PTX clamps; LLVM would make poison).
+      unsigned width = scalarTypeSize(t) * 8;
+      Value w = constant(u.type, width, width, l);
+      Value inRange = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, y, w);
+      if (e.op == Expr::Op::Shr && sg) {
+        Value last = constant(u.type, width - 1, width - 1, l);
+        Value amt = arith::SelectOp::create(b, l, inRange, y, last);
+        return arith::ShRSIOp::create(b, l, x, amt);
+      }
+      Value zero = constant(u.type, 0, 0, l);
+      Value shifted = e.op == Expr::Op::Shl ? Value(arith::ShLIOp::create(b, l, x, y))
+                                            : Value(arith::ShRUIOp::create(b, l, x, y));
+      return arith::SelectOp::create(b, l, inRange, shifted, zero);
+    }
     default:
       if (fl)
         return arith::CmpFOp::create(b, l, cmpF(e.op), x, y);

@@ -10,9 +10,11 @@
 //   block    := '{' stmt* '}'
 //   stmt     := ('let' | 'var') IDENT '=' expr ';' | IDENT '=' expr ';' | expr ';'
 //   expr     := or ; or := and ('||' and)* ; and := cmp ('&&' cmp)*
-//   cmp      := additive (('<'|'<='|'>'|'>='|'=='|'!=') additive)?
+//   cmp      := bitor (('<'|'<='|'>'|'>='|'=='|'!=') bitor)?
+//   bitor    := bitxor ('|' bitxor)* ; bitxor := bitand ('^' bitand)*
+//   bitand   := shift ('&' shift)* ; shift := additive (('<<'|'>>') additive)*
 //   additive := mul (('+'|'-') mul)* ; mul := unary (('*'|'/'|'%') unary)*
-//   unary    := ('-'|'!') unary | postfix
+//   unary    := ('-'|'!'|'~') unary | postfix
 //   postfix  := primary ('.' ('shape'|'stride') '[' expr ']')*
 //   primary  := INT | FLOAT | 'true' | 'false' | '(' expr ')' | '[' exprs ']'
 //             | IDENT ('<' type '>')? ('(' exprs ')')?
@@ -79,6 +81,10 @@ private:
   ExprPtr parseOr();
   ExprPtr parseAnd();
   ExprPtr parseCmp();
+  ExprPtr parseBitOr();
+  ExprPtr parseBitXor();
+  ExprPtr parseBitAnd();
+  ExprPtr parseShift();
   ExprPtr parseAdditive();
   ExprPtr parseMul();
   ExprPtr parseUnary();
@@ -469,13 +475,13 @@ static std::optional<Expr::Op> cmpOp(Tok k) {
 }
 
 ExprPtr Parser::parseCmp() {
-  auto lhs = parseAdditive();
+  auto lhs = parseBitOr();
   if (!lhs)
     return nullptr;
   if (auto op = cmpOp(tok.kind)) {
     llvm::SMLoc loc = tok.loc;
     advance();
-    auto rhs = parseAdditive();
+    auto rhs = parseBitOr();
     if (!rhs)
       return nullptr;
     if (cmpOp(tok.kind)) {
@@ -486,6 +492,34 @@ ExprPtr Parser::parseCmp() {
   }
   return lhs;
 }
+
+/// Left-associative binary levels: `next` parses the operands.
+#define TILEC_BINARY_LEVEL(NAME, NEXT, CASES)                                   \
+  ExprPtr Parser::NAME() {                                                     \
+    auto lhs = NEXT();                                                         \
+    while (lhs) {                                                              \
+      Expr::Op op;                                                             \
+      switch (tok.kind) {                                                      \
+        CASES                                                                  \
+      default:                                                                 \
+        return lhs;                                                            \
+      }                                                                        \
+      llvm::SMLoc loc = tok.loc;                                               \
+      advance();                                                               \
+      auto rhs = NEXT();                                                       \
+      if (!rhs)                                                                \
+        return nullptr;                                                        \
+      lhs = binary(op, loc, std::move(lhs), std::move(rhs));                   \
+    }                                                                          \
+    return lhs;                                                                \
+  }
+TILEC_BINARY_LEVEL(parseBitOr, parseBitXor, case Tok::Pipe: op = Expr::Op::BitOr; break;)
+TILEC_BINARY_LEVEL(parseBitXor, parseBitAnd, case Tok::Caret: op = Expr::Op::BitXor; break;)
+TILEC_BINARY_LEVEL(parseBitAnd, parseShift, case Tok::Amp: op = Expr::Op::BitAnd; break;)
+TILEC_BINARY_LEVEL(parseShift, parseAdditive,
+                   case Tok::Shl: op = Expr::Op::Shl; break;
+                   case Tok::Shr: op = Expr::Op::Shr; break;)
+#undef TILEC_BINARY_LEVEL
 
 ExprPtr Parser::parseAdditive() {
   auto lhs = parseMul();
@@ -518,14 +552,14 @@ ExprPtr Parser::parseMul() {
 }
 
 ExprPtr Parser::parseUnary() {
-  if (is(Tok::Minus) || is(Tok::Bang)) {
+  if (is(Tok::Minus) || is(Tok::Bang) || is(Tok::Tilde)) {
     DepthGuard guard(depth);
     if (depth > kMaxDepth) {
       fail("expression is nested too deeply (more than 256 levels)");
       return nullptr;
     }
     auto e = std::make_unique<Expr>(Expr::Kind::Unary, tok.loc);
-    e->op = is(Tok::Minus) ? Expr::Op::Neg : Expr::Op::Not;
+    e->op = is(Tok::Minus) ? Expr::Op::Neg : is(Tok::Bang) ? Expr::Op::Not : Expr::Op::BitNot;
     advance();
     auto operand = parseUnary();
     if (!operand)

@@ -68,6 +68,10 @@ const char *tilec::opVerb(Expr::Op op) {
   case Expr::Op::Lt: case Expr::Op::Le: case Expr::Op::Gt: case Expr::Op::Ge:
   case Expr::Op::Eq: case Expr::Op::Ne: return "compare";
   case Expr::Op::And: case Expr::Op::Or: return "combine";
+  case Expr::Op::BitAnd: return "bitwise-and";
+  case Expr::Op::BitOr: return "bitwise-or";
+  case Expr::Op::BitXor: return "bitwise-xor";
+  case Expr::Op::Shl: case Expr::Op::Shr: return "shift";
   default: return "combine";
   }
 }
@@ -486,6 +490,14 @@ bool Checker::check(Expr &e) {
       e.type = x.type;
       return true;
     }
+    if (e.op == Expr::Op::BitNot) {
+      if (isFloatType(x.type.elem))
+        return error(e.loc, "'~' needs an integer or a boolean, got " + describeOperand(x.type));
+      e.type = x.type;
+      if (x.constInt)
+        e.constInt = ~*x.constInt;
+      return true;
+    }
     if (x.type.elem == ScalarType::I1 || isUnsignedIntType(x.type.elem))
       return error(e.loc, "cannot negate " + x.type.str());
     e.type = x.type;
@@ -517,6 +529,29 @@ bool Checker::check(Expr &e) {
       e.type.elem = ScalarType::I1;
       e.type.weak = false;
       return true;
+    case Expr::Op::BitAnd: case Expr::Op::BitOr: case Expr::Op::BitXor:
+    case Expr::Op::Shl: case Expr::Op::Shr: {
+      bool shift = e.op == Expr::Op::Shl || e.op == Expr::Op::Shr;
+      if (isFloatType(u.type.elem) || (shift && u.type.elem == ScalarType::I1))
+        return error(e.loc, std::string("cannot ") + opVerb(e.op) + " " +
+                                describeOperand(a.type) + " and " + describeOperand(b.type) +
+                                (shift ? ": shifts need integers" : ": bitwise operations need integers or booleans"));
+      e.type = u.type;
+      if (a.constInt && b.constInt) {
+        int64_t x = *a.constInt, y = *b.constInt;
+        switch (e.op) {
+        case Expr::Op::BitAnd: e.constInt = x & y; break;
+        case Expr::Op::BitOr: e.constInt = x | y; break;
+        case Expr::Op::BitXor: e.constInt = x ^ y; break;
+        default:
+          if (y < 0 || y > 62)
+            return error(e.loc, "shift amount " + std::to_string(y) +
+                                    " is out of range in a compile-time expression");
+          e.constInt = e.op == Expr::Op::Shl ? int64_t(uint64_t(x) << y) : (x >> y);
+        }
+      }
+      return true;
+    }
     default:
       if (u.type.elem == ScalarType::I1)
         return error(e.loc, std::string("cannot ") + opVerb(e.op) +

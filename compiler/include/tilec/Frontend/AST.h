@@ -76,7 +76,8 @@ struct Expr {
     IntLit, FloatLit, BoolLit, Name, Unary, Binary, Call, ViewField, List
   };
   enum class Op {
-    None, Neg, Not, Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or
+    None, Neg, Not, Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
+    BitNot, BitAnd, BitOr, BitXor, Shl, Shr
   };
   Kind kind;
   llvm::SMLoc loc;

@@ -27,7 +27,7 @@ enum class Tok {
   // punctuation
   LParen, RParen, LBracket, RBracket, LBrace, RBrace, Lt, Gt, Le, Ge, EqEq,
   NotEq, Assign, Plus, Minus, Star, Slash, Percent, Comma, Semi, Colon, Dot,
-  DotDot, Bang, AmpAmp, PipePipe, Arrow, At,
+  DotDot, Bang, AmpAmp, PipePipe, Arrow, At, Amp, Pipe, Caret, Tilde, Shl, Shr,
 };
 
 /// Spelling of a token kind for messages ("'('", "identifier").
