@@ -86,25 +86,6 @@ static Value inF32(OpBuilder &b, Location loc, Value x, Fn fn) {
   return arith::TruncFOp::create(b, loc, ty, fn(wide));
 }
 
-/// exp(x) = exp2(x * log2(e)); llvm.exp2.f32 becomes ex2.approx.f32.
-struct ExpLowering : OpConversionPattern<math::ExpOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(math::ExpOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    if (getElementTypeOrSelf(op.getType()).isF64())
-      return op.emitError("exp of f64 is not supported yet");
-    Value r = inF32(rewriter, loc, adaptor.getOperand(), [&](Value x) -> Value {
-      Value s = floatConst(rewriter, loc, x.getType(), M_LOG2E);
-      Value y = arith::MulFOp::create(rewriter, loc, x, s);
-      return math::Exp2Op::create(rewriter, loc, y);
-    });
-    rewriter.replaceOp(op, r);
-    return success();
-  }
-};
-
 /// Applies the f32 NVVM intrinsic `name` to every element of `x` (f32).
 static Value perElementIntrinsic(OpBuilder &b, Location loc, Value x, StringRef name) {
   Type f32 = b.getF32Type();
@@ -123,60 +104,51 @@ static Value perElementIntrinsic(OpBuilder &b, Location loc, Value x, StringRef 
   return y;
 }
 
-/// log(x) = lg2.approx(x) * ln(2); log2(x) = lg2.approx(x).
-template <typename OpTy, bool natural>
-struct LogLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+// The f32 bodies of the functions that run on the GPU's approximate units.
+// exp(x) = exp2(x * log2(e)), and llvm.exp2.f32 becomes ex2.approx.f32.
+static Value expF32(OpBuilder &b, Location loc, Value x) {
+  Value y = arith::MulFOp::create(b, loc, x, floatConst(b, loc, x.getType(), M_LOG2E));
+  return math::Exp2Op::create(b, loc, y);
+}
+static Value exp2F32(OpBuilder &b, Location loc, Value x) {
+  return math::Exp2Op::create(b, loc, x);
+}
+static Value log2F32(OpBuilder &b, Location loc, Value x) {
+  return perElementIntrinsic(b, loc, x, "llvm.nvvm.lg2.approx.f");
+}
+// log(x) = lg2.approx(x) * ln(2).
+static Value logF32(OpBuilder &b, Location loc, Value x) {
+  return arith::MulFOp::create(b, loc, log2F32(b, loc, x),
+                               floatConst(b, loc, x.getType(), M_LN2));
+}
+// llvm.tanh with `afn` becomes tanh.approx.f32 (sm_75+).
+static Value tanhF32(OpBuilder &b, Location loc, Value x) {
+  auto afn = LLVM::FastmathFlagsAttr::get(b.getContext(), LLVM::FastmathFlags::afn);
+  return LLVM::TanhOp::create(b, loc, x, afn);
+}
+
+/// A unary function computed in f32 (f16/bf16 widened first, f64 rejected)
+/// by `body`.
+template <typename OpTy>
+struct ApproxUnaryLowering : OpConversionPattern<OpTy> {
+  using Body = Value (*)(OpBuilder &, Location, Value);
+  ApproxUnaryLowering(const TypeConverter &tc, MLIRContext *ctx, StringRef name, Body body)
+      : OpConversionPattern<OpTy>(tc, ctx), name(name), body(body) {}
+
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     if (getElementTypeOrSelf(op.getType()).isF64())
-      return op.emitError("log of f64 is not supported yet");
-    Value r = inF32(rewriter, loc, adaptor.getOperand(), [&](Value x) -> Value {
-      Value y = perElementIntrinsic(rewriter, loc, x, "llvm.nvvm.lg2.approx.f");
-      if (!natural)
-        return y;
-      return arith::MulFOp::create(rewriter, loc, y, floatConst(rewriter, loc, x.getType(), M_LN2));
-    });
-    rewriter.replaceOp(op, r);
+      return op.emitError() << name << " of f64 is not supported yet";
+    rewriter.replaceOp(op, inF32(rewriter, loc, adaptor.getOperand(), [&](Value x) {
+                         return body(rewriter, loc, x);
+                       }));
     return success();
   }
-};
 
-/// exp2 through the f32 ex2.approx unit (f16/bf16 widened first).
-struct Exp2Lowering : OpConversionPattern<math::Exp2Op> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(math::Exp2Op op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    if (getElementTypeOrSelf(op.getType()).isF64())
-      return op.emitError("exp2 of f64 is not supported yet");
-    Value r = inF32(rewriter, loc, adaptor.getOperand(), [&](Value x) -> Value {
-      return math::Exp2Op::create(rewriter, loc, x);
-    });
-    rewriter.replaceOp(op, r);
-    return success();
-  }
-};
-
-/// tanh through tanh.approx.f32 (sm_75+): llvm.tanh with `afn`.
-struct TanhLowering : OpConversionPattern<math::TanhOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(math::TanhOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    if (getElementTypeOrSelf(op.getType()).isF64())
-      return op.emitError("tanh of f64 is not supported yet");
-    Value r = inF32(rewriter, loc, adaptor.getOperand(), [&](Value x) -> Value {
-      auto afn = LLVM::FastmathFlagsAttr::get(rewriter.getContext(), LLVM::FastmathFlags::afn);
-      return LLVM::TanhOp::create(rewriter, loc, x, afn);
-    });
-    rewriter.replaceOp(op, r);
-    return success();
-  }
+  StringRef name;
+  Body body;
 };
 
 } // namespace
@@ -185,6 +157,10 @@ void tilec::populateElementwiseToNVVMPatterns(const TypeConverter &converter,
                                               RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ElementwiseLowering>(converter, ctx);
-  patterns.add<ConstantLowering, ExpLowering, LogLowering<math::LogOp, true>,
-               LogLowering<math::Log2Op, false>, Exp2Lowering, TanhLowering>(converter, ctx);
+  patterns.add<ConstantLowering>(converter, ctx);
+  patterns.add<ApproxUnaryLowering<math::ExpOp>>(converter, ctx, "exp", expF32);
+  patterns.add<ApproxUnaryLowering<math::Exp2Op>>(converter, ctx, "exp2", exp2F32);
+  patterns.add<ApproxUnaryLowering<math::LogOp>>(converter, ctx, "log", logF32);
+  patterns.add<ApproxUnaryLowering<math::Log2Op>>(converter, ctx, "log2", log2F32);
+  patterns.add<ApproxUnaryLowering<math::TanhOp>>(converter, ctx, "tanh", tanhF32);
 }
