@@ -39,5 +39,6 @@ for T in f32 f16 bf16; do
   "$check" "${mode[@]}" -D T=$T -D BN=4096 --shape 1000x3000 examples/softmax.tile \
     examples/layernorm.tile || status=1
 done
+"$check" "${mode[@]}" "${sizes[@]}" examples/bits.tile || status=1
 [ $status = 0 ] && echo "all examples matched their host references"
 exit $status

@@ -39,7 +39,8 @@ namespace {
 struct HostTensor {
   ScalarType dtype;
   std::vector<int64_t> sizes, strides;
-  std::vector<float> values; ///< indexed by the strided storage offset
+  std::vector<float> values; ///< float tensors, by strided storage offset
+  std::vector<int64_t> ints; ///< integer tensors, by strided storage offset
   int64_t storageElems = 0;
 };
 
@@ -182,6 +183,19 @@ std::map<std::string, Reference> references() {
                std::fma(a, b, std::exp2(-b * b)) - std::ceil(std::log2(std::abs(a) + 2.0));
       },
       /*rtolScale=*/400); // tanh.approx has about 2^-11 relative error
+  {
+    // z = ((x ^ 0x80000000) & 0xFFFF0000) | (~y >> 31) | (y << 40 == 0), in u32.
+    Reference r;
+    r.written = {2};
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &y = *ts[1], &z = *ts[2];
+      forEachIndex(z, [&](int64_t off) {
+        uint32_t a = uint32_t(x.ints[off]), b = uint32_t(y.ints[off]);
+        z.ints[off] = int64_t(((a ^ 0x80000000u) & 0xFFFF0000u) | (~b >> 31));
+      });
+    };
+    refs["bits"] = r;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {
@@ -209,8 +223,12 @@ std::vector<uint8_t> encode(const HostTensor &t) {
   size_t eb = scalarTypeSize(t.dtype);
   std::vector<uint8_t> out(t.storageElems * eb);
   for (int64_t i = 0; i < t.storageElems; ++i) {
-    double v = t.values[i];
     uint8_t *p = out.data() + i * eb;
+    if (!isFloatType(t.dtype)) {
+      std::memcpy(p, &t.ints[i], eb); // little endian: the low bytes
+      continue;
+    }
+    double v = t.values[i];
     switch (t.dtype) {
     case ScalarType::F16: { uint16_t h = floatToHalfBits(v); std::memcpy(p, &h, 2); break; }
     case ScalarType::BF16: { uint16_t h = floatToBFloat16Bits(v); std::memcpy(p, &h, 2); break; }
@@ -242,13 +260,15 @@ double relTol(ScalarType t) {
 
 struct Rng {
   uint64_t s;
-  double uniform() { // [-2, 2)
+  uint64_t next() {
     s += 0x9E3779B97F4A7C15ull;
     uint64_t z = s;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (z >> 11) * (4.0 / 9007199254740992.0) - 2.0;
+    return z ^ (z >> 31);
+  }
+  double uniform() { // [-2, 2)
+    return (next() >> 11) * (4.0 / 9007199254740992.0) - 2.0;
   }
 };
 
@@ -321,6 +341,25 @@ bool compareWithReference(const KernelSignature &sig, const Reference &ref,
     double atol = rtol;
     // Every element of storage must match: outputs the reference, inputs and
     // the padding between rows their original values (nothing written there).
+    if (!isFloatType(t.dtype)) {
+      // Integers must match exactly.
+      size_t eb = scalarTypeSize(t.dtype);
+      for (int64_t i = 0; i < t.storageElems; ++i) {
+        int64_t want = expected[k].ints[i];
+        if (std::memcmp(raw.data() + i * eb, &want, eb) != 0) {
+          if (firstBad < 0) {
+            firstBad = i;
+            int64_t got = 0;
+            std::memcpy(&got, raw.data() + i * eb, eb);
+            std::printf("  mismatch in tensor '%s' at storage index %lld: got 0x%llx, want 0x%llx\n",
+                        tensorName(sig, k).c_str(), (long long)i, (unsigned long long)got,
+                        (unsigned long long)(want & (eb == 8 ? ~0ull : ((1ull << (8 * eb)) - 1))));
+          }
+          ++bad;
+        }
+      }
+      continue;
+    }
     for (int64_t i = 0; i < t.storageElems; ++i) {
       double got = decodeAt(t, raw, i);
       double want = expected[k].values[i];
@@ -378,13 +417,26 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
       t.strides = {ld, 1};
       t.storageElems = (shape[0] - 1) * ld + shape[1];
     }
-    t.values.resize(t.storageElems);
-    if (p.dtype != ScalarType::F32 && p.dtype != ScalarType::F16 &&
-        p.dtype != ScalarType::BF16)
+    if (p.dtype == ScalarType::F64 || p.dtype == ScalarType::I1)
       throw RuntimeError(std::string("tilec-check: tensors of ") +
                          scalarTypeName(p.dtype) + " are not generated yet");
-    for (float &v : t.values)
-      v = static_cast<float>(roundTo(p.dtype, rng.uniform()));
+    if (isFloatType(p.dtype)) {
+      t.values.resize(t.storageElems);
+      for (float &v : t.values)
+        v = static_cast<float>(roundTo(p.dtype, rng.uniform()));
+    } else {
+      // Any bit pattern of the type, stored sign- or zero-extended.
+      unsigned bits = scalarTypeSize(p.dtype) * 8;
+      t.ints.resize(t.storageElems);
+      for (int64_t &v : t.ints) {
+        uint64_t r = rng.next();
+        if (bits < 64)
+          r &= (1ull << bits) - 1;
+        v = isSignedIntType(p.dtype) && bits < 64 && (r >> (bits - 1))
+                ? int64_t(r | ~((1ull << bits) - 1))
+                : int64_t(r);
+      }
+    }
     host.push_back(std::move(t));
   }
   // The inputs as the kernel sees them (element bytes of each dtype).
