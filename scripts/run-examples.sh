@@ -37,7 +37,7 @@ for T in f32 f16 bf16; do
     examples/mathmix.tile examples/loops.tile examples/activations.tile || status=1
   "$check" "${mode[@]}" -D T=$T --shape 1000x3000 examples/fused2d.tile || status=1
   "$check" "${mode[@]}" -D T=$T -D BN=4096 --shape 1000x3000 examples/softmax.tile \
-    examples/layernorm.tile || status=1
+    examples/layernorm.tile examples/argmax.tile || status=1
 done
 "$check" "${mode[@]}" "${sizes[@]}" examples/bits.tile || status=1
 [ $status = 0 ] && echo "all examples matched their host references"

@@ -429,6 +429,24 @@ private:
               : fn == "max" ? std::max(acc, v) : std::min(acc, v);
       return filled(e.type, 0, acc);
     }
+    if (fn == "argmax" || fn == "argmin") {
+      // The first extreme element; a NaN counts as the extreme.
+      Val t = eval(*e.args[0]);
+      bool isMax = fn == "argmax";
+      int64_t best = 0;
+      for (size_t k = 1; k < t.size(); ++k) {
+        if (t.isFloat()) {
+          double a = t.f[best], b = t.f[k];
+          if (std::isnan(a))
+            break;
+          if (std::isnan(b) || (isMax ? b > a : b < a))
+            best = int64_t(k);
+        } else if (isMax ? t.i[k] > t.i[best] : t.i[k] < t.i[best]) {
+          best = int64_t(k);
+        }
+      }
+      return filled(e.type, 0, best);
+    }
     if (fn == "min" || fn == "max") {
       Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
       bool isMin = fn == "min";

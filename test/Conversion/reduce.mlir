@@ -2,7 +2,7 @@
 // Whole-tile reductions: per-thread combine, warp butterfly shuffles, then
 // one 32-bit slot per warp in shared memory between two barriers.
 
-// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_rmax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<32 x i32>
+// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_rmax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i32>
 // CHECK-LABEL: llvm.func @rmax(
 // 100 elements over 64 threads x 2: slots past the end take the identity.
 // CHECK:         arith.cmpi slt, %{{.*}}, %{{.*}} : vector<2xi32>
@@ -32,5 +32,24 @@ func.func @rmax(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile
 func.func @rsum16(%t: f16) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 2 : i32} {
   %x = tile.splat %t : f16 -> tensor<64xf16>
   %m = tile.reduce "sum" %x : tensor<64xf16> -> f16
+  return
+}
+
+// -----
+
+// argmax carries (value, flat index): two shuffles per step, and per warp a
+// value slot (w) and an index slot (32 + w).
+// CHECK-LABEL: llvm.func @amax(
+// CHECK:         arith.cmpf uno
+// CHECK:         arith.cmpf ogt
+// CHECK-COUNT-10: nvvm.shfl.sync  bfly
+// CHECK:         llvm.store %{{.*}} : f32, !llvm.ptr<3>
+// CHECK:         llvm.store %{{.*}} : i32, !llvm.ptr<3>
+// CHECK:         nvvm.barrier0
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK:         nvvm.barrier0
+func.func @amax(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+  %x = tile.splat %t : f32 -> tensor<100xf32>
+  %m = tile.reduce "argmax" %x : tensor<100xf32> -> i32
   return
 }

@@ -80,7 +80,7 @@ func.func @splat(%a: f16) {
 // -----
 
 func.func @reduce_kind(%t: tensor<16xf32>) {
-  // expected-error @+1 {{kind must be sum, max or min, got 'prod'}}
+  // expected-error @+1 {{kind must be sum, max, min, argmax or argmin, got 'prod'}}
   %r = tile.reduce "prod" %t : tensor<16xf32> -> f32
   return
 }
@@ -98,5 +98,13 @@ func.func @reduce_type(%t: tensor<16xf32>) {
 func.func @range_shape() {
   // expected-error @+1 {{result #0 must be 1D tensor of 32-bit signless integer values}}
   %r = tile.range : tensor<4x4xi32>
+  return
+}
+
+// -----
+
+func.func @argmax_type(%t: tensor<16xf32>) {
+  // expected-error @+1 {{argmax gives the i32 flat index, not 'f32'}}
+  %r = tile.reduce "argmax" %t : tensor<16xf32> -> f32
   return
 }

@@ -100,6 +100,6 @@ INSTANTIATE_TEST_SUITE_P(Examples, RobustnessTest,
                                            "fused2d.tile", "mathmix.tile",
                                            "loops.tile", "softmax.tile",
                                            "layernorm.tile", "activations.tile",
-                                           "bits.tile"));
+                                           "bits.tile", "argmax.tile"));
 
 } // namespace

@@ -48,6 +48,9 @@ struct HostTensor {
 struct Reference {
   std::vector<unsigned> written; ///< tensor params the kernel writes
   bool writtenAreRead = false;    ///< outputs are also inputs (y in SAXPY)
+  /// The sizes of tensor `k` for a problem `shape`, when they are not the
+  /// default (the problem shape; the columns for a vector in a 2-D problem).
+  std::function<std::vector<int64_t>(const std::vector<int64_t> &, size_t)> shapeOf;
   std::function<void(std::vector<HostTensor *> &, const std::vector<double> &)> run;
   double rtolScale = 1; ///< extra tolerance for approximate math
 };
@@ -195,6 +198,25 @@ std::map<std::string, Reference> references() {
       });
     };
     refs["bits"] = r;
+  }
+  {
+    // out[r] = the first column of the maximum of row r.
+    Reference r;
+    r.written = {1};
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      return k == 0 ? shape : std::vector<int64_t>{shape[0]};
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &out = *ts[1];
+      for (int64_t i = 0; i < x.sizes[0]; ++i) {
+        int64_t best = 0;
+        for (int64_t j = 1; j < x.sizes[1]; ++j)
+          if (x.values[i * x.strides[0] + j] > x.values[i * x.strides[0] + best])
+            best = j;
+        out.ints[i] = best;
+      }
+    };
+    refs["rowargmax"] = r;
   }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
@@ -409,6 +431,8 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
     // With a matrix problem, vectors (weights, biases) span the columns.
     if (p.rank == 1 && shape.size() == 2)
       t.sizes = {shape[1]};
+    if (ref.shapeOf)
+      t.sizes = ref.shapeOf(shape, host.size());
     if (t.sizes.size() == 1) {
       t.strides = {1};
       t.storageElems = t.sizes[0];

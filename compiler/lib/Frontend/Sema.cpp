@@ -205,7 +205,7 @@ std::string Checker::suggest(llvm::StringRef name) const {
   static const char *builtins[] = {"load", "store", "block_id", "num_blocks",
                                    "zeros", "full", "range", "sum", "reshape",
                                    "exp2", "log2", "rsqrt", "floor", "ceil", "tanh",
-                                   "sigmoid", "pow", "fma",
+                                   "sigmoid", "pow", "fma", "argmax", "argmin",
                                    "exp", "log", "sqrt", "abs", "min", "max",
                                    "where", "cast", "cdiv"};
   std::string best;
@@ -800,6 +800,19 @@ bool Checker::checkCall(Expr &e) {
   }
   if (f == "sum") {
     return error(e.loc, "'sum' reduces one tile; reductions over one axis are not supported yet");
+  }
+  if (f == "argmax" || f == "argmin") {
+    if (!checkArgCount(e, 1, 1) || !requireValue(*e.args[0], "the argument"))
+      return false;
+    const SemaType &t = e.args[0]->type;
+    if (!t.isTile())
+      return error(e.args[0]->loc, "'" + f + "' needs a tile, got " + describeOperand(t));
+    if (t.elem != ScalarType::F32 && t.elem != ScalarType::F16 &&
+        t.elem != ScalarType::BF16 && t.elem != ScalarType::I32)
+      return error(e.args[0]->loc, "'" + f + "' of " + t.str() +
+                                       " is not supported yet; cast to f32 or i32");
+    e.type = SemaType::scalar(ScalarType::I32);
+    return true;
   }
   if (f == "min" || f == "max") {
     if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument") ||

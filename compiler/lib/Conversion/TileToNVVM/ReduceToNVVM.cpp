@@ -46,6 +46,8 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
     bool isFloat = isa<FloatType>(elem);
     Type work = isFloat ? Type(rewriter.getF32Type()) : elem; // f32 or i32
     StringRef kind = op.getKind();
+    bool arg = kind == "argmax" || kind == "argmin";
+    bool maxLike = kind == "max" || kind == "argmax";
     Type i32 = rewriter.getI32Type();
     auto c32 = [&](int32_t v) -> Value {
       return arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(v));
@@ -55,56 +57,111 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
     TypedAttr identity;
     if (isFloat) {
       float v = kind == "sum" ? 0.0f
-                : kind == "max" ? -std::numeric_limits<float>::infinity()
-                                : std::numeric_limits<float>::infinity();
+                : maxLike     ? -std::numeric_limits<float>::infinity()
+                              : std::numeric_limits<float>::infinity();
       identity = rewriter.getF32FloatAttr(v);
     } else {
       int32_t v = kind == "sum" ? 0
-                  : kind == "max" ? std::numeric_limits<int32_t>::min()
-                                  : std::numeric_limits<int32_t>::max();
+                  : maxLike     ? std::numeric_limits<int32_t>::min()
+                                : std::numeric_limits<int32_t>::max();
       identity = rewriter.getI32IntegerAttr(v);
     }
-    auto combine = [&](Value a, Value b) -> Value {
-      if (kind == "sum")
-        return isFloat ? Value(arith::AddFOp::create(rewriter, loc, a, b))
-                       : Value(arith::AddIOp::create(rewriter, loc, a, b));
-      if (kind == "max")
-        return isFloat ? Value(arith::MaximumFOp::create(rewriter, loc, a, b))
-                       : Value(arith::MaxSIOp::create(rewriter, loc, a, b));
-      return isFloat ? Value(arith::MinimumFOp::create(rewriter, loc, a, b))
-                     : Value(arith::MinSIOp::create(rewriter, loc, a, b));
+
+    // The running state: {value}, or {value, flat index} for argmax/argmin.
+    using State = SmallVector<Value, 2>;
+    auto combine = [&](const State &a, const State &b) -> State {
+      if (!arg) {
+        if (kind == "sum")
+          return {isFloat ? Value(arith::AddFOp::create(rewriter, loc, a[0], b[0]))
+                          : Value(arith::AddIOp::create(rewriter, loc, a[0], b[0]))};
+        if (kind == "max")
+          return {isFloat ? Value(arith::MaximumFOp::create(rewriter, loc, a[0], b[0]))
+                          : Value(arith::MaxSIOp::create(rewriter, loc, a[0], b[0]))};
+        return {isFloat ? Value(arith::MinimumFOp::create(rewriter, loc, a[0], b[0]))
+                        : Value(arith::MinSIOp::create(rewriter, loc, a[0], b[0]))};
+      }
+      // b wins when it is strictly more extreme, or equal with a smaller
+      // index; a NaN counts as the most extreme value.
+      Value earlier = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, b[1], a[1]);
+      Value takeB;
+      if (isFloat) {
+        auto cmpf = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
+          return arith::CmpFOp::create(rewriter, loc, p, x, y);
+        };
+        Value aNaN = cmpf(arith::CmpFPredicate::UNO, a[0], a[0]);
+        Value bNaN = cmpf(arith::CmpFPredicate::UNO, b[0], b[0]);
+        Value strict = cmpf(maxLike ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+                            b[0], a[0]);
+        Value same = arith::OrIOp::create(rewriter, loc, cmpf(arith::CmpFPredicate::OEQ, b[0], a[0]),
+                                          arith::AndIOp::create(rewriter, loc, aNaN, bNaN));
+        Value one = arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true));
+        Value aNum = arith::XOrIOp::create(rewriter, loc, aNaN, one);
+        takeB = arith::OrIOp::create(
+            rewriter, loc,
+            arith::AndIOp::create(rewriter, loc, aNum,
+                                  arith::OrIOp::create(rewriter, loc, bNaN, strict)),
+            arith::AndIOp::create(rewriter, loc, same, earlier));
+      } else {
+        Value strict = arith::CmpIOp::create(
+            rewriter, loc, maxLike ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, b[0], a[0]);
+        Value same = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, b[0], a[0]);
+        takeB = arith::OrIOp::create(rewriter, loc, strict,
+                                     arith::AndIOp::create(rewriter, loc, same, earlier));
+      }
+      return {arith::SelectOp::create(rewriter, loc, takeB, b[0], a[0]),
+              arith::SelectOp::create(rewriter, loc, takeB, b[1], a[1])};
     };
 
-    // 1. This thread's elements; slots past the tile end hold the identity.
+    // 1. This thread's elements; slots past the tile end hold the identity
+    //    (and, for argmax/argmin, an index that never wins a tie).
     Value v = adaptor.getTile();
     auto vecTy = cast<VectorType>(v.getType());
     auto workVecTy = VectorType::get(vecTy.getShape(), work);
+    auto idxTy = VectorType::get(vecTy.getShape(), i32);
     if (work != elem)
       v = arith::ExtFOp::create(rewriter, loc, workVecTy, v);
     int64_t numel = tileTy.getNumElements();
     int64_t chunk = int64_t(layout.threads) * layout.vec;
+    Value idx;
+    if (arg || numel % chunk != 0)
+      idx = threadFlatIndices(rewriter, loc, layout, tileTy);
     if (numel % chunk != 0) {
-      auto idxTy = VectorType::get(vecTy.getShape(), i32);
-      Value idx = threadFlatIndices(rewriter, loc, layout, tileTy);
       Value limit = vector::BroadcastOp::create(rewriter, loc, idxTy, c32(int32_t(numel)));
       Value valid = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, idx, limit);
       Value ident = arith::ConstantOp::create(rewriter, loc, workVecTy,
                                               DenseElementsAttr::get(workVecTy, identity));
       v = arith::SelectOp::create(rewriter, loc, valid, v, ident);
+      if (arg)
+        idx = arith::SelectOp::create(
+            rewriter, loc, valid, idx,
+            vector::BroadcastOp::create(rewriter, loc, idxTy,
+                                        c32(std::numeric_limits<int32_t>::max())));
     }
-    Value acc = vector::ExtractOp::create(rewriter, loc, v, ArrayRef<int64_t>{0});
+    auto slotState = [&](int64_t i) -> State {
+      State st{vector::ExtractOp::create(rewriter, loc, v, ArrayRef<int64_t>{i})};
+      if (arg)
+        st.push_back(vector::ExtractOp::create(rewriter, loc, idx, ArrayRef<int64_t>{i}));
+      return st;
+    };
+    State acc = slotState(0);
     for (int64_t i = 1; i < vecTy.getNumElements(); ++i)
-      acc = combine(acc, vector::ExtractOp::create(rewriter, loc, v, ArrayRef<int64_t>{i}));
+      acc = combine(acc, slotState(i));
+    SmallVector<Type, 2> types{work};
+    if (arg)
+      types.push_back(i32);
 
     // 2. Across the lanes of a warp.
     auto shflKind = NVVM::ShflKindAttr::get(rewriter.getContext(), NVVM::ShflKind::bfly);
     for (int32_t offset = 16; offset >= 1; offset /= 2) {
-      Value other = NVVM::ShflOp::create(rewriter, loc, work, c32(-1), acc, c32(offset),
-                                         c32(0x1f), shflKind, UnitAttr());
+      State other;
+      for (size_t c = 0; c < acc.size(); ++c)
+        other.push_back(NVVM::ShflOp::create(rewriter, loc, types[c], c32(-1), acc[c],
+                                             c32(offset), c32(0x1f), shflKind, UnitAttr()));
       acc = combine(acc, other);
     }
 
-    // 3. Across the warps, through shared memory.
+    // 3. Across the warps, through shared memory: component c of warp w
+    //    lives in slot c * 32 + w.
     unsigned warps = layout.threads / 32;
     if (warps > 1) {
       auto func = op->getParentOfType<LLVM::LLVMFuncOp>();
@@ -119,28 +176,35 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
       Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, i32);
       Value warp = arith::DivUIOp::create(rewriter, loc, tid, c32(32));
       Value lane = arith::RemUIOp::create(rewriter, loc, tid, c32(32));
-      Value slot = LLVM::GEPOp::create(rewriter, loc, ptr3, work, base, ValueRange{warp});
       Value isLane0 = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, lane, c32(0));
       auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, isLane0, false);
       {
         OpBuilder::InsertionGuard g(rewriter);
         rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        LLVM::StoreOp::create(rewriter, loc, acc, slot, 4);
+        for (size_t c = 0; c < acc.size(); ++c) {
+          Value at = arith::AddIOp::create(rewriter, loc, warp, c32(int32_t(c * 32)));
+          Value slot = LLVM::GEPOp::create(rewriter, loc, ptr3, types[c], base, ValueRange{at});
+          LLVM::StoreOp::create(rewriter, loc, acc[c], slot, 4);
+        }
       }
       NVVM::Barrier0Op::create(rewriter, loc);
-      Value total;
+      State total;
       for (unsigned w = 0; w < warps; ++w) {
-        Value p = LLVM::GEPOp::create(rewriter, loc, ptr3, work, base,
-                                      ArrayRef<LLVM::GEPArg>{int32_t(w)});
-        Value x = LLVM::LoadOp::create(rewriter, loc, work, p, 4);
-        total = total ? combine(total, x) : x;
+        State x;
+        for (size_t c = 0; c < acc.size(); ++c) {
+          Value p = LLVM::GEPOp::create(rewriter, loc, ptr3, types[c], base,
+                                        ArrayRef<LLVM::GEPArg>{int32_t(c * 32 + w)});
+          x.push_back(LLVM::LoadOp::create(rewriter, loc, types[c], p, 4));
+        }
+        total = w == 0 ? x : combine(total, x);
       }
       NVVM::Barrier0Op::create(rewriter, loc);
       acc = total;
     }
-    if (work != elem)
-      acc = arith::TruncFOp::create(rewriter, loc, elem, acc);
-    rewriter.replaceOp(op, acc);
+    Value result = arg ? acc[1] : acc[0];
+    if (!arg && work != elem)
+      result = arith::TruncFOp::create(rewriter, loc, elem, result);
+    rewriter.replaceOp(op, result);
     return success();
   }
 

@@ -166,7 +166,8 @@ struct ConvertTileToNVVMPass
     layout.vec = vec.getInt();
 
     MLIRContext *ctx = &getContext();
-    // Reductions across warps share one buffer of a 32-bit slot per warp.
+    // Reductions across warps share one buffer: a 32-bit value slot per warp,
+    // then (argmax/argmin) an index slot per warp.
     if (hasNested<tile::ReduceOp>(func)) {
       auto module = func->getParentOfType<ModuleOp>();
       OpBuilder mb(ctx);
@@ -174,7 +175,7 @@ struct ConvertTileToNVVMPass
       std::string name = reduceScratchName(func.getName());
       if (!module.lookupSymbol(name))
         LLVM::GlobalOp::create(
-            mb, func.getLoc(), LLVM::LLVMArrayType::get(mb.getI32Type(), 32),
+            mb, func.getLoc(), LLVM::LLVMArrayType::get(mb.getI32Type(), 64),
             /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
             /*alignment=*/16, /*addrSpace=*/3);
     }

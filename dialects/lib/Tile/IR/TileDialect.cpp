@@ -134,10 +134,14 @@ LogicalResult RangeOp::verify() {
 
 LogicalResult ReduceOp::verify() {
   StringRef kind = getKind();
-  if (kind != "sum" && kind != "max" && kind != "min")
-    return emitOpError() << "kind must be sum, max or min, got '" << kind << "'";
+  bool arg = kind == "argmax" || kind == "argmin";
+  if (kind != "sum" && kind != "max" && kind != "min" && !arg)
+    return emitOpError() << "kind must be sum, max, min, argmax or argmin, got '"
+                         << kind << "'";
   Type elem = getTile().getType().getElementType();
-  if (getType() != elem)
+  if (arg && !getType().isInteger(32))
+    return emitOpError() << kind << " gives the i32 flat index, not " << getType();
+  if (!arg && getType() != elem)
     return emitOpError() << "result type " << getType()
                          << " does not match the tile element type " << elem;
   if (!(elem.isF32() || elem.isF16() || elem.isBF16() || elem.isInteger(32)))

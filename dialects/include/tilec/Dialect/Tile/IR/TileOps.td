@@ -111,11 +111,13 @@ def Tile_RangeOp : Tile_Op<"range", [Pure]> {
 }
 
 def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
-  let summary = "reduces a whole tile to a scalar (sum, max or min)";
+  let summary = "reduces a whole tile to a scalar (sum, max, min, argmax, argmin)";
   let description = [{
-    Combines every element of `tile` with `kind` (`sum`, `max`, `min`).
-    Floats are combined in f32 (f16/bf16 inputs are widened first); max and
-    min propagate NaN.
+    Combines every element of `tile` with `kind` (`sum`, `max`, `min`), or
+    finds the row-major flat index (i32) of the first largest / smallest
+    element (`argmax`, `argmin`; a NaN counts as the extreme). Floats are
+    combined in f32 (f16/bf16 inputs are widened first); max and min
+    propagate NaN.
 
     ```mlir
     %m = tile.reduce "max" %t : tensor<1x1024xf32> -> f32
