@@ -2,7 +2,7 @@
 // Whole-tile reductions: per-thread combine, warp butterfly shuffles, then
 // one 32-bit slot per warp in shared memory between two barriers.
 
-// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_rmax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i32>
+// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_rmax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<32 x i32>
 // CHECK-LABEL: llvm.func @rmax(
 // 100 elements over 64 threads x 2: slots past the end take the identity.
 // CHECK:         arith.cmpi slt, %{{.*}}, %{{.*}} : vector<2xi32>
@@ -39,6 +39,7 @@ func.func @rsum16(%t: f16) attributes {tile.kernel, tile.num_warps = 1 : i32, ti
 
 // argmax carries (value, flat index): two shuffles per step, and per warp a
 // value slot (w) and an index slot (32 + w).
+// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_amax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i32>
 // CHECK-LABEL: llvm.func @amax(
 // CHECK:         arith.cmpf uno
 // CHECK:         arith.cmpf ogt

@@ -173,9 +173,14 @@ struct ConvertTileToNVVMPass
       OpBuilder mb(ctx);
       mb.setInsertionPointToStart(module.getBody());
       std::string name = reduceScratchName(func.getName());
+      bool withIndex = false;
+      func.walk([&](tile::ReduceOp r) {
+        withIndex |= r.getKind() == "argmax" || r.getKind() == "argmin";
+      });
+      unsigned slots = withIndex ? 64 : 32;
       if (!module.lookupSymbol(name))
         LLVM::GlobalOp::create(
-            mb, func.getLoc(), LLVM::LLVMArrayType::get(mb.getI32Type(), 64),
+            mb, func.getLoc(), LLVM::LLVMArrayType::get(mb.getI32Type(), slots),
             /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
             /*alignment=*/16, /*addrSpace=*/3);
     }
