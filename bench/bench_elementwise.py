@@ -10,14 +10,14 @@ read x and y, write y; vadd: read x and y, write z; copy: read + write).
 
 usage: bench/bench_elementwise.py [--tilec-check PATH] [--iters N]
 """
-import argparse, os, re, subprocess, sys
+import argparse, os
 
 import torch
 
 import triton
 import triton.language as tl
 
-from benchlib import median_ms
+from benchlib import median_ms, tilec_bench
 
 
 @triton.jit
@@ -59,19 +59,11 @@ def main():
                "--bench", str(args.iters), "--no-verify"] + sum([["--size", str(n)] for n in sizes], [])
         if warps:
             cmd += ["--num-warps", str(warps)]
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        if out.returncode != 0:
-            print(out.stdout, out.stderr)
-            sys.exit("tilec-check failed")
-        for line in out.stdout.splitlines():
-            m = re.match(r"BENCH (\S+) (?:(\S+) )?n=(\d+)(?: threads=(\d+))? ([\d.]+) ms ([\d.]+) GB/s", line)
-            if not m:
-                continue
-            impl, job, n, threads, ms, bw = m.groups()
-            if impl == "tilec":
-                rows.append((job, int(n), f"tilec BLOCK={block} threads={threads}", float(ms), float(bw)))
+        for r in tilec_bench(cmd[0], cmd[1:]):
+            if r["impl"] == "tilec":
+                rows.append((r["job"], int(r["n"]), f"tilec BLOCK={block} threads={r['threads']}", r["ms"], r["gbps"]))
             elif block == 1024 and warps == 0:
-                rows.append(("copy", int(n), "cuMemcpyDtoD (tilec runtime)", float(ms), float(bw)))
+                rows.append(("copy", int(r["n"]), "cuMemcpyDtoD (tilec runtime)", r["ms"], r["gbps"]))
 
     for n in sizes:
         x = torch.randn(n, device="cuda")

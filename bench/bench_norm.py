@@ -6,13 +6,13 @@ and the weight vectors once; medians of CUDA-event timings after warm-up.
 
 usage: bench/bench_norm.py [--tilec-check PATH] [--iters N]
 """
-import argparse, os, re, subprocess, sys
+import argparse, os
 
 import torch
 
 import torch.nn.functional as F
 
-from benchlib import median_ms
+from benchlib import median_ms, tilec_bench
 
 
 
@@ -25,16 +25,11 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     m, n = 32768, 8192
     rows = []
-    out = subprocess.run([args.tilec_check, os.path.join(root, "examples/layernorm.tile"),
-                          "-D", "BN=8192", "-D", "T=bf16", "--shape", f"{m}x{n}",
-                          "--bench", str(args.iters), "--no-verify"], capture_output=True, text=True)
-    if out.returncode:
-        print(out.stdout, out.stderr)
-        sys.exit("tilec-check failed")
-    for line in out.stdout.splitlines():
-        mt = re.match(r"BENCH tilec (\S+) n=\S+ threads=(\d+) ([\d.]+) ms ([\d.]+) GB/s", line)
-        if mt:
-            rows.append((mt.group(1), f"tilec (threads={mt.group(2)})", float(mt.group(3)), float(mt.group(4))))
+    for r in tilec_bench(args.tilec_check, [os.path.join(root, "examples/layernorm.tile"),
+                                            "-D", "BN=8192", "-D", "T=bf16", "--shape", f"{m}x{n}",
+                                            "--bench", str(args.iters), "--no-verify"]):
+        if r["impl"] == "tilec":
+            rows.append((r["job"], f"tilec (threads={r['threads']})", r["ms"], r["gbps"]))
     x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, device="cuda", dtype=torch.bfloat16)

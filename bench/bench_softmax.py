@@ -6,14 +6,14 @@ CUDA-event timings after warm-up.
 
 usage: bench/bench_softmax.py [--tilec-check PATH] [--iters N]
 """
-import argparse, os, re, subprocess, sys
+import argparse, os
 
 import torch
 
 import triton
 import triton.language as tl
 
-from benchlib import median_ms
+from benchlib import median_ms, tilec_bench
 
 
 @triton.jit
@@ -39,21 +39,15 @@ def main():
     for (m, n, bn) in [(8192, 8192, 8192), (16384, 1000, 1024)]:
         nbytes = 2 * m * n * 4
         for warps in (0, 2, 4, 8, 16):  # 0: the compiler's choice
-            out = subprocess.run([args.tilec_check, os.path.join(root, "examples/softmax.tile"),
-                                  "-D", f"BN={bn}", "--num-warps", str(warps), "--shape", f"{m}x{n}",
-                                  "--bench", str(args.iters), "--no-verify"],
-                                 capture_output=True, text=True)
-            if out.returncode:
-                print(out.stdout, out.stderr)
-                sys.exit("tilec-check failed")
-            for line in out.stdout.splitlines():
-                mt = re.match(r"BENCH tilec softmax n=\S+ threads=(\d+) ([\d.]+) ms ([\d.]+) GB/s", line)
-                if mt:
+            for r in tilec_bench(args.tilec_check, [os.path.join(root, "examples/softmax.tile"),
+                                                    "-D", f"BN={bn}", "--num-warps", str(warps),
+                                                    "--shape", f"{m}x{n}", "--bench", str(args.iters),
+                                                    "--no-verify"]):
+                if r["impl"] == "tilec":
                     label = "auto" if warps == 0 else "forced"
-                    rows.append((f"{m}x{n}", f"tilec BN={bn} threads={mt.group(1)} ({label})", float(mt.group(2)), float(mt.group(3))))
-                mc = re.match(r"BENCH memcpy_d2d n=\S+ ([\d.]+) ms ([\d.]+) GB/s", line)
-                if mc and warps == 0:
-                    rows.append((f"{m}x{n}", "device copy (same bytes)", float(mc.group(1)), float(mc.group(2))))
+                    rows.append((f"{m}x{n}", f"tilec BN={bn} threads={r['threads']} ({label})", r["ms"], r["gbps"]))
+                elif warps == 0:
+                    rows.append((f"{m}x{n}", "device copy (same bytes)", r["ms"], r["gbps"]))
         x = torch.randn(m, n, device="cuda")
         y = torch.empty_like(x)
         ms = median_ms(lambda: torch.softmax(x, dim=1), args.iters)

@@ -1,4 +1,8 @@
-"""Shared timing helper of the bench/*.py harnesses."""
+"""Shared helpers of the bench/*.py harnesses."""
+import re
+import subprocess
+import sys
+
 import torch
 
 
@@ -17,3 +21,25 @@ def median_ms(fn, iters, warmup=10):
         times.append(start.elapsed_time(end))
     times.sort()
     return times[len(times) // 2]
+
+
+BENCH_LINE = re.compile(
+    r"BENCH (?P<impl>\S+) (?:(?P<job>\S+) )?n=(?P<n>\S+)(?: threads=(?P<threads>\d+))? "
+    r"(?P<ms>[\d.]+) ms (?P<gbps>[\d.]+) GB/s")
+
+
+def tilec_bench(tilec_check, args):
+    """Runs `tilec-check ARGS --bench ...` and returns its BENCH lines as dicts
+    (impl: "tilec" or "memcpy_d2d", job, n, threads, ms, gbps); exits on failure."""
+    out = subprocess.run([tilec_check] + args, capture_output=True, text=True)
+    if out.returncode != 0:
+        print(out.stdout, out.stderr)
+        sys.exit("tilec-check failed")
+    rows = []
+    for line in out.stdout.splitlines():
+        m = BENCH_LINE.match(line)
+        if m:
+            r = m.groupdict()
+            r["ms"], r["gbps"] = float(r["ms"]), float(r["gbps"])
+            rows.append(r)
+    return rows

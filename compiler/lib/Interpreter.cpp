@@ -39,14 +39,6 @@ struct Val {
   size_t size() const { return isFloat() ? f.size() : i.size(); }
 };
 
-double roundFloat(ScalarType t, double v) {
-  switch (t) {
-  case ScalarType::F16: return halfBitsToDouble(floatToHalfBits(v));
-  case ScalarType::BF16: return bfloat16BitsToDouble(floatToBFloat16Bits(v));
-  case ScalarType::F32: return static_cast<float>(v);
-  default: return v;
-  }
-}
 
 int64_t wrapInt(ScalarType t, int64_t v) {
   switch (t) {
@@ -61,16 +53,6 @@ int64_t wrapInt(ScalarType t, int64_t v) {
   }
 }
 
-/// Element `index` of a tensor argument, read in its dtype.
-double readFloat(ScalarType t, const uint8_t *p) {
-  switch (t) {
-  case ScalarType::F16: { uint16_t h; std::memcpy(&h, p, 2); return halfBitsToDouble(h); }
-  case ScalarType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bfloat16BitsToDouble(h); }
-  case ScalarType::F32: { float v; std::memcpy(&v, p, 4); return v; }
-  default: { double v; std::memcpy(&v, p, 8); return v; }
-  }
-}
-
 int64_t readInt(ScalarType t, const uint8_t *p) {
   int64_t v = 0;
   std::memcpy(&v, p, scalarTypeSize(t)); // little endian
@@ -78,13 +60,10 @@ int64_t readInt(ScalarType t, const uint8_t *p) {
 }
 
 void writeElem(ScalarType t, uint8_t *p, double f, int64_t i) {
-  switch (t) {
-  case ScalarType::F16: { uint16_t h = floatToHalfBits(f); std::memcpy(p, &h, 2); return; }
-  case ScalarType::BF16: { uint16_t h = floatToBFloat16Bits(f); std::memcpy(p, &h, 2); return; }
-  case ScalarType::F32: { float v = static_cast<float>(f); std::memcpy(p, &v, 4); return; }
-  case ScalarType::F64: std::memcpy(p, &f, 8); return;
-  default: std::memcpy(p, &i, scalarTypeSize(t)); return;
-  }
+  if (isFloatType(t))
+    storeFloatElement(t, p, f);
+  else
+    std::memcpy(p, &i, scalarTypeSize(t)); // little endian: the low bytes
 }
 
 class Interp {
@@ -106,7 +85,7 @@ public:
       Val v;
       v.type = t;
       if (isFloatType(t.elem))
-        v.f = {roundFloat(t.elem, args[p].f)};
+        v.f = {roundToFloatType(t.elem, args[p].f)};
       else
         v.i = {wrapInt(t.elem, args[p].i)};
       vars[k.params[p].name] = v;
@@ -127,7 +106,7 @@ private:
       for (int64_t d : t.shape)
         n *= d;
     if (isFloatType(t.elem))
-      v.f.assign(n, roundFloat(t.elem, f));
+      v.f.assign(n, roundToFloatType(t.elem, f));
     else
       v.i.assign(n, wrapInt(t.elem, i));
     return v;
@@ -150,7 +129,7 @@ private:
       if (to == ScalarType::I1)
         r.i[k] = fromF ? (v.f[k] != 0) : (v.i[k] != 0);
       else if (toF)
-        r.f[k] = roundFloat(to, fromF ? v.f[k]
+        r.f[k] = roundToFloatType(to, fromF ? v.f[k]
                                       : (isUnsignedIntType(v.type.elem)
                                              ? double(uint64_t(v.i[k]))
                                              : double(v.i[k])));
@@ -197,7 +176,7 @@ private:
     if (isFloatType(rt.elem)) {
       r.f.resize(n);
       for (size_t k = 0; k < n; ++k)
-        r.f[k] = roundFloat(rt.elem, ff(a.f[a.f.size() == 1 ? 0 : k], b.f[b.f.size() == 1 ? 0 : k]));
+        r.f[k] = roundToFloatType(rt.elem, ff(a.f[a.f.size() == 1 ? 0 : k], b.f[b.f.size() == 1 ? 0 : k]));
     } else if (a.isFloat()) { // float comparison producing i1
       r.i.resize(n);
       for (size_t k = 0; k < n; ++k)
@@ -370,7 +349,7 @@ private:
         if (!p)
           return;
         if (r.isFloat())
-          r.f[k] = readFloat(dt, p);
+          r.f[k] = loadFloatElement(dt, p);
         else
           r.i[k] = readInt(dt, p);
       });
@@ -393,7 +372,7 @@ private:
       Val x = evalAs(*e.args[0], e.type);
       if (x.isFloat()) {
         for (auto &v : x.f)
-          v = roundFloat(x.type.elem, fn == "exp"     ? std::exp(v)
+          v = roundToFloatType(x.type.elem, fn == "exp"     ? std::exp(v)
                                       : fn == "log"   ? std::log(v)
                                       : fn == "sqrt"  ? std::sqrt(v)
                                       : fn == "exp2"  ? std::exp2(v)
@@ -468,11 +447,11 @@ private:
       Val r = a;
       if (fn == "pow") {
         for (size_t k = 0; k < r.f.size(); ++k)
-          r.f[k] = roundFloat(e.type.elem, a.f[k] < 0 ? NAN : std::pow(a.f[k], b.f[k]));
+          r.f[k] = roundToFloatType(e.type.elem, a.f[k] < 0 ? NAN : std::pow(a.f[k], b.f[k]));
       } else {
         Val c = evalAs(*e.args[2], e.type);
         for (size_t k = 0; k < r.f.size(); ++k)
-          r.f[k] = roundFloat(e.type.elem, std::fma(a.f[k], b.f[k], c.f[k]));
+          r.f[k] = roundToFloatType(e.type.elem, std::fma(a.f[k], b.f[k], c.f[k]));
       }
       return r;
     }

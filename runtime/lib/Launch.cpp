@@ -84,6 +84,33 @@ double bfloat16BitsToDouble(uint16_t h) {
   return f;
 }
 
+double roundToFloatType(ScalarType t, double v) {
+  switch (t) {
+  case ScalarType::F16: return halfBitsToDouble(floatToHalfBits(v));
+  case ScalarType::BF16: return bfloat16BitsToDouble(floatToBFloat16Bits(v));
+  case ScalarType::F32: return static_cast<float>(v);
+  default: return v;
+  }
+}
+
+double loadFloatElement(ScalarType t, const void *p) {
+  switch (t) {
+  case ScalarType::F16: { uint16_t h; std::memcpy(&h, p, 2); return halfBitsToDouble(h); }
+  case ScalarType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bfloat16BitsToDouble(h); }
+  case ScalarType::F32: { float f; std::memcpy(&f, p, 4); return f; }
+  default: { double d; std::memcpy(&d, p, 8); return d; }
+  }
+}
+
+void storeFloatElement(ScalarType t, void *p, double v) {
+  switch (t) {
+  case ScalarType::F16: { uint16_t h = floatToHalfBits(v); std::memcpy(p, &h, 2); return; }
+  case ScalarType::BF16: { uint16_t h = floatToBFloat16Bits(v); std::memcpy(p, &h, 2); return; }
+  case ScalarType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
+  default: std::memcpy(p, &v, 8); return;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // ArgValue
 //===----------------------------------------------------------------------===//

@@ -66,7 +66,6 @@ template <typename Fn> void forEachIndex(const HostTensor &t, Fn fn) {
       fn(i * t.strides[0] + j * t.strides[1]);
 }
 
-double roundTo(ScalarType t, double v);
 
 /// Elementwise reference over tensors of identical shape: out = f(ins...).
 Reference elementwise(std::vector<unsigned> ins, unsigned out,
@@ -83,7 +82,7 @@ Reference elementwise(std::vector<unsigned> ins, unsigned out,
     forEachIndex(o, [&](int64_t off) {
       for (size_t k = 0; k < ins.size(); ++k)
         xs[k] = ts[ins[k]]->values[off];
-      o.values[off] = static_cast<float>(roundTo(o.dtype, f(xs, scalars)));
+      o.values[off] = static_cast<float>(roundToFloatType(o.dtype, f(xs, scalars)));
     });
   };
   return r;
@@ -114,7 +113,7 @@ std::map<std::string, Reference> references() {
           acc += term;
           term *= v;
         }
-        z.values[off] = static_cast<float>(roundTo(z.dtype, acc / 8 + double(off % 3)));
+        z.values[off] = static_cast<float>(roundToFloatType(z.dtype, acc / 8 + double(off % 3)));
       });
     };
     refs["powsum"] = r;
@@ -136,7 +135,7 @@ std::map<std::string, Reference> references() {
         for (int64_t j = 0; j < cols; ++j) {
           double e = std::exp(double(x.values[i * x.strides[0] + j * x.strides.back()]) - m);
           y.values[i * y.strides[0] + j * y.strides.back()] =
-              static_cast<float>(roundTo(y.dtype, e / sum));
+              static_cast<float>(roundToFloatType(y.dtype, e / sum));
         }
       }
     };
@@ -167,7 +166,7 @@ std::map<std::string, Reference> references() {
           for (int64_t j = 0; j < cols; ++j) {
             double out = layer ? (at(j) - mean) * scale * w.values[j] + ts[2]->values[j]
                                : at(j) * scale * w.values[j];
-            y.values[i * y.strides[0] + j] = static_cast<float>(roundTo(y.dtype, out));
+            y.values[i * y.strides[0] + j] = static_cast<float>(roundToFloatType(y.dtype, out));
           }
         }
       };
@@ -232,14 +231,6 @@ std::map<std::string, Reference> references() {
 
 // --- number formats --------------------------------------------------------
 
-double roundTo(ScalarType t, double v) {
-  switch (t) {
-  case ScalarType::F16: return halfBitsToDouble(floatToHalfBits(v));
-  case ScalarType::BF16: return bfloat16BitsToDouble(floatToBFloat16Bits(v));
-  case ScalarType::F32: return static_cast<float>(v);
-  default: return v;
-  }
-}
 
 std::vector<uint8_t> encode(const HostTensor &t) {
   size_t eb = scalarTypeSize(t.dtype);
@@ -250,25 +241,13 @@ std::vector<uint8_t> encode(const HostTensor &t) {
       std::memcpy(p, &t.ints[i], eb); // little endian: the low bytes
       continue;
     }
-    double v = t.values[i];
-    switch (t.dtype) {
-    case ScalarType::F16: { uint16_t h = floatToHalfBits(v); std::memcpy(p, &h, 2); break; }
-    case ScalarType::BF16: { uint16_t h = floatToBFloat16Bits(v); std::memcpy(p, &h, 2); break; }
-    case ScalarType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
-    default: throw RuntimeError("tilec-check: only f16, bf16 and f32 tensors are generated");
-    }
+    storeFloatElement(t.dtype, p, t.values[i]);
   }
   return out;
 }
 
 double decodeAt(const HostTensor &t, const std::vector<uint8_t> &raw, int64_t i) {
-  const uint8_t *p = raw.data() + i * scalarTypeSize(t.dtype);
-  switch (t.dtype) {
-  case ScalarType::F16: { uint16_t h; std::memcpy(&h, p, 2); return halfBitsToDouble(h); }
-  case ScalarType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bfloat16BitsToDouble(h); }
-  case ScalarType::F32: { float f; std::memcpy(&f, p, 4); return f; }
-  default: { double d; std::memcpy(&d, p, 8); return d; }
-  }
+  return loadFloatElement(t.dtype, raw.data() + i * scalarTypeSize(t.dtype));
 }
 
 double relTol(ScalarType t) {
@@ -421,7 +400,7 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
     if (!p.isTensor) {
       // Integer parameters are counts (5 to 8); floats are near 1.
       scalars.push_back(isFloatType(p.dtype)
-                            ? roundTo(p.dtype, 1.0 + rng.uniform() / 4)
+                            ? roundToFloatType(p.dtype, 1.0 + rng.uniform() / 4)
                             : double(5 + seed % 4));
       continue;
     }
@@ -447,7 +426,7 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
     if (isFloatType(p.dtype)) {
       t.values.resize(t.storageElems);
       for (float &v : t.values)
-        v = static_cast<float>(roundTo(p.dtype, rng.uniform()));
+        v = static_cast<float>(roundToFloatType(p.dtype, rng.uniform()));
     } else {
       // Any bit pattern of the type, stored sign- or zero-extended.
       unsigned bits = scalarTypeSize(p.dtype) * 8;

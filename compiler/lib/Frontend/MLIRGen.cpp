@@ -440,6 +440,16 @@ static void collectAssigned(const std::vector<StmtPtr> &body,
   }
 }
 
+/// The outer names that `bodies` assign, in a fixed (name) order.
+static std::vector<std::string>
+carriedNames(std::initializer_list<const std::vector<StmtPtr> *> bodies,
+             const std::set<std::string> &declared = {}) {
+  std::set<std::string> assigned;
+  for (const auto *body : bodies)
+    collectAssigned(*body, declared, assigned);
+  return {assigned.begin(), assigned.end()};
+}
+
 void Gen::genRegion(Block *block, const std::vector<std::string> &carried,
                     const std::function<void()> &fn) {
   OpBuilder::InsertionGuard guard(b);
@@ -465,9 +475,7 @@ void Gen::genStmt(const Stmt &s) {
   switch (s.kind) {
   case Stmt::Kind::For: {
     Location l = loc(s.loc);
-    std::set<std::string> assigned;
-    collectAssigned(s.body, {s.name}, assigned);
-    std::vector<std::string> carried(assigned.begin(), assigned.end());
+    std::vector<std::string> carried = carriedNames({&s.body}, {s.name});
     SmallVector<Value> inits;
     for (const std::string &n : carried)
       inits.push_back(scope.at(n).value);
@@ -488,10 +496,7 @@ void Gen::genStmt(const Stmt &s) {
   }
   case Stmt::Kind::If: {
     Location l = loc(s.loc);
-    std::set<std::string> assigned;
-    collectAssigned(s.body, {}, assigned);
-    collectAssigned(s.elseBody, {}, assigned);
-    std::vector<std::string> carried(assigned.begin(), assigned.end());
+    std::vector<std::string> carried = carriedNames({&s.body, &s.elseBody});
     SmallVector<Type> types;
     for (const std::string &n : carried)
       types.push_back(scope.at(n).value.getType());
@@ -509,9 +514,7 @@ void Gen::genStmt(const Stmt &s) {
   }
   case Stmt::Kind::While: {
     Location l = loc(s.loc);
-    std::set<std::string> assigned;
-    collectAssigned(s.body, {}, assigned);
-    std::vector<std::string> carried(assigned.begin(), assigned.end());
+    std::vector<std::string> carried = carriedNames({&s.body});
     SmallVector<Type> types;
     SmallVector<Value> inits;
     SmallVector<Location> locs;

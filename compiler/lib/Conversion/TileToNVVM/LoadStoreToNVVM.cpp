@@ -166,10 +166,8 @@ static Value splatConst(OpBuilder &b, Location loc, VectorType ty, TypedAttr v) 
   return arith::ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, v));
 }
 
-struct LoadLowering : OpConversionPattern<tile::LoadOp> {
-  LoadLowering(const TypeConverter &tc, MLIRContext *ctx,
-               const ThreadLayout &layout)
-      : OpConversionPattern(tc, ctx), layout(layout) {}
+struct LoadLowering : LayoutPattern<tile::LoadOp> {
+  using LayoutPattern::LayoutPattern;
 
   LogicalResult
   matchAndRewrite(tile::LoadOp op, OpAdaptor adaptor,
@@ -239,13 +237,10 @@ struct LoadLowering : OpConversionPattern<tile::LoadOp> {
     return success();
   }
 
-  const ThreadLayout &layout;
 };
 
-struct StoreLowering : OpConversionPattern<tile::StoreOp> {
-  StoreLowering(const TypeConverter &tc, MLIRContext *ctx,
-                const ThreadLayout &layout)
-      : OpConversionPattern(tc, ctx), layout(layout) {}
+struct StoreLowering : LayoutPattern<tile::StoreOp> {
+  using LayoutPattern::LayoutPattern;
 
   LogicalResult
   matchAndRewrite(tile::StoreOp op, OpAdaptor adaptor,
@@ -301,7 +296,6 @@ struct StoreLowering : OpConversionPattern<tile::StoreOp> {
     return success();
   }
 
-  const ThreadLayout &layout;
 };
 
 } // namespace

@@ -31,6 +31,15 @@ struct ThreadLayout {
   }
 };
 
+/// A conversion pattern that needs the kernel's thread layout.
+template <typename OpTy>
+struct LayoutPattern : mlir::OpConversionPattern<OpTy> {
+  LayoutPattern(const mlir::TypeConverter &tc, mlir::MLIRContext *ctx,
+                const ThreadLayout &layout)
+      : mlir::OpConversionPattern<OpTy>(tc, ctx), layout(layout) {}
+  const ThreadLayout &layout;
+};
+
 /// The flat tile index of every element this thread holds, as a vector<P x
 /// i32>: slot (r, v) is (r * threads + tid) * vec + v.
 mlir::Value threadFlatIndices(mlir::OpBuilder &b, mlir::Location loc,

@@ -33,9 +33,8 @@ std::string tilec::reduceScratchName(StringRef kernel) {
 
 namespace {
 
-struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
-  ReduceLowering(const TypeConverter &tc, MLIRContext *ctx, const ThreadLayout &layout)
-      : OpConversionPattern(tc, ctx), layout(layout) {}
+struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
+  using LayoutPattern::LayoutPattern;
 
   LogicalResult
   matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
@@ -208,7 +207,6 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
     return success();
   }
 
-  const ThreadLayout &layout;
 };
 
 } // namespace

@@ -126,16 +126,14 @@ struct ReshapeLowering : OpConversionPattern<tile::ReshapeOp> {
 
 /// `tile.range`: thread t's slot (r, v) holds flat index (r*threads + t)*vec + v,
 /// which for a 1-D tile is the element's value.
-struct RangeLowering : OpConversionPattern<tile::RangeOp> {
-  RangeLowering(const TypeConverter &tc, MLIRContext *ctx, const ThreadLayout &layout)
-      : OpConversionPattern(tc, ctx), layout(layout) {}
+struct RangeLowering : LayoutPattern<tile::RangeOp> {
+  using LayoutPattern::LayoutPattern;
   LogicalResult
   matchAndRewrite(tile::RangeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, threadFlatIndices(rewriter, op.getLoc(), layout, op.getType()));
     return success();
   }
-  const ThreadLayout &layout;
 };
 
 template <typename OpTy> static bool hasNested(Operation *root) {

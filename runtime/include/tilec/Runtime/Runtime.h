@@ -222,6 +222,11 @@ uint16_t floatToBFloat16Bits(double v);
 /// The value of f16 / bf16 bits.
 double halfBitsToDouble(uint16_t bits);
 double bfloat16BitsToDouble(uint16_t bits);
+/// `v` rounded to float type `t` (f16, bf16, f32; f64 unchanged).
+double roundToFloatType(ScalarType t, double v);
+/// Reads / writes one float element of type `t` at `p` (host memory).
+double loadFloatElement(ScalarType t, const void *p);
+void storeFloatElement(ScalarType t, void *p, double v);
 
 /// Launch parameters laid out per the ABI of Signature.h.
 struct PackedArgs {
