@@ -365,10 +365,7 @@ private:
       });
       return filled(SemaType::scalar(ScalarType::I32), 0, 0);
     }
-    if (e.args.size() == 1 &&
-        (fn == "exp" || fn == "log" || fn == "sqrt" || fn == "abs" || fn == "exp2" ||
-         fn == "log2" || fn == "rsqrt" || fn == "floor" || fn == "ceil" || fn == "tanh" ||
-         fn == "sigmoid")) {
+    if (e.args.size() == 1 && isUnaryMathFunction(fn)) {
       Val x = evalAs(*e.args[0], e.type);
       if (x.isFloat()) {
         for (auto &v : x.f)

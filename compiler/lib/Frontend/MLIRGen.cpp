@@ -318,10 +318,7 @@ Value Gen::genCall(const Expr &e) {
     }
     return tile::LoadOp::create(b, l, ty, view, indices, pad);
   }
-  if (e.args.size() == 1 &&
-      (fn == "exp" || fn == "log" || fn == "sqrt" || fn == "abs" || fn == "exp2" ||
-       fn == "log2" || fn == "rsqrt" || fn == "floor" || fn == "ceil" || fn == "tanh" ||
-       fn == "sigmoid")) {
+  if (e.args.size() == 1 && isUnaryMathFunction(fn)) {
     Value x = genAs(*e.args[0], e.type);
     if (fn == "exp") return math::ExpOp::create(b, l, x);
     if (fn == "log") return math::LogOp::create(b, l, x);

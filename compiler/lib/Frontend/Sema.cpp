@@ -30,6 +30,12 @@ std::string SemaType::str() const {
   return "?";
 }
 
+bool tilec::isUnaryMathFunction(llvm::StringRef f) {
+  static const char *names[] = {"exp", "log", "sqrt", "abs", "exp2", "log2", "rsqrt",
+                                "floor", "ceil", "tanh", "sigmoid"};
+  return llvm::is_contained(names, f);
+}
+
 int64_t tilec::truncToInt64(double v) {
   if (!std::isfinite(v) || std::fabs(v) >= 9.2e18)
     return 0;
@@ -145,15 +151,6 @@ Unified tilec::unifyOperands(const SemaType &a, const SemaType &b,
 
 namespace {
 
-/// Elementwise functions of one argument.
-bool isUnaryMath(const std::string &f) {
-  static const char *names[] = {"exp", "log", "sqrt", "abs", "exp2", "log2", "rsqrt",
-                                "floor", "ceil", "tanh", "sigmoid"};
-  for (const char *n : names)
-    if (f == n)
-      return true;
-  return false;
-}
 
 /// What a name refers to inside a kernel.
 struct Symbol {
@@ -734,7 +731,7 @@ bool Checker::checkCall(Expr &e) {
     e.type = SemaType::tile(view.type.elem, dims);
     return true;
   }
-  if (isUnaryMath(f)) {
+  if (isUnaryMathFunction(f)) {
     if (!checkArgCount(e, 1, 1) || !requireValue(*e.args[0], "the argument"))
       return false;
     SemaType t = e.args[0]->type;

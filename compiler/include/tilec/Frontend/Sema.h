@@ -51,6 +51,10 @@ Unified unifyOperands(const SemaType &a, const SemaType &b, const char *verb);
 /// value truncated to an integer (0 when it does not fit).
 bool literalValue(const Expr &e, double &f, int64_t &i);
 
+/// The elementwise functions of one argument (exp, log, sqrt, abs, ...):
+/// Sema, MLIRGen and the interpreter share this one list.
+bool isUnaryMathFunction(llvm::StringRef name);
+
 /// `v` truncated toward zero, or 0 when it is not finite or out of range.
 int64_t truncToInt64(double v);
 
