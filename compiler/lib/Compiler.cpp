@@ -138,6 +138,7 @@ CompileResult tilec::compile(std::string_view source,
   mlir::PassManager pm(&ctx);
   PipelineOptions pipelineOptions;
   pipelineOptions.numWarps = options.numWarps;
+  pipelineOptions.arch = options.arch;
   buildTileToLLVMPipeline(pm, pipelineOptions);
   if (mlir::failed(pm.run(*module))) {
     if (!diags.hadError())
@@ -150,6 +151,14 @@ CompileResult tilec::compile(std::string_view source,
     if (auto warps = fn ? fn->getAttrOfType<mlir::IntegerAttr>(tile::kNumWarpsAttrName)
                         : mlir::IntegerAttr())
       inst.signature.numThreads = 32 * warps.getInt();
+    if (auto smem = fn ? fn->getAttrOfType<mlir::IntegerAttr>(tile::kSharedBytesAttrName)
+                       : mlir::IntegerAttr())
+      inst.signature.sharedBytes = static_cast<unsigned>(smem.getInt());
+    if (auto tma = fn ? fn->getAttrOfType<mlir::ArrayAttr>(tile::kTmaAttrName) : mlir::ArrayAttr())
+      for (mlir::Attribute a : tma) {
+        auto v = mlir::cast<mlir::DenseI64ArrayAttr>(a).asArrayRef();
+        inst.signature.tma.push_back(TmaOperand{unsigned(v[0]), unsigned(v[1]), unsigned(v[2])});
+      }
     result.kernels.push_back(inst.signature);
   }
 

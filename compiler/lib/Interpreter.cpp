@@ -141,8 +141,9 @@ private:
     return r;
   }
 
+  /// A scalar splat to a tile, or numpy broadcasting of a tile.
   static Val broadcastTo(const Val &v, const SemaType &target) {
-    if (!target.isTile() || v.type.isTile())
+    if (!target.isTile() || (v.type.isTile() && v.type.shape == target.shape))
       return v;
     Val r = v;
     r.type.kind = SemaType::Kind::Tile;
@@ -150,10 +151,56 @@ private:
     size_t n = 1;
     for (int64_t d : target.shape)
       n *= d;
-    if (r.isFloat())
-      r.f.assign(n, v.f[0]);
-    else
-      r.i.assign(n, v.i[0]);
+    if (!v.type.isTile()) {
+      if (r.isFloat())
+        r.f.assign(n, v.f[0]);
+      else
+        r.i.assign(n, v.i[0]);
+      return r;
+    }
+    const std::vector<int64_t> &from = v.type.shape, &to = target.shape;
+    size_t lead = to.size() - from.size();
+    r.f.assign(r.isFloat() ? n : 0, 0.0);
+    r.i.assign(r.isFloat() ? 0 : n, 0);
+    for (size_t k = 0; k < n; ++k) {
+      // Source flat index of target element k.
+      size_t rem = k, src = 0, srcStride = 1;
+      for (size_t d = to.size(); d-- > 0;) {
+        size_t c = rem % to[d];
+        rem /= to[d];
+        if (d >= lead) {
+          int64_t fd = from[d - lead];
+          src += (fd == 1 ? 0 : c) * srcStride;
+          srcStride *= fd;
+        }
+      }
+      if (r.isFloat())
+        r.f[k] = v.f[src];
+      else
+        r.i[k] = v.i[src];
+    }
+    return r;
+  }
+
+  /// a (MxK) * b (KxN) + acc (MxN), products and sums in f32 like the
+  /// tensor cores (exact products of f16/bf16 inputs, f32 accumulation).
+  static Val matmul(const Val &a, const Val &b, const Val &acc) {
+    int64_t M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
+    Val r = acc;
+    std::vector<float> bt(size_t(K * N));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n)
+        bt[size_t(n * K + k)] = float(b.f[size_t(k * N + n)]);
+    for (int64_t m = 0; m < M; ++m) {
+      const double *ar = &a.f[size_t(m * K)];
+      for (int64_t n = 0; n < N; ++n) {
+        float s = 0;
+        const float *bc = &bt[size_t(n * K)];
+        for (int64_t k = 0; k < K; ++k)
+          s += float(ar[k]) * bc[k];
+        r.f[size_t(m * N + n)] = double(float(acc.f[size_t(m * N + n)]) + s);
+      }
+    }
     return r;
   }
 
@@ -485,6 +532,10 @@ private:
         r.i[k] = int64_t(k);
       return r;
     }
+    if (fn == "broadcast")
+      return broadcastTo(eval(*e.args[0]), e.type);
+    if (fn == "mma")
+      return matmul(eval(*e.args[0]), eval(*e.args[1]), eval(*e.args[2]));
     if (fn == "reshape") {
       Val r = eval(*e.args[0]);
       r.type.shape = e.type.shape;

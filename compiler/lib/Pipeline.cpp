@@ -11,6 +11,7 @@
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
@@ -41,6 +42,10 @@ void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
                                     const PipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createTileFuse());
+  TileStageSharedOptions stageOptions;
+  stageOptions.arch = options.arch;
+  pm.addPass(createTileStageShared(stageOptions));
   TileLayoutOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;
   pm.addPass(createTileLayout(layoutOptions));
@@ -54,6 +59,7 @@ void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

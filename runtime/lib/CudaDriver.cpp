@@ -93,6 +93,8 @@ static LoadResult load() {
   ok &= resolve(lib, d.cuModuleGetFunction, "cuModuleGetFunction", missing);
   ok &= resolve(lib, d.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
   ok &= resolve(lib, d.cuLaunchKernel, "cuLaunchKernel", missing);
+  d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
+      dlsym(lib, "cuTensorMapEncodeTiled"));
   if (!ok) {
     r.error = "tilec runtime: the CUDA driver (" + path +
               ") lacks the entry points " + missing +

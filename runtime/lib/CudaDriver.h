@@ -80,6 +80,13 @@ struct Driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphDestroy)(CUgraph);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  /// Optional (CUDA 12+): null when the driver lacks it.
+  CUresult (*cuTensorMapEncodeTiled)(void *map, int dataType, unsigned rank,
+                                     void *globalAddress, const unsigned long long *globalDim,
+                                     const unsigned long long *globalStrides,
+                                     const unsigned *boxDim, const unsigned *elementStrides,
+                                     int interleave, int swizzle, int l2Promotion,
+                                     int oobFill);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, unsigned, CUstream,
                              void **, void **);

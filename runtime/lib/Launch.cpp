@@ -9,6 +9,8 @@
 
 #include "tilec/Runtime/Runtime.h"
 
+#include "CudaDriver.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -444,6 +446,41 @@ std::vector<void *> PackedArgs::kernelParams() {
   return params;
 }
 
+/// Describes a row-major 2-D tensor to TMA (boxes of op.boxRows x
+/// op.boxCols elements, 128-byte swizzle, zero fill out of bounds). False
+/// when TMA cannot address it (innermost stride not 1, a row pitch or base
+/// not 16-byte aligned, no driver support); the map is then zero.
+static bool encodeTensorMap(ScalarType dtype, const TensorArg &t, const TmaOperand &op,
+                            uint64_t *map) {
+  std::memset(map, 0, 128);
+  size_t elem = scalarTypeSize(dtype);
+  if (t.sizes.size() != 2 || t.strides[1] != 1 || t.sizes[0] <= 0 || t.sizes[1] <= 0 ||
+      t.ptr % 16 != 0 || (t.strides[0] * int64_t(elem)) % 16 != 0 || t.strides[0] <= 0 ||
+      t.sizes[0] > (int64_t(1) << 32) || t.sizes[1] > (int64_t(1) << 32))
+    return false;
+  int dataType = dtype == ScalarType::BF16 ? 9 : dtype == ScalarType::F16 ? 6 : -1;
+  if (dataType < 0)
+    return false;
+  std::string error;
+  const cuda::Driver *d = cuda::tryLoadDriver(&error);
+  if (!d || !d->cuTensorMapEncodeTiled)
+    return false;
+  unsigned long long dims[2] = {static_cast<unsigned long long>(t.sizes[1]),
+                                static_cast<unsigned long long>(t.sizes[0])};
+  unsigned long long strides[1] = {static_cast<unsigned long long>(t.strides[0]) * elem};
+  unsigned box[2] = {op.boxCols, op.boxRows};
+  unsigned elementStrides[2] = {1, 1};
+  void *base = reinterpret_cast<void *>(static_cast<uintptr_t>(t.ptr));
+  // interleave none, swizzle 128B (3), L2 promotion 256B (3), zero fill (0).
+  cuda::CUresult r = d->cuTensorMapEncodeTiled(map, dataType, 2, base, dims, strides, box,
+                                               elementStrides, 0, 3, 3, 0);
+  if (r != cuda::CUDA_SUCCESS) {
+    std::memset(map, 0, 128);
+    return false;
+  }
+  return true;
+}
+
 /// Lays out the launch ABI of `args` (already checked): each value aligned
 /// to its own size. `put(offset, src, n)` receives every value.
 template <typename Put>
@@ -467,6 +504,15 @@ static size_t layoutArguments(const KernelSignature &sig,
       add(&size, 8);
     for (int64_t stride : t.strides)
       add(&stride, 8);
+  }
+  for (const TmaOperand &op : sig.tma) {
+    alignas(64) uint64_t map[16];
+    int32_t valid = encodeTensorMap(sig.params[op.param].dtype, args[op.param].tensor(), op,
+                                    map)
+                        ? 1
+                        : 0;
+    add(map, 128);
+    add(&valid, 4);
   }
   return size;
 }

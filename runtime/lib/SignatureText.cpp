@@ -68,6 +68,8 @@ std::string serializeSignatures(const std::vector<KernelSignature> &sigs) {
         os << " " << v;
       os << "\n";
     }
+    for (const TmaOperand &t : s.tma)
+      os << "tma " << t.param << " " << t.boxCols << " " << t.boxRows << "\n";
     os << "end\n";
   }
   return os.str();
@@ -216,9 +218,19 @@ parseSignatures(std::string_view text) {
       if (values.empty() || !ls.eof())
         return std::nullopt;
       cur->tuneSpace.emplace_back(name, std::move(values));
+    } else if (tag == "tma" && cur) {
+      TmaOperand t;
+      if (!(ls >> t.param >> t.boxCols >> t.boxRows) || t.boxCols == 0 ||
+          t.boxCols > 256 || t.boxRows == 0 || t.boxRows > 256)
+        return std::nullopt;
+      cur->tma.push_back(t);
     } else if (tag == "end" && cur) {
       if (cur->grid.empty() || cur->grid.size() > 3)
         return std::nullopt;
+      for (const TmaOperand &t : cur->tma)
+        if (t.param >= cur->params.size() || !cur->params[t.param].isTensor ||
+            cur->params[t.param].rank != 2)
+          return std::nullopt;
       cur = nullptr;
     } else {
       return std::nullopt;

@@ -7,8 +7,11 @@
 // precision. With --bench it also times the kernels and a device-to-device
 // copy with CUDA events (median after warm-up).
 //
-//   tilec-check FILE... [-D NAME=VALUE]... [--size N]... [--shape RxC]...
-//               [--ld-pad P] [--arch sm_90a] [--compile-only] [--bench ITERS]
+//   tilec-check FILE... [-D NAME=VALUE]... [--size N]... [--shape RxC[xK]]...
+//               [--ld-pad P] [--col-major T] [--arch sm_90a] [--compile-only]
+//               [--bench ITERS] [--kernel NAME]
+// A matmul problem is MxNxK; --col-major T stores tensor parameter T (0-based
+// among the tensors) column-major.
 //
 //===----------------------------------------------------------------------===//
 
@@ -217,6 +220,50 @@ std::map<std::string, Reference> references() {
     };
     refs["rowargmax"] = r;
   }
+  {
+    // C = A * B (+ bias, GELU in the tanh form): a problem MxNxK (MxN means
+    // K = N); A is MxK, B is KxN, bias has N entries.
+    auto matmulRef = [](bool biasGelu) {
+      Reference r;
+      r.written = {biasGelu ? 3u : 2u};
+      r.rtolScale = biasGelu ? 2 : 1000;
+      r.shapeOf = [biasGelu](const std::vector<int64_t> &shape, size_t k) {
+        int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : shape[1];
+        if (k == 0)
+          return std::vector<int64_t>{M, K};
+        if (k == 1)
+          return std::vector<int64_t>{K, N};
+        if (biasGelu && k == 2)
+          return std::vector<int64_t>{N};
+        return std::vector<int64_t>{M, N};
+      };
+      r.run = [biasGelu](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+        HostTensor &a = *ts[0], &b = *ts[1], &c = *ts[biasGelu ? 3 : 2];
+        int64_t M = a.sizes[0], K = a.sizes[1], N = b.sizes[1];
+        std::vector<double> row(static_cast<size_t>(N));
+        for (int64_t m = 0; m < M; ++m) {
+          std::fill(row.begin(), row.end(), 0.0);
+          for (int64_t k = 0; k < K; ++k) {
+            double av = a.values[m * a.strides[0] + k * a.strides[1]];
+            for (int64_t n = 0; n < N; ++n)
+              row[n] += av * b.values[k * b.strides[0] + n * b.strides[1]];
+          }
+          for (int64_t n = 0; n < N; ++n) {
+            double x = row[n];
+            if (biasGelu) {
+              x += ts[2]->values[n * ts[2]->strides[0]];
+              x = 0.5 * x * (1.0 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+            }
+            c.values[m * c.strides[0] + n * c.strides[1]] =
+                static_cast<float>(roundToFloatType(c.dtype, x));
+          }
+        }
+      };
+      return r;
+    };
+    refs["matmul"] = matmulRef(false);
+    refs["matmul_bias_gelu"] = matmulRef(true);
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {
@@ -277,8 +324,9 @@ struct Options {
   std::vector<std::string> files;
   std::map<std::string, std::string> defines;
   std::vector<int64_t> sizes;
-  std::vector<std::pair<int64_t, int64_t>> shapes;
+  std::vector<std::vector<int64_t>> shapes;
   int64_t ldPad = 0;
+  std::vector<unsigned> colMajor; ///< tensor indices stored column-major
   std::string arch = "sm_90a";
   bool compileOnly = false;
   int benchIters = 0;
@@ -288,6 +336,7 @@ struct Options {
   bool cpu = false;
   std::string tuningDb;
   std::string ptxDir;
+  std::string kernel; ///< only this kernel (all when empty)
 };
 
 bool gpuPresent() {
@@ -415,10 +464,14 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
     if (t.sizes.size() == 1) {
       t.strides = {1};
       t.storageElems = t.sizes[0];
+    } else if (std::count(opts.colMajor.begin(), opts.colMajor.end(), unsigned(host.size()))) {
+      int64_t ld = t.sizes[0] + opts.ldPad;
+      t.strides = {1, ld};
+      t.storageElems = (t.sizes[1] - 1) * ld + t.sizes[0];
     } else {
-      int64_t ld = shape[1] + opts.ldPad;
+      int64_t ld = t.sizes[1] + opts.ldPad;
       t.strides = {ld, 1};
-      t.storageElems = (shape[0] - 1) * ld + shape[1];
+      t.storageElems = (t.sizes[0] - 1) * ld + t.sizes[1];
     }
     if (p.dtype == ScalarType::F64 || p.dtype == ScalarType::I1)
       throw RuntimeError(std::string("tilec-check: tensors of ") +
@@ -598,10 +651,19 @@ int main(int argc, char **argv) {
         opts.sizes.push_back(std::stoll(next()));
       } else if (a == "--shape") {
         std::string s = next();
-        size_t x = s.find('x');
-        if (x == std::string::npos)
+        std::vector<int64_t> dims;
+        for (size_t start = 0;;) {
+          size_t x = s.find('x', start);
+          dims.push_back(std::stoll(s.substr(start, x - start)));
+          if (x == std::string::npos)
+            break;
+          start = x + 1;
+        }
+        if (dims.size() < 2 || dims.size() > 3)
           return usage();
-        opts.shapes.push_back({std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))});
+        opts.shapes.push_back(dims);
+      } else if (a == "--col-major") {
+        opts.colMajor.push_back(unsigned(std::stoul(next())));
       } else if (a == "--ld-pad") {
         opts.ldPad = std::stoll(next());
       } else if (a == "--arch") {
@@ -616,6 +678,8 @@ int main(int argc, char **argv) {
         opts.tune = true;
       } else if (a == "--tuning-db") {
         opts.tuningDb = next();
+      } else if (a == "--kernel") {
+        opts.kernel = next();
       } else if (a == "--no-verify") {
         opts.verify = false;
       } else if (a == "--num-warps") {
@@ -657,6 +721,7 @@ int main(int argc, char **argv) {
     copts.arch = opts.arch;
     copts.defines = opts.defines;
     copts.numWarps = opts.numWarps;
+    copts.kernel = opts.kernel;
     auto t0 = std::chrono::steady_clock::now();
     CompileResult result = compile(ss.str(), copts);
     double ms = std::chrono::duration<double, std::milli>(
@@ -708,8 +773,8 @@ int main(int argc, char **argv) {
             failures += !runCase(kernel ? &*kernel : nullptr, sig, it->second, {n}, opts,
                                  seed++, tuning);
         } else {
-          for (auto [r, c] : opts.shapes)
-            failures += !runCase(kernel ? &*kernel : nullptr, sig, it->second, {r, c}, opts,
+          for (const std::vector<int64_t> &shape : opts.shapes)
+            failures += !runCase(kernel ? &*kernel : nullptr, sig, it->second, shape, opts,
                                  seed++, tuning);
         }
       }

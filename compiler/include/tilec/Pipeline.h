@@ -25,6 +25,7 @@ void registerTilecPasses();
 
 struct PipelineOptions {
   unsigned numWarps = 0;
+  std::string arch = "sm_90a";
 };
 
 /// tile dialect -> LLVM dialect with NVVM ops, ready for translation.

@@ -152,9 +152,12 @@ Value Gen::convert(Value v, const SemaType &from, ScalarType to, Location l) {
 
 Value Gen::splatTo(Value v, const SemaType &from, const SemaType &target,
                    Location l) {
-  if (!target.isTile() || from.isTile())
+  if (!target.isTile() || (from.isTile() && from.shape == target.shape))
     return v;
-  auto ty = RankedTensorType::get(target.shape, v.getType());
+  Type elem = getElementTypeOrSelf(v.getType());
+  auto ty = RankedTensorType::get(target.shape, elem);
+  if (from.isTile())
+    return tile::BroadcastOp::create(b, l, ty, v);
   return tile::SplatOp::create(b, l, ty, v);
 }
 
@@ -395,6 +398,11 @@ Value Gen::genCall(const Expr &e) {
   if (fn == "reshape")
     return tile::ReshapeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
                                    gen(*e.args[0]));
+  if (fn == "broadcast")
+    return splatTo(gen(*e.args[0]), e.args[0]->type, e.type, l);
+  if (fn == "mma")
+    return tile::MmaOp::create(b, l, gen(*e.args[0]), gen(*e.args[1]),
+                               gen(*e.args[2]));
   if (fn == "range")
     return tile::RangeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)));
   if (fn == "cast") {
@@ -573,6 +581,10 @@ void Gen::run() {
   auto fnTy = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, loc(k.loc), k.name, fnTy);
   func->setAttr(tile::kKernelAttrName, b.getUnitAttr());
+  // A compile-time parameter named STAGES sets the depth of the mma
+  // pipeline (tile-stage-shared picks one otherwise).
+  if (auto it = inst.intConsts.find("STAGES"); it != inst.intConsts.end())
+    func->setAttr(tile::kStagesAttrName, b.getI32IntegerAttr(int32_t(it->second)));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   unsigned argIdx = 0;
@@ -587,7 +599,10 @@ void Gen::run() {
       for (unsigned i = 0; i < t.rank; ++i)
         strides.push_back(entry->getArgument(argIdx++));
       auto viewTy = tile::ViewType::get(ctx, toMLIRType(ctx, t.elem), t.rank);
-      Value view = tile::MakeViewOp::create(b, l, viewTy, ptr, sizes, strides);
+      auto mk = tile::MakeViewOp::create(b, l, viewTy, ptr, sizes, strides);
+      // The source parameter, for launch-ABI additions (TMA descriptors).
+      mk->setAttr(tile::kParamIndexAttrName, b.getI32IntegerAttr(int32_t(p)));
+      Value view = mk;
       scope[k.params[p].name] = Binding{view, t};
     } else {
       scope[k.params[p].name] = Binding{entry->getArgument(argIdx++), t};

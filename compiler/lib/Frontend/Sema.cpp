@@ -30,6 +30,13 @@ std::string SemaType::str() const {
   return "?";
 }
 
+static std::string shapeText(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
 bool tilec::isUnaryMathFunction(llvm::StringRef f) {
   static const char *names[] = {"exp", "log", "sqrt", "abs", "exp2", "log2", "rsqrt",
                                 "floor", "ceil", "tanh", "sigmoid"};
@@ -102,6 +109,20 @@ static std::string describeOperand(const SemaType &t) {
   return t.str();
 }
 
+std::optional<std::vector<int64_t>>
+tilec::broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    int64_t x = k < a.size() ? a[a.size() - 1 - k] : 1;
+    int64_t y = k < b.size() ? b[b.size() - 1 - k] : 1;
+    if (x != y && x != 1 && y != 1)
+      return std::nullopt;
+    out[rank - 1 - k] = x == 1 ? y : x;
+  }
+  return out;
+}
+
 Unified tilec::unifyOperands(const SemaType &a, const SemaType &b,
                              const char *verb) {
   Unified u;
@@ -110,9 +131,14 @@ Unified tilec::unifyOperands(const SemaType &a, const SemaType &b,
               " and " + describeOperand(b) + why;
     return u;
   };
-  if (a.isTile() && b.isTile() && a.shape != b.shape)
-    return fail(": the tile shapes differ");
-  const std::vector<int64_t> &shape = a.isTile() ? a.shape : b.shape;
+  std::vector<int64_t> shape = a.isTile() ? a.shape : b.shape;
+  if (a.isTile() && b.isTile() && a.shape != b.shape) {
+    std::optional<std::vector<int64_t>> s = broadcastShapes(a.shape, b.shape);
+    if (!s)
+      return fail(": the tile shapes differ and do not broadcast (each "
+                  "dimension, aligned from the innermost, must be equal or 1)");
+    shape = *s;
+  }
   bool isTile = a.isTile() || b.isTile();
   ScalarType elem;
   bool weak = false;
@@ -204,7 +230,7 @@ std::string Checker::suggest(llvm::StringRef name) const {
                                    "exp2", "log2", "rsqrt", "floor", "ceil", "tanh",
                                    "sigmoid", "pow", "fma", "argmax", "argmin",
                                    "exp", "log", "sqrt", "abs", "min", "max",
-                                   "where", "cast", "cdiv"};
+                                   "where", "cast", "cdiv", "mma", "broadcast"};
   std::string best;
   unsigned bestDist = 3;
   auto consider = [&](llvm::StringRef cand) {
@@ -638,6 +664,59 @@ bool Checker::checkCall(Expr &e) {
       return error(e.args[1]->loc, "cannot reshape " + t.str() + " (" + std::to_string(from) +
                                        " elements) into " + std::to_string(to) + " elements");
     e.type = SemaType::tile(t.elem, dims);
+    return true;
+  }
+  if (f == "broadcast") {
+    if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument"))
+      return false;
+    const SemaType &t = e.args[0]->type;
+    std::vector<int64_t> dims;
+    if (!checkShapeList(*e.args[1], dims))
+      return false;
+    if (t.isTile()) {
+      std::optional<std::vector<int64_t>> s = broadcastShapes(t.shape, dims);
+      if (t.shape.size() > dims.size() || !s || *s != dims)
+        return error(e.args[1]->loc, "cannot broadcast " + t.str() + " to shape " +
+                                         shapeText(dims) +
+                                         ": aligned from the innermost, each dimension "
+                                         "must equal the target's or be 1");
+    }
+    e.type = SemaType::tile(t.elem, dims);
+    return true;
+  }
+  if (f == "mma") {
+    if (!checkArgCount(e, 3, 3))
+      return false;
+    for (auto &a : e.args)
+      if (!requireValue(*a, "an argument of 'mma'"))
+        return false;
+    const SemaType &a = e.args[0]->type, &b = e.args[1]->type, &c = e.args[2]->type;
+    const char *names[3] = {"a", "b", "the accumulator"};
+    for (int k = 0; k < 3; ++k) {
+      const SemaType &t = e.args[k]->type;
+      if (!t.isTile() || t.shape.size() != 2)
+        return error(e.args[k]->loc, std::string("mma needs ") + names[k] +
+                                         " to be a 2-D tile, got " + describeOperand(t));
+    }
+    if (a.elem != b.elem)
+      return error(e.loc, "mma needs a and b of one element type, got " + a.str() +
+                              " and " + b.str() + "; convert one with cast<...>(...)");
+    if (a.elem != ScalarType::F16 && a.elem != ScalarType::BF16 && a.elem != ScalarType::F32)
+      return error(e.args[0]->loc, std::string("mma takes f16, bf16 or f32 operands, got ") +
+                                       a.str());
+    if (a.shape[1] != b.shape[0])
+      return error(e.loc, "cannot multiply " + a.str() + " by " + b.str() +
+                              ": a has " + std::to_string(a.shape[1]) +
+                              " columns but b has " + std::to_string(b.shape[0]) + " rows");
+    if (c.elem != ScalarType::F32)
+      return error(e.args[2]->loc, "the accumulator of mma must be tile<f32>, got " +
+                                       c.str() + "; start it with zeros<f32>([...])");
+    if (c.shape[0] != a.shape[0] || c.shape[1] != b.shape[1])
+      return error(e.args[2]->loc,
+                   "the accumulator " + c.str() + " does not match the product shape " +
+                       shapeText({a.shape[0], b.shape[1]}));
+    e.type = c;
+    e.type.weak = false;
     return true;
   }
   if (f == "range") {

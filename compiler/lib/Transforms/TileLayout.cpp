@@ -34,7 +34,8 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
 
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp func) {
-      if (!func->hasAttr(tile::kKernelAttrName))
+      // Kernels with an mma loop got the wgmma layout from tile-stage-shared.
+      if (!func->hasAttr(tile::kKernelAttrName) || func->hasAttr(tile::kLayoutAttrName))
         return;
       assignLayout(func);
     });

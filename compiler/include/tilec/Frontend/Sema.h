@@ -45,6 +45,10 @@ struct Unified {
   std::string error;
 };
 Unified unifyOperands(const SemaType &a, const SemaType &b, const char *verb);
+/// Numpy broadcasting of two tile shapes (aligned at the innermost
+/// dimension); nullopt when a dimension pair is neither equal nor has a 1.
+std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &a,
+                                                    const std::vector<int64_t> &b);
 
 /// The value of a literal-like expression (a literal, a negated literal, or
 /// a compile-time integer) that takes the type of its use. `i` holds the

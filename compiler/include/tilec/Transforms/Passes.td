@@ -31,4 +31,50 @@ def TileLayout : Pass<"tile-layout", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileFuse : Pass<"tile-fuse", "::mlir::ModuleOp"> {
+  let summary = "fuse tile producers into their consumers";
+  let description = [{
+    Folds a broadcast of a loaded tile into one `tile.broadcast_load`, so
+    that an epilogue such as `acc + load(bias, [n], [BN])` reads each bias
+    element straight into the registers of the accumulator layout instead of
+    materializing the small tile and moving it between threads. Elementwise
+    epilogues need no rewrite: after tile-layout they run on the
+    accumulator in registers and are stored once.
+
+    Before:
+    ```mlir
+    %b = tile.load %bias[%n] : !tile.view<f32, 1>, i64 -> tensor<128xf32>
+    %t = tile.broadcast %b : tensor<128xf32> -> tensor<128x128xf32>
+    ```
+    After:
+    ```mlir
+    %t = tile.broadcast_load %bias[%n] {src_shape = array<i64: 128>} : !tile.view<f32, 1>, i64 -> tensor<128x128xf32>
+    ```
+  }];
+}
+
+def TileStageShared : Pass<"tile-stage-shared", "::mlir::ModuleOp"> {
+  let summary = "plan shared-memory staging and the software pipeline of mma loops";
+  let description = [{
+    Finds each `scf.for` whose body multiplies two loaded tiles into a
+    loop-carried accumulator (`acc = mma(load(A, ...), load(B, ...), acc)`)
+    and plans how its operands are staged through shared memory: on sm_90a,
+    TMA copies into 128-byte-swizzled buffers, STAGES deep, guarded by
+    mbarriers, consumed by wgmma in consumer warpgroups while a producer
+    warpgroup issues the copies. It checks the shared-memory and register
+    budget and reports a configuration that cannot fit as an error that
+    names the kernel, the bytes needed and available, and what to shrink.
+
+    The plan is recorded as attributes that convert-tile-to-nvvm reads:
+    `tile.pipeline = {stages, consumers}` on the loop; `tile.layout =
+    "wgmma"`, `tile.num_warps`, `tile.shared_bytes` and `tile.tma` on the
+    kernel, whose parameters gain one TMA descriptor (passed by value) and
+    one i32 "descriptor valid" flag per staged operand.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "target architecture (sm_80, sm_90, sm_90a)">
+  ];
+}
+
 #endif // TILEC_TRANSFORMS_PASSES_TD

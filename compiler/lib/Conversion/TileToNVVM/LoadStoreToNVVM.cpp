@@ -43,9 +43,12 @@ public:
         i = arith::ExtSIOp::create(b, loc, b.getI64Type(), i);
       origins.push_back(arith::MulIOp::create(b, loc, i, c64(shape[d])));
     }
-    Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-    Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
-    tidBase = arith::MulIOp::create(b, loc, tid64, c64(layout.vec));
+    tileTy_ = tileTy;
+    if (!layout.wgmma) {
+      Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+      Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
+      tidBase = arith::MulIOp::create(b, loc, tid64, c64(layout.vec));
+    }
   }
 
   Value c64(int64_t v) {
@@ -58,16 +61,13 @@ public:
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
   unsigned elemBytes() const { return elemTy.getIntOrFloatBitWidth() / 8; }
-  int64_t reps() const {
-    int64_t chunk = int64_t(layout.threads) * layout.vec;
-    return (numel + chunk - 1) / chunk;
-  }
+  int64_t reps() const { return layout.groups(tileTy_); }
   /// Whether slot r may hold tile padding (flat index >= numel).
-  bool slotNeedsGuard(int64_t r) const {
-    return (r + 1) * int64_t(layout.threads) * layout.vec > numel;
-  }
+  bool slotNeedsGuard(int64_t r) const { return layout.groupNeedsGuard(tileTy_, r); }
   /// First flat tile index of this thread's slot r.
   Value slotBase(int64_t r) {
+    if (layout.wgmma)
+      return layout.groupBase(b, loc, tileTy_, r);
     return arith::AddIOp::create(b, loc, tidBase,
                                  c64(r * int64_t(layout.threads) * layout.vec));
   }
@@ -117,7 +117,7 @@ public:
       offset = offset ? Value(arith::AddIOp::create(b, loc, offset, term)) : term;
     }
     if (inBounds) {
-      if (numel % (int64_t(layout.threads) * layout.vec) != 0)
+      if (layout.mayPad(numel))
         guard = andI(guard, cmp(arith::CmpIPredicate::ult, e, c64(numel)));
       *inBounds = guard;
     }
@@ -159,7 +159,8 @@ public:
   int64_t numel;
   Value ptr;
   SmallVector<Value> sizes, strides, origins;
-  Value tidBase;
+  RankedTensorType tileTy_;
+  Value tidBase; ///< blocked layout: tid * vec
 };
 
 static Value splatConst(OpBuilder &b, Location loc, VectorType ty, TypedAttr v) {
@@ -298,11 +299,78 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
 
 };
 
+/// `tile.broadcast_load`: every element this thread holds in the result
+/// is read from the source tile position it broadcasts from (guarded; the
+/// source is small and cached, so no vector path).
+struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
+  using LayoutPattern::LayoutPattern;
+
+  LogicalResult
+  matchAndRewrite(tile::BroadcastLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto mk = op.getView().getDefiningOp<tile::MakeViewOp>();
+    if (!mk)
+      return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
+    Location loc = op.getLoc();
+    RankedTensorType resTy = op.getType();
+    Type elemTy = resTy.getElementType();
+    auto srcTy = RankedTensorType::get(op.getSrcShape(), elemTy);
+    TileAccess acc(rewriter, loc, mk, srcTy, adaptor.getIndices(), layout);
+    TypedAttr zero = isa<FloatType>(elemTy) ? TypedAttr(rewriter.getFloatAttr(elemTy, 0.0))
+                                            : TypedAttr(rewriter.getIntegerAttr(elemTy, 0));
+    VectorType outTy = layout.perThreadType(resTy);
+    Value result = splatConst(rewriter, loc, outTy, zero);
+    Value zeroScalar = arith::ConstantOp::create(rewriter, loc, zero);
+    ArrayRef<int64_t> to = resTy.getShape(), from = op.getSrcShape();
+    int64_t lead = to.size() - from.size();
+    for (int64_t g = 0; g < layout.groups(resTy); ++g) {
+      Value base = layout.groupBase(rewriter, loc, resTy, g);
+      for (unsigned v = 0; v < layout.vec; ++v) {
+        Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v))) : base;
+        // Result coordinates -> source flat index.
+        Value src = acc.c64(0);
+        int64_t inner = 1, srcInner = 1;
+        for (int64_t d = to.size() - 1; d >= 0; --d) {
+          Value c = e;
+          if (inner > 1)
+            c = arith::DivUIOp::create(rewriter, loc, c, acc.c64(inner));
+          if (d > 0)
+            c = arith::RemUIOp::create(rewriter, loc, c, acc.c64(to[d]));
+          inner *= to[d];
+          if (d < lead || from[d - lead] == 1)
+            continue;
+          Value term = srcInner > 1 ? Value(arith::MulIOp::create(rewriter, loc, c,
+                                                                  acc.c64(srcInner)))
+                                    : c;
+          src = arith::AddIOp::create(rewriter, loc, src, term);
+          srcInner *= from[d - lead];
+        }
+        Value inBounds;
+        Value off = acc.offsetOf(src, false, &inBounds);
+        if (layout.groupNeedsGuard(resTy, g))
+          inBounds = acc.andI(inBounds, acc.cmp(arith::CmpIPredicate::ult, e,
+                                                acc.c64(resTy.getNumElements())));
+        Value x = acc.guarded(
+            inBounds, elemTy,
+            [&]() -> Value {
+              return LLVM::LoadOp::create(rewriter, loc, elemTy, acc.address(off),
+                                          acc.elemBytes());
+            },
+            [&] { return zeroScalar; });
+        result = vector::InsertOp::create(rewriter, loc, x, result,
+                                          ArrayRef<int64_t>{g * layout.vec + v});
+      }
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void tilec::populateLoadStoreToNVVMPatterns(const TypeConverter &converter,
                                             const ThreadLayout &layout,
                                             RewritePatternSet &patterns) {
-  patterns.add<LoadLowering, StoreLowering>(converter, patterns.getContext(),
-                                            layout);
+  patterns.add<LoadLowering, StoreLowering, BroadcastLoadLowering>(
+      converter, patterns.getContext(), layout);
 }

@@ -15,20 +15,43 @@
 
 namespace tilec {
 
-/// The blocked layout chosen by tile-layout for one kernel: thread t owns,
-/// for r in [0, reps), the `vec` elements from flat index (r*threads + t)*vec.
+/// How a kernel's tiles are spread over its threads. Each thread holds its
+/// elements as one vector, in `groups` of `vec` elements that are
+/// consecutive in the row-major tile.
+///  - blocked (tile-layout): thread t's group r starts at flat index
+///    (r*threads + t)*vec;
+///  - wgmma (tile-stage-shared): the accumulator fragments of wgmma
+///    m64nN: consumer warpgroup c (warpgroup c+1 of the block) holds rows
+///    [c*rowsPerWG, (c+1)*rowsPerWG); in each 64-row block, warp w of the
+///    warpgroup holds rows 16w + lane/4 (+8) and columns 8j + 2*(lane%4)
+///    (+1), in the order of the wgmma result registers.
 struct ThreadLayout {
   unsigned threads = 128;
   unsigned vec = 1;
+  bool wgmma = false;
+  unsigned consumers = 1; ///< wgmma: consumer warpgroups (after the producer)
 
-  int64_t reps(mlir::RankedTensorType t) const {
+  int64_t groups(mlir::RankedTensorType t) const {
+    if (wgmma)
+      return t.getNumElements() / (128 * consumers) / vec;
     int64_t chunk = int64_t(threads) * vec;
     return (t.getNumElements() + chunk - 1) / chunk;
   }
-  int64_t perThread(mlir::RankedTensorType t) const { return reps(t) * vec; }
+  int64_t perThread(mlir::RankedTensorType t) const { return groups(t) * vec; }
   mlir::VectorType perThreadType(mlir::RankedTensorType t) const {
     return mlir::VectorType::get({perThread(t)}, t.getElementType());
   }
+  /// Whether group g may lie past the end of the tile (padding).
+  bool groupNeedsGuard(mlir::RankedTensorType t, int64_t g) const {
+    return !wgmma && (g + 1) * int64_t(threads) * vec > t.getNumElements();
+  }
+  /// Whether any group of a tile of `numel` elements may be padding.
+  bool mayPad(int64_t numel) const {
+    return !wgmma && numel % (int64_t(threads) * vec) != 0;
+  }
+  /// The flat tile index (i64) of the first element of this thread's group g.
+  mlir::Value groupBase(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType t, int64_t g) const;
 };
 
 /// A conversion pattern that needs the kernel's thread layout.
@@ -55,6 +78,12 @@ void populateReduceToNVVMPatterns(const mlir::TypeConverter &converter,
 /// The shared-memory buffer (one 32-bit slot per warp) of a kernel's
 /// reductions.
 std::string reduceScratchName(llvm::StringRef kernel);
+/// The pipelined mma loops planned by tile-stage-shared (sm_90a).
+void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,
+                               const ThreadLayout &layout,
+                               mlir::RewritePatternSet &patterns);
+/// The dynamic shared-memory buffer of a kernel with an mma pipeline.
+std::string sharedMemoryName(llvm::StringRef kernel);
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 

@@ -43,19 +43,69 @@ bool tilec::needsNVVMLowering(Operation *op) {
          llvm::any_of(op->getResultTypes(), isTensor);
 }
 
+Value ThreadLayout::groupBase(OpBuilder &b, Location loc, RankedTensorType t,
+                              int64_t g) const {
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)).getResult();
+  };
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
+  if (!wgmma)
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, tid64, c64(vec)),
+        c64(g * int64_t(threads) * vec));
+  // g = (mb, j, h): 64-row block, 8-column chunk, upper/lower 8 rows.
+  int64_t cols = t.getDimSize(1);
+  int64_t rowsPerWG = t.getDimSize(0) / consumers;
+  int64_t chunks = cols / 8;
+  int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
+  Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));
+  Value consumer = arith::SubIOp::create(b, loc, wg, c64(1));
+  Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
+  Value lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
+  Value row = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, consumer, c64(rowsPerWG)),
+                            arith::MulIOp::create(b, loc, warp, c64(16))),
+      arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c64(4)),
+                            c64(mb * 64 + 8 * h)));
+  Value col = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c64(4)), c64(2)),
+      c64(8 * j));
+  return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
+}
+
 Value tilec::threadFlatIndices(OpBuilder &b, Location loc, const ThreadLayout &layout,
                                RankedTensorType tile) {
   auto ty = VectorType::get({layout.perThread(tile)}, b.getI32Type());
-  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-  Value base = arith::MulIOp::create(
-      b, loc, tid, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(layout.vec)));
-  SmallVector<int32_t> offsets;
-  for (int64_t r = 0; r < layout.reps(tile); ++r)
-    for (unsigned v = 0; v < layout.vec; ++v)
-      offsets.push_back(int32_t(r * layout.threads * layout.vec + v));
-  Value offs = arith::ConstantOp::create(b, loc, ty,
-                                         DenseElementsAttr::get(ty, ArrayRef<int32_t>(offsets)));
-  return arith::AddIOp::create(b, loc, vector::BroadcastOp::create(b, loc, ty, base), offs);
+  if (!layout.wgmma) {
+    // Slot (r, v) is (r * threads + tid) * vec + v: a constant plus a splat.
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+    Value base = arith::MulIOp::create(
+        b, loc, tid, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(layout.vec)));
+    SmallVector<int32_t> offsets;
+    for (int64_t r = 0; r < layout.groups(tile); ++r)
+      for (unsigned v = 0; v < layout.vec; ++v)
+        offsets.push_back(int32_t(r * layout.threads * layout.vec + v));
+    Value offs = arith::ConstantOp::create(
+        b, loc, ty, DenseElementsAttr::get(ty, ArrayRef<int32_t>(offsets)));
+    return arith::AddIOp::create(b, loc, vector::BroadcastOp::create(b, loc, ty, base), offs);
+  }
+  Value result = arith::ConstantOp::create(
+      b, loc, ty, DenseElementsAttr::get(ty, b.getI32IntegerAttr(0)));
+  for (int64_t g = 0; g < layout.groups(tile); ++g) {
+    Value base = arith::TruncIOp::create(b, loc, b.getI32Type(),
+                                         layout.groupBase(b, loc, tile, g));
+    for (unsigned v = 0; v < layout.vec; ++v) {
+      Value e = v ? Value(arith::AddIOp::create(
+                        b, loc, base,
+                        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))))
+                  : base;
+      result = vector::InsertOp::create(b, loc, e, result,
+                                        ArrayRef<int64_t>{g * layout.vec + v});
+    }
+  }
+  return result;
 }
 
 namespace {
@@ -162,6 +212,11 @@ struct ConvertTileToNVVMPass
     ThreadLayout layout;
     layout.threads = 32 * warps.getInt();
     layout.vec = vec.getInt();
+    if (auto kind = func->getAttrOfType<StringAttr>(tile::kLayoutAttrName);
+        kind && kind.getValue() == "wgmma") {
+      layout.wgmma = true;
+      layout.consumers = warps.getInt() / 4 - 1;
+    }
 
     MLIRContext *ctx = &getContext();
     // Reductions across warps share one buffer: a 32-bit value slot per warp,
@@ -182,6 +237,17 @@ struct ConvertTileToNVVMPass
             /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
             /*alignment=*/16, /*addrSpace=*/3);
     }
+    if (layout.wgmma) {
+      auto module = func->getParentOfType<ModuleOp>();
+      OpBuilder mb(ctx);
+      mb.setInsertionPointToStart(module.getBody());
+      std::string name = sharedMemoryName(func.getName());
+      if (!module.lookupSymbol(name))
+        LLVM::GlobalOp::create(mb, func.getLoc(),
+                               LLVM::LLVMArrayType::get(mb.getI8Type(), 0),
+                               /*isConstant=*/false, LLVM::Linkage::External, name,
+                               Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
+    }
     TypeConverter converter;
     converter.addConversion([](Type t) { return t; });
     converter.addConversion([layout](RankedTensorType t) -> Type {
@@ -196,6 +262,7 @@ struct ConvertTileToNVVMPass
         converter, ctx);
     patterns.add<RangeLowering>(converter, ctx, layout);
     populateReduceToNVVMPatterns(converter, layout, patterns);
+    populateMmaToNVVMPatterns(converter, layout, patterns);
     populateLoadStoreToNVVMPatterns(converter, layout, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
 
@@ -224,6 +291,15 @@ struct ConvertTileToNVVMPass
     llvmFunc->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
     llvmFunc->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                       b.getDenseI32ArrayAttr({int32_t(layout.threads), 1, 1}));
+    // By-value parameters (TMA descriptors) stay in the parameter space and
+    // are read through their address: grid constants.
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (DictionaryAttr attrs = func.getArgAttrDict(i)) {
+        llvmFunc.setArgAttrs(i, attrs.getValue());
+        if (attrs.get(LLVM::LLVMDialect::getByValAttrName()))
+          llvmFunc.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                              b.getUnitAttr());
+      }
     llvmFunc.getBody().takeBody(func.getBody());
     llvmFunc.walk([&](func::ReturnOp ret) {
       OpBuilder rb(ret);

@@ -159,3 +159,59 @@ LogicalResult ReshapeOp::verify() {
                          << " elements into " << to.getNumElements();
   return success();
 }
+
+LogicalResult BroadcastOp::verify() {
+  auto from = getTile().getType();
+  auto to = getType();
+  if (from.getElementType() != to.getElementType())
+    return emitOpError() << "cannot change the element type";
+  if (from.getRank() > to.getRank())
+    return emitOpError() << "cannot broadcast rank " << from.getRank()
+                         << " to the lower rank " << to.getRank();
+  int64_t lead = to.getRank() - from.getRank();
+  for (int64_t d = 0; d < from.getRank(); ++d) {
+    int64_t f = from.getDimSize(d), t = to.getDimSize(d + lead);
+    if (f != t && f != 1)
+      return emitOpError() << "dimension " << d << " of size " << f
+                           << " cannot broadcast to " << t;
+  }
+  return success();
+}
+
+LogicalResult MmaOp::verify() {
+  auto a = getA().getType(), b = getB().getType(), c = getAcc().getType();
+  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
+    return emitOpError() << "operands must be 2-D tiles";
+  if (a.getDimSize(1) != b.getDimSize(0))
+    return emitOpError() << "inner dimensions differ: " << a.getDimSize(1)
+                         << " vs " << b.getDimSize(0);
+  if (c.getDimSize(0) != a.getDimSize(0) || c.getDimSize(1) != b.getDimSize(1))
+    return emitOpError() << "accumulator shape does not match the product";
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "a and b must have the same element type";
+  Type e = a.getElementType();
+  if (!(e.isF16() || e.isBF16() || e.isF32()))
+    return emitOpError() << "operands must be f16, bf16 or f32";
+  if (!c.getElementType().isF32())
+    return emitOpError() << "the accumulator must be f32";
+  if (getType() != c)
+    return emitOpError() << "result type must be the accumulator type";
+  return success();
+}
+
+LogicalResult BroadcastLoadOp::verify() {
+  auto src = RankedTensorType::get(getSrcShape(), getType().getElementType());
+  if (failed(verifyTileAccess(*this, getView().getType(), getIndices().size(), src)))
+    return failure();
+  auto to = getType();
+  if (src.getRank() > to.getRank())
+    return emitOpError() << "cannot broadcast rank " << src.getRank()
+                         << " to the lower rank " << to.getRank();
+  int64_t lead = to.getRank() - src.getRank();
+  for (int64_t d = 0; d < src.getRank(); ++d)
+    if (src.getDimSize(d) != 1 && src.getDimSize(d) != to.getDimSize(d + lead))
+      return emitOpError() << "source dimension " << d << " of size "
+                           << src.getDimSize(d) << " cannot broadcast to "
+                           << to.getDimSize(d + lead);
+  return success();
+}

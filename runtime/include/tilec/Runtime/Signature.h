@@ -10,6 +10,11 @@
 //   scalar of type T      -> one parameter of T's size (f16/bf16: 2 bytes)
 //   tensor<T, R>          -> a 64-bit device pointer, then R x i64 sizes, then
 //                            R x i64 strides (in elements)
+// then, for each entry of `tma` (operands an mma kernel stages with TMA):
+//   a 128-byte CUtensorMap by value (64-byte aligned) describing the tensor
+//   with the entry's box, 128-byte swizzle and zero fill, then an i32 that is
+//   1 when the map is valid and 0 when the tensor cannot be described (the
+//   kernel then copies that operand with ordinary loads).
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +77,14 @@ struct GridExpr {
   std::string str(const std::vector<ParamInfo> &params) const;
 };
 
+/// A TMA descriptor the runtime builds at launch for a 2-D tensor parameter
+/// (row-major tiles of `boxRows` x `boxCols` elements, 128-byte swizzle).
+struct TmaOperand {
+  unsigned param = 0;
+  unsigned boxCols = 64;
+  unsigned boxRows = 64;
+};
+
 /// Everything the runtime needs to launch one compiled kernel.
 struct KernelSignature {
   std::string name;
@@ -83,6 +96,7 @@ struct KernelSignature {
   /// that an autotuner may choose from (empty when the kernel is not tuned or
   /// every tuned parameter was fixed with -D).
   std::vector<std::pair<std::string, std::vector<int64_t>>> tuneSpace;
+  std::vector<TmaOperand> tma;
 };
 
 /// A stable text form of signatures, used by the compile cache and by
@@ -92,6 +106,7 @@ struct KernelSignature {
 ///   param x tensor f32 1
 ///   grid (cdiv (shape 1 0) 1024)
 ///   tune BLOCK 512 1024 2048
+///   tma 0 64 128
 ///   end
 std::string serializeSignatures(const std::vector<KernelSignature> &sigs);
 /// Parses serializeSignatures' output; nullopt when `text` is malformed.

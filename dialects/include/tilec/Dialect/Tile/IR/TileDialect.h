@@ -32,6 +32,20 @@ inline constexpr llvm::StringLiteral kKernelAttrName = "tile.kernel";
 inline constexpr llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
 /// Elements per vector access chosen by tile-layout (i32 attribute).
 inline constexpr llvm::StringLiteral kVectorWidthAttrName = "tile.vector_width";
+/// On `tile.make_view`: the index of the kernel parameter it views.
+inline constexpr llvm::StringLiteral kParamIndexAttrName = "tile.param";
+/// On a kernel: the requested depth of its mma pipeline (STAGES).
+inline constexpr llvm::StringLiteral kStagesAttrName = "tile.stages";
+/// On a kernel: "wgmma" when tile-stage-shared gave its tiles the wgmma
+/// accumulator layout (absent: the blocked layout).
+inline constexpr llvm::StringLiteral kLayoutAttrName = "tile.layout";
+/// On a kernel: bytes of dynamic shared memory it needs.
+inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
+/// On a kernel: the TMA descriptors appended to its parameters, as an array
+/// of [param, box0, box1] (box innermost first).
+inline constexpr llvm::StringLiteral kTmaAttrName = "tile.tma";
+/// On an scf.for: the mma pipeline tile-stage-shared planned for it.
+inline constexpr llvm::StringLiteral kPipelineAttrName = "tile.pipeline";
 } // namespace tilec::tile
 
 #endif // TILEC_DIALECT_TILE_IR_TILEDIALECT_H

@@ -181,4 +181,61 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "repeats a tile along new leading or size-1 dimensions";
+  let description = [{
+    Numpy broadcasting: the shapes are aligned at the innermost dimension;
+    every dimension of `tile` is either equal to the result's or 1, and
+    missing leading dimensions are added.
+
+    ```mlir
+    %b = tile.broadcast %bias : tensor<128xf32> -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$tile);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$tile attr-dict `:` type($tile) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "matrix multiply-accumulate of tiles: a * b + acc";
+  let description = [{
+    `a` is MxK, `b` is KxN and `acc` is MxN. f16 and bf16 operands
+    accumulate in f32; on sm_90a the product runs on the tensor cores
+    (wgmma) after tile-stage-shared stages the operands in shared memory.
+
+    ```mlir
+    %d = tile.mma %a, %b, %c : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$acc);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_BroadcastLoadOp : Tile_Op<"broadcast_load", [MemoryEffects<[MemRead]>]> {
+  let summary = "loads a tile and broadcasts it, without materializing the small tile";
+  let description = [{
+    The fusion of `tile.broadcast(tile.load(...))` made by tile-fuse: loads
+    the tile of shape `src_shape` at `indices` (as `tile.load` does, padding
+    with zero) and broadcasts it to the result shape. Each thread reads the
+    elements it holds in the result's layout directly.
+
+    ```mlir
+    %b = tile.broadcast_load %bias[%n] {src_shape = array<i64: 128>} : !tile.view<f32, 1>, i64 -> tensor<128x128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_ViewType:$view, Variadic<AnySignlessInteger>:$indices,
+                       DenseI64ArrayAttr:$src_shape);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $view `[` $indices `]` attr-dict `:` qualified(type($view)) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD

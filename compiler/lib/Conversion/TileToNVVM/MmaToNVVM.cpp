@@ -1,0 +1,390 @@
+//===- MmaToNVVM.cpp - the pipelined mma loop on sm_90a -------------------===//
+//
+// Lowers an `scf.for` planned by tile-stage-shared (attribute
+// `tile.pipeline`) to a warp-specialized TMA + wgmma pipeline:
+//
+//   warpgroup 0 (producer)         warpgroups 1..C (consumers)
+//   for i: wait empty[s]           for i: wait full[s]
+//          stage A, B into s              wgmma over BK/16 steps
+//          (TMA, or loads when the        commit; wait for batch i-1;
+//           view cannot use TMA)          arrive empty[(i-1) % S]
+//          arrive full[s] (+tx)
+//   exit                           wait for all; accumulator -> registers
+//
+// Shared memory (dynamic, 1024-byte aligned): per stage the A tile as BK/64
+// boxes of [BM rows x 128 bytes] and the B tile as BN/64 boxes of [BK rows x
+// 128 bytes], both 128-byte swizzled (16-byte chunk c of row r sits at chunk
+// c ^ (r % 8)); then the full and empty mbarriers. A is read by wgmma as
+// K-major, B (row-major [K, N]) as MN-major ("transposed").
+//
+//===----------------------------------------------------------------------===//
+
+#include "PatternsNVVM.h"
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace tilec;
+
+std::string tilec::sharedMemoryName(llvm::StringRef kernel) {
+  return ("__tile_smem_" + kernel).str();
+}
+
+namespace {
+
+/// Small builders over one OpBuilder and location.
+struct Emit {
+  OpBuilder &b;
+  Location loc;
+  Value i32(int64_t v) { return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v))); }
+  Value i64(int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value band(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value bxor(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+  Value shl(Value x, Value y) { return arith::ShLIOp::create(b, loc, x, y); }
+  Value shr(Value x, Value y) { return arith::ShRUIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) { return arith::CmpIOp::create(b, loc, p, x, y); }
+  Value eq(Value x, Value y) { return cmp(arith::CmpIPredicate::eq, x, y); }
+  Value ne(Value x, Value y) { return cmp(arith::CmpIPredicate::ne, x, y); }
+  Value ult(Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); }
+  Value zext64(Value x) { return arith::ExtUIOp::create(b, loc, b.getI64Type(), x); }
+  Value gep(Value p, Value byteOffset) {
+    return LLVM::GEPOp::create(b, loc, p.getType(), b.getI8Type(), p, ValueRange{byteOffset});
+  }
+  template <typename Fn> void ifThen(Value cond, Fn body) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
+};
+
+/// What one staged operand needs.
+struct Operand {
+  tile::LoadOp load;
+  tile::MakeViewOp view;
+  Value tmap, tmapValid; // kernel parameters
+  int64_t rows = 0, cols = 0;
+  int64_t smemOffset = 0; // within a stage
+  int64_t bytes() const { return rows * cols * 2; }
+};
+
+struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
+  MmaLoopLowering(const TypeConverter &tc, MLIRContext *ctx, const ThreadLayout &layout)
+      : OpConversionPattern<scf::ForOp>(tc, ctx, /*benefit=*/10), layout(layout) {}
+  const ThreadLayout &layout;
+
+  LogicalResult
+  matchAndRewrite(scf::ForOp forOp, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto plan = forOp->getAttrOfType<DictionaryAttr>(tile::kPipelineAttrName);
+    if (!plan)
+      return rewriter.notifyMatchFailure(forOp, "not a planned mma loop");
+    tile::MmaOp mma;
+    forOp.getBody()->walk([&](tile::MmaOp op) { mma = op; });
+    auto func = forOp->getParentOfType<func::FuncOp>();
+    auto module = func->getParentOfType<ModuleOp>();
+    int64_t S = cast<IntegerAttr>(plan.get("stages")).getInt();
+    int64_t C = cast<IntegerAttr>(plan.get("consumers")).getInt();
+    Location loc = forOp.getLoc();
+    Emit e{rewriter, loc};
+    MLIRContext *ctx = rewriter.getContext();
+
+    Operand A, B;
+    A.load = mma.getA().getDefiningOp<tile::LoadOp>();
+    B.load = mma.getB().getDefiningOp<tile::LoadOp>();
+    unsigned nargs = func.getNumArguments();
+    Block &entry = func.getBody().front();
+    A.tmap = entry.getArgument(nargs - 4);
+    A.tmapValid = entry.getArgument(nargs - 3);
+    B.tmap = entry.getArgument(nargs - 2);
+    B.tmapValid = entry.getArgument(nargs - 1);
+    for (Operand *o : {&A, &B}) {
+      o->view = o->load.getView().getDefiningOp<tile::MakeViewOp>();
+      o->rows = o->load.getType().getDimSize(0);
+      o->cols = o->load.getType().getDimSize(1);
+    }
+    int64_t BM = A.rows, BK = A.cols, BN = B.cols;
+    B.smemOffset = A.bytes();
+    int64_t stageBytes = A.bytes() + B.bytes();
+    Type elem = A.load.getType().getElementType();
+    auto wgmmaType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+
+    // Shared memory: the kernel's dynamic buffer, aligned up to 1024.
+    auto smemPtrTy = LLVM::LLVMPointerType::get(ctx, 3);
+    Value raw = LLVM::AddressOfOp::create(rewriter, loc, smemPtrTy,
+                                          sharedMemoryName(func.getName()));
+    Value rawAddr = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(), raw);
+    Value pad = e.band(e.sub(e.i64(1024), e.band(rawAddr, e.i64(1023))), e.i64(1023));
+    Value smem = e.gep(raw, pad);
+    Value smemAddr = e.add(rawAddr, pad); // shared-window address, i64
+    auto barrier = [&](Value which, Value s) { // which: 0 full, 1 empty
+      Value off = e.add(e.i64(S * stageBytes),
+                        e.mul(e.add(e.mul(which, e.i64(S)), s), e.i64(8)));
+      return e.gep(smem, off);
+    };
+
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+    // The warpgroup index, made visibly warp-uniform (a shuffle from lane 0)
+    // so that ptxas does not treat the wgmma code as divergent.
+    Value wg = NVVM::ShflOp::create(
+        rewriter, loc, rewriter.getI32Type(), e.i32(-1), e.divu(tid, e.i32(128)), e.i32(0),
+        e.i32(0x1f), NVVM::ShflKindAttr::get(ctx, NVVM::ShflKind::idx), UnitAttr());
+    Value lane = e.remu(tid, e.i32(32));
+    e.ifThen(e.eq(tid, e.i32(0)), [&] {
+      for (int64_t s = 0; s < S; ++s) {
+        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)), e.i32(1),
+                                     Value());
+        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(1), e.i64(s)),
+                                     e.i32(4 * C), Value());
+      }
+    });
+    NVVM::Barrier0Op::create(rewriter, loc);
+
+    // Trip count of the original loop (i64 bounds).
+    Value lb = forOp.getLowerBound(), ub = forOp.getUpperBound(), step = forOp.getStep();
+    Type ivTy = lb.getType();
+    auto toI64 = [&](Value v) -> Value {
+      if (v.getType().isInteger(64))
+        return v;
+      return arith::ExtSIOp::create(rewriter, loc, rewriter.getI64Type(), v);
+    };
+    Value lb64 = toI64(lb), ub64 = toI64(ub), step64 = toI64(step);
+    Value span = arith::SubIOp::create(rewriter, loc, ub64, lb64);
+    Value trips = arith::CeilDivSIOp::create(rewriter, loc, span, step64);
+    trips = arith::MaxSIOp::create(rewriter, loc, trips, e.i64(0));
+    Value trips32 = arith::TruncIOp::create(rewriter, loc, rewriter.getI32Type(), trips);
+
+    // ---- producer: warpgroup 0 -------------------------------------------
+    e.ifThen(e.eq(wg, e.i32(0)), [&] {
+      auto loop = scf::ForOp::create(rewriter, loc, e.i32(0), trips32, e.i32(1));
+      {
+        OpBuilder::InsertionGuard g(rewriter);
+        rewriter.setInsertionPointToStart(loop.getBody());
+        Value i = loop.getInductionVar();
+        Value s = e.remu(i, e.i32(S));
+        Value s64 = e.zext64(s);
+        Value parity = e.bxor(e.band(e.divu(i, e.i32(S)), e.i32(1)), e.i32(1));
+        NVVM::MBarrierTryWaitParityOp::create(rewriter, loc, barrier(e.i64(1), s64), parity,
+                                              e.i32(10000000));
+        // The original induction variable, and the load indices computed
+        // from it by the loop body's scalar code.
+        Value iv = e.add(lb64, e.mul(e.zext64(i), step64));
+        if (!ivTy.isInteger(64))
+          iv = arith::TruncIOp::create(rewriter, loc, ivTy, iv);
+        IRMapping map;
+        map.map(forOp.getInductionVar(), iv);
+        for (Operation &op : forOp.getBody()->without_terminator()) {
+          if (isa<tile::LoadOp, tile::MmaOp>(op))
+            continue;
+          rewriter.clone(op, map);
+        }
+        Value stage = e.gep(smem, e.mul(s64, e.i64(stageBytes)));
+        Value tidInWG = tid; // warpgroup 0: tid < 128
+        SmallVector<Value> origins[2];
+        Operand *ops[2] = {&A, &B};
+        for (size_t k = 0; k < 2; ++k) {
+          Operand *o = ops[k];
+          for (auto [d, idx] : llvm::enumerate(o->load.getIndices())) {
+            Value v = toI64(map.lookupOrDefault(idx));
+            origins[k].push_back(e.mul(v, e.i64(d == 0 ? o->rows : o->cols)));
+          }
+          // Views TMA cannot describe: ordinary loads into the same layout.
+          e.ifThen(e.eq(o->tmapValid, e.i32(0)), [&] {
+            copyByThreads(rewriter, loc, *o, origins[k], e.gep(stage, e.i64(o->smemOffset)),
+                          tidInWG);
+          });
+        }
+        NVVM::FenceProxyOp::create(
+            rewriter, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+            NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+        NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, e.i32(1), e.i32(128),
+                                NVVM::BarrierReductionAttr(), Value());
+        e.ifThen(e.eq(tid, e.i32(0)), [&] {
+          Value tx = e.i32(0);
+          for (Operand *o : {&A, &B})
+            tx = e.add(tx, arith::SelectOp::create(rewriter, loc, e.ne(o->tmapValid, e.i32(0)),
+                                                   e.i32(o->bytes()), e.i32(0)));
+          Value full = barrier(e.i64(0), s64);
+          NVVM::MBarrierArriveExpectTxOp::create(rewriter, loc, Type(), full, tx,
+                                                 NVVM::MemScopeKindAttr(), BoolAttr(), Value());
+          for (size_t k = 0; k < 2; ++k)
+            e.ifThen(e.ne(ops[k]->tmapValid, e.i32(0)), [&] {
+              Operand *o = ops[k];
+              issueTMA(rewriter, loc, *o, origins[k], e.gep(stage, e.i64(o->smemOffset)),
+                       full);
+            });
+        });
+      }
+      LLVM::CallIntrinsicOp::create(rewriter, loc, rewriter.getStringAttr("llvm.nvvm.exit"),
+                                    ValueRange{});
+    });
+
+    // ---- consumers: warpgroups 1..C ---------------------------------------
+    Value consumer = e.sub(wg, e.i32(1));
+    int64_t rowsPerWG = BM / C, mBlocks = rowsPerWG / 64;
+    int64_t fields = BN / 2;
+    auto structTy = LLVM::LLVMStructType::getLiteral(
+        ctx, SmallVector<Type>(fields, rewriter.getF32Type()));
+    Value init = adaptor.getInitArgs()[0];
+    SmallVector<Value> accs;
+    for (int64_t mb = 0; mb < mBlocks; ++mb) {
+      Value st = LLVM::UndefOp::create(rewriter, loc, structTy);
+      for (int64_t f = 0; f < fields; ++f) {
+        Value x = vector::ExtractOp::create(rewriter, loc, init,
+                                            ArrayRef<int64_t>{mb * fields + f});
+        st = LLVM::InsertValueOp::create(rewriter, loc, st, x, ArrayRef<int64_t>{f});
+      }
+      accs.push_back(st);
+    }
+    // Descriptor constants (see the file comment).
+    auto descriptor = [&](Value addr, int64_t lbo, int64_t sbo) {
+      Value d = e.shr(e.band(addr, e.i64(0x3FFFF)), e.i64(4));
+      uint64_t hi = (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) | (1ull << 62);
+      return e.bor(d, e.i64(int64_t(hi)));
+    };
+    Value consumer64 = e.zext64(consumer);
+    auto loop = scf::ForOp::create(rewriter, loc, e.i32(0), trips32, e.i32(1), accs);
+    {
+      OpBuilder::InsertionGuard g(rewriter);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      Value i = loop.getInductionVar();
+      Value s = e.remu(i, e.i32(S));
+      Value s64 = e.zext64(s);
+      Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
+      NVVM::MBarrierTryWaitParityOp::create(rewriter, loc, barrier(e.i64(0), s64), parity,
+                                            e.i32(10000000));
+      Value stageAddr = e.add(smemAddr, e.mul(s64, e.i64(stageBytes)));
+      Value aBase = e.add(stageAddr, e.mul(consumer64, e.i64(rowsPerWG * 128)));
+      Value bBase = e.add(stageAddr, e.i64(B.smemOffset));
+      SmallVector<Value> cur(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+      NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+      for (int64_t kk = 0; kk < BK / 16; ++kk) {
+        Value descB = descriptor(e.add(bBase, e.i64(kk * 16 * 128)), BK * 128, 1024);
+        for (int64_t mb = 0; mb < mBlocks; ++mb) {
+          int64_t aOff = (kk / 4) * (BM * 128) + mb * 64 * 128 + (kk % 4) * 32;
+          Value descA = descriptor(e.add(aBase, e.i64(aOff)), 16, 1024);
+          cur[mb] = NVVM::WgmmaMmaAsyncOp::create(
+              rewriter, loc, structTy, cur[mb], descA, descB,
+              NVVM::MMAShapeAttr::get(ctx, 64, int(BN), 16),
+              NVVM::WGMMATypesAttr::get(ctx, wgmmaType),
+              NVVM::WGMMATypesAttr::get(ctx, wgmmaType),
+              NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+              NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+              NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+              NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+              NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+              NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row), NVVM::MMAIntOverflowAttr());
+        }
+      }
+      NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(1));
+      // Batch i-1 is done: its stage may be refilled (one arrival per warp).
+      e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)), e.eq(lane, e.i32(0))),
+               [&] {
+                 Value prev = e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)));
+                 NVVM::MBarrierArriveOp::create(rewriter, loc, Type(), barrier(e.i64(1), prev),
+                                                Value());
+               });
+      scf::YieldOp::create(rewriter, loc, cur);
+    }
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
+    VectorType resTy = cast<VectorType>(init.getType());
+    Value result = arith::ConstantOp::create(
+        rewriter, loc, resTy, DenseElementsAttr::get(resTy, rewriter.getF32FloatAttr(0)));
+    for (int64_t mb = 0; mb < mBlocks; ++mb)
+      for (int64_t f = 0; f < fields; ++f) {
+        Value x = LLVM::ExtractValueOp::create(rewriter, loc, loop.getResult(mb),
+                                               ArrayRef<int64_t>{f});
+        result = vector::InsertOp::create(rewriter, loc, x, result,
+                                          ArrayRef<int64_t>{mb * fields + f});
+      }
+    (void)module;
+    (void)BN;
+    rewriter.replaceOp(forOp, result);
+    return success();
+  }
+
+  /// Issues the TMA copies of one operand tile: boxes of 64 columns.
+  static void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                       Value dst, Value mbar) {
+    Emit e{b, loc};
+    auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
+    Value row = arith::TruncIOp::create(b, loc, b.getI32Type(), origins[0]);
+    Value col = arith::TruncIOp::create(b, loc, b.getI32Type(), origins[1]);
+    for (int64_t box = 0; box < o.cols / 64; ++box) {
+      Value d = e.gep(dst, e.i64(box * o.rows * 128));
+      Value d7 = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, d);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, loc, d7, o.tmap, ValueRange{e.add(col, e.i32(box * 64)), row}, mbar,
+          ValueRange{}, Value(), Value(),
+          NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
+          b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), Value());
+    }
+  }
+
+  /// The producer warpgroup's 128 threads copy one operand tile into the
+  /// swizzled layout with guarded element loads (any strides, any
+  /// alignment), 16 bytes of shared memory per thread and step.
+  static void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                            Value dst, Value tid) {
+    Emit e{b, loc};
+    Type elem = o.load.getType().getElementType();
+    Value ptr = o.view.getPtr();
+    Value size0 = o.view.getSizes()[0], size1 = o.view.getSizes()[1];
+    Value stride0 = o.view.getStrides()[0], stride1 = o.view.getStrides()[1];
+    int64_t chunksPerRow = o.cols / 8, chunks = o.rows * chunksPerRow;
+    Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
+    auto vecTy = VectorType::get({8}, elem);
+    auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(128));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value q = loop.getInductionVar();
+    Value row = e.divu(q, e.i64(chunksPerRow));
+    Value cc = e.remu(q, e.i64(chunksPerRow));
+    Value grow = e.add(origins[0], row);
+    Value rowOk = e.ult(grow, size0);
+    Value v = arith::ConstantOp::create(b, loc, vecTy,
+                                        DenseElementsAttr::get(vecTy, b.getFloatAttr(elem, 0.0)));
+    for (int64_t t = 0; t < 8; ++t) {
+      Value gcol = e.add(origins[1], e.add(e.mul(cc, e.i64(8)), e.i64(t)));
+      Value ok = arith::AndIOp::create(b, loc, rowOk, e.ult(gcol, size1));
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value off = e.add(e.mul(grow, stride0), e.mul(gcol, stride1));
+        Value p = LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr, ValueRange{off});
+        scf::YieldOp::create(b, loc, ValueRange{LLVM::LoadOp::create(b, loc, elem, p, 2)});
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, zero);
+      }
+      v = vector::InsertOp::create(b, loc, ifOp.getResult(0), v, ArrayRef<int64_t>{t});
+    }
+    Value box = e.divu(cc, e.i64(8));
+    Value chunk = e.bxor(e.remu(cc, e.i64(8)), e.remu(row, e.i64(8)));
+    Value off = e.add(e.add(e.mul(box, e.i64(o.rows * 128)), e.mul(row, e.i64(128))),
+                      e.mul(chunk, e.i64(16)));
+    LLVM::StoreOp::create(b, loc, v, e.gep(dst, off), 16);
+  }
+};
+
+} // namespace
+
+void tilec::populateMmaToNVVMPatterns(const TypeConverter &converter,
+                                      const ThreadLayout &layout,
+                                      RewritePatternSet &patterns) {
+  patterns.add<MmaLoopLowering>(converter, patterns.getContext(), layout);
+}

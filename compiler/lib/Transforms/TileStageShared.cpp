@@ -1,0 +1,258 @@
+//===- TileStageShared.cpp - plan shared-memory staging of mma loops ------===//
+//
+// A kernel's mma loop
+//
+//   for k in lb .. ub { acc = mma(load(A, [..]), load(B, [..]), acc) }
+//
+// is planned here as a producer/consumer pipeline (sm_90a):
+//  - STAGES shared-memory buffers per operand, each filled by TMA in the
+//    128-byte swizzled layout that wgmma reads (or, when the runtime cannot
+//    describe a view to TMA, by the producer warpgroup with ordinary loads
+//    into the same layout);
+//  - a `full` and an `empty` mbarrier per stage;
+//  - warpgroup 0 produces, warpgroups 1..C consume with wgmma m64nBNk16 and
+//    keep the accumulator in registers (the "wgmma" thread layout, which
+//    every other tile of the kernel then uses, so epilogues run in
+//    registers).
+// The shared-memory and register budgets are checked here, so a
+// configuration that cannot run is a compile error with a suggestion.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Transforms/Passes.h"
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <string>
+
+namespace tilec {
+#define GEN_PASS_DEF_TILESTAGESHARED
+#include "tilec/Transforms/Passes.h.inc"
+} // namespace tilec
+
+using namespace mlir;
+using namespace tilec;
+
+namespace {
+
+/// Largest dynamic shared memory per block on sm_90 (227 KiB).
+constexpr int64_t kMaxSharedBytes = 232448;
+/// Alignment slack (the swizzled buffers need 1024-byte alignment) plus
+/// room for the mbarriers.
+constexpr int64_t kSharedOverhead = 1024 + 256;
+
+struct TileStageSharedPass
+    : tilec::impl::TileStageSharedBase<TileStageSharedPass> {
+  using TileStageSharedBase::TileStageSharedBase;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!func->hasAttr(tile::kKernelAttrName))
+        continue;
+      SmallVector<tile::MmaOp> mmas;
+      func.walk([&](tile::MmaOp op) { mmas.push_back(op); });
+      if (mmas.empty())
+        continue;
+      if (failed(plan(func, mmas)))
+        return signalPassFailure();
+    }
+  }
+
+  static std::string shapeStr(RankedTensorType t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "tile<" << t.getElementType() << ">[";
+    llvm::interleaveComma(t.getShape(), os);
+    os << "]";
+    return s;
+  }
+
+  /// The make_view a staged operand reads, or an error.
+  FailureOr<tile::MakeViewOp> stagedView(tile::LoadOp load, const char *which) {
+    auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
+    if (!mk || !mk->hasAttr(tile::kParamIndexAttrName) ||
+        load.getType().getRank() != 2) {
+      load.emitError() << "the " << which
+                       << " operand of mma must be loaded from a 2-D tensor parameter";
+      return failure();
+    }
+    if (load.getPaddingAttr()) {
+      load.emitError() << "the " << which
+                       << " operand of mma is padded with zeros; a padding value is not supported";
+      return failure();
+    }
+    return mk;
+  }
+
+  LogicalResult plan(func::FuncOp func, ArrayRef<tile::MmaOp> mmas) {
+    StringRef name = func.getName();
+    if (mmas.size() > 1)
+      return mmas[1]->emitError()
+             << "kernel '" << name
+             << "' has more than one mma; this version supports one mma loop per kernel";
+    tile::MmaOp mma = mmas.front();
+    if (arch != "sm_90a")
+      return mma.emitError()
+             << "mma needs --arch=sm_90a (TMA and wgmma); the sm_80 mma.sync "
+                "path is not implemented yet";
+    auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
+    Type elem = aTy.getElementType();
+    if (elem.isF32())
+      return mma.emitError()
+             << "mma of f32 tiles is not implemented yet; cast the operands "
+                "to bf16 or f16 (they accumulate in f32)";
+
+    // acc = mma(load(A), load(B), acc) inside a for loop.
+    auto forOp = dyn_cast<scf::ForOp>(mma->getParentOp());
+    auto accArg = dyn_cast<BlockArgument>(mma.getAcc());
+    if (!forOp || !accArg || accArg.getOwner() != forOp.getBody() ||
+        forOp.getNumRegionIterArgs() != 1 || !mma->hasOneUse() ||
+        !isa<scf::YieldOp>(*mma->getUsers().begin()))
+      return mma.emitError()
+             << "mma must accumulate in a 'for' loop that carries only the "
+                "accumulator: acc = mma(load(A, ...), load(B, ...), acc)";
+    auto aLoad = mma.getA().getDefiningOp<tile::LoadOp>();
+    auto bLoad = mma.getB().getDefiningOp<tile::LoadOp>();
+    if (!aLoad || !bLoad || aLoad->getParentOp() != forOp ||
+        bLoad->getParentOp() != forOp || !aLoad->hasOneUse() ||
+        !bLoad->hasOneUse())
+      return mma.emitError()
+             << "the operands of mma must be tiles loaded in the same loop "
+                "(mma(load(A, ...), load(B, ...), acc)); computing on them "
+                "before the mma is not supported yet";
+    FailureOr<tile::MakeViewOp> aView = stagedView(aLoad, "first");
+    FailureOr<tile::MakeViewOp> bView = stagedView(bLoad, "second");
+    if (failed(aView) || failed(bView))
+      return failure();
+    // Everything else in the loop must be scalar index arithmetic.
+    for (Operation &op : forOp.getBody()->without_terminator()) {
+      if (&op == mma.getOperation() || &op == aLoad.getOperation() ||
+          &op == bLoad.getOperation())
+        continue;
+      bool scalar = llvm::none_of(op.getResultTypes(), [](Type t) {
+        return isa<RankedTensorType, tile::ViewType>(t);
+      });
+      if (!scalar || op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+        return op.emitError()
+               << "the mma loop may only load the operands and multiply them; "
+                  "move other work before or after the loop";
+    }
+
+    int64_t BM = aTy.getDimSize(0), BK = aTy.getDimSize(1), BN = bTy.getDimSize(1);
+    auto shapeError = [&](const Twine &what) {
+      return mma.emitError() << "kernel '" << name << "': " << what
+                             << " (mma of " << shapeStr(aTy) << " and "
+                             << shapeStr(bTy) << ")";
+    };
+    if (BM % 64 != 0)
+      return shapeError("the number of rows of a (BM) must be a multiple of 64 for wgmma");
+    if (BK % 64 != 0)
+      return shapeError("the shared dimension (BK) must be a multiple of 64 for the "
+                        "128-byte swizzled staging");
+    if (BN % 64 != 0 || BN > 256)
+      return shapeError("the number of columns of b (BN) must be 64, 128, 192 or 256");
+
+    unsigned consumers = (BM >= 128 && (BM / 2) % 64 == 0) ? 2 : 1;
+    int64_t accRegs = BM * BN / (128 * consumers);
+    if (accRegs > 128)
+      return mma.emitError()
+             << "kernel '" << name << "': the " << BM << "x" << BN
+             << " f32 accumulator needs " << accRegs
+             << " registers per thread in each of the " << consumers
+             << " consumer warpgroups, but at most 128 leave room for the rest "
+                "(255 per thread); use a smaller BM or BN";
+    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+    int64_t stageBytes = (BM * BK + BK * BN) * elemBytes;
+    int64_t maxStages = (kMaxSharedBytes - kSharedOverhead) / stageBytes;
+    int64_t stages;
+    if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName)) {
+      stages = s.getInt();
+      if (stages < 1 || stages > 8)
+        return mma.emitError() << "kernel '" << name << "': STAGES must be 1 to 8, got "
+                               << stages;
+      int64_t need = stages * stageBytes + kSharedOverhead;
+      if (need > kMaxSharedBytes)
+        return mma.emitError()
+               << "kernel '" << name << "' needs " << need
+               << " bytes of shared memory for STAGES=" << stages << " stages of "
+               << shapeStr(aTy) << " and " << shapeStr(bTy) << " tiles, but "
+               << kMaxSharedBytes << " are available per block on sm_90a; use "
+               << (maxStages >= 1 ? "STAGES=" + std::to_string(maxStages) + " or "
+                                  : std::string())
+               << "smaller tiles";
+    } else {
+      stages = std::min<int64_t>(4, maxStages);
+      if (stages < 2)
+        return mma.emitError()
+               << "kernel '" << name << "': one pipeline stage of " << shapeStr(aTy)
+               << " and " << shapeStr(bTy) << " tiles takes " << stageBytes
+               << " bytes of shared memory; at least two must fit in "
+               << kMaxSharedBytes << "; use smaller tiles";
+    }
+
+    // The accumulator layout covers [BM, BN] tiles only: the rest of the
+    // kernel (its epilogue) must work on tiles of that shape.
+    auto accTy = mma.getAcc().getType();
+    WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+      if (forOp->isAncestor(op))
+        return WalkResult::advance();
+      if (isa<tile::ReduceOp>(op)) {
+        op->emitError() << "reductions in a kernel with mma are not supported yet";
+        return WalkResult::interrupt();
+      }
+      for (Type t : op->getResultTypes())
+        if (auto tt = dyn_cast<RankedTensorType>(t); tt && tt.getShape() != accTy.getShape()) {
+          op->emitError() << "in a kernel with mma, every tile outside the mma "
+                             "loop must have the accumulator's shape ["
+                          << BM << ", " << BN << "]; this one is " << shapeStr(tt)
+                          << " (a loaded tile may be broadcast to it)";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    // Record the plan.
+    Builder b(func.getContext());
+    forOp->setAttr(tile::kPipelineAttrName,
+                   b.getDictionaryAttr({b.getNamedAttr("stages", b.getI32IntegerAttr(stages)),
+                                        b.getNamedAttr("consumers",
+                                                       b.getI32IntegerAttr(consumers))}));
+    func->setAttr(tile::kLayoutAttrName, b.getStringAttr("wgmma"));
+    func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(4 * (consumers + 1)));
+    func->setAttr(tile::kVectorWidthAttrName, b.getI32IntegerAttr(2));
+    func->setAttr(tile::kSharedBytesAttrName,
+                  b.getI32IntegerAttr(int32_t(stages * stageBytes + kSharedOverhead)));
+    // One TMA descriptor (by value, 64-byte aligned) and a valid flag per
+    // operand, appended to the kernel parameters.
+    SmallVector<Attribute> tma;
+    MLIRContext *ctx = func.getContext();
+    for (auto [mk, load] : {std::pair{*aView, aLoad}, std::pair{*bView, bLoad}}) {
+      int32_t param = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt();
+      int64_t rows = load.getType().getDimSize(0);
+      tma.push_back(b.getDenseI64ArrayAttr({param, 64, rows}));
+      NamedAttrList attrs;
+      attrs.append(LLVM::LLVMDialect::getByValAttrName(),
+                   TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
+      attrs.append(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(64));
+      unsigned n = func.getNumArguments();
+      if (failed(func.insertArgument(n, LLVM::LLVMPointerType::get(ctx),
+                                     attrs.getDictionary(ctx), func.getLoc())) ||
+          failed(func.insertArgument(n + 1, b.getI32Type(), DictionaryAttr(),
+                                     func.getLoc())))
+        return func.emitError("internal: cannot add the TMA parameters");
+    }
+    func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tma));
+    return success();
+  }
+};
+
+} // namespace
