@@ -582,8 +582,8 @@ void Gen::run() {
   auto func = func::FuncOp::create(b, loc(k.loc), k.name, fnTy);
   func->setAttr(tile::kKernelAttrName, b.getUnitAttr());
   // A compile-time parameter named STAGES sets the depth of the mma
-  // pipeline (tile-stage-shared picks one otherwise).
-  if (auto it = inst.intConsts.find("STAGES"); it != inst.intConsts.end())
+  // pipeline (tile-stage-shared picks one when it is absent or 0).
+  if (auto it = inst.intConsts.find("STAGES"); it != inst.intConsts.end() && it->second != 0)
     func->setAttr(tile::kStagesAttrName, b.getI32IntegerAttr(int32_t(it->second)));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
