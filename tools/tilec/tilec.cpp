@@ -218,7 +218,13 @@ int main(int argc, char **argv) {
                      << " grid=(";
         for (size_t i = 0; i < sig.grid.size(); ++i)
           llvm::errs() << (i ? ", " : "") << sig.grid[i].str(sig.params);
-        llvm::errs() << ")\n";
+        llvm::errs() << ")";
+        if (sig.sharedBytes)
+          llvm::errs() << " shared=" << sig.sharedBytes;
+        for (const tilec::TmaOperand &t : sig.tma)
+          llvm::errs() << " tma=" << sig.params[t.param].name << "[" << t.boxRows << "x"
+                       << t.boxCols << "]";
+        llvm::errs() << "\n";
       }
     if (emit == Output::Header) {
       std::string ns = headerNamespace.empty() ? defaultNamespace(inputFile)

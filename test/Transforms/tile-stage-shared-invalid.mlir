@@ -1,0 +1,102 @@
+// RUN: tile-opt %s -split-input-file -tile-stage-shared -verify-diagnostics
+
+// The accumulator of a 256x256 tile does not fit in the registers.
+func.func @regs(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<256x256xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<256x256xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<256x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x256xbf16>
+    // expected-error @+1 {{kernel 'regs': the 256x256 f32 accumulator needs 256 registers per thread in each of the 2 consumer warpgroups, but at most 128 leave room for the rest (255 per thread); use a smaller BM or BN}}
+    %y = tile.mma %ta, %tb, %x : tensor<256x64xbf16>, tensor<64x256xbf16>, tensor<256x256xf32>
+    scf.yield %y : tensor<256x256xf32>
+  }
+  return
+}
+
+// -----
+
+// BN = 96 is not a multiple of the 64-column swizzled boxes.
+func.func @bn96(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x96xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x96xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<f16, 2>, i64, i64 -> tensor<128x64xf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<f16, 2>, i64, i64 -> tensor<64x96xf16>
+    // expected-error @+1 {{kernel 'bn96': the number of columns of b (BN) must be 64, 128, 192 or 256 (mma of tile<f16>[128, 64] and tile<f16>[64, 96])}}
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xf16>, tensor<64x96xf16>, tensor<128x96xf32>
+    scf.yield %y : tensor<128x96xf32>
+  }
+  return
+}
+
+// -----
+
+// f32 operands (the CUDA-core / tf32 paths) are not implemented.
+func.func @f32(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : i64
+  %ta = tile.load %a[%c0, %c0] : !tile.view<f32, 2>, i64, i64 -> tensor<128x64xf32>
+  %tb = tile.load %a[%c0, %c0] : !tile.view<f32, 2>, i64, i64 -> tensor<64x128xf32>
+  // expected-error @+1 {{mma of f32 tiles is not implemented yet; cast the operands to bf16 or f16 (they accumulate in f32)}}
+  %y = tile.mma %ta, %tb, %zero : tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x128xf32>
+  return
+}
+
+// -----
+
+// An mma outside a loop has nothing to pipeline.
+func.func @no_loop(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : i64
+  %ta = tile.load %a[%c0, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+  %tb = tile.load %a[%c0, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
+  // expected-error @+1 {{mma must accumulate in a 'for' loop that carries only the accumulator: acc = mma(load(A, ...), load(B, ...), acc)}}
+  %y = tile.mma %ta, %tb, %zero : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+  return
+}
+
+// -----
+
+// Work on an operand before the mma (a prologue) is not staged yet.
+func.func @prologue(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+    %t2 = arith.addf %ta, %ta : tensor<128x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
+    // expected-error @+1 {{the operands of mma must be tiles loaded in the same loop (mma(load(A, ...), load(B, ...), acc)); computing on them before the mma is not supported yet}}
+    %y = tile.mma %t2, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+    scf.yield %y : tensor<128x128xf32>
+  }
+  return
+}
+
+// -----
+
+// Tiles after the loop must have the accumulator's shape.
+func.func @epilogue_shape(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+    scf.yield %y : tensor<128x128xf32>
+  }
+  // expected-error @+1 {{in a kernel with mma, every tile outside the mma loop must have the accumulator's shape [128, 128]; this one is tile<f32>[16384] (a loaded tile may be broadcast to it)}}
+  %r = tile.reshape %acc : tensor<128x128xf32> -> tensor<16384xf32>
+  return
+}
+

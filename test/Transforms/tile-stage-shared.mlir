@@ -1,0 +1,61 @@
+// RUN: tile-opt %s -split-input-file -tile-stage-shared -verify-diagnostics | FileCheck %s
+// RUN: not tile-opt %s -split-input-file -tile-stage-shared=arch=sm_80 2>&1 | FileCheck %s --check-prefix=SM80
+
+// 128x256x64 bf16: two consumer warpgroups (64 rows each, 128 accumulator
+// registers per thread) plus the producer: 12 warps. A stage is
+// (128*64 + 64*256) * 2 = 48 KiB, so 4 stages fit in 227 KiB. The kernel gets
+// a TMA descriptor (by value) and a valid flag per operand.
+// CHECK-LABEL: func.func @mm(
+// CHECK-SAME:    %arg15: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>}, %arg16: i32,
+// CHECK-SAME:    %arg17: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>}, %arg18: i32)
+// CHECK-SAME:    tile.layout = "wgmma"
+// CHECK-SAME:    tile.num_warps = 12 : i32
+// CHECK-SAME:    tile.shared_bytes = 197888 : i32
+// CHECK-SAME:    tile.tma = [array<i64: 0, 64, 128>, array<i64: 1, 64, 64>]
+// CHECK:         scf.for
+// CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
+// SM80: error: mma needs --arch=sm_90a (TMA and wgmma); the sm_80 mma.sync path is not implemented yet
+func.func @mm(%ap: !llvm.ptr<1>, %am: i64, %ak: i64, %as0: i64, %as1: i64,
+              %bp: !llvm.ptr<1>, %bk: i64, %bn: i64, %bs0: i64, %bs1: i64,
+              %cp: !llvm.ptr<1>, %cm: i64, %cn: i64, %cs0: i64, %cs1: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%am, %ak] strides[%as0, %as1] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %b = tile.make_view %bp[%bk, %bn] strides[%bs0, %bs1] {tile.param = 1 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %c = tile.make_view %cp[%cm, %cn] strides[%cs0, %cs1] {tile.param = 2 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %m = tile.block_id 0 : i32
+  %n = tile.block_id 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %kt = arith.constant 16 : i64
+  %acc = scf.for %k = %c0 to %kt step %c1 iter_args(%x = %zero) -> (tensor<128x256xf32>) : i64 {
+    %m64 = arith.extsi %m : i32 to i64
+    %ta = tile.load %a[%m64, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+    %n64 = arith.extsi %n : i32 to i64
+    %tb = tile.load %b[%k, %n64] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x256xbf16>
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32>
+    scf.yield %y : tensor<128x256xf32>
+  }
+  tile.store %acc, %c[%m, %n] : tensor<128x256xf32>, !tile.view<f32, 2>, i32, i32
+  return
+}
+
+// -----
+
+// STAGES from the kernel (tile.stages) is checked against the budget: 5 x
+// 48 KiB does not fit.
+func.func @too_deep(%ap: !llvm.ptr<1>, %am: i64, %ak: i64, %as0: i64, %as1: i64,
+                    %bp: !llvm.ptr<1>, %bk: i64, %bn: i64, %bs0: i64, %bs1: i64) attributes {tile.kernel, tile.stages = 5 : i32} {
+  %a = tile.make_view %ap[%am, %ak] strides[%as0, %as1] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %b = tile.make_view %bp[%bk, %bn] strides[%bs0, %bs1] {tile.param = 1 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %ak step %c1 iter_args(%x = %zero) -> (tensor<128x256xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+    %tb = tile.load %b[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x256xbf16>
+    // expected-error @+1 {{kernel 'too_deep' needs 247040 bytes of shared memory for STAGES=5 stages of tile<bf16>[128, 64] and tile<bf16>[64, 256] tiles, but 232448 are available per block on sm_90a; use STAGES=4 or smaller tiles}}
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32>
+    scf.yield %y : tensor<128x256xf32>
+  }
+  return
+}
