@@ -454,10 +454,16 @@ static bool encodeTensorMap(ScalarType dtype, const TensorArg &t, const TmaOpera
                             uint64_t *map) {
   std::memset(map, 0, 128);
   size_t elem = scalarTypeSize(dtype);
-  if (t.sizes.size() != 2 || t.strides[1] != 1 || t.sizes[0] <= 0 || t.sizes[1] <= 0 ||
-      t.ptr % 16 != 0 || (t.strides[0] * int64_t(elem)) % 16 != 0 || t.strides[0] <= 0 ||
-      t.sizes[0] > (int64_t(1) << 32) || t.sizes[1] > (int64_t(1) << 32))
+  size_t rank = t.sizes.size();
+  if (rank < 2 || rank > 3 || t.strides[rank - 1] != 1 || t.ptr % 16 != 0)
     return false;
+  for (size_t d = 0; d < rank; ++d) {
+    if (t.sizes[d] <= 0 || t.sizes[d] > (int64_t(1) << 32))
+      return false;
+    if (d + 1 < rank && (t.strides[d] <= 0 || (t.strides[d] * int64_t(elem)) % 16 != 0 ||
+                         t.strides[d] * int64_t(elem) >= (int64_t(1) << 40)))
+      return false;
+  }
   int dataType = dtype == ScalarType::BF16 ? 9 : dtype == ScalarType::F16 ? 6 : -1;
   if (dataType < 0)
     return false;
@@ -465,15 +471,18 @@ static bool encodeTensorMap(ScalarType dtype, const TensorArg &t, const TmaOpera
   const cuda::Driver *d = cuda::tryLoadDriver(&error);
   if (!d || !d->cuTensorMapEncodeTiled)
     return false;
-  unsigned long long dims[2] = {static_cast<unsigned long long>(t.sizes[1]),
-                                static_cast<unsigned long long>(t.sizes[0])};
-  unsigned long long strides[1] = {static_cast<unsigned long long>(t.strides[0]) * elem};
-  unsigned box[2] = {op.boxCols, op.boxRows};
-  unsigned elementStrides[2] = {1, 1};
+  // Innermost first; a batched (3-D) tensor takes one matrix per box.
+  unsigned long long dims[3], strides[2];
+  for (size_t d = 0; d < rank; ++d)
+    dims[d] = static_cast<unsigned long long>(t.sizes[rank - 1 - d]);
+  for (size_t d = 0; d + 1 < rank; ++d)
+    strides[d] = static_cast<unsigned long long>(t.strides[rank - 2 - d]) * elem;
+  unsigned box[3] = {op.boxCols, op.boxRows, 1};
+  unsigned elementStrides[3] = {1, 1, 1};
   void *base = reinterpret_cast<void *>(static_cast<uintptr_t>(t.ptr));
   // interleave none, swizzle 128B (3), L2 promotion 256B (3), zero fill (0).
-  cuda::CUresult r = d->cuTensorMapEncodeTiled(map, dataType, 2, base, dims, strides, box,
-                                               elementStrides, 0, 3, 3, 0);
+  cuda::CUresult r = d->cuTensorMapEncodeTiled(map, dataType, unsigned(rank), base, dims,
+                                               strides, box, elementStrides, 0, 3, 3, 0);
   if (r != cuda::CUDA_SUCCESS) {
     std::memset(map, 0, 128);
     return false;

@@ -229,7 +229,7 @@ parseSignatures(std::string_view text) {
         return std::nullopt;
       for (const TmaOperand &t : cur->tma)
         if (t.param >= cur->params.size() || !cur->params[t.param].isTensor ||
-            cur->params[t.param].rank != 2)
+            cur->params[t.param].rank < 2 || cur->params[t.param].rank > 3)
           return std::nullopt;
       cur = nullptr;
     } else {

@@ -10,8 +10,8 @@
 //   tilec-check FILE... [-D NAME=VALUE]... [--size N]... [--shape RxC[xK]]...
 //               [--ld-pad P] [--col-major T] [--arch sm_90a] [--compile-only]
 //               [--bench ITERS] [--kernel NAME]
-// A matmul problem is MxNxK; --col-major T stores tensor parameter T (0-based
-// among the tensors) column-major.
+// A matmul problem is MxNxK (BxMxNxK batched); --col-major T stores tensor
+// parameter T (0-based among the tensors) column-major.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +63,13 @@ template <typename Fn> void forEachIndex(const HostTensor &t, Fn fn) {
   if (t.sizes.size() == 1) {
     for (int64_t i = 0; i < t.sizes[0]; ++i)
       fn(i * t.strides[0]);
+    return;
+  }
+  if (t.sizes.size() == 3) {
+    for (int64_t b = 0; b < t.sizes[0]; ++b)
+      for (int64_t i = 0; i < t.sizes[1]; ++i)
+        for (int64_t j = 0; j < t.sizes[2]; ++j)
+          fn(b * t.strides[0] + i * t.strides[1] + j * t.strides[2]);
     return;
   }
   for (int64_t i = 0; i < t.sizes[0]; ++i)
@@ -223,35 +230,50 @@ std::map<std::string, Reference> references() {
   }
   {
     // C = A * B (+ bias, GELU in the tanh form): a problem MxNxK (MxN means
-    // K = N); A is MxK, B is KxN, bias has N entries.
-    auto matmulRef = [](bool biasGelu) {
+    // K = N); A is MxK, B is KxN, bias has N entries. Batched: BxMxNxK, one
+    // product per leading index.
+    auto matmulRef = [](bool biasGelu, bool batched) {
       Reference r;
       r.written = {biasGelu ? 3u : 2u};
       r.rtolScale = biasGelu ? 2 : 1000;
-      r.shapeOf = [biasGelu](const std::vector<int64_t> &shape, size_t k) {
-        int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : shape[1];
+      r.shapeOf = [biasGelu, batched](const std::vector<int64_t> &shape, size_t k) {
+        size_t o = batched ? 1 : 0;
+        int64_t M = shape[o], N = shape[o + 1];
+        int64_t K = shape.size() > o + 2 ? shape[o + 2] : N;
+        std::vector<int64_t> dims;
         if (k == 0)
-          return std::vector<int64_t>{M, K};
-        if (k == 1)
-          return std::vector<int64_t>{K, N};
-        if (biasGelu && k == 2)
+          dims = {M, K};
+        else if (k == 1)
+          dims = {K, N};
+        else if (biasGelu && k == 2)
           return std::vector<int64_t>{N};
-        return std::vector<int64_t>{M, N};
+        else
+          dims = {M, N};
+        if (batched)
+          dims.insert(dims.begin(), shape[0]);
+        return dims;
       };
       r.run = [biasGelu](std::vector<HostTensor *> &ts, const std::vector<double> &) {
         HostTensor &a = *ts[0], &b = *ts[1], &c = *ts[biasGelu ? 3 : 2];
-        int64_t M = a.sizes[0], K = a.sizes[1], N = b.sizes[1];
+        size_t o = a.sizes.size() - 2; // 1 when batched
+        int64_t batches = o ? a.sizes[0] : 1;
+        int64_t M = a.sizes[o], K = a.sizes[o + 1], N = b.sizes[o + 1];
+        int64_t as0 = a.strides[o], as1 = a.strides[o + 1], bs0 = b.strides[o],
+                bs1 = b.strides[o + 1], cs0 = c.strides[o], cs1 = c.strides[o + 1];
         // Rows are independent: split them over the host's cores (a 4096^3
         // reference is 69 GFLOP in double).
         auto rowsFrom = [&](int64_t begin, int64_t end) {
           std::vector<double> row(static_cast<size_t>(N));
-          for (int64_t m = begin; m < end; ++m) {
+          for (int64_t mm = begin; mm < end; ++mm) {
+            int64_t bi = mm / M, m = mm % M;
+            int64_t ab = o ? bi * a.strides[0] : 0, bb = o ? bi * b.strides[0] : 0,
+                    cb = o ? bi * c.strides[0] : 0;
             std::fill(row.begin(), row.end(), 0.0);
             for (int64_t k = 0; k < K; ++k) {
-              double av = a.values[m * a.strides[0] + k * a.strides[1]];
-              const float *bp = &b.values[k * b.strides[0]];
+              double av = a.values[ab + m * as0 + k * as1];
+              const float *bp = &b.values[bb + k * bs0];
               for (int64_t n = 0; n < N; ++n)
-                row[n] += av * bp[n * b.strides[1]];
+                row[n] += av * bp[n * bs1];
             }
             for (int64_t n = 0; n < N; ++n) {
               double x = row[n];
@@ -259,24 +281,25 @@ std::map<std::string, Reference> references() {
                 x += ts[2]->values[n * ts[2]->strides[0]];
                 x = 0.5 * x * (1.0 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
               }
-              c.values[m * c.strides[0] + n * c.strides[1]] =
-                  static_cast<float>(roundToFloatType(c.dtype, x));
+              c.values[cb + m * cs0 + n * cs1] = static_cast<float>(roundToFloatType(c.dtype, x));
             }
           }
         };
+        int64_t rows = batches * M;
         int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 64);
-        workers = std::min(workers, std::max<int64_t>(1, M * N * K / (1 << 22)));
+        workers = std::min(workers, std::max<int64_t>(1, rows * N * K / (1 << 22)));
         std::vector<std::thread> pool;
         for (int64_t w = 0; w < workers; ++w)
-          pool.emplace_back(rowsFrom, M * w / workers, M * (w + 1) / workers);
+          pool.emplace_back(rowsFrom, rows * w / workers, rows * (w + 1) / workers);
         for (std::thread &t : pool)
           t.join();
       };
       return r;
     };
-    refs["matmul"] = matmulRef(false);
-    refs["matmul_grouped"] = matmulRef(false);
-    refs["matmul_bias_gelu"] = matmulRef(true);
+    refs["matmul"] = matmulRef(false, false);
+    refs["matmul_grouped"] = matmulRef(false, false);
+    refs["matmul_bias_gelu"] = matmulRef(true, false);
+    refs["bmm"] = matmulRef(false, true);
   }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
@@ -478,6 +501,11 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
     if (t.sizes.size() == 1) {
       t.strides = {1};
       t.storageElems = t.sizes[0];
+    } else if (t.sizes.size() == 3) {
+      // Contiguous matrices with padded rows.
+      int64_t ld = t.sizes[2] + opts.ldPad;
+      t.strides = {t.sizes[1] * ld, ld, 1};
+      t.storageElems = (t.sizes[0] * t.sizes[1] - 1) * ld + t.sizes[2];
     } else if (std::count(opts.colMajor.begin(), opts.colMajor.end(), unsigned(host.size()))) {
       int64_t ld = t.sizes[0] + opts.ldPad;
       t.strides = {1, ld};
@@ -673,7 +701,7 @@ int main(int argc, char **argv) {
             break;
           start = x + 1;
         }
-        if (dims.size() < 2 || dims.size() > 3)
+        if (dims.size() < 2 || dims.size() > 4)
           return usage();
         opts.shapes.push_back(dims);
       } else if (a == "--col-major") {

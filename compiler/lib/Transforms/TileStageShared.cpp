@@ -77,10 +77,9 @@ struct TileStageSharedPass
   /// The make_view a staged operand reads, or an error.
   FailureOr<tile::MakeViewOp> stagedView(tile::LoadOp load, const char *which) {
     auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
-    if (!mk || !mk->hasAttr(tile::kParamIndexAttrName) ||
-        load.getType().getRank() != 2) {
+    if (!mk || !mk->hasAttr(tile::kParamIndexAttrName)) {
       load.emitError() << "the " << which
-                       << " operand of mma must be loaded from a 2-D tensor parameter";
+                       << " operand of mma must be loaded from a tensor parameter";
       return failure();
     }
     if (load.getPaddingAttr()) {
@@ -118,8 +117,8 @@ struct TileStageSharedPass
       return mma.emitError()
              << "mma must accumulate in a 'for' loop that carries only the "
                 "accumulator: acc = mma(load(A, ...), load(B, ...), acc)";
-    auto aLoad = mma.getA().getDefiningOp<tile::LoadOp>();
-    auto bLoad = mma.getB().getDefiningOp<tile::LoadOp>();
+    tile::LoadOp aLoad = tile::getStagedLoad(mma.getA());
+    tile::LoadOp bLoad = tile::getStagedLoad(mma.getB());
     if (!aLoad || !bLoad || aLoad->getParentOp() != forOp ||
         bLoad->getParentOp() != forOp || !aLoad->hasOneUse() ||
         !bLoad->hasOneUse())
@@ -134,7 +133,8 @@ struct TileStageSharedPass
     // Everything else in the loop must be scalar index arithmetic.
     for (Operation &op : forOp.getBody()->without_terminator()) {
       if (&op == mma.getOperation() || &op == aLoad.getOperation() ||
-          &op == bLoad.getOperation())
+          &op == bLoad.getOperation() || &op == mma.getA().getDefiningOp() ||
+          &op == mma.getB().getDefiningOp())
         continue;
       bool scalar = llvm::none_of(op.getResultTypes(), [](Type t) {
         return isa<RankedTensorType, tile::ViewType>(t);
@@ -207,8 +207,15 @@ struct TileStageSharedPass
         op->emitError() << "reductions in a kernel with mma are not supported yet";
         return WalkResult::interrupt();
       }
+      // [BM, BN] or, for a batched result, [1, ..., 1, BM, BN].
+      auto accShaped = [&](RankedTensorType tt) {
+        ArrayRef<int64_t> s = tt.getShape();
+        if (s.size() < 2 || s.end()[-2] != BM || s.end()[-1] != BN)
+          return false;
+        return llvm::all_of(s.drop_back(2), [](int64_t d) { return d == 1; });
+      };
       for (Type t : op->getResultTypes())
-        if (auto tt = dyn_cast<RankedTensorType>(t); tt && tt.getShape() != accTy.getShape()) {
+        if (auto tt = dyn_cast<RankedTensorType>(t); tt && !accShaped(tt)) {
           op->emitError() << "in a kernel with mma, every tile outside the mma "
                              "loop must have the accumulator's shape ["
                           << BM << ", " << BN << "]; this one is " << shapeStr(tt)
@@ -237,7 +244,7 @@ struct TileStageSharedPass
     MLIRContext *ctx = func.getContext();
     for (auto [mk, load] : {std::pair{*aView, aLoad}, std::pair{*bView, bLoad}}) {
       int32_t param = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt();
-      int64_t rows = load.getType().getDimSize(0);
+      int64_t rows = load.getType().getShape().end()[-2];
       tma.push_back(b.getDenseI64ArrayAttr({param, 64, rows}));
       NamedAttrList attrs;
       attrs.append(LLVM::LLVMDialect::getByValAttrName(),

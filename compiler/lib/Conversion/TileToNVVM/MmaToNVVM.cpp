@@ -103,8 +103,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     MLIRContext *ctx = rewriter.getContext();
 
     Operand A, B;
-    A.load = mma.getA().getDefiningOp<tile::LoadOp>();
-    B.load = mma.getB().getDefiningOp<tile::LoadOp>();
+    A.load = tile::getStagedLoad(mma.getA());
+    B.load = tile::getStagedLoad(mma.getB());
     unsigned nargs = func.getNumArguments();
     Block &entry = func.getBody().front();
     A.tmap = entry.getArgument(nargs - 4);
@@ -113,8 +113,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     B.tmapValid = entry.getArgument(nargs - 1);
     for (Operand *o : {&A, &B}) {
       o->view = o->load.getView().getDefiningOp<tile::MakeViewOp>();
-      o->rows = o->load.getType().getDimSize(0);
-      o->cols = o->load.getType().getDimSize(1);
+      ArrayRef<int64_t> shape = o->load.getType().getShape();
+      o->rows = shape.end()[-2];
+      o->cols = shape.end()[-1];
     }
     int64_t BM = A.rows, BK = A.cols, BN = B.cols;
     B.smemOffset = A.bytes();
@@ -187,7 +188,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         IRMapping map;
         map.map(forOp.getInductionVar(), iv);
         for (Operation &op : forOp.getBody()->without_terminator()) {
-          if (isa<tile::LoadOp, tile::MmaOp>(op))
+          if (isa<tile::LoadOp, tile::MmaOp, tile::ReshapeOp>(op))
             continue;
           rewriter.clone(op, map);
         }
@@ -197,9 +198,10 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         Operand *ops[2] = {&A, &B};
         for (size_t k = 0; k < 2; ++k) {
           Operand *o = ops[k];
+          ArrayRef<int64_t> shape = o->load.getType().getShape();
           for (auto [d, idx] : llvm::enumerate(o->load.getIndices())) {
             Value v = toI64(map.lookupOrDefault(idx));
-            origins[k].push_back(e.mul(v, e.i64(d == 0 ? o->rows : o->cols)));
+            origins[k].push_back(e.mul(v, e.i64(shape[d])));
           }
           // Views TMA cannot describe: ordinary loads into the same layout.
           e.ifThen(e.eq(o->tmapValid, e.i32(0)), [&] {
@@ -322,13 +324,19 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
                        Value dst, Value mbar) {
     Emit e{b, loc};
     auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
-    Value row = arith::TruncIOp::create(b, loc, b.getI32Type(), origins[0]);
-    Value col = arith::TruncIOp::create(b, loc, b.getI32Type(), origins[1]);
+    auto i32 = [&](Value v) { return arith::TruncIOp::create(b, loc, b.getI32Type(), v); };
+    size_t rank = origins.size();
+    Value row = i32(origins[rank - 2]);
+    Value col = i32(origins[rank - 1]);
     for (int64_t box = 0; box < o.cols / 64; ++box) {
       Value d = e.gep(dst, e.i64(box * o.rows * 128));
       Value d7 = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, d);
+      // Coordinates innermost first: column, row (, batch).
+      SmallVector<Value> coords = {e.add(col, e.i32(box * 64)), row};
+      if (rank == 3)
+        coords.push_back(i32(origins[0]));
       NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          b, loc, d7, o.tmap, ValueRange{e.add(col, e.i32(box * 64)), row}, mbar,
+          b, loc, d7, o.tmap, coords, mbar,
           ValueRange{}, Value(), Value(),
           NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
           b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), Value());
@@ -343,8 +351,16 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Emit e{b, loc};
     Type elem = o.load.getType().getElementType();
     Value ptr = o.view.getPtr();
-    Value size0 = o.view.getSizes()[0], size1 = o.view.getSizes()[1];
-    Value stride0 = o.view.getStrides()[0], stride1 = o.view.getStrides()[1];
+    size_t rank = origins.size();
+    Value size0 = o.view.getSizes()[rank - 2], size1 = o.view.getSizes()[rank - 1];
+    Value stride0 = o.view.getStrides()[rank - 2], stride1 = o.view.getStrides()[rank - 1];
+    // A batched operand: the matrix at batch index origins[0] (outside the
+    // view: every element reads as zero).
+    Value batchOk, batchOffset;
+    if (rank == 3) {
+      batchOk = e.ult(origins[0], o.view.getSizes()[0]);
+      batchOffset = e.mul(origins[0], o.view.getStrides()[0]);
+    }
     int64_t chunksPerRow = o.cols / 8, chunks = o.rows * chunksPerRow;
     Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
     auto vecTy = VectorType::get({8}, elem);
@@ -354,18 +370,22 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Value q = loop.getInductionVar();
     Value row = e.divu(q, e.i64(chunksPerRow));
     Value cc = e.remu(q, e.i64(chunksPerRow));
-    Value grow = e.add(origins[0], row);
+    Value grow = e.add(origins[rank - 2], row);
     Value rowOk = e.ult(grow, size0);
+    if (batchOk)
+      rowOk = arith::AndIOp::create(b, loc, rowOk, batchOk);
     Value v = arith::ConstantOp::create(b, loc, vecTy,
                                         DenseElementsAttr::get(vecTy, b.getFloatAttr(elem, 0.0)));
     for (int64_t t = 0; t < 8; ++t) {
-      Value gcol = e.add(origins[1], e.add(e.mul(cc, e.i64(8)), e.i64(t)));
+      Value gcol = e.add(origins[rank - 1], e.add(e.mul(cc, e.i64(8)), e.i64(t)));
       Value ok = arith::AndIOp::create(b, loc, rowOk, e.ult(gcol, size1));
       auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
       {
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         Value off = e.add(e.mul(grow, stride0), e.mul(gcol, stride1));
+        if (batchOffset)
+          off = e.add(off, batchOffset);
         Value p = LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr, ValueRange{off});
         scf::YieldOp::create(b, loc, ValueRange{LLVM::LoadOp::create(b, loc, elem, p, 2)});
         b.setInsertionPointToStart(&ifOp.getElseRegion().front());

@@ -55,8 +55,9 @@ Value ThreadLayout::groupBase(OpBuilder &b, Location loc, RankedTensorType t,
         b, loc, arith::MulIOp::create(b, loc, tid64, c64(vec)),
         c64(g * int64_t(threads) * vec));
   // g = (mb, j, h): 64-row block, 8-column chunk, upper/lower 8 rows.
-  int64_t cols = t.getDimSize(1);
-  int64_t rowsPerWG = t.getDimSize(0) / consumers;
+  // [BM, BN], or [1, ..., BM, BN] (a batched result): the last two dims.
+  int64_t cols = t.getShape().end()[-1];
+  int64_t rowsPerWG = t.getShape().end()[-2] / consumers;
   int64_t chunks = cols / 8;
   int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
   Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));

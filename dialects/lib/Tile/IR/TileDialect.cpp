@@ -215,3 +215,15 @@ LogicalResult BroadcastLoadOp::verify() {
                            << to.getDimSize(d + lead);
   return success();
 }
+
+LoadOp tilec::tile::getStagedLoad(Value operand) {
+  if (auto load = operand.getDefiningOp<LoadOp>())
+    return load.getType().getRank() == 2 ? load : LoadOp();
+  auto reshape = operand.getDefiningOp<ReshapeOp>();
+  if (!reshape || !reshape->hasOneUse() || reshape.getType().getRank() != 2)
+    return LoadOp();
+  auto load = reshape.getTile().getDefiningOp<LoadOp>();
+  if (!load || load.getType().getRank() != 3 || load.getType().getDimSize(0) != 1)
+    return LoadOp();
+  return load;
+}

@@ -78,7 +78,8 @@ struct GridExpr {
 };
 
 /// A TMA descriptor the runtime builds at launch for a 2-D tensor parameter
-/// (row-major tiles of `boxRows` x `boxCols` elements, 128-byte swizzle).
+/// (row-major tiles of `boxRows` x `boxCols` elements, 128-byte swizzle), or
+/// a 3-D one whose leading dimension is a batch (one matrix per box).
 struct TmaOperand {
   unsigned param = 0;
   unsigned boxCols = 64;

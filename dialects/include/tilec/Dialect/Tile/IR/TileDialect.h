@@ -46,6 +46,11 @@ inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
 inline constexpr llvm::StringLiteral kTmaAttrName = "tile.tma";
 /// On an scf.for: the mma pipeline tile-stage-shared planned for it.
 inline constexpr llvm::StringLiteral kPipelineAttrName = "tile.pipeline";
+
+/// The load that feeds an mma operand: `load(...)` of a 2-D tile, or
+/// `reshape(load(...))` of a [1, R, C] tile from a batched 3-D view (the
+/// batch index picks the matrix). Null when `operand` is anything else.
+LoadOp getStagedLoad(mlir::Value operand);
 } // namespace tilec::tile
 
 #endif // TILEC_DIALECT_TILE_IR_TILEDIALECT_H
