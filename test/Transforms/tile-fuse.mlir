@@ -42,3 +42,59 @@ func.func @computed(%v: !tile.view<f32, 1>, %o: !tile.view<f32, 2>, %i: i32) att
   tile.store %t, %o[%i, %i] : tensor<4x128xf32>, !tile.view<f32, 2>, i32, i32
   return
 }
+
+// -----
+
+// Prologue: a per-row scale of A ([128, 1] broadcast along K) and a
+// per-column scale of B ([128] broadcast along K) leave the loop; the loop
+// multiplies the plain loads from a zero accumulator and the scales multiply
+// the f32 result once.
+// CHECK-LABEL: func.func @matmul_scaled
+// CHECK-DAG:     %[[SA:.*]] = tile.broadcast_load %{{.*}} {src_shape = array<i64: 128, 1>} : !tile.view<bf16, 2>, i64, i64 -> tensor<128x128xbf16>
+// CHECK-DAG:     %[[SAF:.*]] = arith.extf %[[SA]] : tensor<128x128xbf16> to tensor<128x128xf32>
+// CHECK-DAG:     %[[SB:.*]] = tile.broadcast_load %{{.*}} {src_shape = array<i64: 128>} : !tile.view<bf16, 1>, i64 -> tensor<128x128xbf16>
+// CHECK-DAG:     %[[SBF:.*]] = arith.extf %[[SB]] : tensor<128x128xbf16> to tensor<128x128xf32>
+// CHECK:         %[[ACC:.*]] = scf.for
+// CHECK-NOT:       arith.mulf
+// CHECK:           %[[A:.*]] = tile.load %{{.*}} -> tensor<128x64xbf16>
+// CHECK:           %[[B:.*]] = tile.load %{{.*}} -> tensor<64x128xbf16>
+// CHECK:           tile.mma %[[A]], %[[B]], %{{.*}}
+// CHECK:         %[[R1:.*]] = arith.mulf %[[ACC]], %[[SBF]]
+// CHECK:         %[[R2:.*]] = arith.mulf %[[R1]], %[[SAF]]
+// CHECK:         tile.store %[[R2]]
+  func.func @matmul_scaled(%arg0: !llvm.ptr<1>, %arg1: i64, %arg2: i64, %arg3: i64, %arg4: i64, %arg5: !llvm.ptr<1>, %arg6: i64, %arg7: i64, %arg8: i64, %arg9: i64, %arg10: !llvm.ptr<1>, %arg11: i64, %arg12: i64, %arg13: i64, %arg14: i64, %arg15: !llvm.ptr<1>, %arg16: i64, %arg17: i64, %arg18: !llvm.ptr<1>, %arg19: i64, %arg20: i64, %arg21: i64, %arg22: i64) attributes {tile.kernel} {
+    %0 = tile.make_view %arg0[%arg1, %arg2] strides[%arg3, %arg4] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+    %1 = tile.make_view %arg5[%arg6, %arg7] strides[%arg8, %arg9] {tile.param = 1 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+    %2 = tile.make_view %arg10[%arg11, %arg12] strides[%arg13, %arg14] {tile.param = 2 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+    %3 = tile.make_view %arg15[%arg16] strides[%arg17] {tile.param = 3 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 1>
+    %4 = tile.make_view %arg18[%arg19, %arg20] strides[%arg21, %arg22] {tile.param = 4 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
+    %5 = tile.block_id 0 : i32
+    %6 = tile.block_id 1 : i32
+    %cst = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+    %c0_i64 = arith.constant 0 : i64
+    %7 = tile.view_dim %0[1] : !tile.view<bf16, 2>
+    %c64_i64 = arith.constant 64 : i64
+    %8 = arith.ceildivsi %7, %c64_i64 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %9 = scf.for %arg23 = %c0_i64 to %8 step %c1_i64 iter_args(%arg24 = %cst) -> (tensor<128x128xf32>)  : i64 {
+      %12 = arith.extsi %5 : i32 to i64
+      %13 = tile.load %0[%12, %arg23] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+      %14 = arith.extsi %5 : i32 to i64
+      %c0_i64_0 = arith.constant 0 : i64
+      %15 = tile.load %2[%14, %c0_i64_0] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x1xbf16>
+      %16 = tile.broadcast %15 : tensor<128x1xbf16> -> tensor<128x64xbf16>
+      %17 = arith.mulf %13, %16 : tensor<128x64xbf16>
+      %18 = arith.extsi %6 : i32 to i64
+      %19 = tile.load %1[%arg23, %18] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
+      %20 = arith.extsi %6 : i32 to i64
+      %21 = tile.load %3[%20] : !tile.view<bf16, 1>, i64 -> tensor<128xbf16>
+      %22 = tile.broadcast %21 : tensor<128xbf16> -> tensor<64x128xbf16>
+      %23 = arith.mulf %19, %22 : tensor<64x128xbf16>
+      %24 = tile.mma %17, %23, %arg24 : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+      scf.yield %24 : tensor<128x128xf32>
+    }
+    %10 = arith.extsi %5 : i32 to i64
+    %11 = arith.extsi %6 : i32 to i64
+    tile.store %9, %4[%10, %11] : tensor<128x128xf32>, !tile.view<f32, 2>, i64, i64
+    return
+  }

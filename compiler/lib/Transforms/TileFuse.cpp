@@ -5,13 +5,25 @@
 // small tile never has to be exchanged between threads (the layouts of a
 // [BN] tile and a [BM, BN] accumulator differ).
 //
+// Prologue scaling of an mma operand by a per-row (A) or per-column (B)
+// factor that does not change along K commutes with the sum over K:
+//   sum_k (s_m * A_mk) * B_kn = s_m * sum_k A_mk * B_kn
+// so `acc = mma(load(A) * s, load(B), acc)` becomes a plain mma loop (whose
+// operands TMA can stage untouched) and one multiply of the accumulator in
+// registers after it: the scale is applied once per output element instead
+// of once per operand element and K step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Transforms/Passes.h"
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -43,12 +55,135 @@ struct FuseBroadcastOfLoad : OpRewritePattern<tile::BroadcastOp> {
   }
 };
 
+/// broadcast(cast(x)) -> cast(broadcast(x)): element type conversions
+/// commute with broadcasting, and moving the broadcast next to a load lets
+/// it fuse into a broadcast_load (e.g. `acc * load(scale, ...)` with an f32
+/// accumulator and a bf16 scale).
+struct SinkCastBelowBroadcast : OpRewritePattern<tile::BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tile::BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
+    Operation *conv = op.getTile().getDefiningOp();
+    if (!conv || !conv->hasOneUse() || conv->getNumOperands() != 1 ||
+        !isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp,
+             arith::FPToSIOp, arith::FPToUIOp, arith::ExtSIOp, arith::ExtUIOp,
+             arith::TruncIOp>(conv))
+      return rewriter.notifyMatchFailure(op, "not a broadcast of a cast");
+    Value src = conv->getOperand(0);
+    auto srcTy = cast<RankedTensorType>(src.getType());
+    auto wide = RankedTensorType::get(op.getType().getShape(), srcTy.getElementType());
+    Value b = tile::BroadcastOp::create(rewriter, op.getLoc(), wide, src);
+    Operation *moved = rewriter.clone(*conv);
+    moved->setOperand(0, b);
+    moved->getResult(0).setType(op.getType());
+    rewriter.replaceOp(op, moved->getResults());
+    rewriter.eraseOp(conv);
+    return success();
+  }
+};
+
+/// Clones the computation of `v` in front of `loop` when it does not depend
+/// on the loop's induction variable or carried values; null otherwise.
+static Value hoistOutOf(scf::ForOp loop, Value v, OpBuilder &b, IRMapping &map) {
+  if (map.contains(v))
+    return map.lookup(v);
+  if (!loop->isAncestor(v.getParentRegion()->getParentOp()))
+    return v;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumRegions() != 0 || !isPure(def))
+    return Value();
+  for (Value operand : def->getOperands())
+    if (!hoistOutOf(loop, operand, b, map))
+      return Value();
+  Operation *clone = b.clone(*def, map);
+  return clone->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+/// The scale of `operand = x * s` when `s` is constant along K: for the
+/// first operand (MxK) a [M, 1] broadcast, for the second (KxN) a [N] or
+/// [1, N] broadcast. Returns the scale op and sets `x`.
+static tile::BroadcastLoadOp kScaleOf(Value operand, bool isA, Value &x) {
+  auto mul = operand.getDefiningOp<arith::MulFOp>();
+  if (!mul || !mul->hasOneUse())
+    return {};
+  for (int i = 0; i < 2; ++i) {
+    auto s = mul->getOperand(i).getDefiningOp<tile::BroadcastLoadOp>();
+    if (!s)
+      continue;
+    ArrayRef<int64_t> src = s.getSrcShape();
+    bool constantAlongK = isA ? (src.size() == 2 && src[1] == 1)
+                              : (src.size() == 1 || (src.size() == 2 && src[0] == 1));
+    if (!constantAlongK)
+      continue;
+    x = mul->getOperand(1 - i);
+    return s;
+  }
+  return {};
+}
+
+/// Moves per-row / per-column operand scales of an mma loop after the loop.
+static void fuseMmaPrologues(scf::ForOp loop) {
+  if (loop.getNumRegionIterArgs() != 1)
+    return;
+  tile::MmaOp mma;
+  loop.getBody()->walk([&](tile::MmaOp op) { mma = op; });
+  if (!mma || mma.getAcc() != loop.getRegionIterArgs()[0] || mma->getParentOp() != loop)
+    return;
+  auto accTy = mma.getAcc().getType();
+  for (bool isA : {true, false}) {
+    Value operand = isA ? mma.getA() : mma.getB();
+    Value x;
+    tile::BroadcastLoadOp scale = kScaleOf(operand, isA, x);
+    if (!scale || !tile::getStagedLoad(x))
+      continue;
+    OpBuilder b(loop);
+    IRMapping map;
+    Value view = hoistOutOf(loop, scale.getView(), b, map);
+    SmallVector<Value> indices;
+    for (Value i : scale.getIndices())
+      indices.push_back(hoistOutOf(loop, i, b, map));
+    if (!view || llvm::is_contained(indices, Value()))
+      continue;
+    // The scale over the accumulator's [M, N], in f32.
+    Location loc = scale.getLoc();
+    Type elem = scale.getType().getElementType();
+    ArrayRef<int64_t> src = scale.getSrcShape();
+    Value full = tile::BroadcastLoadOp::create(
+        b, loc, RankedTensorType::get(accTy.getShape(), elem), view, indices,
+        b.getDenseI64ArrayAttr(src));
+    if (!elem.isF32())
+      full = arith::ExtFOp::create(b, loc, accTy, full);
+    // The loop accumulates the unscaled product from zero.
+    Value init = loop.getInitArgs()[0];
+    Value zero = arith::ConstantOp::create(
+        b, loc, accTy, DenseElementsAttr::get(accTy, b.getF32FloatAttr(0)));
+    loop.getInitArgsMutable()[0].assign(zero);
+    Operation *mul = operand.getDefiningOp();
+    mul->getResult(0).replaceAllUsesWith(x);
+    mul->erase();
+    if (scale->use_empty())
+      scale->erase();
+    // result = init + scale * sum.
+    b.setInsertionPointAfter(loop);
+    Value result = loop.getResult(0);
+    Value scaled = arith::MulFOp::create(b, loc, result, full);
+    Value total = scaled;
+    if (!matchPattern(init, m_AnyZeroFloat()))
+      total = arith::AddFOp::create(b, loc, init, scaled);
+    result.replaceAllUsesExcept(total, scaled.getDefiningOp());
+  }
+}
+
 struct TileFusePass : tilec::impl::TileFuseBase<TileFusePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseBroadcastOfLoad>(&getContext());
+    patterns.add<FuseBroadcastOfLoad, SinkCastBelowBroadcast>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      fuseMmaPrologues(loop);
   }
 };
 
