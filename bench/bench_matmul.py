@@ -74,7 +74,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tilec-check", default="tilec-check")
     ap.add_argument("--iters", type=int, default=50)
-    ap.add_argument("--configs", default="128x128x64,128x256x64")
+    ap.add_argument("--configs", default="matmul:128x128x64,matmul:128x256x64,"
+                                         "matmul_grouped:128x256x64",
+                    help="KERNEL:BMxBNxBK,... (kernels of examples/matmul.tile)")
     ap.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096,1000x3000x777,"
                                         "2048x2048x2048,1024x1024x1024")
     ap.add_argument("--csv", default="")
@@ -84,14 +86,16 @@ def main():
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     rows = []  # (shape, impl, ms, tflops)
     for cfg in args.configs.split(","):
-        bm, bn, bk = cfg.split("x")
+        kernel, tiles = cfg.split(":")
+        bm, bn, bk = tiles.split("x")
         flags = ["-D", f"BM={bm}", "-D", f"BN={bn}", "-D", f"BK={bk}", "-D", "T=bf16", "-D", "O=bf16"]
         for (m, n, k) in shapes:
-            for r in tilec_bench(args.tilec_check, [example, "--kernel", "matmul", *flags,
+            for r in tilec_bench(args.tilec_check, [example, "--kernel", kernel, *flags,
                                                     "--shape", f"{m}x{n}x{k}",
                                                     "--bench", str(args.iters), "--no-verify"]):
                 if r["impl"] == "tilec":
-                    rows.append(((m, n, k), f"tilec {cfg}", r["ms"], tflops(m, n, k, r["ms"])))
+                    name = f"tilec {tiles}" + (" grouped" if kernel != "matmul" else "")
+                    rows.append(((m, n, k), name, r["ms"], tflops(m, n, k, r["ms"])))
     for (m, n, k) in shapes:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
@@ -122,7 +126,8 @@ def main():
     for shape, impl, ms, tf in rows:
         print(f"{'x'.join(map(str, shape)):>20} {impl:34} {ms:9.4f} {tf:8.1f}")
     for shape in shapes + [(4096, 4096, 4096)]:
-        ours = [r for r in rows if r[0] == shape and r[1].startswith("tilec ") and "gelu" not in r[1]]
+        ours = [r for r in rows if r[0] == shape and r[1].startswith("tilec ") and "gelu" not in r[1]
+                and "scaled" not in r[1]]
         cub = [r for r in rows if r[0] == shape and r[1].startswith("cuBLAS")]
         if ours and cub:
             best = max(ours, key=lambda r: r[3])
