@@ -2,11 +2,14 @@
 """Matmul on the tensor cores: tilec (examples/matmul.tile via tilec-check
 --bench) next to cuBLAS (torch.matmul) and a Triton matmul in one GPU
 session. TF/s counts 2*M*N*K flops; medians of CUDA-event timings after
-warm-up. The fused case compares tilec's matmul_bias_gelu (bias add, GELU
+warm-up, each timing the mean of --reps back-to-back launches for every
+implementation alike (so Python's launch cost does not pad short kernels).
+The fused case compares tilec's matmul_bias_gelu (bias add, GELU
 and the bf16 cast in the epilogue) with torch's matmul followed by
 bias + gelu. Every implementation reads bf16 A and B and writes bf16 C.
 
-usage: bench/bench_matmul.py [--tilec-check PATH] [--iters N] [--configs BMxBNxBK,...]
+usage: bench/bench_matmul.py [--tilec-check PATH] [--iters N] [--reps R]
+                             [--configs KERNEL:BMxBNxBK,...] [--shapes MxNxK,...]
                              [--csv FILE]
 """
 import argparse, os
@@ -80,44 +83,50 @@ def main():
     ap.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096,1000x3000x777,"
                                         "2048x2048x2048,1024x1024x1024")
     ap.add_argument("--csv", default="")
+    ap.add_argument("--reps", type=int, default=10,
+                    help="back-to-back launches per timed interval (all implementations)")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     example = os.path.join(root, "examples/matmul.tile")
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     rows = []  # (shape, impl, ms, tflops)
-    for cfg in args.configs.split(","):
-        kernel, tiles = cfg.split(":")
-        bm, bn, bk = tiles.split("x")
-        flags = ["-D", f"BM={bm}", "-D", f"BN={bn}", "-D", f"BK={bk}", "-D", "T=bf16", "-D", "O=bf16"]
-        for (m, n, k) in shapes:
+    reps = args.reps
+    # Per shape: every tilec configuration, then cuBLAS and Triton right
+    # after, so that clock changes over the run hit all of them alike.
+    for (m, n, k) in shapes:
+        for cfg in args.configs.split(","):
+            kernel, tiles = cfg.split(":")
+            bm, bn, bk = tiles.split("x")
+            flags = ["-D", f"BM={bm}", "-D", f"BN={bn}", "-D", f"BK={bk}", "-D", "T=bf16",
+                     "-D", "O=bf16"]
             for r in tilec_bench(args.tilec_check, [example, "--kernel", kernel, *flags,
                                                     "--shape", f"{m}x{n}x{k}",
-                                                    "--bench", str(args.iters), "--no-verify"]):
+                                                    "--bench", str(args.iters),
+                                                    "--bench-reps", str(reps), "--no-verify"]):
                 if r["impl"] == "tilec":
                     name = f"tilec {tiles}" + (" grouped" if kernel != "matmul" else "")
                     rows.append(((m, n, k), name, r["ms"], tflops(m, n, k, r["ms"])))
-    for (m, n, k) in shapes:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        ms = median_ms(lambda: torch.mm(a, b, out=c), args.iters)
+        ms = median_ms(lambda: torch.mm(a, b), args.iters, reps=reps)
         rows.append(((m, n, k), "cuBLAS (torch.mm)", ms, tflops(m, n, k, ms)))
         if triton_matmul is not None:
+            c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             triton_matmul(a, b, c)
-            ms = median_ms(lambda: triton_matmul(a, b, c), args.iters)
+            ms = median_ms(lambda: triton_matmul(a, b, c), args.iters, reps=reps)
             rows.append(((m, n, k), "Triton", ms, tflops(m, n, k, ms)))
     # Fused epilogue: bf16 4096^3 + bias + gelu, bf16 out.
     m = n = k = 4096
     for r in tilec_bench(args.tilec_check, [example, "--kernel", "matmul_bias_gelu", "-D", "T=bf16",
                                             "--shape", f"{m}x{n}x{k}", "--bench", str(args.iters),
-                                            "--no-verify"]):
+                                            "--bench-reps", str(reps), "--no-verify"]):
         if r["impl"] == "tilec":
             rows.append(((m, n, k), "tilec matmul+bias+gelu (fused)", r["ms"], tflops(m, n, k, r["ms"])))
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
     bias = torch.randn(n, device="cuda", dtype=torch.float32)
     ms = median_ms(lambda: F.gelu(torch.mm(a, b) + bias, approximate="tanh").to(torch.bfloat16),
-                   args.iters)
+                   args.iters, reps=reps)
     rows.append(((m, n, k), "torch mm + bias + gelu", ms, tflops(m, n, k, ms)))
 
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}  "

@@ -6,8 +6,10 @@ import sys
 import torch
 
 
-def median_ms(fn, iters, warmup=10):
-    """Median GPU time of fn() over `iters` runs after `warmup`, with CUDA events."""
+def median_ms(fn, iters, warmup=10, reps=1):
+    """Median GPU time of fn() over `iters` runs after `warmup`, with CUDA
+    events; with reps > 1 each run times `reps` back-to-back calls and counts
+    their mean (so a launch's CPU cost does not pad a short kernel)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -15,10 +17,11 @@ def median_ms(fn, iters, warmup=10):
     times = []
     for _ in range(iters):
         start.record()
-        fn()
+        for _ in range(reps):
+            fn()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / reps)
     times.sort()
     return times[len(times) // 2]
 

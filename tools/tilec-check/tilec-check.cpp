@@ -9,7 +9,7 @@
 //
 //   tilec-check FILE... [-D NAME=VALUE]... [--size N]... [--shape RxC[xK]]...
 //               [--ld-pad P] [--col-major T] [--arch sm_90a] [--compile-only]
-//               [--bench ITERS] [--kernel NAME]
+//               [--bench ITERS [--bench-reps R]] [--kernel NAME]
 // A matmul problem is MxNxK (BxMxNxK batched); --col-major T stores tensor
 // parameter T (0-based among the tensors) column-major.
 //
@@ -412,6 +412,7 @@ struct Options {
   std::string arch = "sm_90a";
   bool compileOnly = false;
   int benchIters = 0;
+  int benchReps = 1; ///< launches per timed interval (their mean counts)
   unsigned numWarps = 0;
   bool verify = true;
   bool tune = false;
@@ -684,10 +685,11 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
       Event start, end;
       for (int i = 0; i < opts.benchIters; ++i) {
         start.record();
-        fn();
+        for (int r = 0; r < opts.benchReps; ++r)
+          fn();
         end.record();
         end.synchronize();
-        ms.push_back(Event::elapsedMs(start, end));
+        ms.push_back(Event::elapsedMs(start, end) / float(opts.benchReps));
       }
       std::sort(ms.begin(), ms.end());
       return ms[ms.size() / 2];
@@ -765,6 +767,8 @@ int main(int argc, char **argv) {
         opts.tune = true;
       } else if (a == "--tuning-db") {
         opts.tuningDb = next();
+      } else if (a == "--bench-reps") {
+        opts.benchReps = std::max(1, std::stoi(next()));
       } else if (a == "--kernel") {
         opts.kernel = next();
       } else if (a == "--no-verify") {
