@@ -346,6 +346,22 @@ std::map<std::string, Reference> references() {
       refs["matmul_scaled"] = r;
     }
   }
+  {
+    // y[r, j] = x[r, j] * sigmoid(w[j]).
+    Reference r;
+    r.written = {2};
+    r.rtolScale = 8;
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &w = *ts[1], &y = *ts[2];
+      for (int64_t i = 0; i < x.sizes[0]; ++i)
+        for (int64_t j = 0; j < x.sizes[1]; ++j) {
+          double g = 1.0 / (1.0 + std::exp(-double(w.values[j * w.strides[0]])));
+          y.values[i * y.strides[0] + j * y.strides[1]] = static_cast<float>(
+              roundToFloatType(y.dtype, x.values[i * x.strides[0] + j * x.strides[1]] * g));
+        }
+    };
+    refs["gate"] = r;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {

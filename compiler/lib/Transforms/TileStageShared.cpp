@@ -207,6 +207,11 @@ struct TileStageSharedPass
         op->emitError() << "reductions in a kernel with mma are not supported yet";
         return WalkResult::interrupt();
       }
+      if (isa<tile::BroadcastOp>(op)) {
+        op->emitError() << "in a kernel with mma, only loaded tiles can be broadcast "
+                           "(e.g. acc + load(bias, [n], [BN])); this one is computed";
+        return WalkResult::interrupt();
+      }
       // [BM, BN] or, for a batched result, [1, ..., 1, BM, BN].
       auto accShaped = [&](RankedTensorType tt) {
         ArrayRef<int64_t> s = tt.getShape();

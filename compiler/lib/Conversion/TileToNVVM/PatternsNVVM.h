@@ -78,6 +78,14 @@ void populateReduceToNVVMPatterns(const mlir::TypeConverter &converter,
 /// The shared-memory buffer (one 32-bit slot per warp) of a kernel's
 /// reductions.
 std::string reduceScratchName(llvm::StringRef kernel);
+/// Broadcasts of computed tiles, through a shared-memory buffer.
+void populateRelayoutToNVVMPatterns(const mlir::TypeConverter &converter,
+                                    const ThreadLayout &layout,
+                                    mlir::RewritePatternSet &patterns);
+/// The shared-memory buffer of a kernel's relayouts, and the bytes one
+/// relayout of `src` needs in it.
+std::string relayoutScratchName(llvm::StringRef kernel);
+int64_t relayoutScratchBytes(mlir::RankedTensorType src);
 /// The pipelined mma loops planned by tile-stage-shared (sm_90a).
 void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,
                                const ThreadLayout &layout,

@@ -238,6 +238,27 @@ struct ConvertTileToNVVMPass
             /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
             /*alignment=*/16, /*addrSpace=*/3);
     }
+    // Broadcasts of computed tiles share one buffer, as large as the
+    // largest source tile.
+    int64_t relayoutBytes = 0;
+    func.walk([&](tile::BroadcastOp b) {
+      relayoutBytes = std::max(relayoutBytes, relayoutScratchBytes(b.getTile().getType()));
+    });
+    if (relayoutBytes > 0) {
+      if (relayoutBytes > 32 * 1024)
+        return func.emitError() << "broadcasting a computed tile of " << relayoutBytes
+                                << " bytes needs that much shared memory (at most 32768); "
+                                   "broadcast a loaded tile, or a smaller one";
+      auto module = func->getParentOfType<ModuleOp>();
+      OpBuilder mb(ctx);
+      mb.setInsertionPointToStart(module.getBody());
+      std::string name = relayoutScratchName(func.getName());
+      if (!module.lookupSymbol(name))
+        LLVM::GlobalOp::create(mb, func.getLoc(),
+                               LLVM::LLVMArrayType::get(mb.getI8Type(), relayoutBytes),
+                               /*isConstant=*/false, LLVM::Linkage::Internal, name,
+                               Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+    }
     if (layout.wgmma) {
       auto module = func->getParentOfType<ModuleOp>();
       OpBuilder mb(ctx);
@@ -264,6 +285,7 @@ struct ConvertTileToNVVMPass
     patterns.add<RangeLowering>(converter, ctx, layout);
     populateReduceToNVVMPatterns(converter, layout, patterns);
     populateMmaToNVVMPatterns(converter, layout, patterns);
+    populateRelayoutToNVVMPatterns(converter, layout, patterns);
     populateLoadStoreToNVVMPatterns(converter, layout, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
 

@@ -1,0 +1,22 @@
+// RUN: tile-opt %s -convert-tile-to-nvvm | FileCheck %s
+// A broadcast of a computed tile: each thread writes its source elements to
+// the kernel's relayout buffer (16 f32 of [16]), the block synchronizes,
+// each thread reads the source elements of its result slots, and the block
+// synchronizes again before the buffer can be reused.
+// CHECK: llvm.mlir.global internal @__tile_relayout_k() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i8>
+// CHECK-LABEL: llvm.func @k(
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.barrier0
+// CHECK-NOT: tile.broadcast
+func.func @k(%vp: !llvm.ptr<1>, %vn: i64, %vs: i64, %op: !llvm.ptr<1>, %on: i64, %os: i64, %i: i32)
+    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+  %v = tile.make_view %vp[%vn] strides[%vs] : !llvm.ptr<1> -> !tile.view<f32, 1>
+  %o = tile.make_view %op[%on, %on] strides[%os, %os] : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %b = tile.load %v[%i] : !tile.view<f32, 1>, i32 -> tensor<16xf32>
+  %c = arith.addf %b, %b : tensor<16xf32>
+  %t = tile.broadcast %c : tensor<16xf32> -> tensor<8x16xf32>
+  tile.store %t, %o[%i, %i] : tensor<8x16xf32>, !tile.view<f32, 2>, i32, i32
+  return
+}
