@@ -377,12 +377,102 @@ private:
     }
   }
 
+  /// gather / scatter / atomic_*: element-wise at index tiles. Programs run
+  /// one after another, so the atomics are plain read-modify-writes.
+  Val irregular(const Expr &e) {
+    const std::string &fn = e.name;
+    const HostArg &view = args[views.at(e.args[0]->name)];
+    ScalarType elem = inst.paramTypes[views.at(e.args[0]->name)].elem;
+    bool isGather = fn == "gather", isCas = fn == "atomic_cas";
+    size_t nvals = isGather ? 0 : (isCas ? 2 : 1);
+    // The common shape.
+    std::vector<int64_t> shape;
+    bool first = true;
+    auto joinShape = [&](const Expr &x) {
+      if (x.type.isTile()) {
+        shape = first ? x.type.shape : *broadcastShapes(shape, x.type.shape);
+        first = false;
+      }
+    };
+    for (auto &ix : e.args[1]->args)
+      joinShape(*ix);
+    for (size_t k = 2; k < e.args.size(); ++k)
+      joinShape(*e.args[k]);
+    SemaType idxTy = SemaType::tile(ScalarType::I64, shape);
+    std::vector<Val> idx;
+    for (auto &ix : e.args[1]->args)
+      idx.push_back(evalAs(*ix, idxTy));
+    std::vector<Val> vals;
+    for (size_t k = 0; k < nvals; ++k)
+      vals.push_back(evalAs(*e.args[2 + k], SemaType::tile(elem, shape)));
+    size_t next = 2 + nvals;
+    std::optional<Val> mask;
+    if (e.args.size() > next)
+      mask = evalAs(*e.args[next++], SemaType::tile(ScalarType::I1, shape));
+    double ff = 0;
+    int64_t fi = 0;
+    if (isGather && e.args.size() > next)
+      literalValue(*e.args[next], ff, fi);
+    Val r = filled(SemaType::tile(elem, shape), isGather ? ff : 0,
+                   isGather && !isFloatType(elem) ? fi : 0);
+    size_t eb = scalarTypeSize(elem);
+    bool isF = isFloatType(elem), uns = isUnsignedIntType(elem);
+    for (size_t k = 0; k < r.size(); ++k) {
+      if (mask && !mask->i[k])
+        continue;
+      int64_t offset = 0;
+      bool inside = true;
+      for (size_t d = 0; d < idx.size(); ++d) {
+        int64_t g = idx[d].i[k];
+        inside &= g >= 0 && g < view.sizes[d];
+        offset += g * view.strides[d];
+      }
+      if (!inside)
+        continue;
+      auto *p = static_cast<uint8_t *>(view.data) + offset * int64_t(eb);
+      double oldF = isF ? loadFloatElement(elem, p) : 0;
+      int64_t oldI = isF ? 0 : readInt(elem, p);
+      if (fn == "scatter") {
+        writeElem(elem, p, isF ? vals[0].f[k] : 0, isF ? 0 : vals[0].i[k]);
+        continue;
+      }
+      if (isF)
+        r.f[k] = oldF;
+      else
+        r.i[k] = oldI;
+      if (isGather)
+        continue;
+      const Val &v = vals.back();
+      if (fn == "atomic_add") {
+        if (isF)
+          writeElem(elem, p, roundToFloatType(elem, oldF + v.f[k]), 0);
+        else
+          writeElem(elem, p, 0, wrapInt(elem, int64_t(uint64_t(oldI) + uint64_t(v.i[k]))));
+      } else if (fn == "atomic_min" || fn == "atomic_max") {
+        bool less = uns ? uint64_t(v.i[k]) < uint64_t(oldI) : v.i[k] < oldI;
+        bool take = fn == "atomic_min" ? less : (!less && v.i[k] != oldI);
+        if (take)
+          writeElem(elem, p, 0, v.i[k]);
+      } else if (fn == "atomic_xchg") {
+        writeElem(elem, p, isF ? v.f[k] : 0, isF ? 0 : v.i[k]);
+      } else if (fn == "atomic_cas") {
+        if (oldI == vals[0].i[k])
+          writeElem(elem, p, 0, v.i[k]);
+      }
+    }
+    if (fn == "scatter")
+      return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+    return r;
+  }
+
   Val call(const Expr &e) {
     const std::string &fn = e.name;
     if (fn == "block_id" || fn == "num_blocks") {
       size_t d = static_cast<size_t>(*e.args[0]->constInt);
       return filled(e.type, 0, fn == "block_id" ? pid[d] : grid[d]);
     }
+    if (fn == "gather" || fn == "scatter" || llvm::StringRef(fn).starts_with("atomic_"))
+      return irregular(e);
     if (fn == "load") {
       const HostArg &view = args[views.at(e.args[0]->name)];
       std::vector<int64_t> origin = indices(*e.args[1]);

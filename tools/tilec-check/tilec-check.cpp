@@ -362,6 +362,59 @@ std::map<std::string, Reference> references() {
     };
     refs["gate"] = r;
   }
+  {
+    // hist[v] += count of v in x (x: u8, hist: 256 bins, initial contents kept).
+    Reference r;
+    r.written = {1};
+    r.writtenAreRead = true;
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      return k == 0 ? shape : std::vector<int64_t>{256};
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &h = *ts[1];
+      for (int64_t i = 0; i < x.sizes[0]; ++i) {
+        int64_t &bin = h.ints[x.ints[i * x.strides[0]] * h.strides[0]];
+        bin = int64_t(int32_t(uint32_t(bin) + 1u));
+      }
+    };
+    refs["histogram"] = r;
+  }
+  {
+    // out[r, :] = table[ids[r], :] (zeros when ids[r] >= 200, the table's
+    // row count; ids are bytes).
+    Reference r;
+    r.written = {2};
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      if (k == 0)
+        return std::vector<int64_t>{shape[0]};
+      if (k == 1)
+        return std::vector<int64_t>{200, shape[1]};
+      return shape;
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &ids = *ts[0], &table = *ts[1], &out = *ts[2];
+      for (int64_t i = 0; i < out.sizes[0]; ++i) {
+        int64_t id = ids.ints[i * ids.strides[0]];
+        for (int64_t j = 0; j < out.sizes[1]; ++j)
+          out.values[i * out.strides[0] + j * out.strides[1]] =
+              id < table.sizes[0] ? table.values[id * table.strides[0] + j * table.strides[1]]
+                                  : 0.0f;
+      }
+    };
+    refs["embedding"] = r;
+  }
+  {
+    // y[n - 1 - i] = x[i].
+    Reference r;
+    r.written = {1};
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &y = *ts[1];
+      int64_t n = x.sizes[0];
+      for (int64_t i = 0; i < n; ++i)
+        y.values[(n - 1 - i) * y.strides[0]] = x.values[i * x.strides[0]];
+    };
+    refs["reverse"] = r;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {

@@ -298,6 +298,62 @@ Value Gen::genCall(const Expr &e) {
   if (fn == "num_blocks")
     return tile::NumBlocksOp::create(b, l, b.getI32Type(),
                                      static_cast<int32_t>(*e.args[0]->constInt));
+  if (fn == "gather" || fn == "scatter" || llvm::StringRef(fn).starts_with("atomic_")) {
+    Value view = scope.at(e.args[0]->name).value;
+    ScalarType elem = scope.at(e.args[0]->name).type.elem;
+    // The common shape of indices, values and mask (Sema checked that they
+    // broadcast).
+    std::vector<int64_t> shape;
+    bool first = true;
+    for (size_t k = 1; k < e.args.size(); ++k) {
+      std::vector<const Expr *> parts;
+      if (k == 1)
+        for (auto &ix : e.args[1]->args)
+          parts.push_back(ix.get());
+      else
+        parts.push_back(e.args[k].get());
+      for (const Expr *x : parts)
+        if (x->type.isTile()) {
+          shape = first ? x->type.shape : *broadcastShapes(shape, x->type.shape);
+          first = false;
+        }
+    }
+    bool isGather = fn == "gather", isCas = fn == "atomic_cas";
+    size_t values = isGather ? 0 : (isCas ? 2 : 1);
+    SmallVector<Value> indices;
+    for (auto &ix : e.args[1]->args)
+      indices.push_back(genAs(*ix, SemaType::tile(ScalarType::I64, shape)));
+    SmallVector<Value> vals;
+    for (size_t k = 0; k < values; ++k)
+      vals.push_back(genAs(*e.args[2 + k], SemaType::tile(elem, shape)));
+    size_t next = 2 + values;
+    Value mask;
+    if (e.args.size() > next)
+      mask = genAs(*e.args[next++], SemaType::tile(ScalarType::I1, shape));
+    if (isGather) {
+      auto ty = cast<RankedTensorType>(mlirType(SemaType::tile(elem, shape)));
+      TypedAttr fill;
+      if (e.args.size() > next) {
+        double f = 0;
+        int64_t i = 0;
+        literalValue(*e.args[next], f, i);
+        fill = isFloatType(elem) ? TypedAttr(b.getFloatAttr(ty.getElementType(), f))
+                                 : TypedAttr(b.getIntegerAttr(ty.getElementType(), i));
+      }
+      return tile::GatherOp::create(b, l, ty, view, indices, mask, fill);
+    }
+    if (fn == "scatter") {
+      tile::ScatterOp::create(b, l, vals[0], view, indices, mask);
+      return {};
+    }
+    std::string kind = llvm::StringRef(fn).drop_front(7).str(); // after "atomic_"
+    if ((kind == "min" || kind == "max") && isUnsignedIntType(elem))
+      kind = "u" + kind;
+    Value value = isCas ? vals[1] : vals[0];
+    Value cmp = isCas ? vals[0] : Value();
+    return tile::AtomicOp::create(b, l, value.getType(), b.getStringAttr(kind), value, view,
+                                  indices, cmp, mask);
+  }
   if (fn == "load" || fn == "store") {
     Value view = scope.at(e.args[0]->name).value;
     SmallVector<Value> indices;

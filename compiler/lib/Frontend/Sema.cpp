@@ -206,6 +206,7 @@ private:
   bool resolveType(const TypeExpr &t, SemaType &out, bool allowTensor);
   bool check(Expr &e);
   bool checkCall(Expr &e);
+  bool checkIrregular(Expr &e);
   bool checkStmt(Stmt &s);
   bool checkBlock(std::vector<StmtPtr> &body);
   bool requireValue(Expr &e, const char *what);
@@ -230,7 +231,9 @@ std::string Checker::suggest(llvm::StringRef name) const {
                                    "exp2", "log2", "rsqrt", "floor", "ceil", "tanh",
                                    "sigmoid", "pow", "fma", "argmax", "argmin",
                                    "exp", "log", "sqrt", "abs", "min", "max",
-                                   "where", "cast", "cdiv", "mma", "broadcast"};
+                                   "where", "cast", "cdiv", "mma", "broadcast", "gather",
+                                   "scatter", "atomic_add", "atomic_min", "atomic_max",
+                                   "atomic_xchg", "atomic_cas"};
   std::string best;
   unsigned bestDist = 3;
   auto consider = [&](llvm::StringRef cand) {
@@ -616,6 +619,121 @@ bool Checker::check(Expr &e) {
   return false;
 }
 
+/// gather(x, [i, ...], mask?, fill?), scatter(x, [i, ...], values, mask?),
+/// atomic_<op>(x, [i, ...], values, mask?), atomic_cas(x, [i, ...], cmp,
+/// values, mask?): element-wise access at index tiles (numpy-broadcast
+/// together with the values and the mask).
+bool Checker::checkIrregular(Expr &e) {
+  const std::string &f = e.name;
+  bool isGather = f == "gather", isScatter = f == "scatter", isCas = f == "atomic_cas";
+  bool isAtomic = !isGather && !isScatter;
+  if (isAtomic && f != "atomic_add" && f != "atomic_min" && f != "atomic_max" &&
+      f != "atomic_xchg" && !isCas)
+    return error(e.loc, "unknown atomic '" + f +
+                            "'; there are atomic_add, atomic_min, atomic_max, atomic_xchg "
+                            "and atomic_cas");
+  size_t values = isGather ? 0 : (isCas ? 2 : 1); // value operands after the indices
+  size_t minArgs = 2 + values, maxArgs = minArgs + (isGather ? 2 : 1);
+  if (!checkArgCount(e, minArgs, maxArgs))
+    return false;
+  Expr &view = *e.args[0];
+  if (!check(view))
+    return false;
+  if (view.type.kind != SemaType::Kind::View)
+    return error(view.loc, "the first argument of '" + f +
+                               "' must be a tensor parameter, got " + view.type.str());
+  Expr &idx = *e.args[1];
+  if (idx.kind != Expr::Kind::List)
+    return error(idx.loc, "the element indices must be a list of index tiles, e.g. [i] or [r, c]");
+  if (idx.args.size() != view.type.rank)
+    return error(idx.loc, "'" + view.name + "' has rank " + std::to_string(view.type.rank) +
+                              ", so '" + f + "' needs " + std::to_string(view.type.rank) +
+                              " index tile" + (view.type.rank == 1 ? "" : "s") + ", got " +
+                              std::to_string(idx.args.size()));
+  std::vector<int64_t> shape;
+  bool anyTile = false;
+  auto join = [&](Expr &x) -> bool {
+    if (!x.type.isTile())
+      return true;
+    if (!anyTile) {
+      shape = x.type.shape;
+      anyTile = true;
+      return true;
+    }
+    auto b = broadcastShapes(shape, x.type.shape);
+    if (!b)
+      return error(x.loc, "'" + f + "': " + x.type.str() +
+                              " does not broadcast with the other operands' shape " +
+                              shapeText(shape));
+    shape = *b;
+    return true;
+  };
+  for (auto &i : idx.args) {
+    if (!requireValue(*i, "an index") )
+      return false;
+    if (isFloatType(i->type.elem) || i->type.elem == ScalarType::I1)
+      return error(i->loc, "an index must be an integer tile or scalar, got " +
+                               describeOperand(i->type));
+    if (!join(*i))
+      return false;
+  }
+  ScalarType elem = view.type.elem;
+  for (size_t k = 0; k < values; ++k) {
+    Expr &v = *e.args[2 + k];
+    if (!requireValue(v, "the values"))
+      return false;
+    if (!(v.type.weak || v.type.elem == elem))
+      return error(v.loc, "'" + f + "' into " + view.type.str() + " needs values of " +
+                              scalarTypeName(elem) + ", got " + describeOperand(v.type) +
+                              "; convert with cast<" + scalarTypeName(elem) + ">(...)");
+    if (v.type.weak && isFloatType(v.type.elem) && !isFloatType(elem))
+      return error(v.loc, "a float literal cannot be stored into " + view.type.str());
+    if (!join(v))
+      return false;
+  }
+  size_t next = 2 + values;
+  if (e.args.size() > next) {
+    Expr &m = *e.args[next];
+    if (!requireValue(m, "the mask"))
+      return false;
+    if (m.type.elem != ScalarType::I1)
+      return error(m.loc, "the mask of '" + f + "' must be a boolean (a comparison), got " +
+                              describeOperand(m.type));
+    if (!join(m))
+      return false;
+    ++next;
+  }
+  if (isGather && e.args.size() > next) {
+    Expr &fill = *e.args[next];
+    if (!requireValue(fill, "the fill value"))
+      return false;
+    if (!fill.type.weak || !fill.type.isScalar())
+      return error(fill.loc, "the fill value must be a number literal");
+    if (isFloatType(fill.type.elem) && !isFloatType(elem))
+      return error(fill.loc, "a float fill value cannot fill " + view.type.str());
+  }
+  if (!anyTile)
+    return error(idx.loc, "'" + f + "' needs at least one index tile (range(...) gives one)");
+  if (isAtomic) {
+    bool intOk = elem == ScalarType::I32 || elem == ScalarType::U32 ||
+                 elem == ScalarType::I64 || elem == ScalarType::U64;
+    bool ok = f == "atomic_add" ? (intOk || elem == ScalarType::F32 || elem == ScalarType::F16 ||
+                                   elem == ScalarType::BF16)
+              : f == "atomic_xchg" ? (intOk || elem == ScalarType::F32)
+                                   : intOk;
+    if (!ok)
+      return error(e.loc, "'" + f + "' is not available for " + view.type.str() +
+                              (f == "atomic_add" ? "; it works on f32, f16, bf16, i32, u32, i64 and u64"
+                               : f == "atomic_xchg" ? "; it works on f32, i32, u32, i64 and u64"
+                                                    : "; it works on i32, u32, i64 and u64"));
+  }
+  if (isScatter)
+    e.type.kind = SemaType::Kind::Void;
+  else
+    e.type = SemaType::tile(elem, shape);
+  return true;
+}
+
 bool Checker::checkCall(Expr &e) {
   const std::string &f = e.name;
   if (e.typeArg && f != "cast" && f != "zeros" && f != "full")
@@ -743,6 +861,8 @@ bool Checker::checkCall(Expr &e) {
     e.type = SemaType::scalar(ScalarType::I32);
     return true;
   }
+  if (f == "gather" || f == "scatter" || llvm::StringRef(f).starts_with("atomic_"))
+    return checkIrregular(e);
   if (f == "load" || f == "store") {
     bool isLoad = f == "load";
     if (!checkArgCount(e, 3, isLoad ? 4 : 3))
@@ -1013,7 +1133,9 @@ bool Checker::checkStmt(Stmt &s) {
   case Stmt::Kind::ExprStmt:
     if (!check(*s.value))
       return false;
-    if (s.value->kind != Expr::Kind::Call || s.value->name != "store")
+    if (s.value->kind != Expr::Kind::Call ||
+        (s.value->name != "store" && s.value->name != "scatter" &&
+         !llvm::StringRef(s.value->name).starts_with("atomic_")))
       return error(s.loc, "this expression's value is unused; bind it with 'let'");
     return true;
   case Stmt::Kind::For: {

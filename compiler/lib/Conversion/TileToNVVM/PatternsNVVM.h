@@ -78,6 +78,10 @@ void populateReduceToNVVMPatterns(const mlir::TypeConverter &converter,
 /// The shared-memory buffer (one 32-bit slot per warp) of a kernel's
 /// reductions.
 std::string reduceScratchName(llvm::StringRef kernel);
+/// gather, scatter and atomics: element by element.
+void populateIrregularToNVVMPatterns(const mlir::TypeConverter &converter,
+                                     const ThreadLayout &layout,
+                                     mlir::RewritePatternSet &patterns);
 /// Broadcasts of computed tiles, through a shared-memory buffer.
 void populateRelayoutToNVVMPatterns(const mlir::TypeConverter &converter,
                                     const ThreadLayout &layout,

@@ -286,6 +286,7 @@ struct ConvertTileToNVVMPass
     populateReduceToNVVMPatterns(converter, layout, patterns);
     populateMmaToNVVMPatterns(converter, layout, patterns);
     populateRelayoutToNVVMPatterns(converter, layout, patterns);
+    populateIrregularToNVVMPatterns(converter, layout, patterns);
     populateLoadStoreToNVVMPatterns(converter, layout, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
 

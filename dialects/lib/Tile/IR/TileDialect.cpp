@@ -227,3 +227,53 @@ LoadOp tilec::tile::getStagedLoad(Value operand) {
     return LoadOp();
   return load;
 }
+
+/// What gather, scatter and atomic share: one index tile per view dimension,
+/// index tiles of integers, and every tile of the result's shape.
+static LogicalResult verifyIrregular(Operation *op, ViewType view, ValueRange indices,
+                                     RankedTensorType shaped, Value mask) {
+  if (indices.size() != view.getRank())
+    return op->emitOpError() << "needs " << view.getRank() << " index tiles, got "
+                             << indices.size();
+  for (Value i : indices) {
+    auto t = cast<RankedTensorType>(i.getType());
+    if (!t.getElementType().isSignlessInteger() || t.getShape() != shaped.getShape())
+      return op->emitOpError() << "index tiles must be integer tiles of shape of the values";
+  }
+  if (mask) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    if (!m.getElementType().isInteger(1) || m.getShape() != shaped.getShape())
+      return op->emitOpError() << "the mask must be an i1 tile of the values' shape";
+  }
+  if (shaped.getElementType() != view.getElementType())
+    return op->emitOpError() << "element type " << shaped.getElementType()
+                             << " does not match the view's " << view.getElementType();
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  if (auto fill = getFillAttr())
+    if (fill.getType() != getType().getElementType())
+      return emitOpError() << "fill of type " << fill.getType()
+                           << " does not match the element type";
+  return verifyIrregular(*this, getView().getType(), getIndices(), getType(), getMask());
+}
+
+LogicalResult ScatterOp::verify() {
+  return verifyIrregular(*this, getView().getType(), getIndices(), getValues().getType(),
+                         getMask());
+}
+
+LogicalResult AtomicOp::verify() {
+  StringRef k = getKind();
+  if (k != "add" && k != "min" && k != "max" && k != "umin" && k != "umax" && k != "xchg" &&
+      k != "cas")
+    return emitOpError() << "kind must be add, min, max, umin, umax, xchg or cas, got '" << k
+                         << "'";
+  if ((k == "cas") != bool(getCmp()))
+    return emitOpError() << "cas, and only cas, takes a cmp tile";
+  if (getType() != getValues().getType())
+    return emitOpError() << "the result must have the values' type";
+  return verifyIrregular(*this, getView().getType(), getIndices(), getValues().getType(),
+                         getMask());
+}

@@ -238,4 +238,69 @@ def Tile_BroadcastLoadOp : Tile_Op<"broadcast_load", [MemoryEffects<[MemRead]>]>
   let hasVerifier = 1;
 }
 
+def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>, AttrSizedOperandSegments]> {
+  let summary = "loads the elements at index tiles (irregular access)";
+  let description = [{
+    Element `e` of the result reads `view[indices[0][e], indices[1][e], ...]`
+    when every index is inside the view and `mask[e]` (when given) holds;
+    otherwise it is `fill` (zero when absent). All index tiles and the mask
+    have the result's shape (the frontend broadcasts them).
+
+    ```mlir
+    %g = tile.gather %x[%idx] mask %m {fill = -1.0 : f32} : !tile.view<f32, 1>, tensor<128xi64>, tensor<128xi1> -> tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_ViewType:$view, Variadic<Tile_Tile>:$indices,
+                       Optional<Tile_Tile>:$mask, OptionalAttr<TypedAttrInterface>:$fill);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $view `[` $indices `]` (`mask` $mask^)? attr-dict `:` qualified(type($view)) `,` type($indices) (`,` type($mask)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ScatterOp : Tile_Op<"scatter", [MemoryEffects<[MemWrite]>, AttrSizedOperandSegments]> {
+  let summary = "stores elements at index tiles (irregular access)";
+  let description = [{
+    Writes `values[e]` to `view[indices[0][e], ...]` for every element whose
+    indices are inside the view and whose `mask` (when given) holds. When
+    two elements name the same location, one of them is written.
+
+    ```mlir
+    tile.scatter %v, %x[%idx] : tensor<128xf32>, !tile.view<f32, 1>, tensor<128xi64>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$values, Tile_ViewType:$view, Variadic<Tile_Tile>:$indices,
+                       Optional<Tile_Tile>:$mask);
+  let assemblyFormat = [{
+    $values `,` $view `[` $indices `]` (`mask` $mask^)? attr-dict `:` type($values) `,` qualified(type($view)) `,` type($indices) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicOp : Tile_Op<"atomic", [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments]> {
+  let summary = "element-wise atomic read-modify-write at index tiles";
+  let description = [{
+    For every element whose indices are inside the view and whose `mask`
+    (when given) holds, atomically combines `values[e]` into
+    `view[indices...]` with `kind` (`add`, `min`, `max`, `umin`, `umax`
+    (unsigned), `xchg`, or `cas`,
+    which stores `values[e]` where the location equals `cmp[e]`) and
+    returns the previous contents (zero for skipped elements). Relaxed
+    ordering, device scope.
+
+    ```mlir
+    %old = tile.atomic "add" %v, %h[%bin] : tensor<4096xi32>, !tile.view<i32, 1>, tensor<4096xi64> -> tensor<4096xi32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Tile_Tile:$values, Tile_ViewType:$view,
+                       Variadic<Tile_Tile>:$indices, Optional<Tile_Tile>:$cmp,
+                       Optional<Tile_Tile>:$mask);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $kind $values `,` $view `[` $indices `]` (`cmp` $cmp^)? (`mask` $mask^)? attr-dict `:` type($values) `,` qualified(type($view)) `,` type($indices) (`,` `cmp` type($cmp)^)? (`,` `mask` type($mask)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD

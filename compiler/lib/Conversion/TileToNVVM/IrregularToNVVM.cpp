@@ -1,0 +1,186 @@
+//===- IrregularToNVVM.cpp - gather, scatter and atomics ------------------===//
+//
+// Irregular accesses address every element on its own: each thread takes
+// the index tiles' elements it holds (in the kernel's layout), checks them
+// against the view's sizes (and the mask), and loads, stores or performs an
+// atomic read-modify-write (relaxed, device scope) for the elements that
+// pass. Skipped elements read the fill value (gather) or zero (atomics).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PatternsNVVM.h"
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tilec;
+
+namespace {
+
+/// Visits this thread's elements of an irregular access: `body(slot, addr)`
+/// runs under the element's guard and returns the element's value (or a
+/// null Value for stores); the returned vector holds those values, or
+/// `other` where the guard fails.
+template <typename Body>
+Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
+                     const ThreadLayout &layout, tile::MakeViewOp view,
+                     RankedTensorType shape, ValueRange indices, Value mask,
+                     Type elem, TypedAttr other, Body body) {
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantOp::create(rewriter, loc, rewriter.getI64IntegerAttr(v)).getResult();
+  };
+  bool produces = bool(other);
+  VectorType outTy = layout.perThreadType(RankedTensorType::get(shape.getShape(), elem));
+  Value result = produces ? arith::ConstantOp::create(rewriter, loc, outTy,
+                                                      DenseElementsAttr::get(outTy, other))
+                                .getResult()
+                          : Value();
+  Value otherScalar =
+      produces ? arith::ConstantOp::create(rewriter, loc, other).getResult() : Value();
+  Value ptr = view.getPtr();
+  for (int64_t g = 0; g < layout.groups(shape); ++g) {
+    for (unsigned v = 0; v < layout.vec; ++v) {
+      int64_t slot = g * layout.vec + v;
+      Value cond, offset;
+      auto andI = [&](Value c) {
+        cond = cond ? Value(arith::AndIOp::create(rewriter, loc, cond, c)) : c;
+      };
+      if (layout.groupNeedsGuard(shape, g)) {
+        Value gb = layout.groupBase(rewriter, loc, shape, g);
+        Value e = v ? Value(arith::AddIOp::create(rewriter, loc, gb, c64(v))) : gb;
+        andI(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, e,
+                                   c64(shape.getNumElements())));
+      }
+      for (auto [d, idx] : llvm::enumerate(indices)) {
+        Value i = vector::ExtractOp::create(rewriter, loc, idx, ArrayRef<int64_t>{slot});
+        // Unsigned: a negative index is out of range too.
+        andI(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i,
+                                   view.getSizes()[d]));
+        Value term = arith::MulIOp::create(rewriter, loc, i, view.getStrides()[d]);
+        offset = offset ? Value(arith::AddIOp::create(rewriter, loc, offset, term)) : term;
+      }
+      if (mask)
+        andI(vector::ExtractOp::create(rewriter, loc, mask, ArrayRef<int64_t>{slot}));
+      auto ifOp = scf::IfOp::create(rewriter, loc,
+                                    produces ? TypeRange{elem} : TypeRange{}, cond,
+                                    /*withElseRegion=*/produces);
+      {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value addr = LLVM::GEPOp::create(rewriter, loc, ptr.getType(), elem, ptr,
+                                         ValueRange{offset});
+        Value x = body(slot, addr);
+        if (produces) {
+          scf::YieldOp::create(rewriter, loc, x);
+          rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+          scf::YieldOp::create(rewriter, loc, otherScalar);
+        }
+      }
+      if (produces)
+        result = vector::InsertOp::create(rewriter, loc, ifOp.getResult(0), result,
+                                          ArrayRef<int64_t>{slot});
+    }
+  }
+  return result;
+}
+
+TypedAttr zeroOf(OpBuilder &b, Type t) {
+  return isa<FloatType>(t) ? TypedAttr(b.getFloatAttr(t, 0.0)) : TypedAttr(b.getIntegerAttr(t, 0));
+}
+
+unsigned bytesOf(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
+
+struct GatherLowering : LayoutPattern<tile::GatherOp> {
+  using LayoutPattern::LayoutPattern;
+  LogicalResult matchAndRewrite(tile::GatherOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto view = op.getView().getDefiningOp<tile::MakeViewOp>();
+    if (!view)
+      return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
+    Type elem = op.getType().getElementType();
+    TypedAttr fill = op.getFillAttr() ? op.getFillAttr() : zeroOf(rewriter, elem);
+    Location loc = op.getLoc();
+    Value r = forEachElement(rewriter, loc, layout, view, op.getType(), adaptor.getIndices(),
+                             adaptor.getMask(), elem, fill, [&](int64_t, Value addr) -> Value {
+                               return LLVM::LoadOp::create(rewriter, loc, elem, addr,
+                                                           bytesOf(elem));
+                             });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct ScatterLowering : LayoutPattern<tile::ScatterOp> {
+  using LayoutPattern::LayoutPattern;
+  LogicalResult matchAndRewrite(tile::ScatterOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto view = op.getView().getDefiningOp<tile::MakeViewOp>();
+    if (!view)
+      return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
+    auto shape = op.getValues().getType();
+    Type elem = shape.getElementType();
+    Location loc = op.getLoc();
+    Value values = adaptor.getValues();
+    forEachElement(rewriter, loc, layout, view, shape, adaptor.getIndices(), adaptor.getMask(),
+                   elem, TypedAttr(), [&](int64_t slot, Value addr) -> Value {
+                     Value x = vector::ExtractOp::create(rewriter, loc, values,
+                                                         ArrayRef<int64_t>{slot});
+                     LLVM::StoreOp::create(rewriter, loc, x, addr, bytesOf(elem));
+                     return Value();
+                   });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct AtomicLowering : LayoutPattern<tile::AtomicOp> {
+  using LayoutPattern::LayoutPattern;
+  LogicalResult matchAndRewrite(tile::AtomicOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto view = op.getView().getDefiningOp<tile::MakeViewOp>();
+    if (!view)
+      return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
+    Type elem = op.getType().getElementType();
+    Location loc = op.getLoc();
+    StringRef kind = op.getKind();
+    bool isFloat = isa<FloatType>(elem);
+    LLVM::AtomicBinOp bin =
+        kind == "add"    ? (isFloat ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add)
+        : kind == "min"  ? LLVM::AtomicBinOp::min
+        : kind == "max"  ? LLVM::AtomicBinOp::max
+        : kind == "umin" ? LLVM::AtomicBinOp::umin
+        : kind == "umax" ? LLVM::AtomicBinOp::umax
+                         : LLVM::AtomicBinOp::xchg;
+    Value values = adaptor.getValues(), cmp = adaptor.getCmp();
+    Value r = forEachElement(
+        rewriter, loc, layout, view, op.getType(), adaptor.getIndices(), adaptor.getMask(),
+        elem, zeroOf(rewriter, elem), [&](int64_t slot, Value addr) -> Value {
+          Value x = vector::ExtractOp::create(rewriter, loc, values, ArrayRef<int64_t>{slot});
+          if (kind == "cas") {
+            Value c = vector::ExtractOp::create(rewriter, loc, cmp, ArrayRef<int64_t>{slot});
+            Value pair = LLVM::AtomicCmpXchgOp::create(
+                rewriter, loc, addr, c, x, LLVM::AtomicOrdering::monotonic,
+                LLVM::AtomicOrdering::monotonic, "device", bytesOf(elem));
+            return LLVM::ExtractValueOp::create(rewriter, loc, pair, ArrayRef<int64_t>{0});
+          }
+          return LLVM::AtomicRMWOp::create(rewriter, loc, bin, addr, x,
+                                           LLVM::AtomicOrdering::monotonic, "device",
+                                           bytesOf(elem));
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void tilec::populateIrregularToNVVMPatterns(const TypeConverter &converter,
+                                            const ThreadLayout &layout,
+                                            RewritePatternSet &patterns) {
+  patterns.add<GatherLowering, ScatterLowering, AtomicLowering>(converter,
+                                                                patterns.getContext(), layout);
+}
