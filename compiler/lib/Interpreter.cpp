@@ -624,6 +624,27 @@ private:
     }
     if (fn == "broadcast")
       return broadcastTo(eval(*e.args[0]), e.type);
+    if (fn == "transpose" || fn == "permute") {
+      Val x = eval(*e.args[0]);
+      Val r = x;
+      r.type = e.type;
+      const std::vector<int64_t> &from = x.type.shape, &to = e.type.shape;
+      std::vector<int64_t> fromStride(from.size(), 1);
+      for (size_t d = from.size(); d-- > 1;)
+        fromStride[d - 1] = fromStride[d] * from[d];
+      for (size_t k = 0; k < r.size(); ++k) {
+        size_t rest = k, src = 0;
+        for (size_t d = to.size(); d-- > 0;) {
+          src += (rest % size_t(to[d])) * size_t(fromStride[size_t(e.permutation[d])]);
+          rest /= size_t(to[d]);
+        }
+        if (r.isFloat())
+          r.f[k] = x.f[src];
+        else
+          r.i[k] = x.i[src];
+      }
+      return r;
+    }
     if (fn == "mma")
       return matmul(eval(*e.args[0]), eval(*e.args[1]), eval(*e.args[2]));
     if (fn == "reshape") {

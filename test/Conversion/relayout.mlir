@@ -1,9 +1,10 @@
 // RUN: tile-opt %s -convert-tile-to-nvvm | FileCheck %s
 // A broadcast of a computed tile: each thread writes its source elements to
-// the kernel's relayout buffer (16 f32 of [16]), the block synchronizes,
+// the kernel's relayout buffer (16 f32 of [16] and a word of row padding),
+// the block synchronizes,
 // each thread reads the source elements of its result slots, and the block
 // synchronizes again before the buffer can be reused.
-// CHECK: llvm.mlir.global internal @__tile_relayout_k() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i8>
+// CHECK: llvm.mlir.global internal @__tile_relayout_k() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<68 x i8>
 // CHECK-LABEL: llvm.func @k(
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
 // CHECK: nvvm.barrier0

@@ -415,6 +415,22 @@ std::map<std::string, Reference> references() {
     };
     refs["reverse"] = r;
   }
+  {
+    // y = x^T (x is RxC, y is CxR).
+    Reference r;
+    r.written = {1};
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      return k == 0 ? shape : std::vector<int64_t>{shape[1], shape[0]};
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &y = *ts[1];
+      for (int64_t i = 0; i < x.sizes[0]; ++i)
+        for (int64_t j = 0; j < x.sizes[1]; ++j)
+          y.values[j * y.strides[0] + i * y.strides[1]] =
+              x.values[i * x.strides[0] + j * x.strides[1]];
+    };
+    refs["transpose"] = r;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {

@@ -454,6 +454,9 @@ Value Gen::genCall(const Expr &e) {
   if (fn == "reshape")
     return tile::ReshapeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
                                    gen(*e.args[0]));
+  if (fn == "transpose" || fn == "permute")
+    return tile::PermuteOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
+                                   gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));
   if (fn == "broadcast")
     return splatTo(gen(*e.args[0]), e.args[0]->type, e.type, l);
   if (fn == "mma")

@@ -233,7 +233,7 @@ std::string Checker::suggest(llvm::StringRef name) const {
                                    "exp", "log", "sqrt", "abs", "min", "max",
                                    "where", "cast", "cdiv", "mma", "broadcast", "gather",
                                    "scatter", "atomic_add", "atomic_min", "atomic_max",
-                                   "atomic_xchg", "atomic_cas"};
+                                   "atomic_xchg", "atomic_cas", "transpose", "permute"};
   std::string best;
   unsigned bestDist = 3;
   auto consider = [&](llvm::StringRef cand) {
@@ -800,6 +800,46 @@ bool Checker::checkCall(Expr &e) {
                                          "must equal the target's or be 1");
     }
     e.type = SemaType::tile(t.elem, dims);
+    return true;
+  }
+  if (f == "transpose" || f == "permute") {
+    bool isT = f == "transpose";
+    if (!checkArgCount(e, isT ? 1 : 2, isT ? 1 : 2) || !requireValue(*e.args[0], "the argument"))
+      return false;
+    const SemaType &t = e.args[0]->type;
+    if (!t.isTile() || (isT && t.shape.size() != 2))
+      return error(e.args[0]->loc, "'" + f + "' needs a " + (isT ? "2-D " : "") + "tile, got " +
+                                       describeOperand(t));
+    std::vector<int64_t> perm;
+    if (isT) {
+      perm = {1, 0};
+    } else {
+      Expr &p = *e.args[1];
+      if (p.kind != Expr::Kind::List)
+        return error(p.loc, "the permutation must be a list of dimensions, e.g. [1, 0, 2]");
+      for (auto &d : p.args) {
+        int64_t v;
+        if (!requireConstInt(*d, "a dimension", v))
+          return false;
+        perm.push_back(v);
+      }
+      std::vector<bool> seen(t.shape.size(), false);
+      bool ok = perm.size() == t.shape.size();
+      for (int64_t v : perm) {
+        ok &= v >= 0 && v < int64_t(t.shape.size()) && !seen[size_t(v)];
+        if (ok)
+          seen[size_t(v)] = true;
+      }
+      if (!ok)
+        return error(p.loc, "the permutation of a " + std::to_string(t.shape.size()) +
+                                "-D tile must name each dimension 0.." +
+                                std::to_string(t.shape.size() - 1) + " once");
+    }
+    std::vector<int64_t> dims;
+    for (int64_t v : perm)
+      dims.push_back(t.shape[size_t(v)]);
+    e.type = SemaType::tile(t.elem, dims);
+    e.permutation = perm;
     return true;
   }
   if (f == "mma") {

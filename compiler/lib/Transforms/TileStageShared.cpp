@@ -207,6 +207,10 @@ struct TileStageSharedPass
         op->emitError() << "reductions in a kernel with mma are not supported yet";
         return WalkResult::interrupt();
       }
+      if (isa<tile::PermuteOp>(op)) {
+        op->emitError() << "transposes in a kernel with mma are not supported yet";
+        return WalkResult::interrupt();
+      }
       if (isa<tile::BroadcastOp>(op)) {
         op->emitError() << "in a kernel with mma, only loaded tiles can be broadcast "
                            "(e.g. acc + load(bias, [n], [BN])); this one is computed";

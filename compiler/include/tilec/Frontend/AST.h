@@ -91,6 +91,7 @@ struct Expr {
   // Filled in by Sema.
   SemaType type;
   std::optional<int64_t> constInt; ///< compile-time integer value
+  std::vector<int64_t> permutation; ///< transpose/permute: result dim d is operand dim [d]
 
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };

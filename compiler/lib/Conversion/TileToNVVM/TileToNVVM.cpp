@@ -241,14 +241,17 @@ struct ConvertTileToNVVMPass
     // Broadcasts of computed tiles share one buffer, as large as the
     // largest source tile.
     int64_t relayoutBytes = 0;
-    func.walk([&](tile::BroadcastOp b) {
-      relayoutBytes = std::max(relayoutBytes, relayoutScratchBytes(b.getTile().getType()));
+    func.walk([&](Operation *op) {
+      if (isa<tile::BroadcastOp, tile::PermuteOp>(op))
+        relayoutBytes = std::max(
+            relayoutBytes, relayoutScratchBytes(cast<RankedTensorType>(op->getOperand(0).getType())));
     });
     if (relayoutBytes > 0) {
       if (relayoutBytes > 32 * 1024)
-        return func.emitError() << "broadcasting a computed tile of " << relayoutBytes
+        return func.emitError() << "a transpose or a broadcast of a computed tile of "
+                                << relayoutBytes
                                 << " bytes needs that much shared memory (at most 32768); "
-                                   "broadcast a loaded tile, or a smaller one";
+                                   "use a smaller tile";
       auto module = func->getParentOfType<ModuleOp>();
       OpBuilder mb(ctx);
       mb.setInsertionPointToStart(module.getBody());

@@ -277,3 +277,23 @@ LogicalResult AtomicOp::verify() {
   return verifyIrregular(*this, getView().getType(), getIndices(), getValues().getType(),
                          getMask());
 }
+
+LogicalResult PermuteOp::verify() {
+  auto from = getTile().getType();
+  auto to = getType();
+  ArrayRef<int64_t> perm = getPermutation();
+  if (from.getElementType() != to.getElementType())
+    return emitOpError() << "cannot change the element type";
+  if (int64_t(perm.size()) != from.getRank() || to.getRank() != from.getRank())
+    return emitOpError() << "the permutation must name every dimension once";
+  SmallVector<bool> seen(perm.size(), false);
+  for (auto [d, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= int64_t(perm.size()) || seen[p])
+      return emitOpError() << "the permutation must name every dimension once";
+    seen[p] = true;
+    if (to.getDimSize(d) != from.getDimSize(p))
+      return emitOpError() << "result dimension " << d << " must have size "
+                           << from.getDimSize(p);
+  }
+  return success();
+}

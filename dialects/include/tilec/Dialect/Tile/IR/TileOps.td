@@ -303,4 +303,20 @@ def Tile_AtomicOp : Tile_Op<"atomic", [MemoryEffects<[MemRead, MemWrite]>, AttrS
   let hasVerifier = 1;
 }
 
+def Tile_PermuteOp : Tile_Op<"permute", [Pure]> {
+  let summary = "reorders the dimensions of a tile (transpose)";
+  let description = [{
+    Result dimension `d` is dimension `permutation[d]` of `tile`: element
+    `r[i_0, ..., i_n]` is `tile[j]` with `j[permutation[d]] = i_d`.
+
+    ```mlir
+    %t = tile.permute %x {permutation = array<i64: 1, 0>} : tensor<64x32xf32> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$tile, DenseI64ArrayAttr:$permutation);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$tile attr-dict `:` type($tile) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD
