@@ -516,6 +516,7 @@ private:
                                       : fn == "ceil"  ? std::ceil(v)
                                       : fn == "tanh"  ? std::tanh(v)
                                       : fn == "sigmoid" ? 1.0 / (1.0 + std::exp(-v))
+                                      : fn == "erf"     ? std::erf(v)
                                                         : std::fabs(v));
       } else {
         for (auto &v : x.i)

@@ -431,6 +431,9 @@ std::map<std::string, Reference> references() {
     };
     refs["transpose"] = r;
   }
+  refs["gelu_erf"] = elementwise(
+      {0}, 1, [](auto &x, auto &) { return 0.5 * x[0] * (1.0 + std::erf(x[0] / std::sqrt(2.0))); },
+      /*rtolScale=*/8);
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {

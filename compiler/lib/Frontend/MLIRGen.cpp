@@ -388,6 +388,15 @@ Value Gen::genCall(const Expr &e) {
     if (fn == "floor") return math::FloorOp::create(b, l, x);
     if (fn == "ceil") return math::CeilOp::create(b, l, x);
     if (fn == "tanh") return math::TanhOp::create(b, l, x);
+    if (fn == "erf") {
+      // A polynomial approximation in f32 (max error ~1e-7); f16 and bf16
+      // are widened first.
+      auto f32Ty = e.type;
+      f32Ty.elem = ScalarType::F32;
+      Value wide = convert(x, e.type, ScalarType::F32, l);
+      Value r = math::ErfOp::create(b, l, wide);
+      return convert(r, f32Ty, e.type.elem, l);
+    }
     if (fn == "sigmoid") {
       // 1 / (1 + exp(-x))
       Value one = constant(e.type, 1, 1, l);

@@ -39,7 +39,7 @@ static std::string shapeText(const std::vector<int64_t> &dims) {
 
 bool tilec::isUnaryMathFunction(llvm::StringRef f) {
   static const char *names[] = {"exp", "log", "sqrt", "abs", "exp2", "log2", "rsqrt",
-                                "floor", "ceil", "tanh", "sigmoid"};
+                                "floor", "ceil", "tanh", "sigmoid", "erf"};
   return llvm::is_contained(names, f);
 }
 
@@ -978,7 +978,7 @@ bool Checker::checkCall(Expr &e) {
       return error(e.args[0]->loc, "'" + f + "' needs a float argument, got " +
                                        describeOperand(t) + "; convert with cast<f32>(...)");
     bool approx = f == "exp" || f == "log" || f == "exp2" || f == "log2" ||
-                  f == "tanh" || f == "sigmoid";
+                  f == "tanh" || f == "sigmoid" || f == "erf";
     if (approx && t.elem == ScalarType::F64)
       return error(e.loc, "'" + f + "' of f64 is not supported yet; compute in "
                           "f32 with cast<f32>(...)");
@@ -1119,9 +1119,7 @@ bool Checker::checkCall(Expr &e) {
     e.type.weak = false;
     return true;
   }
-  static const char *notYet[] = {
-                                 "mma", "transpose", "broadcast", "print",
-                                 "assert", "gather", "scatter", "erf"};
+  static const char *notYet[] = {"print", "assert"};
   for (const char *n : notYet)
     if (f == n)
       return error(e.loc, "'" + f + "' is not supported yet");

@@ -13,7 +13,9 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #define DEBUG_TYPE "convert-tile-to-nvvm"
@@ -202,6 +204,16 @@ struct ConvertTileToNVVMPass
         continue;
       if (failed(convertKernel(func)))
         return signalPassFailure();
+    }
+    // erf has no NVPTX instruction or LLVM lowering: a polynomial in f32.
+    SmallVector<Operation *> erfs;
+    module.walk([&](math::ErfOp op) { erfs.push_back(op); });
+    if (!erfs.empty()) {
+      RewritePatternSet approx(&getContext());
+      populatePolynomialApproximateErfPattern(approx);
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+      (void)applyOpPatternsGreedily(erfs, std::move(approx), config);
     }
   }
 
