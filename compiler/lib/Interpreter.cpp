@@ -524,24 +524,53 @@ private:
       }
       return x;
     }
-    if ((fn == "sum" || fn == "max" || fn == "min") && e.args.size() == 1) {
+    if ((fn == "sum" || fn == "max" || fn == "min" || fn == "prod") && e.args.size() == 1) {
+      // The whole tile, or (axis) each line along one dimension, combined
+      // in order; floats in double then rounded (the GPU combines in f32).
       Val t = eval(*e.args[0]);
-      if (t.isFloat()) {
-        double acc = fn == "sum" ? 0 : fn == "max" ? -INFINITY : INFINITY;
-        for (double v : t.f) {
-          if (std::isnan(v) && fn != "sum") {
-            acc = NAN;
-            break;
-          }
-          acc = fn == "sum" ? acc + v : fn == "max" ? std::max(acc, v) : std::min(acc, v);
-        }
-        return filled(e.type, acc, 0);
+      const std::vector<int64_t> &shape = t.type.shape;
+      int64_t axis = e.axis ? *e.axis : -1;
+      size_t lineLen = 1, lineStride = 1, lines = t.size();
+      if (axis >= 0) {
+        lineLen = size_t(shape[size_t(axis)]);
+        for (size_t d = size_t(axis) + 1; d < shape.size(); ++d)
+          lineStride *= size_t(shape[d]);
+        lines = t.size() / lineLen;
+      } else {
+        lineLen = t.size();
+        lines = 1;
       }
-      int64_t acc = fn == "sum" ? 0 : fn == "max" ? INT32_MIN : INT32_MAX;
-      for (int64_t v : t.i)
-        acc = fn == "sum" ? wrapInt(t.type.elem, acc + v)
-              : fn == "max" ? std::max(acc, v) : std::min(acc, v);
-      return filled(e.type, 0, acc);
+      Val r = filled(e.type, 0, 0);
+      for (size_t o = 0; o < lines; ++o) {
+        // Line o: outer index o / lineStride, inner o % lineStride.
+        size_t first = (o / lineStride) * lineStride * lineLen + o % lineStride;
+        if (t.isFloat()) {
+          double acc = fn == "sum" ? 0 : fn == "prod" ? 1 : fn == "max" ? -INFINITY : INFINITY;
+          for (size_t k = 0; k < lineLen; ++k) {
+            double v = t.f[first + k * lineStride];
+            if (std::isnan(v) && (fn == "max" || fn == "min")) {
+              acc = NAN;
+              break;
+            }
+            acc = fn == "sum"    ? acc + v
+                  : fn == "prod" ? acc * v
+                  : fn == "max"  ? std::max(acc, v)
+                                 : std::min(acc, v);
+          }
+          r.f[o] = roundToFloatType(e.type.elem, acc);
+        } else {
+          int64_t acc = fn == "sum" ? 0 : fn == "prod" ? 1 : fn == "max" ? INT32_MIN : INT32_MAX;
+          for (size_t k = 0; k < lineLen; ++k) {
+            int64_t v = t.i[first + k * lineStride];
+            acc = fn == "sum"    ? wrapInt(t.type.elem, acc + v)
+                  : fn == "prod" ? wrapInt(t.type.elem, int64_t(uint64_t(acc) * uint64_t(v)))
+                  : fn == "max"  ? std::max(acc, v)
+                                 : std::min(acc, v);
+          }
+          r.i[o] = acc;
+        }
+      }
+      return r;
     }
     if (fn == "argmax" || fn == "argmin") {
       // The first extreme element; a NaN counts as the extreme.

@@ -80,8 +80,8 @@ func.func @splat(%a: f16) {
 // -----
 
 func.func @reduce_kind(%t: tensor<16xf32>) {
-  // expected-error @+1 {{kind must be sum, max, min, argmax or argmin, got 'prod'}}
-  %r = tile.reduce "prod" %t : tensor<16xf32> -> f32
+  // expected-error @+1 {{kind must be sum, max, min, prod, argmax or argmin, got 'mean'}}
+  %r = tile.reduce "mean" %t : tensor<16xf32> -> f32
   return
 }
 
@@ -106,5 +106,21 @@ func.func @range_shape() {
 func.func @argmax_type(%t: tensor<16xf32>) {
   // expected-error @+1 {{argmax gives the i32 flat index, not 'f32'}}
   %r = tile.reduce "argmax" %t : tensor<16xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%t: tensor<4x16xf32>) {
+  // expected-error @+1 {{result must be the tile without dimension 1}}
+  %r = tile.reduce "sum" %t {axis = 1 : i32} : tensor<4x16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis_arg(%t: tensor<4x16xf32>) {
+  // expected-error @+1 {{argmax over an axis is not supported}}
+  %r = tile.reduce "argmax" %t {axis = 0 : i32} : tensor<4x16xf32> -> tensor<16xi32>
   return
 }

@@ -434,6 +434,29 @@ std::map<std::string, Reference> references() {
   refs["gelu_erf"] = elementwise(
       {0}, 1, [](auto &x, auto &) { return 0.5 * x[0] * (1.0 + std::erf(x[0] / std::sqrt(2.0))); },
       /*rtolScale=*/8);
+  {
+    // s[r] = sum of row r, m[r] = max of row r.
+    Reference r;
+    r.written = {1, 2};
+    r.rtolScale = 64;
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      return k == 0 ? shape : std::vector<int64_t>{shape[0]};
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &s = *ts[1], &m = *ts[2];
+      for (int64_t i = 0; i < x.sizes[0]; ++i) {
+        double sum = 0, mx = -INFINITY;
+        for (int64_t j = 0; j < x.sizes[1]; ++j) {
+          double v = x.values[i * x.strides[0] + j * x.strides[1]];
+          sum += v;
+          mx = std::max(mx, v);
+        }
+        s.values[i * s.strides[0]] = static_cast<float>(roundToFloatType(s.dtype, sum));
+        m.values[i * m.strides[0]] = static_cast<float>(roundToFloatType(m.dtype, mx));
+      }
+    };
+    refs["rowstats"] = r;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {

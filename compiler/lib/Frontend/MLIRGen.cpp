@@ -417,10 +417,11 @@ Value Gen::genCall(const Expr &e) {
           z = genAs(*e.args[2], e.type);
     return math::FmaOp::create(b, l, x, y, z);
   }
-  if (((fn == "sum" || fn == "min" || fn == "max") && e.args.size() == 1) ||
+  if (((fn == "sum" || fn == "min" || fn == "max" || fn == "prod") && e.args.size() == 1) ||
       fn == "argmax" || fn == "argmin") {
     Value t = gen(*e.args[0]);
-    return tile::ReduceOp::create(b, l, mlirType(e.type), b.getStringAttr(fn), t);
+    IntegerAttr axis = e.axis ? b.getI32IntegerAttr(int32_t(*e.axis)) : IntegerAttr();
+    return tile::ReduceOp::create(b, l, mlirType(e.type), b.getStringAttr(fn), t, axis);
   }
   if (fn == "min" || fn == "max") {
     Value x = genAs(*e.args[0], e.type);

@@ -602,6 +602,15 @@ bool Parser::parseExprList(Tok close, std::vector<ExprPtr> &out,
     auto e = parseExpr();
     if (!e)
       return false;
+    // A named call argument: `axis = 1`.
+    if (close == Tok::RParen && e->kind == Expr::Kind::Name && is(Tok::Assign)) {
+      std::string argName = e->name;
+      advance();
+      e = parseExpr();
+      if (!e)
+        return false;
+      e->argName = argName;
+    }
     out.push_back(std::move(e));
   } while (consumeIf(Tok::Comma));
   return expect(close, what);

@@ -233,7 +233,7 @@ std::string Checker::suggest(llvm::StringRef name) const {
                                    "exp", "log", "sqrt", "abs", "min", "max",
                                    "where", "cast", "cdiv", "mma", "broadcast", "gather",
                                    "scatter", "atomic_add", "atomic_min", "atomic_max",
-                                   "atomic_xchg", "atomic_cas", "transpose", "permute"};
+                                   "atomic_xchg", "atomic_cas", "transpose", "permute", "prod"};
   std::string best;
   unsigned bestDist = 3;
   auto consider = [&](llvm::StringRef cand) {
@@ -738,6 +738,44 @@ bool Checker::checkCall(Expr &e) {
   const std::string &f = e.name;
   if (e.typeArg && f != "cast" && f != "zeros" && f != "full")
     return error(e.loc, "'" + f + "' does not take a type argument");
+  // Named arguments: only `axis = d` of a reduction.
+  bool reduction = f == "sum" || f == "max" || f == "min" || f == "prod";
+  for (size_t k = 0; k < e.args.size(); ++k) {
+    Expr &a = *e.args[k];
+    if (a.argName.empty())
+      continue;
+    if (a.argName != "axis" || !reduction)
+      return error(a.loc, "'" + f + "' takes no argument named '" + a.argName + "'" +
+                              (a.argName == "axis" ? "; axis = d goes with sum, max, min and prod"
+                                                   : ""));
+    if (k != e.args.size() - 1 || e.args.size() != 2)
+      return error(a.loc, "'" + f + "(tile, axis = d)' takes the tile and the axis");
+    int64_t d;
+    if (!requireConstInt(a, "the axis", d))
+      return false;
+    Expr &t = *e.args[0];
+    if (!requireValue(t, "the argument"))
+      return false;
+    if (!t.type.isTile())
+      return error(t.loc, "'" + f + "' over an axis needs a tile, got " + describeOperand(t.type));
+    int64_t rank = int64_t(t.type.shape.size());
+    if (d < 0 || d >= rank)
+      return error(a.loc, "axis " + std::to_string(d) + " is out of range for " + t.type.str() +
+                              " (0 to " + std::to_string(rank - 1) + ")");
+    if (t.type.elem != ScalarType::F32 && t.type.elem != ScalarType::F16 &&
+        t.type.elem != ScalarType::BF16 && t.type.elem != ScalarType::I32)
+      return error(t.loc, "reductions of " + t.type.str() + " are not supported yet; cast to f32 or i32");
+    e.args.pop_back();
+    if (rank == 1) { // the whole tile
+      e.type = SemaType::scalar(t.type.elem);
+      return true;
+    }
+    std::vector<int64_t> dims = t.type.shape;
+    dims.erase(dims.begin() + d);
+    e.axis = d;
+    e.type = SemaType::tile(t.type.elem, dims);
+    return true;
+  }
   if (f == "zeros" || f == "full") {
     if (!e.typeArg)
       return error(e.loc, "'" + f + "' needs an element type: " + f + "<f32>([...])");
@@ -1012,15 +1050,13 @@ bool Checker::checkCall(Expr &e) {
     e.type = t;
     return true;
   }
-  if ((f == "sum" || f == "min" || f == "max") && e.args.size() != 2) {
+  if ((f == "sum" || f == "min" || f == "max" || f == "prod") && e.args.size() != 2) {
     // One argument: a reduction of the whole tile to a scalar.
     if (e.args.size() != 1)
       return error(e.loc, "'" + f + "' takes a tile (reduction)" +
-                              (f == "sum" ? std::string("") : " or two values (elementwise)") +
-                              ", got " + std::to_string(e.args.size()) + " arguments" +
-                              (f == "sum" && e.args.size() == 2
-                                   ? "; reductions over one axis are not supported yet"
-                                   : ""));
+                              (f == "sum" || f == "prod" ? std::string("")
+                                                         : " or two values (elementwise)") +
+                              ", got " + std::to_string(e.args.size()) + " arguments");
     if (!requireValue(*e.args[0], "the argument"))
       return false;
     const SemaType &t = e.args[0]->type;
@@ -1034,9 +1070,9 @@ bool Checker::checkCall(Expr &e) {
     e.type = SemaType::scalar(t.elem);
     return true;
   }
-  if (f == "sum") {
-    return error(e.loc, "'sum' reduces one tile; reductions over one axis are not supported yet");
-  }
+  if (f == "sum" || f == "prod")
+    return error(e.loc, "'" + f + "' reduces one tile; over one axis write " + f +
+                            "(t, axis = d)");
   if (f == "argmax" || f == "argmin") {
     if (!checkArgCount(e, 1, 1) || !requireValue(*e.args[0], "the argument"))
       return false;

@@ -87,11 +87,13 @@ struct Expr {
   std::string name; ///< Name, Call callee, ViewField field ("shape"/"stride")
   std::unique_ptr<TypeExpr> typeArg; ///< Call: `cast<T>(...)`
   std::vector<ExprPtr> args;         ///< operands, call arguments, list items
+  std::string argName;               ///< a named call argument (`axis = 1`)
 
   // Filled in by Sema.
   SemaType type;
   std::optional<int64_t> constInt; ///< compile-time integer value
   std::vector<int64_t> permutation; ///< transpose/permute: result dim d is operand dim [d]
+  std::optional<int64_t> axis;      ///< a reduction over one axis (`axis = d`)
 
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };

@@ -75,6 +75,11 @@ void populateLoadStoreToNVVMPatterns(const mlir::TypeConverter &converter,
 void populateReduceToNVVMPatterns(const mlir::TypeConverter &converter,
                                   const ThreadLayout &layout,
                                   mlir::RewritePatternSet &patterns);
+/// The identity (f32 or i32) and the combination of a reduction kind (sum,
+/// prod, max, min), shared by whole-tile and axis reductions.
+mlir::TypedAttr reductionIdentity(mlir::Builder &b, llvm::StringRef kind, bool isFloat);
+mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef kind,
+                             bool isFloat, mlir::Value x, mlir::Value y);
 /// The shared-memory buffer (one 32-bit slot per warp) of a kernel's
 /// reductions.
 std::string reduceScratchName(llvm::StringRef kernel);

@@ -31,6 +31,37 @@ std::string tilec::reduceScratchName(StringRef kernel) {
   return ("__tile_reduce_scratch_" + kernel).str();
 }
 
+TypedAttr tilec::reductionIdentity(Builder &b, StringRef kind, bool isFloat) {
+  bool maxLike = kind == "max" || kind == "argmax";
+  if (isFloat) {
+    float v = kind == "sum"    ? 0.0f
+              : kind == "prod" ? 1.0f
+              : maxLike        ? -std::numeric_limits<float>::infinity()
+                               : std::numeric_limits<float>::infinity();
+    return b.getF32FloatAttr(v);
+  }
+  int32_t v = kind == "sum"    ? 0
+              : kind == "prod" ? 1
+              : maxLike        ? std::numeric_limits<int32_t>::min()
+                               : std::numeric_limits<int32_t>::max();
+  return b.getI32IntegerAttr(v);
+}
+
+Value tilec::combineReduction(OpBuilder &b, Location loc, StringRef kind, bool isFloat,
+                              Value x, Value y) {
+  if (kind == "sum")
+    return isFloat ? Value(arith::AddFOp::create(b, loc, x, y))
+                   : Value(arith::AddIOp::create(b, loc, x, y));
+  if (kind == "prod")
+    return isFloat ? Value(arith::MulFOp::create(b, loc, x, y))
+                   : Value(arith::MulIOp::create(b, loc, x, y));
+  if (kind == "max")
+    return isFloat ? Value(arith::MaximumFOp::create(b, loc, x, y))
+                   : Value(arith::MaxSIOp::create(b, loc, x, y));
+  return isFloat ? Value(arith::MinimumFOp::create(b, loc, x, y))
+                 : Value(arith::MinSIOp::create(b, loc, x, y));
+}
+
 namespace {
 
 struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
@@ -39,6 +70,8 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
   LogicalResult
   matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (op.getAxis())
+      return rewriter.notifyMatchFailure(op, "a reduction over one axis");
     Location loc = op.getLoc();
     auto tileTy = op.getTile().getType();
     Type elem = tileTy.getElementType();
@@ -52,33 +85,13 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
       return arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(v));
     };
 
-    // Identity of the combination.
-    TypedAttr identity;
-    if (isFloat) {
-      float v = kind == "sum" ? 0.0f
-                : maxLike     ? -std::numeric_limits<float>::infinity()
-                              : std::numeric_limits<float>::infinity();
-      identity = rewriter.getF32FloatAttr(v);
-    } else {
-      int32_t v = kind == "sum" ? 0
-                  : maxLike     ? std::numeric_limits<int32_t>::min()
-                                : std::numeric_limits<int32_t>::max();
-      identity = rewriter.getI32IntegerAttr(v);
-    }
+    TypedAttr identity = reductionIdentity(rewriter, kind, isFloat);
 
     // The running state: {value}, or {value, flat index} for argmax/argmin.
     using State = SmallVector<Value, 2>;
     auto combine = [&](const State &a, const State &b) -> State {
-      if (!arg) {
-        if (kind == "sum")
-          return {isFloat ? Value(arith::AddFOp::create(rewriter, loc, a[0], b[0]))
-                          : Value(arith::AddIOp::create(rewriter, loc, a[0], b[0]))};
-        if (kind == "max")
-          return {isFloat ? Value(arith::MaximumFOp::create(rewriter, loc, a[0], b[0]))
-                          : Value(arith::MaxSIOp::create(rewriter, loc, a[0], b[0]))};
-        return {isFloat ? Value(arith::MinimumFOp::create(rewriter, loc, a[0], b[0]))
-                        : Value(arith::MinSIOp::create(rewriter, loc, a[0], b[0]))};
-      }
+      if (!arg)
+        return {combineReduction(rewriter, loc, kind, isFloat, a[0], b[0])};
       // b wins when it is strictly more extreme, or equal with a smaller
       // index; a NaN counts as the most extreme value.
       Value earlier = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, b[1], a[1]);

@@ -46,8 +46,128 @@ int64_t tilec::relayoutScratchBytes(RankedTensorType src) {
 
 namespace {
 
-/// The relayout of one op: `srcFlatOf` maps the result's coordinates (i64
-/// values, outermost first) to the source's row-major flat index.
+/// The relayout buffer of one op: the source tile stored row by row with
+/// padding; `write` stores every element this thread holds, `read` loads
+/// one element by its row-major flat index.
+class RelayoutBuffer {
+public:
+  RelayoutBuffer(ConversionPatternRewriter &rewriter, Location loc, const ThreadLayout &layout,
+                 LLVM::GlobalOp global, RankedTensorType srcTy)
+      : b(rewriter), loc(loc), layout(layout), srcTy(srcTy) {
+    elem = srcTy.getElementType();
+    // Booleans are stored as bytes.
+    stored = elem.isInteger(1) ? b.getI8Type() : elem;
+    bytes = stored.getIntOrFloatBitWidth() / 8;
+    inner = srcTy.getShape().back();
+    pitch = inner + rowPad(stored);
+    auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    base = LLVM::AddressOfOp::create(b, loc, ptr3, global.getSymName());
+  }
+
+  Value c64(int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)).getResult();
+  }
+
+  /// The padded position of source flat index f: (f / C) * pitch + f % C.
+  Value slot(Value flat) {
+    Value padded = flat;
+    if (inner > 1 || pitch != inner) {
+      Value row = arith::DivUIOp::create(b, loc, flat, c64(inner));
+      Value col = arith::RemUIOp::create(b, loc, flat, c64(inner));
+      padded = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(pitch)), col);
+    }
+    return LLVM::GEPOp::create(b, loc, base.getType(), stored, base, ValueRange{padded});
+  }
+
+  /// Stores this thread's elements of `src` (a per-thread vector), then
+  /// synchronizes the block.
+  void write(Value src) {
+    for (int64_t g = 0; g < layout.groups(srcTy); ++g) {
+      Value gb = layout.groupBase(b, loc, srcTy, g);
+      for (unsigned v = 0; v < layout.vec; ++v) {
+        Value e = v ? Value(arith::AddIOp::create(b, loc, gb, c64(v))) : gb;
+        Value x = vector::ExtractOp::create(b, loc, src, ArrayRef<int64_t>{g * layout.vec + v});
+        if (stored != elem)
+          x = arith::ExtUIOp::create(b, loc, stored, x);
+        if (layout.groupNeedsGuard(srcTy, g)) {
+          auto ifOp = scf::IfOp::create(
+              b, loc, TypeRange{},
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
+                                    c64(srcTy.getNumElements())),
+              false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          LLVM::StoreOp::create(b, loc, x, slot(e), bytes);
+        } else {
+          LLVM::StoreOp::create(b, loc, x, slot(e), bytes);
+        }
+      }
+    }
+    NVVM::Barrier0Op::create(b, loc);
+  }
+
+  Value read(Value flat) {
+    Value x = LLVM::LoadOp::create(b, loc, stored, slot(flat), bytes);
+    if (stored != elem)
+      x = arith::TruncIOp::create(b, loc, elem, x);
+    return x;
+  }
+
+  /// Calls `fn(slot, coords)` for every element this thread holds of a
+  /// result tile `resTy` (coordinates outermost first, i64; padding slots
+  /// get the coordinates of element 0) and gathers the returned values.
+  template <typename Fn> Value forEachResult(RankedTensorType resTy, Fn fn) {
+    ArrayRef<int64_t> to = resTy.getShape();
+    VectorType outTy = layout.perThreadType(resTy);
+    Value result = arith::ConstantOp::create(b, loc, outTy, b.getZeroAttr(outTy));
+    for (int64_t g = 0; g < layout.groups(resTy); ++g) {
+      Value gb = layout.groupBase(b, loc, resTy, g);
+      for (unsigned v = 0; v < layout.vec; ++v) {
+        Value e = v ? Value(arith::AddIOp::create(b, loc, gb, c64(v))) : gb;
+        if (layout.groupNeedsGuard(resTy, g))
+          e = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
+                                    c64(resTy.getNumElements())),
+              e, c64(0));
+        SmallVector<Value> coords(to.size());
+        int64_t innerSize = 1;
+        for (int64_t d = to.size() - 1; d >= 0; --d) {
+          Value c = e;
+          if (innerSize > 1)
+            c = arith::DivUIOp::create(b, loc, c, c64(innerSize));
+          if (d > 0)
+            c = arith::RemUIOp::create(b, loc, c, c64(to[d]));
+          innerSize *= to[d];
+          coords[d] = c;
+        }
+        result = vector::InsertOp::create(b, loc, fn(coords), result,
+                                          ArrayRef<int64_t>{g * layout.vec + v});
+      }
+    }
+    // The buffer may be reused by the next relayout.
+    NVVM::Barrier0Op::create(b, loc);
+    return result;
+  }
+
+  ConversionPatternRewriter &b;
+  Location loc;
+  const ThreadLayout &layout;
+  RankedTensorType srcTy;
+  Type elem, stored;
+  int64_t bytes, inner, pitch;
+  Value base;
+};
+
+static LLVM::GlobalOp relayoutGlobal(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  auto module = op->getParentOfType<ModuleOp>();
+  return module.lookupSymbol<LLVM::GlobalOp>(relayoutScratchName(func.getName()));
+}
+
+/// A shape change that moves data: `srcFlatOf` maps the result's
+/// coordinates (i64 values, outermost first) to the source's row-major flat
+/// index.
 template <typename OpTy>
 struct RelayoutLowering : LayoutPattern<OpTy> {
   using LayoutPattern<OpTy>::LayoutPattern;
@@ -59,96 +179,17 @@ struct RelayoutLowering : LayoutPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto srcTy = cast<RankedTensorType>(op.getTile().getType());
-    auto resTy = cast<RankedTensorType>(op.getType());
-    Type elem = resTy.getElementType();
-    // Booleans are stored as bytes.
-    Type stored = elem.isInteger(1) ? rewriter.getI8Type() : elem;
-    int64_t bytes = stored.getIntOrFloatBitWidth() / 8;
-    auto func = op->template getParentOfType<func::FuncOp>();
-    auto module = op->template getParentOfType<ModuleOp>();
-    auto global = module.template lookupSymbol<LLVM::GlobalOp>(
-        relayoutScratchName(func.getName()));
+    LLVM::GlobalOp global = relayoutGlobal(op);
     if (!global)
       return rewriter.notifyMatchFailure(op, "no relayout buffer");
-    auto c64 = [&](int64_t v) {
-      return arith::ConstantOp::create(rewriter, loc, rewriter.getI64IntegerAttr(v)).getResult();
-    };
-    auto ptr3 = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
-    Value base = LLVM::AddressOfOp::create(rewriter, loc, ptr3, global.getSymName());
-    int64_t inner = srcTy.getShape().back(), pitch = inner + rowPad(stored);
-    // The padded position of source flat index f: (f / C) * pitch + f % C.
-    auto slot = [&](Value flat) {
-      Value padded = flat;
-      if (inner > 1 || pitch != inner) {
-        Value row = arith::DivUIOp::create(rewriter, loc, flat, c64(inner));
-        Value col = arith::RemUIOp::create(rewriter, loc, flat, c64(inner));
-        padded = arith::AddIOp::create(
-            rewriter, loc, arith::MulIOp::create(rewriter, loc, row, c64(pitch)), col);
-      }
-      return LLVM::GEPOp::create(rewriter, loc, ptr3, stored, base, ValueRange{padded});
-    };
-    auto ifThen = [&](Value cond, auto body) {
-      auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, cond, false);
-      OpBuilder::InsertionGuard g(rewriter);
-      rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      body();
-    };
-    Value src = adaptor.getTile();
-    for (int64_t g = 0; g < layout.groups(srcTy); ++g) {
-      Value gb = layout.groupBase(rewriter, loc, srcTy, g);
-      for (unsigned v = 0; v < layout.vec; ++v) {
-        Value e = v ? Value(arith::AddIOp::create(rewriter, loc, gb, c64(v))) : gb;
-        Value x = vector::ExtractOp::create(rewriter, loc, src,
-                                            ArrayRef<int64_t>{g * layout.vec + v});
-        if (stored != elem)
-          x = arith::ExtUIOp::create(rewriter, loc, stored, x);
-        auto write = [&] { LLVM::StoreOp::create(rewriter, loc, x, slot(e), bytes); };
-        if (layout.groupNeedsGuard(srcTy, g))
-          ifThen(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, e,
-                                       c64(srcTy.getNumElements())),
-                 write);
-        else
-          write();
-      }
-    }
-    NVVM::Barrier0Op::create(rewriter, loc);
-    ArrayRef<int64_t> to = resTy.getShape();
-    VectorType outTy = layout.perThreadType(resTy);
-    Value result = arith::ConstantOp::create(rewriter, loc, outTy,
-                                             rewriter.getZeroAttr(outTy));
-    for (int64_t g = 0; g < layout.groups(resTy); ++g) {
-      Value gb = layout.groupBase(rewriter, loc, resTy, g);
-      for (unsigned v = 0; v < layout.vec; ++v) {
-        Value e = v ? Value(arith::AddIOp::create(rewriter, loc, gb, c64(v))) : gb;
-        // Padding slots read element 0, which always exists.
-        if (layout.groupNeedsGuard(resTy, g))
-          e = arith::SelectOp::create(
-              rewriter, loc,
-              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, e,
-                                    c64(resTy.getNumElements())),
-              e, c64(0));
-        SmallVector<Value> coords(to.size());
-        int64_t innerSize = 1;
-        for (int64_t d = to.size() - 1; d >= 0; --d) {
-          Value c = e;
-          if (innerSize > 1)
-            c = arith::DivUIOp::create(rewriter, loc, c, c64(innerSize));
-          if (d > 0)
-            c = arith::RemUIOp::create(rewriter, loc, c, c64(to[d]));
-          innerSize *= to[d];
-          coords[d] = c;
-        }
-        Value x = LLVM::LoadOp::create(rewriter, loc, stored,
-                                       slot(srcFlatOf(op, rewriter, loc, coords)), bytes);
-        if (stored != elem)
-          x = arith::TruncIOp::create(rewriter, loc, elem, x);
-        result = vector::InsertOp::create(rewriter, loc, x, result,
-                                          ArrayRef<int64_t>{g * layout.vec + v});
-      }
-    }
-    NVVM::Barrier0Op::create(rewriter, loc);
+    Location loc = op.getLoc();
+    RelayoutBuffer buf(rewriter, loc, layout, global,
+                       cast<RankedTensorType>(op.getTile().getType()));
+    buf.write(adaptor.getTile());
+    Value result = buf.forEachResult(cast<RankedTensorType>(op.getType()),
+                                     [&](ArrayRef<Value> coords) {
+                                       return buf.read(srcFlatOf(op, rewriter, loc, coords));
+                                     });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -200,10 +241,60 @@ struct PermuteLowering : RelayoutLowering<tile::PermuteOp> {
   }
 };
 
+/// A reduction over one axis: each thread combines, for every result
+/// element it holds, the source elements along the axis, read from the
+/// buffer (f16/bf16 in f32).
+struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
+  using LayoutPattern::LayoutPattern;
+  LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (!op.getAxis())
+      return rewriter.notifyMatchFailure(op, "a whole-tile reduction");
+    LLVM::GlobalOp global = relayoutGlobal(op);
+    if (!global)
+      return rewriter.notifyMatchFailure(op, "no relayout buffer");
+    Location loc = op.getLoc();
+    auto srcTy = op.getTile().getType();
+    auto resTy = cast<RankedTensorType>(op.getType());
+    int64_t axis = *op.getAxis();
+    Type elem = srcTy.getElementType();
+    bool isFloat = isa<FloatType>(elem);
+    Type work = isFloat ? Type(rewriter.getF32Type()) : elem;
+    StringRef kind = op.getKind();
+    RelayoutBuffer buf(rewriter, loc, layout, global, srcTy);
+    buf.write(adaptor.getTile());
+    Value result = buf.forEachResult(resTy, [&](ArrayRef<Value> coords) -> Value {
+      Value init = arith::ConstantOp::create(rewriter, loc,
+                                             reductionIdentity(rewriter, kind, isFloat));
+      auto loop = scf::ForOp::create(rewriter, loc, buf.c64(0), buf.c64(srcTy.getDimSize(axis)),
+                                     buf.c64(1), ValueRange{init});
+      {
+        OpBuilder::InsertionGuard g(rewriter);
+        rewriter.setInsertionPointToStart(loop.getBody());
+        SmallVector<Value> src(coords.begin(), coords.end());
+        src.insert(src.begin() + axis, loop.getInductionVar());
+        Value x = buf.read(flatOf(rewriter, loc, src, srcTy.getShape()));
+        if (isFloat && !elem.isF32())
+          x = arith::ExtFOp::create(rewriter, loc, work, x);
+        scf::YieldOp::create(rewriter, loc,
+                             combineReduction(rewriter, loc, kind, isFloat,
+                                              loop.getRegionIterArgs()[0], x));
+      }
+      Value r = loop.getResult(0);
+      if (isFloat && !elem.isF32())
+        r = arith::TruncFOp::create(rewriter, loc, elem, r);
+      return r;
+    });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            const ThreadLayout &layout,
                                            RewritePatternSet &patterns) {
-  patterns.add<BroadcastLowering, PermuteLowering>(converter, patterns.getContext(), layout);
+  patterns.add<BroadcastLowering, PermuteLowering, AxisReduceLowering>(
+      converter, patterns.getContext(), layout);
 }

@@ -234,7 +234,9 @@ struct ConvertTileToNVVMPass
     MLIRContext *ctx = &getContext();
     // Reductions across warps share one buffer: a 32-bit value slot per warp,
     // then (argmax/argmin) an index slot per warp.
-    if (hasNested<tile::ReduceOp>(func)) {
+    bool wholeTileReduce = false;
+    func.walk([&](tile::ReduceOp r) { wholeTileReduce |= !r.getAxis(); });
+    if (wholeTileReduce) {
       auto module = func->getParentOfType<ModuleOp>();
       OpBuilder mb(ctx);
       mb.setInsertionPointToStart(module.getBody());
@@ -253,17 +255,26 @@ struct ConvertTileToNVVMPass
     // Broadcasts of computed tiles share one buffer, as large as the
     // largest source tile.
     int64_t relayoutBytes = 0;
+    Operation *largest = nullptr;
     func.walk([&](Operation *op) {
-      if (isa<tile::BroadcastOp, tile::PermuteOp>(op))
-        relayoutBytes = std::max(
-            relayoutBytes, relayoutScratchBytes(cast<RankedTensorType>(op->getOperand(0).getType())));
+      auto reduce = dyn_cast<tile::ReduceOp>(op);
+      if (!isa<tile::BroadcastOp, tile::PermuteOp>(op) && !(reduce && reduce.getAxis()))
+        return;
+      int64_t bytes = relayoutScratchBytes(cast<RankedTensorType>(op->getOperand(0).getType()));
+      if (bytes > relayoutBytes) {
+        relayoutBytes = bytes;
+        largest = op;
+      }
     });
     if (relayoutBytes > 0) {
-      if (relayoutBytes > 32 * 1024)
-        return func.emitError() << "a transpose or a broadcast of a computed tile of "
-                                << relayoutBytes
-                                << " bytes needs that much shared memory (at most 32768); "
-                                   "use a smaller tile";
+      // Static shared memory is limited to 48 KiB per block.
+      constexpr int64_t kLimit = 46 * 1024;
+      if (relayoutBytes > kLimit)
+        return largest->emitError()
+               << "this moves a tile of " << relayoutBytes
+               << " bytes through shared memory (transpose, reduction over an axis, or "
+                  "broadcast of a computed tile), more than the "
+               << kLimit << " available; use a smaller tile";
       auto module = func->getParentOfType<ModuleOp>();
       OpBuilder mb(ctx);
       mb.setInsertionPointToStart(module.getBody());

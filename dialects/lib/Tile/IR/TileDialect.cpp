@@ -135,10 +135,26 @@ LogicalResult RangeOp::verify() {
 LogicalResult ReduceOp::verify() {
   StringRef kind = getKind();
   bool arg = kind == "argmax" || kind == "argmin";
-  if (kind != "sum" && kind != "max" && kind != "min" && !arg)
-    return emitOpError() << "kind must be sum, max, min, argmax or argmin, got '"
+  if (kind != "sum" && kind != "max" && kind != "min" && kind != "prod" && !arg)
+    return emitOpError() << "kind must be sum, max, min, prod, argmax or argmin, got '"
                          << kind << "'";
   Type elem = getTile().getType().getElementType();
+  if (auto axis = getAxis()) {
+    auto from = getTile().getType();
+    if (arg)
+      return emitOpError() << kind << " over an axis is not supported";
+    if (*axis < 0 || int64_t(*axis) >= from.getRank())
+      return emitOpError() << "axis " << *axis << " out of range";
+    SmallVector<int64_t> dims(from.getShape());
+    dims.erase(dims.begin() + *axis);
+    if (getType() != RankedTensorType::get(dims, elem))
+      return emitOpError() << "result must be the tile without dimension " << *axis;
+    if (!(elem.isF32() || elem.isF16() || elem.isBF16() || elem.isInteger(32)))
+      return emitOpError() << "reductions of " << elem << " are not supported";
+    return success();
+  }
+  if (isa<RankedTensorType>(getType()))
+    return emitOpError() << "a reduction of the whole tile gives a scalar";
   if (arg && !getType().isInteger(32))
     return emitOpError() << kind << " gives the i32 flat index, not " << getType();
   if (!arg && getType() != elem)

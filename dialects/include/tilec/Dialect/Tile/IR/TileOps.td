@@ -111,7 +111,7 @@ def Tile_RangeOp : Tile_Op<"range", [Pure]> {
 }
 
 def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
-  let summary = "reduces a whole tile to a scalar (sum, max, min, argmax, argmin)";
+  let summary = "reduces a tile to a scalar, or over one axis (sum, max, min, prod, argmax, argmin)";
   let description = [{
     Combines every element of `tile` with `kind` (`sum`, `max`, `min`), or
     finds the row-major flat index (i32) of the first largest / smallest
@@ -119,12 +119,16 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
     combined in f32 (f16/bf16 inputs are widened first); max and min
     propagate NaN.
 
+    With `axis`, only that dimension is reduced (sum, max, min, prod) and the
+    result is the tile without it.
+
     ```mlir
     %m = tile.reduce "max" %t : tensor<1x1024xf32> -> f32
+    %s = tile.reduce "sum" %t {axis = 1 : i32} : tensor<8x1024xf32> -> tensor<8xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$kind, Tile_Tile:$tile);
-  let results = (outs AnyTypeOf<[AnySignlessInteger, AnyFloat]>:$result);
+  let arguments = (ins StrAttr:$kind, Tile_Tile:$tile, OptionalAttr<I32Attr>:$axis);
+  let results = (outs AnyTypeOf<[AnySignlessInteger, AnyFloat, Tile_Tile]>:$result);
   let assemblyFormat = "$kind $tile attr-dict `:` type($tile) `->` type($result)";
   let hasVerifier = 1;
 }
