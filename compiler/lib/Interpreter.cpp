@@ -654,6 +654,23 @@ private:
     }
     if (fn == "broadcast")
       return broadcastTo(eval(*e.args[0]), e.type);
+    if (fn == "cumsum") {
+      // In order; floats accumulate in double and round each output (the
+      // GPU sums in f32 in another order).
+      Val r = eval(*e.args[0]);
+      double accF = 0;
+      int64_t accI = 0;
+      for (size_t k = 0; k < r.size(); ++k) {
+        if (r.isFloat()) {
+          accF += r.f[k];
+          r.f[k] = roundToFloatType(r.type.elem, accF);
+        } else {
+          accI = wrapInt(r.type.elem, accI + r.i[k]);
+          r.i[k] = accI;
+        }
+      }
+      return r;
+    }
     if (fn == "transpose" || fn == "permute") {
       Val x = eval(*e.args[0]);
       Val r = x;

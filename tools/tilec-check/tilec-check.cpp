@@ -457,6 +457,80 @@ std::map<std::string, Reference> references() {
     };
     refs["rowstats"] = r;
   }
+  {
+    // The passes of examples/prefix_sum.tile (default BLOCK = 4096): integer
+    // tensors wrap like the GPU's i32 adds and are compared exactly.
+    constexpr int64_t kBlock = 4096;
+    auto sumAt = [](HostTensor &t, int64_t i) {
+      return isFloatType(t.dtype) ? double(t.values[i * t.strides[0]])
+                                  : double(t.ints[i * t.strides[0]]);
+    };
+    auto put = [](HostTensor &t, int64_t i, double f, int64_t v) {
+      if (isFloatType(t.dtype))
+        t.values[i * t.strides[0]] = static_cast<float>(roundToFloatType(t.dtype, f));
+      else
+        t.ints[i * t.strides[0]] = int64_t(int32_t(uint32_t(uint64_t(v))));
+    };
+    auto intAt = [](HostTensor &t, int64_t i) { return t.ints[i * t.strides[0]]; };
+    Reference sums;
+    sums.written = {1};
+    sums.rtolScale = 4096;
+    sums.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      return k == 0 ? shape : std::vector<int64_t>{(shape[0] + kBlock - 1) / kBlock};
+    };
+    sums.run = [=](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &s = *ts[1];
+      for (int64_t b = 0; b < s.sizes[0]; ++b) {
+        double f = 0;
+        uint64_t v = 0;
+        for (int64_t i = b * kBlock; i < std::min(x.sizes[0], (b + 1) * kBlock); ++i) {
+          f += sumAt(x, i);
+          v += isFloatType(x.dtype) ? 0 : uint64_t(intAt(x, i));
+        }
+        put(s, b, f, int64_t(v));
+      }
+    };
+    refs["block_sums"] = sums;
+    Reference offsets;
+    offsets.written = {0};
+    offsets.writtenAreRead = true;
+    offsets.rtolScale = 4096;
+    offsets.run = [=](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &s = *ts[0];
+      double f = 0;
+      uint64_t v = 0;
+      for (int64_t i = 0; i < s.sizes[0]; ++i) {
+        double xf = sumAt(s, i);
+        uint64_t xv = isFloatType(s.dtype) ? 0 : uint64_t(intAt(s, i));
+        put(s, i, f, int64_t(v));
+        f += xf;
+        v += xv;
+      }
+    };
+    refs["scan_offsets"] = offsets;
+    Reference add;
+    add.written = {2};
+    add.rtolScale = 4096;
+    add.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      return k == 1 ? std::vector<int64_t>{(shape[0] + kBlock - 1) / kBlock} : shape;
+    };
+    add.run = [=](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &o = *ts[1], &y = *ts[2];
+      double f = 0;
+      uint64_t v = 0;
+      for (int64_t i = 0; i < x.sizes[0]; ++i) {
+        if (i % kBlock == 0) {
+          f = 0;
+          v = 0;
+        }
+        f += sumAt(x, i);
+        v += isFloatType(x.dtype) ? 0 : uint64_t(intAt(x, i));
+        int64_t b = i / kBlock;
+        put(y, i, f + sumAt(o, b), int64_t(v + (isFloatType(o.dtype) ? 0 : uint64_t(intAt(o, b)))));
+      }
+    };
+    refs["add_offsets"] = add;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {

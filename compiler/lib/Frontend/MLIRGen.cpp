@@ -464,6 +464,8 @@ Value Gen::genCall(const Expr &e) {
   if (fn == "reshape")
     return tile::ReshapeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
                                    gen(*e.args[0]));
+  if (fn == "cumsum")
+    return tile::ScanOp::create(b, l, gen(*e.args[0]));
   if (fn == "transpose" || fn == "permute")
     return tile::PermuteOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
                                    gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));

@@ -233,7 +233,8 @@ std::string Checker::suggest(llvm::StringRef name) const {
                                    "exp", "log", "sqrt", "abs", "min", "max",
                                    "where", "cast", "cdiv", "mma", "broadcast", "gather",
                                    "scatter", "atomic_add", "atomic_min", "atomic_max",
-                                   "atomic_xchg", "atomic_cas", "transpose", "permute", "prod"};
+                                   "atomic_xchg", "atomic_cas", "transpose", "permute", "prod",
+                                   "cumsum"};
   std::string best;
   unsigned bestDist = 3;
   auto consider = [&](llvm::StringRef cand) {
@@ -838,6 +839,21 @@ bool Checker::checkCall(Expr &e) {
                                          "must equal the target's or be 1");
     }
     e.type = SemaType::tile(t.elem, dims);
+    return true;
+  }
+  if (f == "cumsum") {
+    if (!checkArgCount(e, 1, 1) || !requireValue(*e.args[0], "the argument"))
+      return false;
+    const SemaType &t = e.args[0]->type;
+    if (!t.isTile() || t.shape.size() != 1)
+      return error(e.args[0]->loc, "'cumsum' needs a 1-D tile, got " + describeOperand(t) +
+                                       (t.isTile() ? "; reshape it to one dimension first" : ""));
+    if (t.elem != ScalarType::F32 && t.elem != ScalarType::F16 &&
+        t.elem != ScalarType::BF16 && t.elem != ScalarType::I32)
+      return error(e.args[0]->loc, "'cumsum' of " + t.str() +
+                                       " is not supported yet; cast to f32 or i32");
+    e.type = t;
+    e.type.weak = false;
     return true;
   }
   if (f == "transpose" || f == "permute") {

@@ -106,6 +106,15 @@ public:
     NVVM::Barrier0Op::create(b, loc);
   }
 
+  void store(Value flat, Value x) { LLVM::StoreOp::create(b, loc, x, slot(flat), bytes); }
+
+  /// The i-th scratch slot after the tile (room for layout.threads values).
+  Value scratch(Value i) {
+    int64_t rows = srcTy.getNumElements() / inner;
+    Value index = arith::AddIOp::create(b, loc, c64(rows * pitch), i);
+    return LLVM::GEPOp::create(b, loc, base.getType(), stored, base, ValueRange{index});
+  }
+
   Value read(Value flat) {
     Value x = LLVM::LoadOp::create(b, loc, stored, slot(flat), bytes);
     if (stored != elem)
@@ -290,11 +299,101 @@ struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
   }
 };
 
+/// cumsum of a 1-D tile, in three phases over the buffer (in f32 or i32):
+/// each thread scans a contiguous chunk of N / threads elements and leaves
+/// its total in a scratch slot; after a barrier each thread adds the totals
+/// of the chunks before its own; after another barrier every thread reads
+/// the elements it holds.
+struct ScanLowering : LayoutPattern<tile::ScanOp> {
+  using LayoutPattern::LayoutPattern;
+  LogicalResult matchAndRewrite(tile::ScanOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    LLVM::GlobalOp global = relayoutGlobal(op);
+    if (!global)
+      return rewriter.notifyMatchFailure(op, "no relayout buffer");
+    Location loc = op.getLoc();
+    auto tileTy = op.getType();
+    Type elem = tileTy.getElementType();
+    bool isFloat = isa<FloatType>(elem);
+    Type work = isFloat ? Type(rewriter.getF32Type()) : elem;
+    auto workTy = RankedTensorType::get(tileTy.getShape(), work);
+    Value src = adaptor.getTile();
+    if (work != elem)
+      src = arith::ExtFOp::create(rewriter, loc, layout.perThreadType(workTy), src);
+    RelayoutBuffer buf(rewriter, loc, layout, global, workTy);
+    buf.write(src);
+    auto add = [&](Value x, Value y) -> Value {
+      return combineReduction(rewriter, loc, "sum", isFloat, x, y);
+    };
+    int64_t n = tileTy.getNumElements();
+    int64_t threads = layout.threads;
+    int64_t chunk = (n + threads - 1) / threads;
+    Value tid = arith::ExtUIOp::create(rewriter, loc, rewriter.getI64Type(),
+                                       NVVM::ThreadIdXOp::create(rewriter, loc,
+                                                                 rewriter.getI32Type()));
+    Value first = arith::MulIOp::create(rewriter, loc, tid, buf.c64(chunk));
+    Value zero = arith::ConstantOp::create(rewriter, loc, reductionIdentity(rewriter, "sum", isFloat));
+    // Runs fn(index) for the chunk's indices below n; `carry` threads a value.
+    auto overChunk = [&](Value init, auto fn) -> Value {
+      auto loop = scf::ForOp::create(rewriter, loc, buf.c64(0), buf.c64(chunk), buf.c64(1),
+                                     ValueRange{init});
+      OpBuilder::InsertionGuard g(rewriter);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      Value idx = arith::AddIOp::create(rewriter, loc, first, loop.getInductionVar());
+      Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, idx,
+                                           buf.c64(n));
+      Value carry = loop.getRegionIterArgs()[0];
+      auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{work}, inside, true, true);
+      {
+        OpBuilder::InsertionGuard g2(rewriter);
+        rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        scf::YieldOp::create(rewriter, loc, fn(idx, carry));
+        rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(rewriter, loc, carry);
+      }
+      scf::YieldOp::create(rewriter, loc, ifOp.getResult(0));
+      return loop.getResult(0);
+    };
+    // 1. Scan this thread's chunk in place; its total goes to scratch[tid].
+    Value total = overChunk(zero, [&](Value idx, Value carry) {
+      Value s = add(carry, buf.read(idx));
+      buf.store(idx, s);
+      return s;
+    });
+    LLVM::StoreOp::create(rewriter, loc, total, buf.scratch(tid), buf.bytes);
+    NVVM::Barrier0Op::create(rewriter, loc);
+    // 2. The totals of the chunks before this one.
+    auto prior = scf::ForOp::create(rewriter, loc, buf.c64(0), tid, buf.c64(1), ValueRange{zero});
+    {
+      OpBuilder::InsertionGuard g(rewriter);
+      rewriter.setInsertionPointToStart(prior.getBody());
+      Value t = LLVM::LoadOp::create(rewriter, loc, work, buf.scratch(prior.getInductionVar()),
+                                     buf.bytes);
+      scf::YieldOp::create(rewriter, loc, add(prior.getRegionIterArgs()[0], t));
+    }
+    Value offset = prior.getResult(0);
+    // 3. Add them to the chunk.
+    overChunk(zero, [&](Value idx, Value carry) {
+      buf.store(idx, add(buf.read(idx), offset));
+      return carry;
+    });
+    NVVM::Barrier0Op::create(rewriter, loc);
+    Value result = buf.forEachResult(tileTy, [&](ArrayRef<Value> coords) -> Value {
+      Value x = buf.read(coords[0]);
+      if (work != elem)
+        x = arith::TruncFOp::create(rewriter, loc, elem, x);
+      return x;
+    });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            const ThreadLayout &layout,
                                            RewritePatternSet &patterns) {
-  patterns.add<BroadcastLowering, PermuteLowering, AxisReduceLowering>(
+  patterns.add<BroadcastLowering, PermuteLowering, AxisReduceLowering, ScanLowering>(
       converter, patterns.getContext(), layout);
 }

@@ -258,9 +258,15 @@ struct ConvertTileToNVVMPass
     Operation *largest = nullptr;
     func.walk([&](Operation *op) {
       auto reduce = dyn_cast<tile::ReduceOp>(op);
-      if (!isa<tile::BroadcastOp, tile::PermuteOp>(op) && !(reduce && reduce.getAxis()))
+      bool scan = isa<tile::ScanOp>(op);
+      if (!isa<tile::BroadcastOp, tile::PermuteOp>(op) && !(reduce && reduce.getAxis()) && !scan)
         return;
-      int64_t bytes = relayoutScratchBytes(cast<RankedTensorType>(op->getOperand(0).getType()));
+      auto srcTy = cast<RankedTensorType>(op->getOperand(0).getType());
+      // A scan works in 32-bit values and keeps one total per thread.
+      int64_t bytes = scan ? relayoutScratchBytes(RankedTensorType::get(
+                                 srcTy.getShape(), Builder(ctx).getF32Type())) +
+                                 4 * int64_t(layout.threads)
+                           : relayoutScratchBytes(srcTy);
       if (bytes > relayoutBytes) {
         relayoutBytes = bytes;
         largest = op;

@@ -313,3 +313,13 @@ LogicalResult PermuteOp::verify() {
   }
   return success();
 }
+
+LogicalResult ScanOp::verify() {
+  auto t = getTile().getType();
+  Type e = t.getElementType();
+  if (t.getRank() != 1)
+    return emitOpError() << "scans 1-D tiles";
+  if (!(e.isF32() || e.isF16() || e.isBF16() || e.isInteger(32)))
+    return emitOpError() << "scans of " << e << " are not supported";
+  return success();
+}

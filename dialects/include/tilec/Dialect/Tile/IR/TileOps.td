@@ -323,4 +323,20 @@ def Tile_PermuteOp : Tile_Op<"permute", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ScanOp : Tile_Op<"scan", [Pure, SameOperandsAndResultType]> {
+  let summary = "inclusive prefix sum of a 1-D tile (cumsum)";
+  let description = [{
+    Element `i` of the result is the sum of elements `0..i` of `tile`;
+    f16 and bf16 are summed in f32.
+
+    ```mlir
+    %c = tile.scan %t : tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$tile);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$tile attr-dict `:` type($tile)";
+  let hasVerifier = 1;
+}
+
 #endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD
