@@ -9,7 +9,9 @@
 //
 //   tilec-check FILE... [-D NAME=VALUE]... [--size N]... [--shape RxC[xK]]...
 //               [--ld-pad P] [--col-major T] [--arch sm_90a] [--compile-only]
-//               [--bench ITERS [--bench-reps R]] [--kernel NAME]
+//               [--bench ITERS [--bench-reps R]] [--kernel NAME] [--diff]
+// --diff also runs the CPU interpreter on the same inputs and compares the
+// GPU's results with it (differential testing).
 // A matmul problem is MxNxK (BxMxNxK batched); --col-major T stores tensor
 // parameter T (0-based among the tensors) column-major.
 //
@@ -605,6 +607,7 @@ struct Options {
   std::string tuningDb;
   std::string ptxDir;
   std::string kernel; ///< only this kernel (all when empty)
+  bool diff = false;  ///< also compare the GPU with the CPU interpreter
 };
 
 bool gpuPresent() {
@@ -636,15 +639,30 @@ std::string tensorName(const KernelSignature &sig, size_t k) {
 bool compareWithReference(const KernelSignature &sig, const Reference &ref,
                           const std::vector<int64_t> &shape, const Options &opts,
                           std::vector<HostTensor> &host, const std::vector<double> &scalars,
-                          const std::vector<std::vector<uint8_t>> &raws) {
+                          const std::vector<std::vector<uint8_t>> &raws,
+                          const std::vector<std::vector<uint8_t>> *against = nullptr) {
   std::vector<HostTensor> expected;
   if (opts.verify)
     expected = host;
   std::vector<HostTensor *> eptrs;
   for (auto &t : expected)
     eptrs.push_back(&t);
-  if (opts.verify)
+  if (opts.verify && !against)
     ref.run(eptrs, scalars);
+  // Differential: the expected contents are another run's results.
+  if (opts.verify && against)
+    for (size_t k = 0; k < expected.size(); ++k)
+      for (int64_t i = 0; i < expected[k].storageElems; ++i) {
+        HostTensor &t = expected[k];
+        if (isFloatType(t.dtype)) {
+          t.values[i] = static_cast<float>(decodeAt(t, (*against)[k], i));
+        } else {
+          size_t eb = scalarTypeSize(t.dtype);
+          int64_t v = 0;
+          std::memcpy(&v, (*against)[k].data() + i * eb, eb);
+          t.ints[i] = v;
+        }
+      }
 
   std::string shapeStr;
   for (size_t i = 0; i < shape.size(); ++i)
@@ -699,7 +717,9 @@ bool compareWithReference(const KernelSignature &sig, const Reference &ref,
     std::printf("%s %s %s [%s]%s max_rel_err=%.3g%s\n", ok ? "PASS" : "FAIL",
               sig.name.c_str(), shapeStr.c_str(),
               scalarTypeName(host.empty() ? ScalarType::F32 : host[0].dtype),
-              opts.cpu ? " on the CPU interpreter" : "", worst,
+              opts.cpu ? " on the CPU interpreter"
+              : against ? " GPU vs the CPU interpreter (differential)" : "",
+              worst,
               ok ? "" : (" (" + std::to_string(bad) + " wrong elements)").c_str());
 
   return ok;
@@ -851,6 +871,31 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
     buffers[k].copyToHost(raws[k].data(), raws[k].size());
 
   bool ok = compareWithReference(sig, ref, shape, opts, host, scalars, raws);
+  if (opts.diff && opts.verify) {
+    // The same inputs through the CPU interpreter, compared with the GPU's
+    // results (tolerances of the host reference: approximate GPU math).
+    std::vector<std::vector<uint8_t>> cpu;
+    for (const HostTensor &t : host)
+      cpu.push_back(encode(t));
+    std::vector<HostArg> hostArgs;
+    size_t ti = 0, si = 0;
+    for (const ParamInfo &p : sig.params) {
+      if (p.isTensor) {
+        hostArgs.push_back(HostArg::tensor(cpu[ti].data(), host[ti].sizes, host[ti].strides));
+        ++ti;
+      } else if (isFloatType(p.dtype)) {
+        hostArgs.push_back(HostArg::scalarFloat(scalars[si++]));
+      } else {
+        hostArgs.push_back(HostArg::scalarInt(static_cast<int64_t>(scalars[si++])));
+      }
+    }
+    std::string error;
+    if (!interpretKernel(tuning.source, tuning.options, sig.name, hostArgs, error)) {
+      std::printf("FAIL %s: the CPU interpreter stopped: %s\n", sig.name.c_str(), error.c_str());
+      return false;
+    }
+    ok &= compareWithReference(sig, ref, shape, opts, host, scalars, raws, &cpu);
+  }
   std::string shapeStr;
   for (size_t i = 0; i < shape.size(); ++i)
     shapeStr += (i ? "x" : "") + std::to_string(shape[i]);
@@ -954,6 +999,8 @@ int main(int argc, char **argv) {
         opts.tuningDb = next();
       } else if (a == "--bench-reps") {
         opts.benchReps = std::max(1, std::stoi(next()));
+      } else if (a == "--diff") {
+        opts.diff = true;
       } else if (a == "--kernel") {
         opts.kernel = next();
       } else if (a == "--no-verify") {
