@@ -654,6 +654,68 @@ private:
     }
     if (fn == "broadcast")
       return broadcastTo(eval(*e.args[0]), e.type);
+    if (fn == "print" || fn == "assert") {
+      bool isPrint = fn == "print";
+      std::vector<Val> vals;
+      std::vector<int64_t> shape;
+      bool anyTile = false;
+      size_t first = isPrint ? 1 : 0, last = isPrint ? e.args.size() : 1;
+      for (size_t k = first; k < last; ++k)
+        if (e.args[k]->type.isTile()) {
+          shape = anyTile ? *broadcastShapes(shape, e.args[k]->type.shape) : e.args[k]->type.shape;
+          anyTile = true;
+        }
+      for (size_t k = first; k < last; ++k) {
+        SemaType t = e.args[k]->type;
+        t.weak = false;
+        if (anyTile) {
+          t.kind = SemaType::Kind::Tile;
+          t.shape = shape;
+        }
+        vals.push_back(evalAs(*e.args[k], t));
+      }
+      size_t n = vals.empty() ? 1 : vals[0].size();
+      std::string where = "pid (" + std::to_string(pid[0]) + ", " + std::to_string(pid[1]) +
+                          ", " + std::to_string(pid[2]) + ")";
+      for (size_t k = 0; k < n; ++k) {
+        std::string idx;
+        if (anyTile) {
+          size_t rest = k;
+          std::vector<size_t> c(shape.size());
+          for (size_t d = shape.size(); d-- > 0;) {
+            c[d] = rest % size_t(shape[d]);
+            rest /= size_t(shape[d]);
+          }
+          idx = " idx (";
+          for (size_t d = 0; d < c.size(); ++d)
+            idx += (d ? ", " : "") + std::to_string(c[d]);
+          idx += ")";
+        }
+        if (isPrint) {
+          std::string line = where + idx + ": " + e.args[0]->name;
+          for (const Val &v : vals) {
+            char buf[64];
+            if (v.isFloat())
+              std::snprintf(buf, sizeof buf, " %f", v.f[k]);
+            else if (isUnsignedIntType(v.type.elem))
+              std::snprintf(buf, sizeof buf, " %llu", (unsigned long long)v.i[k]);
+            else
+              std::snprintf(buf, sizeof buf, " %lld", (long long)v.i[k]);
+            line += buf;
+          }
+          std::printf("%s\n", line.c_str());
+        } else if (!vals[0].i[k]) {
+          std::string at;
+          if (srcMgr) {
+            auto [line, col] = srcMgr->getLineAndColumn(e.loc);
+            at = fileName + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
+          }
+          fail(at + "assertion failed at " + where + idx + ": " + e.args[1]->name);
+          break;
+        }
+      }
+      return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+    }
     if (fn == "cumsum") {
       // In order; floats accumulate in double and round each output (the
       // GPU sums in f32 in another order).
@@ -778,6 +840,11 @@ private:
     }
   }
 
+public:
+  const llvm::SourceMgr *srcMgr = nullptr; ///< for assert locations
+  std::string fileName;
+
+private:
   void fail(const std::string &msg) {
     if (failed.empty())
       failed = msg;
@@ -856,6 +923,8 @@ bool tilec::interpretKernel(std::string_view source, const CompileOptions &optio
     return false;
   }
   Interp interp(inst, args, grid);
+  interp.srcMgr = &srcMgr;
+  interp.fileName = options.fileName;
   for (uint32_t z = 0; z < grid[2]; ++z)
     for (uint32_t y = 0; y < grid[1]; ++y)
       for (uint32_t x = 0; x < grid[0]; ++x)

@@ -74,6 +74,7 @@ struct Dumper {
       break;
     case Expr::Kind::ViewField: os << "Field " << e.name; break;
     case Expr::Kind::List: os << "List"; break;
+    case Expr::Kind::StringLit: os << "String \"" << e.name << "\""; break;
     }
     at(e.loc);
     for (auto &a : e.args)

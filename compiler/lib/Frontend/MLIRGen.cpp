@@ -464,6 +464,37 @@ Value Gen::genCall(const Expr &e) {
   if (fn == "reshape")
     return tile::ReshapeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
                                    gen(*e.args[0]));
+  if (fn == "print" || fn == "assert") {
+    bool isPrint = fn == "print";
+    // The common shape of the tiles (Sema checked they broadcast).
+    std::vector<int64_t> shape;
+    bool anyTile = false;
+    size_t first = isPrint ? 1 : 0, last = isPrint ? e.args.size() : 1;
+    for (size_t k = first; k < last; ++k)
+      if (e.args[k]->type.isTile()) {
+        shape = anyTile ? *broadcastShapes(shape, e.args[k]->type.shape) : e.args[k]->type.shape;
+        anyTile = true;
+      }
+    SmallVector<Value> values;
+    for (size_t k = first; k < last; ++k) {
+      SemaType t = e.args[k]->type;
+      t.weak = false;
+      if (anyTile) {
+        t.kind = SemaType::Kind::Tile;
+        t.shape = shape;
+      }
+      values.push_back(genAs(*e.args[k], t));
+    }
+    if (isPrint) {
+      tile::PrintOp::create(b, l, b.getStringAttr(e.args[0]->name), values);
+    } else {
+      auto fl = dyn_cast<FileLineColLoc>(l);
+      tile::AssertOp::create(b, l, values[0], b.getStringAttr(e.args[1]->name),
+                             fl ? fl.getFilename() : b.getStringAttr("<unknown>"),
+                             b.getI32IntegerAttr(fl ? int32_t(fl.getLine()) : 0));
+    }
+    return {};
+  }
   if (fn == "cumsum")
     return tile::ScanOp::create(b, l, gen(*e.args[0]));
   if (fn == "transpose" || fn == "permute")

@@ -631,6 +631,21 @@ ExprPtr Parser::parsePrimary() {
     advance();
     return e;
   }
+  case Tok::String: {
+    // The text between the quotes, with \n, \t, \" and \\ unescaped.
+    auto e = std::make_unique<Expr>(Expr::Kind::StringLit, loc);
+    llvm::StringRef raw = tok.text.drop_front().drop_back();
+    for (size_t i = 0; i < raw.size(); ++i) {
+      char c = raw[i];
+      if (c == '\\' && i + 1 < raw.size()) {
+        char n = raw[++i];
+        c = n == 'n' ? '\n' : n == 't' ? '\t' : n;
+      }
+      e->name.push_back(c);
+    }
+    advance();
+    return e;
+  }
   case Tok::KwTrue:
   case Tok::KwFalse: {
     auto e = std::make_unique<Expr>(Expr::Kind::BoolLit, loc);

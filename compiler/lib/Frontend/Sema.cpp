@@ -234,7 +234,7 @@ std::string Checker::suggest(llvm::StringRef name) const {
                                    "where", "cast", "cdiv", "mma", "broadcast", "gather",
                                    "scatter", "atomic_add", "atomic_min", "atomic_max",
                                    "atomic_xchg", "atomic_cas", "transpose", "permute", "prod",
-                                   "cumsum"};
+                                   "cumsum", "print", "assert"};
   std::string best;
   unsigned bestDist = 3;
   auto consider = [&](llvm::StringRef cand) {
@@ -614,6 +614,8 @@ bool Checker::check(Expr &e) {
   case Expr::Kind::List:
     return error(e.loc, "a list '[...]' can only be the indices or the shape "
                         "of load/store");
+  case Expr::Kind::StringLit:
+    return error(e.loc, "a string can only be the text of print or the message of assert");
   case Expr::Kind::Call:
     return checkCall(e);
   }
@@ -839,6 +841,45 @@ bool Checker::checkCall(Expr &e) {
                                          "must equal the target's or be 1");
     }
     e.type = SemaType::tile(t.elem, dims);
+    return true;
+  }
+  if (f == "print" || f == "assert") {
+    bool isPrint = f == "print";
+    if (e.args.empty() || (!isPrint && e.args.size() != 2))
+      return error(e.loc, isPrint ? std::string("'print' takes a text and values: print(\"x =\", x)")
+                                  : std::string("'assert' takes a condition and a message: "
+                                                "assert(i < n, \"i out of range\")"));
+    Expr &text = *e.args[isPrint ? 0 : 1];
+    if (text.kind != Expr::Kind::StringLit)
+      return error(text.loc, std::string("the ") + (isPrint ? "text of 'print'" : "message of 'assert'") +
+                                 " must be a string literal");
+    if (text.name.find('%') != std::string::npos)
+      return error(text.loc, "the text may not contain '%'; values are formatted by their type");
+    std::vector<int64_t> shape;
+    bool anyTile = false;
+    for (size_t k = isPrint ? 1 : 0; k < (isPrint ? e.args.size() : 1); ++k) {
+      Expr &v = *e.args[k];
+      if (!requireValue(v, isPrint ? "a printed value" : "the condition"))
+        return false;
+      if (!isPrint && v.type.elem != ScalarType::I1)
+        return error(v.loc, "the condition of 'assert' must be a boolean (a comparison), got " +
+                                describeOperand(v.type));
+      if (v.type.isTile()) {
+        if (!anyTile) {
+          shape = v.type.shape;
+          anyTile = true;
+        } else if (auto b = broadcastShapes(shape, v.type.shape)) {
+          shape = *b;
+        } else {
+          return error(v.loc, "'print': " + v.type.str() +
+                                  " does not broadcast with the other values' shape " +
+                                  shapeText(shape));
+        }
+      }
+    }
+    if (isPrint && e.args.size() > 9)
+      return error(e.args[9]->loc, "'print' takes at most 8 values");
+    e.type.kind = SemaType::Kind::Void;
     return true;
   }
   if (f == "cumsum") {
@@ -1171,10 +1212,6 @@ bool Checker::checkCall(Expr &e) {
     e.type.weak = false;
     return true;
   }
-  static const char *notYet[] = {"print", "assert"};
-  for (const char *n : notYet)
-    if (f == n)
-      return error(e.loc, "'" + f + "' is not supported yet");
   return error(e.loc, "unknown function '" + f + "'" + suggest(f));
 }
 
@@ -1225,6 +1262,7 @@ bool Checker::checkStmt(Stmt &s) {
       return false;
     if (s.value->kind != Expr::Kind::Call ||
         (s.value->name != "store" && s.value->name != "scatter" &&
+         s.value->name != "print" && s.value->name != "assert" &&
          !llvm::StringRef(s.value->name).starts_with("atomic_")))
       return error(s.loc, "this expression's value is unused; bind it with 'let'");
     return true;

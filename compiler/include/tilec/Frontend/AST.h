@@ -73,7 +73,7 @@ using ExprPtr = std::unique_ptr<Expr>;
 
 struct Expr {
   enum class Kind {
-    IntLit, FloatLit, BoolLit, Name, Unary, Binary, Call, ViewField, List
+    IntLit, FloatLit, BoolLit, StringLit, Name, Unary, Binary, Call, ViewField, List
   };
   enum class Op {
     None, Neg, Not, Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or,

@@ -83,6 +83,10 @@ mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc, llvm::Strin
 /// The shared-memory buffer (one 32-bit slot per warp) of a kernel's
 /// reductions.
 std::string reduceScratchName(llvm::StringRef kernel);
+/// print (vprintf) and assert (__assertfail).
+void populateDebugToNVVMPatterns(const mlir::TypeConverter &converter,
+                                 const ThreadLayout &layout,
+                                 mlir::RewritePatternSet &patterns);
 /// gather, scatter and atomics: element by element.
 void populateIrregularToNVVMPatterns(const mlir::TypeConverter &converter,
                                      const ThreadLayout &layout,

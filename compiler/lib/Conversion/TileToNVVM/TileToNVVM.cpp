@@ -319,6 +319,7 @@ struct ConvertTileToNVVMPass
     populateMmaToNVVMPatterns(converter, layout, patterns);
     populateRelayoutToNVVMPatterns(converter, layout, patterns);
     populateIrregularToNVVMPatterns(converter, layout, patterns);
+    populateDebugToNVVMPatterns(converter, layout, patterns);
     populateLoadStoreToNVVMPatterns(converter, layout, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
 

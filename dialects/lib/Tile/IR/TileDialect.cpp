@@ -323,3 +323,25 @@ LogicalResult ScanOp::verify() {
     return emitOpError() << "scans of " << e << " are not supported";
   return success();
 }
+
+LogicalResult PrintOp::verify() {
+  ArrayRef<int64_t> shape;
+  for (Value v : getValues()) {
+    Type t = v.getType();
+    if (auto tt = dyn_cast<RankedTensorType>(t)) {
+      if (!shape.empty() && tt.getShape() != shape)
+        return emitOpError() << "printed tiles must have one shape";
+      shape = tt.getShape();
+      t = tt.getElementType();
+    }
+    if (!t.isIntOrFloat())
+      return emitOpError() << "prints numbers only, got " << v.getType();
+  }
+  return success();
+}
+
+LogicalResult AssertOp::verify() {
+  if (!getElementTypeOrSelf(getCond().getType()).isInteger(1))
+    return emitOpError() << "the condition must be i1";
+  return success();
+}

@@ -339,4 +339,38 @@ def Tile_ScanOp : Tile_Op<"scan", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def Tile_PrintOp : Tile_Op<"print", [MemoryEffects<[MemWrite]>]> {
+  let summary = "device printf of scalars and tiles";
+  let description = [{
+    Prints `text` and the values through the device's printf. With only
+    scalars, thread 0 of the program prints one line
+    `pid (x, y, z): text v...`; with tiles (all of one shape), every element
+    is printed on its own line with its index:
+    `pid (x, y, z) idx (i, j): text v...` (scalars repeat on every line).
+
+    ```mlir
+    tile.print %a, %t {text = "a, t ="} : f32, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$text, Variadic<AnyType>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
+def Tile_AssertOp : Tile_Op<"assert", [MemoryEffects<[MemWrite]>]> {
+  let summary = "stops the kernel when a condition is false";
+  let description = [{
+    When `cond` (an i1 scalar or tile) is false for an element, the kernel
+    stops with a device-side assertion that reports `message` and the
+    `.tile` source location `file`:`line`; the launch then fails.
+
+    ```mlir
+    tile.assert %ok {message = "i < n", file = "k.tile", line = 7 : i32} : tensor<128xi1>
+    ```
+  }];
+  let arguments = (ins AnyType:$cond, StrAttr:$message, StrAttr:$file, I32Attr:$line);
+  let assemblyFormat = "$cond attr-dict `:` type($cond)";
+  let hasVerifier = 1;
+}
+
 #endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD
