@@ -39,6 +39,22 @@ for T in f32 f16 bf16; do
   "$check" "${mode[@]}" -D T=$T -D BN=4096 --shape 1000x3000 examples/softmax.tile \
     examples/layernorm.tile examples/argmax.tile || status=1
 done
-"$check" "${mode[@]}" "${sizes[@]}" examples/bits.tile || status=1
+"$check" "${mode[@]}" "${sizes[@]}" examples/bits.tile examples/histogram.tile \
+  examples/prefix_sum.tile || status=1
+for T in f32 bf16; do
+  "$check" "${mode[@]}" -D T=$T --shape 1000x1000 examples/gate.tile examples/transpose.tile \
+    examples/rowstats.tile || status=1
+  "$check" "${mode[@]}" -D T=$T --shape 300x1000 --size 1000 examples/gather_scatter.tile || status=1
+done
+# Tensor-core matmul (sm_90a): the edge shape; the CPU interpreter
+# gets a smaller one (it multiplies in a plain loop).
+if [ ${#mode[@]} = 0 ]; then mm=(--shape 1000x3000x777 --shape 1x4096x4096); bm=(--shape 4x1000x600x777)
+else mm=(--shape 130x300x70); bm=(--shape 2x130x300x70); fi
+for T in bf16 f16; do
+  "$check" "${mode[@]}" -D T=$T "${mm[@]}" --kernel matmul examples/matmul.tile || status=1
+done
+"$check" "${mode[@]}" "${mm[@]}" --kernel matmul_bias_gelu examples/matmul.tile || status=1
+"$check" "${mode[@]}" "${mm[@]}" --kernel matmul_scaled examples/matmul.tile || status=1
+"$check" "${mode[@]}" "${bm[@]}" --kernel bmm examples/matmul.tile || status=1
 [ $status = 0 ] && echo "all examples matched their host references"
 exit $status

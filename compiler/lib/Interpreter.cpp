@@ -385,19 +385,7 @@ private:
     ScalarType elem = inst.paramTypes[views.at(e.args[0]->name)].elem;
     bool isGather = fn == "gather", isCas = fn == "atomic_cas";
     size_t nvals = isGather ? 0 : (isCas ? 2 : 1);
-    // The common shape.
-    std::vector<int64_t> shape;
-    bool first = true;
-    auto joinShape = [&](const Expr &x) {
-      if (x.type.isTile()) {
-        shape = first ? x.type.shape : *broadcastShapes(shape, x.type.shape);
-        first = false;
-      }
-    };
-    for (auto &ix : e.args[1]->args)
-      joinShape(*ix);
-    for (size_t k = 2; k < e.args.size(); ++k)
-      joinShape(*e.args[k]);
+    const std::vector<int64_t> &shape = e.elementShape;
     SemaType idxTy = SemaType::tile(ScalarType::I64, shape);
     std::vector<Val> idx;
     for (auto &ix : e.args[1]->args)
@@ -657,23 +645,11 @@ private:
     if (fn == "print" || fn == "assert") {
       bool isPrint = fn == "print";
       std::vector<Val> vals;
-      std::vector<int64_t> shape;
-      bool anyTile = false;
+      const std::vector<int64_t> &shape = e.elementShape;
+      bool anyTile = !shape.empty();
       size_t first = isPrint ? 1 : 0, last = isPrint ? e.args.size() : 1;
       for (size_t k = first; k < last; ++k)
-        if (e.args[k]->type.isTile()) {
-          shape = anyTile ? *broadcastShapes(shape, e.args[k]->type.shape) : e.args[k]->type.shape;
-          anyTile = true;
-        }
-      for (size_t k = first; k < last; ++k) {
-        SemaType t = e.args[k]->type;
-        t.weak = false;
-        if (anyTile) {
-          t.kind = SemaType::Kind::Tile;
-          t.shape = shape;
-        }
-        vals.push_back(evalAs(*e.args[k], t));
-      }
+        vals.push_back(evalAs(*e.args[k], atElementShape(e, e.args[k]->type)));
       size_t n = vals.empty() ? 1 : vals[0].size();
       std::string where = "pid (" + std::to_string(pid[0]) + ", " + std::to_string(pid[1]) +
                           ", " + std::to_string(pid[2]) + ")";

@@ -725,6 +725,31 @@ bool compareWithReference(const KernelSignature &sig, const Reference &ref,
   return ok;
 }
 
+/// Runs the kernel on the CPU reference interpreter over the tensors'
+/// storage `raws` (updated in place) and the scalar arguments.
+bool interpretOnHost(const KernelSignature &sig, const std::vector<HostTensor> &host,
+                     const std::vector<double> &scalars,
+                     std::vector<std::vector<uint8_t>> &raws, const TuneContext &tuning) {
+  std::vector<HostArg> hostArgs;
+  size_t ti = 0, si = 0;
+  for (const ParamInfo &p : sig.params) {
+    if (p.isTensor) {
+      hostArgs.push_back(HostArg::tensor(raws[ti].data(), host[ti].sizes, host[ti].strides));
+      ++ti;
+    } else if (isFloatType(p.dtype)) {
+      hostArgs.push_back(HostArg::scalarFloat(scalars[si++]));
+    } else {
+      hostArgs.push_back(HostArg::scalarInt(static_cast<int64_t>(scalars[si++])));
+    }
+  }
+  std::string error;
+  if (!interpretKernel(tuning.source, tuning.options, sig.name, hostArgs, error)) {
+    std::printf("FAIL %s: the CPU interpreter stopped: %s\n", sig.name.c_str(), error.c_str());
+    return false;
+  }
+  return true;
+}
+
 /// Runs one problem on the GPU (`declared`) or, with --cpu, on the CPU
 /// reference interpreter, and compares every tensor with the host reference.
 bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference &ref,
@@ -793,23 +818,8 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
   for (const HostTensor &t : host)
     raws.push_back(encode(t));
   if (opts.cpu) {
-    std::vector<HostArg> hostArgs;
-    size_t ti = 0, si = 0;
-    for (const ParamInfo &p : sig.params) {
-      if (p.isTensor) {
-        hostArgs.push_back(HostArg::tensor(raws[ti].data(), host[ti].sizes, host[ti].strides));
-        ++ti;
-      } else if (isFloatType(p.dtype)) {
-        hostArgs.push_back(HostArg::scalarFloat(scalars[si++]));
-      } else {
-        hostArgs.push_back(HostArg::scalarInt(static_cast<int64_t>(scalars[si++])));
-      }
-    }
-    std::string error;
-    if (!interpretKernel(tuning.source, tuning.options, sig.name, hostArgs, error)) {
-      std::printf("FAIL %s: the CPU interpreter stopped: %s\n", sig.name.c_str(), error.c_str());
+    if (!interpretOnHost(sig, host, scalars, raws, tuning))
       return false;
-    }
     return compareWithReference(sig, ref, shape, opts, host, scalars, raws);
   }
   // Device copies.
@@ -877,23 +887,8 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
     std::vector<std::vector<uint8_t>> cpu;
     for (const HostTensor &t : host)
       cpu.push_back(encode(t));
-    std::vector<HostArg> hostArgs;
-    size_t ti = 0, si = 0;
-    for (const ParamInfo &p : sig.params) {
-      if (p.isTensor) {
-        hostArgs.push_back(HostArg::tensor(cpu[ti].data(), host[ti].sizes, host[ti].strides));
-        ++ti;
-      } else if (isFloatType(p.dtype)) {
-        hostArgs.push_back(HostArg::scalarFloat(scalars[si++]));
-      } else {
-        hostArgs.push_back(HostArg::scalarInt(static_cast<int64_t>(scalars[si++])));
-      }
-    }
-    std::string error;
-    if (!interpretKernel(tuning.source, tuning.options, sig.name, hostArgs, error)) {
-      std::printf("FAIL %s: the CPU interpreter stopped: %s\n", sig.name.c_str(), error.c_str());
+    if (!interpretOnHost(sig, host, scalars, cpu, tuning))
       return false;
-    }
     ok &= compareWithReference(sig, ref, shape, opts, host, scalars, raws, &cpu);
   }
   std::string shapeStr;

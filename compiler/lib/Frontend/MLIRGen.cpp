@@ -301,23 +301,7 @@ Value Gen::genCall(const Expr &e) {
   if (fn == "gather" || fn == "scatter" || llvm::StringRef(fn).starts_with("atomic_")) {
     Value view = scope.at(e.args[0]->name).value;
     ScalarType elem = scope.at(e.args[0]->name).type.elem;
-    // The common shape of indices, values and mask (Sema checked that they
-    // broadcast).
-    std::vector<int64_t> shape;
-    bool first = true;
-    for (size_t k = 1; k < e.args.size(); ++k) {
-      std::vector<const Expr *> parts;
-      if (k == 1)
-        for (auto &ix : e.args[1]->args)
-          parts.push_back(ix.get());
-      else
-        parts.push_back(e.args[k].get());
-      for (const Expr *x : parts)
-        if (x->type.isTile()) {
-          shape = first ? x->type.shape : *broadcastShapes(shape, x->type.shape);
-          first = false;
-        }
-    }
+    const std::vector<int64_t> &shape = e.elementShape;
     bool isGather = fn == "gather", isCas = fn == "atomic_cas";
     size_t values = isGather ? 0 : (isCas ? 2 : 1);
     SmallVector<Value> indices;
@@ -466,25 +450,10 @@ Value Gen::genCall(const Expr &e) {
                                    gen(*e.args[0]));
   if (fn == "print" || fn == "assert") {
     bool isPrint = fn == "print";
-    // The common shape of the tiles (Sema checked they broadcast).
-    std::vector<int64_t> shape;
-    bool anyTile = false;
     size_t first = isPrint ? 1 : 0, last = isPrint ? e.args.size() : 1;
-    for (size_t k = first; k < last; ++k)
-      if (e.args[k]->type.isTile()) {
-        shape = anyTile ? *broadcastShapes(shape, e.args[k]->type.shape) : e.args[k]->type.shape;
-        anyTile = true;
-      }
     SmallVector<Value> values;
-    for (size_t k = first; k < last; ++k) {
-      SemaType t = e.args[k]->type;
-      t.weak = false;
-      if (anyTile) {
-        t.kind = SemaType::Kind::Tile;
-        t.shape = shape;
-      }
-      values.push_back(genAs(*e.args[k], t));
-    }
+    for (size_t k = first; k < last; ++k)
+      values.push_back(genAs(*e.args[k], atElementShape(e, e.args[k]->type)));
     if (isPrint) {
       tile::PrintOp::create(b, l, b.getStringAttr(e.args[0]->name), values);
     } else {

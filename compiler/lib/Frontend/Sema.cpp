@@ -123,6 +123,15 @@ tilec::broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t>
   return out;
 }
 
+SemaType tilec::atElementShape(const Expr &call, SemaType t) {
+  t.weak = false;
+  if (!call.elementShape.empty()) {
+    t.kind = SemaType::Kind::Tile;
+    t.shape = call.elementShape;
+  }
+  return t;
+}
+
 Unified tilec::unifyOperands(const SemaType &a, const SemaType &b,
                              const char *verb) {
   Unified u;
@@ -730,6 +739,7 @@ bool Checker::checkIrregular(Expr &e) {
                                : f == "atomic_xchg" ? "; it works on f32, i32, u32, i64 and u64"
                                                     : "; it works on i32, u32, i64 and u64"));
   }
+  e.elementShape = shape;
   if (isScatter)
     e.type.kind = SemaType::Kind::Void;
   else
@@ -879,6 +889,7 @@ bool Checker::checkCall(Expr &e) {
     }
     if (isPrint && e.args.size() > 9)
       return error(e.args[9]->loc, "'print' takes at most 8 values");
+    e.elementShape = shape;
     e.type.kind = SemaType::Kind::Void;
     return true;
   }

@@ -94,6 +94,9 @@ struct Expr {
   std::optional<int64_t> constInt; ///< compile-time integer value
   std::vector<int64_t> permutation; ///< transpose/permute: result dim d is operand dim [d]
   std::optional<int64_t> axis;      ///< a reduction over one axis (`axis = d`)
+  /// gather/scatter/atomics/print/assert: the shape its tile operands
+  /// broadcast to (empty when they are all scalars).
+  std::vector<int64_t> elementShape;
 
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };

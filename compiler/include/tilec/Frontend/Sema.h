@@ -45,6 +45,9 @@ struct Unified {
   std::string error;
 };
 Unified unifyOperands(const SemaType &a, const SemaType &b, const char *verb);
+/// `t` (typed, not weak) at the element shape of a print/assert `call`: a
+/// tile of that shape, or `t` itself when the call has only scalars.
+SemaType atElementShape(const Expr &call, SemaType t);
 /// Numpy broadcasting of two tile shapes (aligned at the innermost
 /// dimension); nullopt when a dimension pair is neither equal nor has a 1.
 std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &a,
