@@ -244,6 +244,15 @@ private:
       return filled(e.type, 0, e.intValue);
     if (literalValue(e, f, i))
       return filled(e.type, f, i);
+    if (e.kind == Expr::Kind::Inline) {
+      // A helper's body in a scope of its own.
+      auto saved = vars;
+      for (auto &st : e.body)
+        exec(*st);
+      Val r = eval(*e.args[0]);
+      vars = std::move(saved);
+      return r;
+    }
     switch (e.kind) {
     case Expr::Kind::Name:
       return vars.at(e.name);
@@ -765,6 +774,9 @@ private:
 
   void exec(const Stmt &s) {
     switch (s.kind) {
+    case Stmt::Kind::Return: // only a helper's last statement, consumed by Sema
+      fail("internal: unexpected return");
+      return;
     case Stmt::Kind::Let: {
       SemaType t = s.value->type;
       t.weak = false;

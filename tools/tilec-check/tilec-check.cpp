@@ -433,6 +433,14 @@ std::map<std::string, Reference> references() {
     };
     refs["transpose"] = r;
   }
+  refs["helpers"] = elementwise(
+      {0, 1}, 2,
+      [](auto &x, auto &) {
+        double a = x[0], b = x[1];
+        double g = 0.5 * a * (1.0 + std::tanh(0.7978845608 * (a + 0.044715 * a * a * a)));
+        return g + b * b - b * b * b * 0.25;
+      },
+      /*rtolScale=*/8);
   refs["gelu_erf"] = elementwise(
       {0}, 1, [](auto &x, auto &) { return 0.5 * x[0] * (1.0 + std::erf(x[0] / std::sqrt(2.0))); },
       /*rtolScale=*/8);

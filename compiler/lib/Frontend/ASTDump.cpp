@@ -75,6 +75,7 @@ struct Dumper {
     case Expr::Kind::ViewField: os << "Field " << e.name; break;
     case Expr::Kind::List: os << "List"; break;
     case Expr::Kind::StringLit: os << "String \"" << e.name << "\""; break;
+    case Expr::Kind::Inline: os << "Inline " << e.name; break;
     }
     at(e.loc);
     for (auto &a : e.args)
@@ -87,9 +88,42 @@ struct Dumper {
     case Stmt::Kind::Let: os << (s.isVar ? "Var " : "Let ") << s.name; break;
     case Stmt::Kind::Assign: os << "Assign " << s.name; break;
     case Stmt::Kind::ExprStmt: os << "ExprStmt"; break;
+    case Stmt::Kind::Return: os << "Return"; break;
+    case Stmt::Kind::For: os << "For " << s.name; break;
+    case Stmt::Kind::If: os << "If"; break;
+    case Stmt::Kind::While: os << "While"; break;
     }
     at(s.loc);
-    expr(*s.value, d + 1);
+    for (const Expr *x : {s.value.get(), s.lower.get(), s.upper.get(), s.step.get()})
+      if (x)
+        expr(*x, d + 1);
+    for (auto &b : s.body)
+      stmt(*b, d + 1);
+    if (!s.elseBody.empty()) {
+      indent(d);
+      os << "Else\n";
+      for (auto &b : s.elseBody)
+        stmt(*b, d + 1);
+    }
+  }
+
+  void fn(const FnDecl &f) {
+    os << "Fn " << f.name;
+    at(f.loc);
+    for (auto &cp : f.constParams) {
+      indent(1);
+      os << "ConstParam " << cp.name << ": int";
+      at(cp.loc);
+      if (cp.defaultInt)
+        expr(*cp.defaultInt, 2);
+    }
+    for (auto &[name, loc] : f.params) {
+      indent(1);
+      os << "Param " << name;
+      at(loc);
+    }
+    for (auto &s : f.body)
+      stmt(*s, 1);
   }
 
   void kernel(const KernelDecl &k) {
@@ -138,6 +172,8 @@ struct Dumper {
 void tilec::dumpAST(const ModuleDecl &module, DiagEngine &diags,
                     llvm::raw_ostream &os) {
   Dumper d{diags, os};
+  for (auto &f : module.fns)
+    d.fn(*f);
   for (auto &k : module.kernels)
     d.kernel(*k);
 }

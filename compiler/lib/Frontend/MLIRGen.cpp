@@ -212,6 +212,14 @@ Value Gen::gen(const Expr &e) {
   switch (e.kind) {
   case Expr::Kind::Name:
     return scope.at(e.name).value;
+  case Expr::Kind::Inline: {
+    // A helper's body in a scope of its own.
+    auto saved = scope;
+    genBlock(e.body);
+    Value r = gen(*e.args[0]);
+    scope = std::move(saved);
+    return r;
+  }
   case Expr::Kind::Unary: {
     Value x = gen(*e.args[0]);
     if (e.op == Expr::Op::Not || e.op == Expr::Op::BitNot) {
@@ -511,6 +519,7 @@ static void collectAssigned(const std::vector<StmtPtr> &body,
       collectAssigned(st->body, declared, out);
       break;
     case Stmt::Kind::ExprStmt:
+    case Stmt::Kind::Return:
       break;
     }
   }
@@ -549,6 +558,8 @@ void Gen::genRegion(Block *block, const std::vector<std::string> &carried,
 
 void Gen::genStmt(const Stmt &s) {
   switch (s.kind) {
+  case Stmt::Kind::Return: // only a helper's last statement, consumed by Sema
+    llvm_unreachable("return outside an inlined helper");
   case Stmt::Kind::For: {
     Location l = loc(s.loc);
     std::vector<std::string> carried = carriedNames({&s.body}, {s.name});

@@ -72,6 +72,8 @@ private:
   }
 
   std::unique_ptr<KernelDecl> parseKernel();
+  std::unique_ptr<FnDecl> parseFn();
+  bool inFn = false;
   bool parseTune(std::vector<TuneParam> &tune);
   bool parseConstParam(ConstParam &cp);
   std::unique_ptr<TypeExpr> parseType();
@@ -134,13 +136,21 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
       continue;
     }
     if (is(Tok::KwFn)) {
-      fail("helper functions ('fn') are not supported yet; write the code "
-           "inside the kernel");
-      return nullptr;
+      if (!tune.empty()) {
+        fail("@tune(...) goes before a kernel, not a helper");
+        return nullptr;
+      }
+      auto f = parseFn();
+      if (!f)
+        return nullptr;
+      module->fns.push_back(std::move(f));
+      continue;
     }
     fail("expected 'kernel' at top level, found " + describe());
     return nullptr;
   }
+  for (auto &k : module->kernels)
+    k->fns = &module->fns;
   if (module->kernels.empty()) {
     diags.error(tok.loc, "no kernels in this file; a file needs at least one "
                          "'kernel name(...) { ... }'");
@@ -172,6 +182,56 @@ bool Parser::parseTune(std::vector<TuneParam> &tune) {
     tune.push_back(std::move(t));
   } while (consumeIf(Tok::Comma));
   return expect(Tok::RParen, "to close @tune(...)");
+}
+
+std::unique_ptr<FnDecl> Parser::parseFn() {
+  auto f = std::make_unique<FnDecl>();
+  advance(); // 'fn'
+  if (!is(Tok::Ident)) {
+    fail("expected a helper name after 'fn', found " + describe());
+    return nullptr;
+  }
+  f->name = tok.text.str();
+  f->loc = tok.loc;
+  advance();
+  if (consumeIf(Tok::Lt)) {
+    do {
+      ConstParam cp;
+      if (!parseConstParam(cp))
+        return nullptr;
+      if (cp.kind != ConstParam::Kind::Int) {
+        fail("a helper's compile-time parameters are 'int'; types follow the arguments");
+        return nullptr;
+      }
+      f->constParams.push_back(std::move(cp));
+    } while (consumeIf(Tok::Comma));
+    if (!expect(Tok::Gt, "to close the compile-time parameters"))
+      return nullptr;
+  }
+  if (!expect(Tok::LParen, "to start the helper's parameters"))
+    return nullptr;
+  if (!is(Tok::RParen)) {
+    do {
+      if (!is(Tok::Ident)) {
+        fail("expected a parameter name, found " + describe());
+        return nullptr;
+      }
+      f->params.push_back({tok.text.str(), tok.loc});
+      advance();
+      if (is(Tok::Colon)) {
+        fail("a helper's parameters take the types of the arguments; write just the name");
+        return nullptr;
+      }
+    } while (consumeIf(Tok::Comma));
+  }
+  if (!expect(Tok::RParen, "to close the helper's parameters"))
+    return nullptr;
+  inFn = true;
+  bool ok = parseBlock(f->body, "the helper body");
+  inFn = false;
+  if (!ok)
+    return nullptr;
+  return f;
 }
 
 std::unique_ptr<KernelDecl> Parser::parseKernel() {
@@ -400,8 +460,16 @@ StmtPtr Parser::parseStmt() {
     return s;
   }
   if (is(Tok::KwReturn)) {
-    fail("'return' is only allowed in helper functions, which are not supported yet");
-    return nullptr;
+    if (!inFn) {
+      fail("'return' is only allowed in helper functions ('fn'); a kernel ends at its '}'");
+      return nullptr;
+    }
+    auto s = std::make_unique<Stmt>(Stmt::Kind::Return, loc);
+    advance();
+    s->value = parseExpr();
+    if (!s->value || !expect(Tok::Semi, "after the returned value"))
+      return nullptr;
+    return s;
   }
   auto value = parseExpr();
   if (!value)
@@ -707,4 +775,52 @@ std::unique_ptr<ModuleDecl> tilec::parseModule(DiagEngine &diags) {
   if (diags.hadError())
     return nullptr;
   return m;
+}
+
+static std::unique_ptr<TypeExpr> cloneType(const TypeExpr *t) {
+  if (!t)
+    return nullptr;
+  auto c = std::make_unique<TypeExpr>();
+  c->kind = t->kind;
+  c->loc = t->loc;
+  c->scalar = t->scalar;
+  c->name = t->name;
+  c->element = cloneType(t->element.get());
+  c->rank = t->rank;
+  return c;
+}
+
+ExprPtr tilec::cloneExpr(const Expr &e) {
+  auto c = std::make_unique<Expr>(e.kind, e.loc);
+  c->op = e.op;
+  c->intValue = e.intValue;
+  c->floatValue = e.floatValue;
+  c->name = e.name;
+  c->typeArg = cloneType(e.typeArg.get());
+  c->argName = e.argName;
+  for (auto &a : e.args)
+    c->args.push_back(cloneExpr(*a));
+  for (auto &s : e.body)
+    c->body.push_back(cloneStmt(*s));
+  return c;
+}
+
+StmtPtr tilec::cloneStmt(const Stmt &s) {
+  auto c = std::make_unique<Stmt>(s.kind, s.loc);
+  c->isVar = s.isVar;
+  c->name = s.name;
+  c->nameLoc = s.nameLoc;
+  if (s.value)
+    c->value = cloneExpr(*s.value);
+  if (s.lower)
+    c->lower = cloneExpr(*s.lower);
+  if (s.upper)
+    c->upper = cloneExpr(*s.upper);
+  if (s.step)
+    c->step = cloneExpr(*s.step);
+  for (auto &b : s.body)
+    c->body.push_back(cloneStmt(*b));
+  for (auto &b : s.elseBody)
+    c->elseBody.push_back(cloneStmt(*b));
+  return c;
 }

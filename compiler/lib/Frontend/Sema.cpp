@@ -216,6 +216,8 @@ private:
   bool check(Expr &e);
   bool checkCall(Expr &e);
   bool checkIrregular(Expr &e);
+  bool inlineCall(Expr &e, const FnDecl &fn);
+  std::set<std::string> inlining; ///< helpers being expanded (no recursion)
   bool checkStmt(Stmt &s);
   bool checkBlock(std::vector<StmtPtr> &body);
   bool requireValue(Expr &e, const char *what);
@@ -234,8 +236,8 @@ private:
 
 } // namespace
 
-std::string Checker::suggest(llvm::StringRef name) const {
-  static const char *builtins[] = {"load", "store", "block_id", "num_blocks",
+/// Every builtin function name (for suggestions and helper-name checks).
+static const char *const kBuiltins[] = {"load", "store", "block_id", "num_blocks",
                                    "zeros", "full", "range", "sum", "reshape",
                                    "exp2", "log2", "rsqrt", "floor", "ceil", "tanh",
                                    "sigmoid", "pow", "fma", "argmax", "argmin",
@@ -244,7 +246,9 @@ std::string Checker::suggest(llvm::StringRef name) const {
                                    "scatter", "atomic_add", "atomic_min", "atomic_max",
                                    "atomic_xchg", "atomic_cas", "transpose", "permute", "prod",
                                    "cumsum", "print", "assert"};
-  std::string best;
+
+std::string Checker::suggest(llvm::StringRef name) const {
+    std::string best;
   unsigned bestDist = 3;
   auto consider = [&](llvm::StringRef cand) {
     unsigned d = name.edit_distance(cand, true, bestDist);
@@ -255,7 +259,7 @@ std::string Checker::suggest(llvm::StringRef name) const {
   };
   for (auto &kv : symbols)
     consider(kv.first);
-  for (const char *b : builtins)
+  for (const char *b : kBuiltins)
     consider(b);
   if (best.empty())
     return "";
@@ -625,6 +629,8 @@ bool Checker::check(Expr &e) {
                         "of load/store");
   case Expr::Kind::StringLit:
     return error(e.loc, "a string can only be the text of print or the message of assert");
+  case Expr::Kind::Inline:
+    return true; // already expanded and checked
   case Expr::Kind::Call:
     return checkCall(e);
   }
@@ -747,8 +753,108 @@ bool Checker::checkIrregular(Expr &e) {
   return true;
 }
 
+/// A call of an `fn` helper: the arguments are checked here, then the
+/// helper's body is checked in a scope that holds only its parameters (bound
+/// to the arguments) and compile-time parameters, and the call becomes an
+/// Inline expression (its statements, then the returned value).
+bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
+  if (inlining.count(fn.name))
+    return error(e.loc, "'" + fn.name + "' calls itself; helpers are inlined and cannot recurse");
+  std::vector<ExprPtr> positional;
+  std::map<std::string, int64_t> consts;
+  for (auto &a : e.args) {
+    if (a->argName.empty()) {
+      positional.push_back(std::move(a));
+      continue;
+    }
+    auto cp = llvm::find_if(fn.constParams, [&](const ConstParam &c) { return c.name == a->argName; });
+    if (cp == fn.constParams.end())
+      return error(a->loc, "'" + fn.name + "' has no compile-time parameter '" + a->argName + "'");
+    int64_t v;
+    if (!requireConstInt(*a, "a compile-time argument", v))
+      return false;
+    consts[a->argName] = v;
+  }
+  e.args.clear();
+  if (positional.size() != fn.params.size())
+    return error(e.loc, "'" + fn.name + "' takes " + std::to_string(fn.params.size()) +
+                            " argument" + (fn.params.size() == 1 ? "" : "s") + ", got " +
+                            std::to_string(positional.size()));
+  for (auto &a : positional)
+    if (!requireValue(*a, "an argument"))
+      return false;
+  if (fn.body.empty() || fn.body.back()->kind != Stmt::Kind::Return)
+    return error(fn.loc, "helper '" + fn.name + "' must end with 'return <value>;'");
+  // The body's scope: argument slots, then the parameters bound to them.
+  auto saved = std::move(symbols);
+  symbols.clear();
+  inlining.insert(fn.name);
+  auto finish = [&](bool ok) {
+    symbols = std::move(saved);
+    inlining.erase(fn.name);
+    return ok;
+  };
+  for (const ConstParam &cp : fn.constParams) {
+    Symbol sym;
+    sym.kind = Symbol::Kind::IntConst;
+    sym.type = SemaType::scalar(ScalarType::I32, /*weak=*/true);
+    sym.loc = cp.loc;
+    if (auto it = consts.find(cp.name); it != consts.end()) {
+      sym.intValue = it->second;
+    } else if (cp.defaultInt) {
+      ExprPtr d = cloneExpr(*cp.defaultInt);
+      if (!requireConstInt(*d, "the default", sym.intValue))
+        return finish(false);
+    } else {
+      error(e.loc, "'" + fn.name + "' needs its compile-time parameter: " + fn.name + "(..., " +
+                       cp.name + " = <value>)");
+      return finish(false);
+    }
+    symbols[cp.name] = sym;
+  }
+  std::vector<StmtPtr> body;
+  for (size_t i = 0; i < positional.size(); ++i) {
+    std::string slot = "arg#" + std::to_string(i);
+    Symbol sym;
+    sym.type = positional[i]->type;
+    sym.type.weak = false;
+    sym.loc = positional[i]->loc;
+    symbols[slot] = sym;
+    auto bindSlot = std::make_unique<Stmt>(Stmt::Kind::Let, positional[i]->loc);
+    bindSlot->name = slot;
+    bindSlot->value = std::move(positional[i]);
+    body.push_back(std::move(bindSlot));
+  }
+  size_t checkedFrom = body.size();
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    auto bind = std::make_unique<Stmt>(Stmt::Kind::Let, fn.params[i].second);
+    bind->name = fn.params[i].first;
+    bind->nameLoc = fn.params[i].second;
+    bind->value = std::make_unique<Expr>(Expr::Kind::Name, fn.params[i].second);
+    bind->value->name = "arg#" + std::to_string(i);
+    body.push_back(std::move(bind));
+  }
+  for (size_t i = 0; i + 1 < fn.body.size(); ++i)
+    body.push_back(cloneStmt(*fn.body[i]));
+  for (size_t i = checkedFrom; i < body.size(); ++i)
+    if (!checkStmt(*body[i]))
+      return finish(false);
+  ExprPtr result = cloneExpr(*fn.body.back()->value);
+  if (!requireValue(*result, "the returned value"))
+    return finish(false);
+  e.kind = Expr::Kind::Inline;
+  e.type = result->type;
+  e.body = std::move(body);
+  e.args.push_back(std::move(result));
+  return finish(true);
+}
+
 bool Checker::checkCall(Expr &e) {
   const std::string &f = e.name;
+  if (kernel.fns)
+    for (auto &fn : *kernel.fns)
+      if (fn->name == f)
+        return inlineCall(e, *fn);
   if (e.typeArg && f != "cast" && f != "zeros" && f != "full")
     return error(e.loc, "'" + f + "' does not take a type argument");
   // Named arguments: only `axis = d` of a reduction.
@@ -1228,6 +1334,8 @@ bool Checker::checkCall(Expr &e) {
 
 bool Checker::checkStmt(Stmt &s) {
   switch (s.kind) {
+  case Stmt::Kind::Return:
+    return error(s.loc, "a helper returns once, at the end of its body");
   case Stmt::Kind::Let: {
     if (!requireValue(*s.value, "the value of a binding"))
       return false;
@@ -1393,6 +1501,16 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
 
 bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   inst.kernel = &kernel;
+  if (kernel.fns) {
+    std::set<std::string> names;
+    for (auto &fn : *kernel.fns) {
+      if (llvm::any_of(kBuiltins, [&](const char *b) { return fn->name == b; }) ||
+          isUnaryMathFunction(fn->name))
+        return error(fn->loc, "'" + fn->name + "' is a builtin function; name the helper differently");
+      if (!names.insert(fn->name).second)
+        return error(fn->loc, "helper '" + fn->name + "' is defined twice");
+    }
+  }
   inst.signature.name = kernel.name;
   if (!bindConstParams(defines, used))
     return false;

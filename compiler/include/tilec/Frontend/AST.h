@@ -70,10 +70,12 @@ struct SemaType {
 
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
+struct Stmt;
 
 struct Expr {
   enum class Kind {
-    IntLit, FloatLit, BoolLit, StringLit, Name, Unary, Binary, Call, ViewField, List
+    IntLit, FloatLit, BoolLit, StringLit, Name, Unary, Binary, Call, ViewField, List,
+    Inline ///< a call of an `fn` helper, expanded by Sema: `body`, then `args[0]`
   };
   enum class Op {
     None, Neg, Not, Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
@@ -97,6 +99,9 @@ struct Expr {
   /// gather/scatter/atomics/print/assert: the shape its tile operands
   /// broadcast to (empty when they are all scalars).
   std::vector<int64_t> elementShape;
+  /// Inline: the helper's statements (argument bindings first); they run in
+  /// a scope of their own.
+  std::vector<std::unique_ptr<Stmt>> body;
 
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };
@@ -105,7 +110,7 @@ struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
 
 struct Stmt {
-  enum class Kind { Let, Assign, ExprStmt, For, If, While };
+  enum class Kind { Let, Assign, ExprStmt, For, If, While, Return };
   Kind kind;
   llvm::SMLoc loc;
   bool isVar = false; ///< Let: `var` (reassignable) rather than `let`
@@ -142,6 +147,8 @@ struct TuneParam {
   std::vector<ExprPtr> values;
 };
 
+struct FnDecl;
+
 struct KernelDecl {
   std::string name;
   llvm::SMLoc loc;
@@ -151,11 +158,28 @@ struct KernelDecl {
   std::vector<ExprPtr> grid;
   llvm::SMLoc gridLoc;
   std::vector<StmtPtr> body;
+  /// The helpers of the file (set by the parser).
+  const std::vector<std::unique_ptr<FnDecl>> *fns = nullptr;
+};
+
+/// `fn name<K: int = 1>(a, b) { ...; return expr; }`: a helper that calls
+/// inline, with untyped parameters checked at each call.
+struct FnDecl {
+  std::string name;
+  llvm::SMLoc loc;
+  std::vector<ConstParam> constParams; ///< int only
+  std::vector<std::pair<std::string, llvm::SMLoc>> params;
+  std::vector<StmtPtr> body; ///< ends with a `return`
 };
 
 struct ModuleDecl {
   std::vector<std::unique_ptr<KernelDecl>> kernels;
+  std::vector<std::unique_ptr<FnDecl>> fns;
 };
+
+/// Deep copies of parsed trees (without Sema's annotations).
+ExprPtr cloneExpr(const Expr &e);
+StmtPtr cloneStmt(const Stmt &s);
 
 /// Prints the tree with `line:col` locations (`tilec -emit=ast`).
 void dumpAST(const ModuleDecl &module, DiagEngine &diags, llvm::raw_ostream &os);
