@@ -458,7 +458,8 @@ static bool encodeTensorMap(ScalarType dtype, const TensorArg &t, const TmaOpera
   if (rank < 2 || rank > 3 || t.strides[rank - 1] != 1 || t.ptr % 16 != 0)
     return false;
   for (size_t d = 0; d < rank; ++d) {
-    if (t.sizes[d] <= 0 || t.sizes[d] > (int64_t(1) << 32))
+    // Tile coordinates are signed 32-bit in the kernel.
+    if (t.sizes[d] <= 0 || t.sizes[d] > INT32_MAX)
       return false;
     if (d + 1 < rank && (t.strides[d] <= 0 || (t.strides[d] * int64_t(elem)) % 16 != 0 ||
                          t.strides[d] * int64_t(elem) >= (int64_t(1) << 40)))

@@ -100,3 +100,62 @@ func.func @epilogue_shape(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.
   return
 }
 
+
+// -----
+
+// One stage cannot pipeline: the producer would wait for the buffer the
+// consumers release only after its next fill.
+func.func @one_stage(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel, tile.stages = 1 : i32} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
+    // expected-error @+1 {{kernel 'one_stage': STAGES must be 2 to 8, got 1}}
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+    scf.yield %y : tensor<128x128xf32>
+  }
+  return
+}
+
+// -----
+
+// The producer warpgroup leaves after the mma loop: it must run once.
+func.func @nested(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  scf.for %t = %c0 to %n step %c1 : i64 {
+    %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
+      %ta = tile.load %a[%t, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+      %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
+      // expected-error @+1 {{kernel 'nested': the mma loop cannot be inside another loop yet; use one program per output tile (the grid)}}
+      %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+      scf.yield %y : tensor<128x128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Before the loop every warpgroup runs the code: no side effects there.
+func.func @store_before(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %o = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 1 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  // expected-error @+1 {{in a kernel with mma, stores, atomics, print and assert must come after the mma loop}}
+  tile.store %zero, %o[%c0, %c0] : tensor<128x128xf32>, !tile.view<f32, 2>, i64, i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+    scf.yield %y : tensor<128x128xf32>
+  }
+  return
+}

@@ -237,9 +237,10 @@ std::map<std::string, Reference> references() {
     // C = A * B (+ bias, GELU in the tanh form): a problem MxNxK (MxN means
     // K = N); A is MxK, B is KxN, bias has N entries. Batched: BxMxNxK, one
     // product per leading index.
-    auto matmulRef = [](bool biasGelu, bool batched) {
+    auto matmulRef = [](bool biasGelu, bool batched, bool accumulate = false) {
       Reference r;
       r.written = {biasGelu ? 3u : 2u};
+      r.writtenAreRead = accumulate;
       r.rtolScale = biasGelu ? 2 : 1000;
       r.shapeOf = [biasGelu, batched](const std::vector<int64_t> &shape, size_t k) {
         size_t o = batched ? 1 : 0;
@@ -258,7 +259,7 @@ std::map<std::string, Reference> references() {
           dims.insert(dims.begin(), shape[0]);
         return dims;
       };
-      r.run = [biasGelu](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      r.run = [biasGelu, accumulate](std::vector<HostTensor *> &ts, const std::vector<double> &) {
         HostTensor &a = *ts[0], &b = *ts[1], &c = *ts[biasGelu ? 3 : 2];
         size_t o = a.sizes.size() - 2; // 1 when batched
         int64_t batches = o ? a.sizes[0] : 1;
@@ -273,7 +274,8 @@ std::map<std::string, Reference> references() {
             int64_t bi = mm / M, m = mm % M;
             int64_t ab = o ? bi * a.strides[0] : 0, bb = o ? bi * b.strides[0] : 0,
                     cb = o ? bi * c.strides[0] : 0;
-            std::fill(row.begin(), row.end(), 0.0);
+            for (int64_t n = 0; n < N; ++n)
+              row[n] = accumulate ? double(c.values[cb + m * cs0 + n * cs1]) : 0.0;
             for (int64_t k = 0; k < K; ++k) {
               double av = a.values[ab + m * as0 + k * as1];
               const float *bp = &b.values[bb + k * bs0];
@@ -305,6 +307,7 @@ std::map<std::string, Reference> references() {
     refs["matmul_grouped"] = matmulRef(false, false);
     refs["matmul_bias_gelu"] = matmulRef(true, false);
     refs["bmm"] = matmulRef(false, true);
+    refs["matmul_add"] = matmulRef(false, false, /*accumulate=*/true);
     {
       // C = diag(sa) * A * B * diag(sb); sa is M x 1. The CPU interpreter
       // rounds the scaled operands to T before the product (the language's

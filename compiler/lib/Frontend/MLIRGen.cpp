@@ -463,7 +463,11 @@ Value Gen::genCall(const Expr &e) {
     for (size_t k = first; k < last; ++k)
       values.push_back(genAs(*e.args[k], atElementShape(e, e.args[k]->type)));
     if (isPrint) {
-      tile::PrintOp::create(b, l, b.getStringAttr(e.args[0]->name), values);
+      SmallVector<bool> uns;
+      for (size_t k = 1; k < e.args.size(); ++k)
+        uns.push_back(isUnsignedIntType(e.args[k]->type.elem));
+      tile::PrintOp::create(b, l, b.getStringAttr(e.args[0]->name), values,
+                            b.getDenseBoolArrayAttr(uns));
     } else {
       auto fl = dyn_cast<FileLineColLoc>(l);
       tile::AssertOp::create(b, l, values[0], b.getStringAttr(e.args[1]->name),

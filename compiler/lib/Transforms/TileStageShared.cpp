@@ -117,6 +117,14 @@ struct TileStageSharedPass
       return mma.emitError()
              << "mma must accumulate in a 'for' loop that carries only the "
                 "accumulator: acc = mma(load(A, ...), load(B, ...), acc)";
+    // The producer warpgroup leaves the kernel after the loop: the loop
+    // must run once per program.
+    for (Operation *p = forOp->getParentOp(); p && !isa<func::FuncOp>(p); p = p->getParentOp())
+      if (isa<scf::ForOp, scf::WhileOp>(p))
+        return mma.emitError()
+               << "kernel '" << name
+               << "': the mma loop cannot be inside another loop yet; use one program "
+                  "per output tile (the grid)";
     tile::LoadOp aLoad = tile::getStagedLoad(mma.getA());
     tile::LoadOp bLoad = tile::getStagedLoad(mma.getB());
     if (!aLoad || !bLoad || aLoad->getParentOp() != forOp ||
@@ -174,8 +182,10 @@ struct TileStageSharedPass
     int64_t stages;
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName)) {
       stages = s.getInt();
-      if (stages < 1 || stages > 8)
-        return mma.emitError() << "kernel '" << name << "': STAGES must be 1 to 8, got "
+      // One stage would make the producer wait for the buffer that the
+      // consumers release only after the producer's next fill.
+      if (stages < 2 || stages > 8)
+        return mma.emitError() << "kernel '" << name << "': STAGES must be 2 to 8, got "
                                << stages;
       int64_t need = stages * stageBytes + kSharedOverhead;
       if (need > kMaxSharedBytes)
@@ -200,11 +210,26 @@ struct TileStageSharedPass
     // The accumulator layout covers [BM, BN] tiles only: the rest of the
     // kernel (its epilogue) must work on tiles of that shape.
     auto accTy = mma.getAcc().getType();
+    // Before the loop every warpgroup runs the code (the producer too).
+    Block *top = &func.getBody().front();
+    auto runsBefore = [&](Operation *op) {
+      Operation *a = top->findAncestorOpInBlock(*op);
+      Operation *b = top->findAncestorOpInBlock(*forOp);
+      if (a == b)
+        return op->getBlock() == forOp->getBlock() && op->isBeforeInBlock(forOp);
+      return a->isBeforeInBlock(b);
+    };
     WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
       if (forOp->isAncestor(op))
         return WalkResult::advance();
       if (isa<tile::ReduceOp>(op)) {
         op->emitError() << "reductions in a kernel with mma are not supported yet";
+        return WalkResult::interrupt();
+      }
+      if (isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op) &&
+          runsBefore(op)) {
+        op->emitError() << "in a kernel with mma, stores, atomics, print and assert "
+                           "must come after the mma loop";
         return WalkResult::interrupt();
       }
       if (isa<tile::PermuteOp>(op)) {

@@ -131,9 +131,12 @@ struct PrintLowering : LayoutPattern<tile::PrintOp> {
       fmt += ")";
     }
     fmt += ": " + op.getText().str();
-    for (Value v : op.getValues()) {
+    ArrayRef<bool> unsignedValues;
+    if (auto u = op.getUnsignedValuesAttr())
+      unsignedValues = u.asArrayRef();
+    for (auto [k, v] : llvm::enumerate(op.getValues())) {
       Type t = getElementTypeOrSelf(v.getType());
-      bool uns = false; // the frontend's unsigned types are signless here
+      bool uns = k < unsignedValues.size() && unsignedValues[k];
       fmt += isa<FloatType>(t) ? " %f" : (uns ? " %llu" : " %lld");
       fields.push_back(isa<FloatType>(t) ? Type(rewriter.getF64Type()) : rewriter.getI64Type());
     }
@@ -161,38 +164,42 @@ struct PrintLowering : LayoutPattern<tile::PrintOp> {
       LLVM::CallOp::create(rewriter, loc, TypeRange{rewriter.getI32Type()}, "vprintf",
                            ValueRange{format, buffer});
     };
-    auto widen = [&](Value x) -> Value {
+    auto widen = [&](Value x, size_t k) -> Value {
       Type t = x.getType();
       if (isa<FloatType>(t))
         return t.isF64() ? x : Value(arith::ExtFOp::create(rewriter, loc, rewriter.getF64Type(), x));
       if (t.isInteger(64))
         return x;
-      if (t.isInteger(1))
+      bool uns = k < unsignedValues.size() && unsignedValues[k];
+      if (t.isInteger(1) || uns)
         return arith::ExtUIOp::create(rewriter, loc, rewriter.getI64Type(), x);
       return arith::ExtSIOp::create(rewriter, loc, rewriter.getI64Type(), x);
     };
     if (!shape) {
       Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+      // In an mma kernel the producer warpgroup (thread 0) has left after
+      // the loop: the first consumer thread prints.
       Value first = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::eq, tid,
-          arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0)));
+          arith::ConstantOp::create(rewriter, loc,
+                                    rewriter.getI32IntegerAttr(layout.wgmma ? 128 : 0)));
       auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, first, false);
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
       SmallVector<Value> values(pid);
-      for (Value v : adaptor.getValues())
-        values.push_back(widen(v));
+      for (auto [k, v] : llvm::enumerate(adaptor.getValues()))
+        values.push_back(widen(v, k));
       emit(values);
     } else {
       forEachSlot(rewriter, loc, layout, shape, [&](int64_t slot, Value e) {
         SmallVector<Value> values(pid);
         for (Value c : coordsOf(rewriter, loc, e, shape.getShape()))
           values.push_back(c);
-        for (Value v : adaptor.getValues()) {
+        for (auto [k, v] : llvm::enumerate(adaptor.getValues())) {
           Value x = isa<VectorType>(v.getType())
                         ? Value(vector::ExtractOp::create(rewriter, loc, v, ArrayRef<int64_t>{slot}))
                         : v;
-          values.push_back(widen(x));
+          values.push_back(widen(x, k));
         }
         emit(values);
       });

@@ -63,7 +63,11 @@ Value ThreadLayout::groupBase(OpBuilder &b, Location loc, RankedTensorType t,
   int64_t chunks = cols / 8;
   int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
   Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));
-  Value consumer = arith::SubIOp::create(b, loc, wg, c64(1));
+  // Code before the mma loop also runs in the producer warpgroup (0): it
+  // takes consumer 0's positions, so its loads stay inside the tile (its
+  // values are never stored: side effects come after the loop).
+  Value consumer = arith::SubIOp::create(
+      b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)), c64(1));
   Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
   Value lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
   Value row = arith::AddIOp::create(

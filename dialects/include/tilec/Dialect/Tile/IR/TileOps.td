@@ -347,12 +347,14 @@ def Tile_PrintOp : Tile_Op<"print", [MemoryEffects<[MemWrite]>]> {
     `pid (x, y, z): text v...`; with tiles (all of one shape), every element
     is printed on its own line with its index:
     `pid (x, y, z) idx (i, j): text v...` (scalars repeat on every line).
+    `unsigned_values` marks the integer values to print as unsigned.
 
     ```mlir
     tile.print %a, %t {text = "a, t ="} : f32, tensor<16xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$text, Variadic<AnyType>:$values);
+  let arguments = (ins StrAttr:$text, Variadic<AnyType>:$values,
+                       OptionalAttr<DenseBoolArrayAttr>:$unsigned_values);
   let assemblyFormat = "$values attr-dict `:` type($values)";
   let hasVerifier = 1;
 }
