@@ -73,6 +73,8 @@ private:
 
   std::unique_ptr<KernelDecl> parseKernel();
   std::unique_ptr<FnDecl> parseFn();
+  bool parseHeader(const char *what, std::string &name, llvm::SMLoc &loc,
+                   std::vector<ConstParam> &constParams);
   bool inFn = false;
   bool parseTune(std::vector<TuneParam> &tune);
   bool parseConstParam(ConstParam &cp);
@@ -184,30 +186,39 @@ bool Parser::parseTune(std::vector<TuneParam> &tune) {
   return expect(Tok::RParen, "to close @tune(...)");
 }
 
-std::unique_ptr<FnDecl> Parser::parseFn() {
-  auto f = std::make_unique<FnDecl>();
-  advance(); // 'fn'
-  if (!is(Tok::Ident)) {
-    fail("expected a helper name after 'fn', found " + describe());
-    return nullptr;
-  }
-  f->name = tok.text.str();
-  f->loc = tok.loc;
+/// `kernel`/`fn`, the name and the optional `<compile-time parameters>`.
+bool Parser::parseHeader(const char *what, std::string &name, llvm::SMLoc &loc,
+                         std::vector<ConstParam> &constParams) {
+  std::string keyword = tok.text.str();
+  advance();
+  if (!is(Tok::Ident))
+    return fail("expected " + std::string(what) + " name after '" + keyword +
+                "', found " + describe());
+  name = tok.text.str();
+  loc = tok.loc;
   advance();
   if (consumeIf(Tok::Lt)) {
     do {
       ConstParam cp;
       if (!parseConstParam(cp))
-        return nullptr;
-      if (cp.kind != ConstParam::Kind::Int) {
-        fail("a helper's compile-time parameters are 'int'; types follow the arguments");
-        return nullptr;
-      }
-      f->constParams.push_back(std::move(cp));
+        return false;
+      constParams.push_back(std::move(cp));
     } while (consumeIf(Tok::Comma));
     if (!expect(Tok::Gt, "to close the compile-time parameters"))
-      return nullptr;
+      return false;
   }
+  return true;
+}
+
+std::unique_ptr<FnDecl> Parser::parseFn() {
+  auto f = std::make_unique<FnDecl>();
+  if (!parseHeader("a helper", f->name, f->loc, f->constParams))
+    return nullptr;
+  for (const ConstParam &cp : f->constParams)
+    if (cp.kind != ConstParam::Kind::Int) {
+      diags.error(cp.loc, "a helper's compile-time parameters are 'int'; types follow the arguments");
+      return nullptr;
+    }
   if (!expect(Tok::LParen, "to start the helper's parameters"))
     return nullptr;
   if (!is(Tok::RParen)) {
@@ -236,24 +247,8 @@ std::unique_ptr<FnDecl> Parser::parseFn() {
 
 std::unique_ptr<KernelDecl> Parser::parseKernel() {
   auto k = std::make_unique<KernelDecl>();
-  advance(); // 'kernel'
-  if (!is(Tok::Ident)) {
-    fail("expected a kernel name after 'kernel', found " + describe());
+  if (!parseHeader("a kernel", k->name, k->loc, k->constParams))
     return nullptr;
-  }
-  k->name = tok.text.str();
-  k->loc = tok.loc;
-  advance();
-  if (consumeIf(Tok::Lt)) {
-    do {
-      ConstParam cp;
-      if (!parseConstParam(cp))
-        return nullptr;
-      k->constParams.push_back(std::move(cp));
-    } while (consumeIf(Tok::Comma));
-    if (!expect(Tok::Gt, "to close the compile-time parameters"))
-      return nullptr;
-  }
   if (!expect(Tok::LParen, "to start the kernel parameters"))
     return nullptr;
   if (!is(Tok::RParen)) {
