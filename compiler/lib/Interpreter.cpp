@@ -741,7 +741,26 @@ private:
     }
     if (fn == "mma")
       return matmul(eval(*e.args[0]), eval(*e.args[1]), eval(*e.args[2]));
-    if (fn == "reshape") {
+    if (fn == "slice") {
+      Val x = eval(*e.args[0]);
+      Val r = filled(e.type, 0, 0);
+      const std::vector<int64_t> &from = x.type.shape, &to = e.type.shape;
+      for (size_t k = 0; k < r.size(); ++k) {
+        size_t rest = k, src = 0, stride = 1;
+        for (size_t d = to.size(); d-- > 0;) {
+          size_t c = rest % size_t(to[d]) + size_t(e.permutation[d]);
+          rest /= size_t(to[d]);
+          src += c * stride;
+          stride *= size_t(from[d]);
+        }
+        if (r.isFloat())
+          r.f[k] = x.f[src];
+        else
+          r.i[k] = x.i[src];
+      }
+      return r;
+    }
+    if (fn == "reshape" || fn == "expand_dims") {
       Val r = eval(*e.args[0]);
       r.type.shape = e.type.shape;
       return r;

@@ -544,6 +544,32 @@ std::map<std::string, Reference> references() {
     };
     refs["add_offsets"] = add;
   }
+  {
+    // y[r, j] = f[r, j] - max_j f[r, j], f[r, j] = x[r, j] + x[r, j + C/2].
+    Reference r;
+    r.written = {1};
+    r.rtolScale = 8;
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      return k == 0 ? shape : std::vector<int64_t>{shape[0], shape[1] / 2};
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &y = *ts[1];
+      int64_t h = y.sizes[1];
+      for (int64_t i = 0; i < x.sizes[0]; ++i) {
+        std::vector<double> f(static_cast<size_t>(h));
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < h; ++j) {
+          f[j] = double(x.values[i * x.strides[0] + j * x.strides[1]]) +
+                 double(x.values[i * x.strides[0] + (j + h) * x.strides[1]]);
+          mx = std::max(mx, f[j]);
+        }
+        for (int64_t j = 0; j < h; ++j)
+          y.values[i * y.strides[0] + j * y.strides[1]] =
+              static_cast<float>(roundToFloatType(y.dtype, f[j] - mx));
+      }
+    };
+    refs["fold"] = r;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {

@@ -453,7 +453,10 @@ Value Gen::genCall(const Expr &e) {
     Value v = genAs(*e.args[1], scalarTy);
     return tile::SplatOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)), v);
   }
-  if (fn == "reshape")
+  if (fn == "slice")
+    return tile::SliceOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
+                                 gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));
+  if (fn == "reshape" || fn == "expand_dims")
     return tile::ReshapeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
                                    gen(*e.args[0]));
   if (fn == "print" || fn == "assert") {

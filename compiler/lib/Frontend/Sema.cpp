@@ -245,7 +245,7 @@ static const char *const kBuiltins[] = {"load", "store", "block_id", "num_blocks
                                    "where", "cast", "cdiv", "mma", "broadcast", "gather",
                                    "scatter", "atomic_add", "atomic_min", "atomic_max",
                                    "atomic_xchg", "atomic_cas", "transpose", "permute", "prod",
-                                   "cumsum", "print", "assert"};
+                                   "cumsum", "print", "assert", "expand_dims", "slice"};
 
 std::string Checker::suggest(llvm::StringRef name) const {
     std::string best;
@@ -919,6 +919,53 @@ bool Checker::checkCall(Expr &e) {
                                 scalarTypeName(elem.elem) + ">(...)");
     }
     e.type = SemaType::tile(elem.elem, dims);
+    return true;
+  }
+  if (f == "expand_dims") {
+    if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument"))
+      return false;
+    const SemaType &t = e.args[0]->type;
+    if (!t.isTile())
+      return error(e.args[0]->loc, "'expand_dims' needs a tile, got " + describeOperand(t));
+    int64_t axis;
+    if (!requireConstInt(*e.args[1], "the axis", axis))
+      return false;
+    if (axis < 0 || axis > int64_t(t.shape.size()))
+      return error(e.args[1]->loc, "axis " + std::to_string(axis) + " is out of range for " +
+                                       t.str() + " (0 to " + std::to_string(t.shape.size()) + ")");
+    std::vector<int64_t> dims = t.shape;
+    dims.insert(dims.begin() + axis, 1);
+    e.type = SemaType::tile(t.elem, dims);
+    return true;
+  }
+  if (f == "slice") {
+    if (!checkArgCount(e, 3, 3) || !requireValue(*e.args[0], "the argument"))
+      return false;
+    const SemaType &t = e.args[0]->type;
+    if (!t.isTile())
+      return error(e.args[0]->loc, "'slice' needs a tile, got " + describeOperand(t));
+    std::vector<int64_t> starts, sizes;
+    if (e.args[1]->kind != Expr::Kind::List)
+      return error(e.args[1]->loc, "the starts must be a list of compile-time integers, e.g. [0, 8]");
+    for (auto &x : e.args[1]->args) {
+      int64_t v;
+      if (!requireConstInt(*x, "a start", v))
+        return false;
+      starts.push_back(v);
+    }
+    if (!checkShapeList(*e.args[2], sizes))
+      return false;
+    if (starts.size() != t.shape.size() || sizes.size() != t.shape.size())
+      return error(e.loc, "'slice' of " + t.str() + " needs " + std::to_string(t.shape.size()) +
+                              " starts and " + std::to_string(t.shape.size()) + " sizes");
+    for (size_t d = 0; d < starts.size(); ++d)
+      if (starts[d] < 0 || starts[d] + sizes[d] > t.shape[d])
+        return error(e.args[1]->args[d]->loc,
+                     "the slice [" + std::to_string(starts[d]) + ", " +
+                         std::to_string(starts[d] + sizes[d]) + ") of dimension " +
+                         std::to_string(d) + " is outside " + t.str());
+    e.permutation = starts; // the offsets
+    e.type = SemaType::tile(t.elem, sizes);
     return true;
   }
   if (f == "reshape") {

@@ -232,7 +232,7 @@ struct TileStageSharedPass
                            "must come after the mma loop";
         return WalkResult::interrupt();
       }
-      if (isa<tile::PermuteOp>(op)) {
+      if (isa<tile::PermuteOp, tile::SliceOp>(op)) {
         op->emitError() << "transposes in a kernel with mma are not supported yet";
         return WalkResult::interrupt();
       }

@@ -250,6 +250,20 @@ struct PermuteLowering : RelayoutLowering<tile::PermuteOp> {
   }
 };
 
+/// Slice: source coordinate d is the result's plus offsets[d].
+struct SliceLowering : RelayoutLowering<tile::SliceOp> {
+  using RelayoutLowering::RelayoutLowering;
+  Value srcFlatOf(tile::SliceOp op, OpBuilder &b, Location loc,
+                  ArrayRef<Value> coords) const override {
+    SmallVector<Value> src;
+    for (auto [c, o] : llvm::zip(coords, op.getOffsets()))
+      src.push_back(o ? Value(arith::AddIOp::create(
+                            b, loc, c, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(o))))
+                      : c);
+    return flatOf(b, loc, src, op.getTile().getType().getShape());
+  }
+};
+
 /// A reduction over one axis: each thread combines, for every result
 /// element it holds, the source elements along the axis, read from the
 /// buffer (f16/bf16 in f32).
@@ -394,6 +408,7 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            const ThreadLayout &layout,
                                            RewritePatternSet &patterns) {
-  patterns.add<BroadcastLowering, PermuteLowering, AxisReduceLowering, ScanLowering>(
+  patterns.add<BroadcastLowering, PermuteLowering, SliceLowering, AxisReduceLowering,
+               ScanLowering>(
       converter, patterns.getContext(), layout);
 }

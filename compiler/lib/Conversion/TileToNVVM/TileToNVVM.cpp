@@ -263,7 +263,8 @@ struct ConvertTileToNVVMPass
     func.walk([&](Operation *op) {
       auto reduce = dyn_cast<tile::ReduceOp>(op);
       bool scan = isa<tile::ScanOp>(op);
-      if (!isa<tile::BroadcastOp, tile::PermuteOp>(op) && !(reduce && reduce.getAxis()) && !scan)
+      if (!isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp>(op) &&
+          !(reduce && reduce.getAxis()) && !scan)
         return;
       auto srcTy = cast<RankedTensorType>(op->getOperand(0).getType());
       // A scan works in 32-bit values and keeps one total per thread.

@@ -345,3 +345,16 @@ LogicalResult AssertOp::verify() {
     return emitOpError() << "the condition must be i1";
   return success();
 }
+
+LogicalResult SliceOp::verify() {
+  auto from = getTile().getType();
+  auto to = getType();
+  ArrayRef<int64_t> off = getOffsets();
+  if (from.getElementType() != to.getElementType() || from.getRank() != to.getRank() ||
+      int64_t(off.size()) != from.getRank())
+    return emitOpError() << "needs one offset per dimension and the same element type";
+  for (int64_t d = 0; d < from.getRank(); ++d)
+    if (off[d] < 0 || off[d] + to.getDimSize(d) > from.getDimSize(d))
+      return emitOpError() << "the part lies outside the tile in dimension " << d;
+  return success();
+}

@@ -375,4 +375,20 @@ def Tile_AssertOp : Tile_Op<"assert", [MemoryEffects<[MemWrite]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_SliceOp : Tile_Op<"slice", [Pure]> {
+  let summary = "a rectangular part of a tile at constant offsets";
+  let description = [{
+    Element `r[i...]` is `tile[i + offsets...]`; the result shape is the
+    size of the part, which must lie inside the tile.
+
+    ```mlir
+    %s = tile.slice %t {offsets = array<i64: 0, 8>} : tensor<4x16xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$tile, DenseI64ArrayAttr:$offsets);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$tile attr-dict `:` type($tile) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD
