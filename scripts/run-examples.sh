@@ -41,9 +41,11 @@ for T in f32 f16 bf16; do
 done
 "$check" "${mode[@]}" "${sizes[@]}" examples/bits.tile examples/histogram.tile \
   examples/prefix_sum.tile || status=1
+"$check" "${mode[@]}" "${sizes[@]}" examples/helpers.tile || status=1
 for T in f32 bf16; do
   "$check" "${mode[@]}" -D T=$T --shape 1000x1000 examples/gate.tile examples/transpose.tile \
     examples/rowstats.tile || status=1
+  "$check" "${mode[@]}" -D T=$T --shape 1001x64 examples/fold.tile || status=1
   "$check" "${mode[@]}" -D T=$T --shape 300x1000 --size 1000 examples/gather_scatter.tile || status=1
 done
 # Tensor-core matmul (sm_90a): the edge shape; the CPU interpreter
