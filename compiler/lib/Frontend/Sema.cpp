@@ -216,6 +216,8 @@ private:
   bool check(Expr &e);
   bool checkCall(Expr &e);
   bool checkIrregular(Expr &e);
+  bool joinElementShape(Expr &call, Expr &x, const char *others);
+  bool requireTileArg(Expr &e, size_t lo, size_t hi);
   bool inlineCall(Expr &e, const FnDecl &fn);
   std::set<std::string> inlining; ///< helpers being expanded (no recursion)
   bool checkStmt(Stmt &s);
@@ -637,6 +639,35 @@ bool Checker::check(Expr &e) {
   return false;
 }
 
+/// A call whose first argument must be a tile: argument count, then
+/// "'f' needs a tile, got ...".
+bool Checker::requireTileArg(Expr &e, size_t lo, size_t hi) {
+  if (!checkArgCount(e, lo, hi) || !requireValue(*e.args[0], "the argument"))
+    return false;
+  if (!e.args[0]->type.isTile())
+    return error(e.args[0]->loc,
+                 "'" + e.name + "' needs a tile, got " + describeOperand(e.args[0]->type));
+  return true;
+}
+
+/// Broadcasts the element shape of `call` (gather, scatter, atomics, print,
+/// assert; empty while every operand seen is a scalar) with operand `x`.
+bool Checker::joinElementShape(Expr &call, Expr &x, const char *others) {
+  if (!x.type.isTile())
+    return true;
+  std::vector<int64_t> &shape = call.elementShape;
+  if (shape.empty()) {
+    shape = x.type.shape;
+    return true;
+  }
+  auto b = broadcastShapes(shape, x.type.shape);
+  if (!b)
+    return error(x.loc, "'" + call.name + "': " + x.type.str() + " does not broadcast with the other " +
+                            others + " shape " + shapeText(shape));
+  shape = *b;
+  return true;
+}
+
 /// gather(x, [i, ...], mask?, fill?), scatter(x, [i, ...], values, mask?),
 /// atomic_<op>(x, [i, ...], values, mask?), atomic_cas(x, [i, ...], cmp,
 /// values, mask?): element-wise access at index tiles (numpy-broadcast
@@ -668,24 +699,8 @@ bool Checker::checkIrregular(Expr &e) {
                               ", so '" + f + "' needs " + std::to_string(view.type.rank) +
                               " index tile" + (view.type.rank == 1 ? "" : "s") + ", got " +
                               std::to_string(idx.args.size()));
-  std::vector<int64_t> shape;
-  bool anyTile = false;
-  auto join = [&](Expr &x) -> bool {
-    if (!x.type.isTile())
-      return true;
-    if (!anyTile) {
-      shape = x.type.shape;
-      anyTile = true;
-      return true;
-    }
-    auto b = broadcastShapes(shape, x.type.shape);
-    if (!b)
-      return error(x.loc, "'" + f + "': " + x.type.str() +
-                              " does not broadcast with the other operands' shape " +
-                              shapeText(shape));
-    shape = *b;
-    return true;
-  };
+  e.elementShape.clear();
+  auto join = [&](Expr &x) { return joinElementShape(e, x, "operands'"); };
   for (auto &i : idx.args) {
     if (!requireValue(*i, "an index") )
       return false;
@@ -730,7 +745,8 @@ bool Checker::checkIrregular(Expr &e) {
     if (isFloatType(fill.type.elem) && !isFloatType(elem))
       return error(fill.loc, "a float fill value cannot fill " + view.type.str());
   }
-  if (!anyTile)
+  const std::vector<int64_t> &shape = e.elementShape;
+  if (shape.empty())
     return error(idx.loc, "'" + f + "' needs at least one index tile (range(...) gives one)");
   if (isAtomic) {
     bool intOk = elem == ScalarType::I32 || elem == ScalarType::U32 ||
@@ -745,7 +761,6 @@ bool Checker::checkIrregular(Expr &e) {
                                : f == "atomic_xchg" ? "; it works on f32, i32, u32, i64 and u64"
                                                     : "; it works on i32, u32, i64 and u64"));
   }
-  e.elementShape = shape;
   if (isScatter)
     e.type.kind = SemaType::Kind::Void;
   else
@@ -922,11 +937,9 @@ bool Checker::checkCall(Expr &e) {
     return true;
   }
   if (f == "expand_dims") {
-    if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument"))
+    if (!requireTileArg(e, 2, 2))
       return false;
     const SemaType &t = e.args[0]->type;
-    if (!t.isTile())
-      return error(e.args[0]->loc, "'expand_dims' needs a tile, got " + describeOperand(t));
     int64_t axis;
     if (!requireConstInt(*e.args[1], "the axis", axis))
       return false;
@@ -939,11 +952,9 @@ bool Checker::checkCall(Expr &e) {
     return true;
   }
   if (f == "slice") {
-    if (!checkArgCount(e, 3, 3) || !requireValue(*e.args[0], "the argument"))
+    if (!requireTileArg(e, 3, 3))
       return false;
     const SemaType &t = e.args[0]->type;
-    if (!t.isTile())
-      return error(e.args[0]->loc, "'slice' needs a tile, got " + describeOperand(t));
     std::vector<int64_t> starts, sizes;
     if (e.args[1]->kind != Expr::Kind::List)
       return error(e.args[1]->loc, "the starts must be a list of compile-time integers, e.g. [0, 8]");
@@ -969,11 +980,9 @@ bool Checker::checkCall(Expr &e) {
     return true;
   }
   if (f == "reshape") {
-    if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument"))
+    if (!requireTileArg(e, 2, 2))
       return false;
     const SemaType &t = e.args[0]->type;
-    if (!t.isTile())
-      return error(e.args[0]->loc, "'reshape' needs a tile, got " + describeOperand(t));
     std::vector<int64_t> dims;
     if (!checkShapeList(*e.args[1], dims))
       return false;
@@ -1018,8 +1027,7 @@ bool Checker::checkCall(Expr &e) {
                                  " must be a string literal");
     if (text.name.find('%') != std::string::npos)
       return error(text.loc, "the text may not contain '%'; values are formatted by their type");
-    std::vector<int64_t> shape;
-    bool anyTile = false;
+    e.elementShape.clear();
     for (size_t k = isPrint ? 1 : 0; k < (isPrint ? e.args.size() : 1); ++k) {
       Expr &v = *e.args[k];
       if (!requireValue(v, isPrint ? "a printed value" : "the condition"))
@@ -1027,22 +1035,11 @@ bool Checker::checkCall(Expr &e) {
       if (!isPrint && v.type.elem != ScalarType::I1)
         return error(v.loc, "the condition of 'assert' must be a boolean (a comparison), got " +
                                 describeOperand(v.type));
-      if (v.type.isTile()) {
-        if (!anyTile) {
-          shape = v.type.shape;
-          anyTile = true;
-        } else if (auto b = broadcastShapes(shape, v.type.shape)) {
-          shape = *b;
-        } else {
-          return error(v.loc, "'print': " + v.type.str() +
-                                  " does not broadcast with the other values' shape " +
-                                  shapeText(shape));
-        }
-      }
+      if (!joinElementShape(e, v, "values'"))
+        return false;
     }
     if (isPrint && e.args.size() > 9)
       return error(e.args[9]->loc, "'print' takes at most 8 values");
-    e.elementShape = shape;
     e.type.kind = SemaType::Kind::Void;
     return true;
   }
@@ -1295,11 +1292,9 @@ bool Checker::checkCall(Expr &e) {
     return error(e.loc, "'" + f + "' reduces one tile; over one axis write " + f +
                             "(t, axis = d)");
   if (f == "argmax" || f == "argmin") {
-    if (!checkArgCount(e, 1, 1) || !requireValue(*e.args[0], "the argument"))
+    if (!requireTileArg(e, 1, 1))
       return false;
     const SemaType &t = e.args[0]->type;
-    if (!t.isTile())
-      return error(e.args[0]->loc, "'" + f + "' needs a tile, got " + describeOperand(t));
     if (t.elem != ScalarType::F32 && t.elem != ScalarType::F16 &&
         t.elem != ScalarType::BF16 && t.elem != ScalarType::I32)
       return error(e.args[0]->loc, "'" + f + "' of " + t.str() +

@@ -63,46 +63,22 @@ Value c64(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
 }
 
-/// Row-major coordinates of flat index `e` in `shape`.
-SmallVector<Value> coordsOf(OpBuilder &b, Location loc, Value e, ArrayRef<int64_t> shape) {
-  SmallVector<Value> c(shape.size());
-  int64_t inner = 1;
-  for (int64_t d = shape.size() - 1; d >= 0; --d) {
-    Value x = e;
-    if (inner > 1)
-      x = arith::DivUIOp::create(b, loc, x, c64(b, loc, inner));
-    if (d > 0)
-      x = arith::RemUIOp::create(b, loc, x, c64(b, loc, shape[d]));
-    inner *= shape[d];
-    c[d] = x;
-  }
-  return c;
-}
-
 /// Calls `fn(slot, flat)` for each element of `shape` this thread holds,
 /// under the padding guard.
 template <typename Fn>
 void forEachSlot(OpBuilder &b, Location loc, const ThreadLayout &layout, RankedTensorType shape,
                  Fn fn) {
-  for (int64_t g = 0; g < layout.groups(shape); ++g) {
-    Value gb = layout.groupBase(b, loc, shape, g);
-    for (unsigned v = 0; v < layout.vec; ++v) {
-      Value e = v ? Value(arith::AddIOp::create(b, loc, gb, c64(b, loc, v))) : gb;
-      int64_t slot = g * layout.vec + v;
-      if (layout.groupNeedsGuard(shape, g)) {
-        auto ifOp = scf::IfOp::create(
-            b, loc, TypeRange{},
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
-                                  c64(b, loc, shape.getNumElements())),
-            false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        fn(slot, e);
-      } else {
-        fn(slot, e);
-      }
-    }
-  }
+  forEachThreadElement(b, loc, layout, shape, [&](int64_t slot, Value e, bool mayPad) {
+    if (!mayPad)
+      return fn(slot, e);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{},
+                                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
+                                                        c64(b, loc, shape.getNumElements())),
+                                  false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    fn(slot, e);
+  });
 }
 
 struct PrintLowering : LayoutPattern<tile::PrintOp> {
@@ -193,7 +169,7 @@ struct PrintLowering : LayoutPattern<tile::PrintOp> {
     } else {
       forEachSlot(rewriter, loc, layout, shape, [&](int64_t slot, Value e) {
         SmallVector<Value> values(pid);
-        for (Value c : coordsOf(rewriter, loc, e, shape.getShape()))
+        for (Value c : tileCoords(rewriter, loc, e, shape.getShape()))
           values.push_back(c);
         for (auto [k, v] : llvm::enumerate(adaptor.getValues())) {
           Value x = isa<VectorType>(v.getType())

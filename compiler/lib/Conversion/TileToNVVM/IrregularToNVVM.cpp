@@ -42,49 +42,42 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
   Value otherScalar =
       produces ? arith::ConstantOp::create(rewriter, loc, other).getResult() : Value();
   Value ptr = view.getPtr();
-  for (int64_t g = 0; g < layout.groups(shape); ++g) {
-    for (unsigned v = 0; v < layout.vec; ++v) {
-      int64_t slot = g * layout.vec + v;
-      Value cond, offset;
-      auto andI = [&](Value c) {
-        cond = cond ? Value(arith::AndIOp::create(rewriter, loc, cond, c)) : c;
-      };
-      if (layout.groupNeedsGuard(shape, g)) {
-        Value gb = layout.groupBase(rewriter, loc, shape, g);
-        Value e = v ? Value(arith::AddIOp::create(rewriter, loc, gb, c64(v))) : gb;
-        andI(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, e,
-                                   c64(shape.getNumElements())));
-      }
-      for (auto [d, idx] : llvm::enumerate(indices)) {
-        Value i = vector::ExtractOp::create(rewriter, loc, idx, ArrayRef<int64_t>{slot});
-        // Unsigned: a negative index is out of range too.
-        andI(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i,
-                                   view.getSizes()[d]));
-        Value term = arith::MulIOp::create(rewriter, loc, i, view.getStrides()[d]);
-        offset = offset ? Value(arith::AddIOp::create(rewriter, loc, offset, term)) : term;
-      }
-      if (mask)
-        andI(vector::ExtractOp::create(rewriter, loc, mask, ArrayRef<int64_t>{slot}));
-      auto ifOp = scf::IfOp::create(rewriter, loc,
-                                    produces ? TypeRange{elem} : TypeRange{}, cond,
-                                    /*withElseRegion=*/produces);
-      {
-        OpBuilder::InsertionGuard guard(rewriter);
-        rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        Value addr = LLVM::GEPOp::create(rewriter, loc, ptr.getType(), elem, ptr,
-                                         ValueRange{offset});
-        Value x = body(slot, addr);
-        if (produces) {
-          scf::YieldOp::create(rewriter, loc, x);
-          rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
-          scf::YieldOp::create(rewriter, loc, otherScalar);
-        }
-      }
-      if (produces)
-        result = vector::InsertOp::create(rewriter, loc, ifOp.getResult(0), result,
-                                          ArrayRef<int64_t>{slot});
+  forEachThreadElement(rewriter, loc, layout, shape, [&](int64_t slot, Value e, bool mayPad) {
+    Value cond, offset;
+    auto andI = [&](Value c) {
+      cond = cond ? Value(arith::AndIOp::create(rewriter, loc, cond, c)) : c;
+    };
+    if (mayPad)
+      andI(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, e,
+                                 c64(shape.getNumElements())));
+    for (auto [d, idx] : llvm::enumerate(indices)) {
+      Value i = vector::ExtractOp::create(rewriter, loc, idx, ArrayRef<int64_t>{slot});
+      // Unsigned: a negative index is out of range too.
+      andI(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i,
+                                 view.getSizes()[d]));
+      Value term = arith::MulIOp::create(rewriter, loc, i, view.getStrides()[d]);
+      offset = offset ? Value(arith::AddIOp::create(rewriter, loc, offset, term)) : term;
     }
-  }
+    if (mask)
+      andI(vector::ExtractOp::create(rewriter, loc, mask, ArrayRef<int64_t>{slot}));
+    auto ifOp = scf::IfOp::create(rewriter, loc, produces ? TypeRange{elem} : TypeRange{}, cond,
+                                  /*withElseRegion=*/produces);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value addr = LLVM::GEPOp::create(rewriter, loc, ptr.getType(), elem, ptr,
+                                       ValueRange{offset});
+      Value x = body(slot, addr);
+      if (produces) {
+        scf::YieldOp::create(rewriter, loc, x);
+        rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(rewriter, loc, otherScalar);
+      }
+    }
+    if (produces)
+      result = vector::InsertOp::create(rewriter, loc, ifOp.getResult(0), result,
+                                        ArrayRef<int64_t>{slot});
+  });
   return result;
 }
 

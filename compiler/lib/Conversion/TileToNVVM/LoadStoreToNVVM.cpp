@@ -321,46 +321,25 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
     VectorType outTy = layout.perThreadType(resTy);
     Value result = splatConst(rewriter, loc, outTy, zero);
     Value zeroScalar = arith::ConstantOp::create(rewriter, loc, zero);
-    ArrayRef<int64_t> to = resTy.getShape(), from = op.getSrcShape();
-    int64_t lead = to.size() - from.size();
-    for (int64_t g = 0; g < layout.groups(resTy); ++g) {
-      Value base = layout.groupBase(rewriter, loc, resTy, g);
-      for (unsigned v = 0; v < layout.vec; ++v) {
-        Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v))) : base;
-        // Result coordinates -> source flat index.
-        Value src = acc.c64(0);
-        int64_t inner = 1, srcInner = 1;
-        for (int64_t d = to.size() - 1; d >= 0; --d) {
-          Value c = e;
-          if (inner > 1)
-            c = arith::DivUIOp::create(rewriter, loc, c, acc.c64(inner));
-          if (d > 0)
-            c = arith::RemUIOp::create(rewriter, loc, c, acc.c64(to[d]));
-          inner *= to[d];
-          if (d < lead || from[d - lead] == 1)
-            continue;
-          Value term = srcInner > 1 ? Value(arith::MulIOp::create(rewriter, loc, c,
-                                                                  acc.c64(srcInner)))
-                                    : c;
-          src = arith::AddIOp::create(rewriter, loc, src, term);
-          srcInner *= from[d - lead];
-        }
-        Value inBounds;
-        Value off = acc.offsetOf(src, false, &inBounds);
-        if (layout.groupNeedsGuard(resTy, g))
-          inBounds = acc.andI(inBounds, acc.cmp(arith::CmpIPredicate::ult, e,
-                                                acc.c64(resTy.getNumElements())));
-        Value x = acc.guarded(
-            inBounds, elemTy,
-            [&]() -> Value {
-              return LLVM::LoadOp::create(rewriter, loc, elemTy, acc.address(off),
-                                          acc.elemBytes());
-            },
-            [&] { return zeroScalar; });
-        result = vector::InsertOp::create(rewriter, loc, x, result,
-                                          ArrayRef<int64_t>{g * layout.vec + v});
-      }
-    }
+    ArrayRef<int64_t> from = op.getSrcShape();
+    forEachThreadElement(rewriter, loc, layout, resTy, [&](int64_t slot, Value e, bool mayPad) {
+      // Result coordinates -> source flat index.
+      Value src = tileFlat(rewriter, loc,
+                           broadcastSource(tileCoords(rewriter, loc, e, resTy.getShape()), from),
+                           from);
+      Value inBounds;
+      Value off = acc.offsetOf(src, false, &inBounds);
+      if (mayPad)
+        inBounds = acc.andI(inBounds, acc.cmp(arith::CmpIPredicate::ult, e,
+                                              acc.c64(resTy.getNumElements())));
+      Value x = acc.guarded(
+          inBounds, elemTy,
+          [&]() -> Value {
+            return LLVM::LoadOp::create(rewriter, loc, elemTy, acc.address(off), acc.elemBytes());
+          },
+          [&] { return zeroScalar; });
+      result = vector::InsertOp::create(rewriter, loc, x, result, ArrayRef<int64_t>{slot});
+    });
     rewriter.replaceOp(op, result);
     return success();
   }

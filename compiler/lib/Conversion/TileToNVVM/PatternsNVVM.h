@@ -63,6 +63,26 @@ struct LayoutPattern : mlir::OpConversionPattern<OpTy> {
   const ThreadLayout &layout;
 };
 
+/// Calls `fn(slot, flat, mayPad)` for every element of `tile` this thread
+/// holds: `slot` is its index in the thread's vector, `flat` its row-major
+/// index in the tile (i64), and `mayPad` whether `flat` may lie past the
+/// tile's end (padding slots of the blocked layout).
+void forEachThreadElement(
+    mlir::OpBuilder &b, mlir::Location loc, const ThreadLayout &layout,
+    mlir::RankedTensorType tile,
+    llvm::function_ref<void(int64_t slot, mlir::Value flat, bool mayPad)> fn);
+
+/// The coordinates (i64, outermost first) of row-major flat index `flat` in
+/// `shape`, and back; a null coordinate in `tileFlat` counts as 0.
+llvm::SmallVector<mlir::Value> tileCoords(mlir::OpBuilder &b, mlir::Location loc,
+                                          mlir::Value flat, llvm::ArrayRef<int64_t> shape);
+mlir::Value tileFlat(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<mlir::Value> coords,
+                     llvm::ArrayRef<int64_t> shape);
+/// The source coordinates a numpy broadcast from `from` reads for result
+/// coordinates `coords` (aligned at the innermost; null where `from` has 1).
+llvm::SmallVector<mlir::Value> broadcastSource(llvm::ArrayRef<mlir::Value> coords,
+                                               llvm::ArrayRef<int64_t> from);
+
 /// The flat tile index of every element this thread holds, as a vector<P x
 /// i32>: slot (r, v) is (r * threads + tid) * vec + v.
 mlir::Value threadFlatIndices(mlir::OpBuilder &b, mlir::Location loc,

@@ -82,27 +82,22 @@ public:
   /// Stores this thread's elements of `src` (a per-thread vector), then
   /// synchronizes the block.
   void write(Value src) {
-    for (int64_t g = 0; g < layout.groups(srcTy); ++g) {
-      Value gb = layout.groupBase(b, loc, srcTy, g);
-      for (unsigned v = 0; v < layout.vec; ++v) {
-        Value e = v ? Value(arith::AddIOp::create(b, loc, gb, c64(v))) : gb;
-        Value x = vector::ExtractOp::create(b, loc, src, ArrayRef<int64_t>{g * layout.vec + v});
-        if (stored != elem)
-          x = arith::ExtUIOp::create(b, loc, stored, x);
-        if (layout.groupNeedsGuard(srcTy, g)) {
-          auto ifOp = scf::IfOp::create(
-              b, loc, TypeRange{},
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
-                                    c64(srcTy.getNumElements())),
-              false);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          LLVM::StoreOp::create(b, loc, x, slot(e), bytes);
-        } else {
-          LLVM::StoreOp::create(b, loc, x, slot(e), bytes);
-        }
+    forEachThreadElement(b, loc, layout, srcTy, [&](int64_t slotIndex, Value e, bool mayPad) {
+      Value x = vector::ExtractOp::create(b, loc, src, ArrayRef<int64_t>{slotIndex});
+      if (stored != elem)
+        x = arith::ExtUIOp::create(b, loc, stored, x);
+      if (!mayPad) {
+        store(e, x);
+        return;
       }
-    }
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{},
+                                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
+                                                          c64(srcTy.getNumElements())),
+                                    false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      store(e, x);
+    });
     NVVM::Barrier0Op::create(b, loc);
   }
 
@@ -126,34 +121,17 @@ public:
   /// result tile `resTy` (coordinates outermost first, i64; padding slots
   /// get the coordinates of element 0) and gathers the returned values.
   template <typename Fn> Value forEachResult(RankedTensorType resTy, Fn fn) {
-    ArrayRef<int64_t> to = resTy.getShape();
     VectorType outTy = layout.perThreadType(resTy);
     Value result = arith::ConstantOp::create(b, loc, outTy, b.getZeroAttr(outTy));
-    for (int64_t g = 0; g < layout.groups(resTy); ++g) {
-      Value gb = layout.groupBase(b, loc, resTy, g);
-      for (unsigned v = 0; v < layout.vec; ++v) {
-        Value e = v ? Value(arith::AddIOp::create(b, loc, gb, c64(v))) : gb;
-        if (layout.groupNeedsGuard(resTy, g))
-          e = arith::SelectOp::create(
-              b, loc,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
-                                    c64(resTy.getNumElements())),
-              e, c64(0));
-        SmallVector<Value> coords(to.size());
-        int64_t innerSize = 1;
-        for (int64_t d = to.size() - 1; d >= 0; --d) {
-          Value c = e;
-          if (innerSize > 1)
-            c = arith::DivUIOp::create(b, loc, c, c64(innerSize));
-          if (d > 0)
-            c = arith::RemUIOp::create(b, loc, c, c64(to[d]));
-          innerSize *= to[d];
-          coords[d] = c;
-        }
-        result = vector::InsertOp::create(b, loc, fn(coords), result,
-                                          ArrayRef<int64_t>{g * layout.vec + v});
-      }
-    }
+    forEachThreadElement(b, loc, layout, resTy, [&](int64_t slotIndex, Value e, bool mayPad) {
+      if (mayPad)
+        e = arith::SelectOp::create(b, loc,
+                                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
+                                                          c64(resTy.getNumElements())),
+                                    e, c64(0));
+      result = vector::InsertOp::create(b, loc, fn(tileCoords(b, loc, e, resTy.getShape())),
+                                        result, ArrayRef<int64_t>{slotIndex});
+    });
     // The buffer may be reused by the next relayout.
     NVVM::Barrier0Op::create(b, loc);
     return result;
@@ -204,23 +182,6 @@ struct RelayoutLowering : LayoutPattern<OpTy> {
   }
 };
 
-static Value flatOf(OpBuilder &b, Location loc, ArrayRef<Value> coords,
-                    ArrayRef<int64_t> shape) {
-  Value flat;
-  for (size_t d = 0; d < coords.size(); ++d) {
-    if (!coords[d])
-      continue;
-    int64_t stride = 1;
-    for (size_t k = d + 1; k < shape.size(); ++k)
-      stride *= shape[k];
-    Value term = stride == 1 ? coords[d]
-                             : Value(arith::MulIOp::create(
-                                   b, loc, coords[d],
-                                   arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(stride))));
-    flat = flat ? Value(arith::AddIOp::create(b, loc, flat, term)) : term;
-  }
-  return flat ? flat : Value(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
-}
 
 /// Broadcast: source dimension d (aligned at the innermost) takes the
 /// result's coordinate, or 0 where the source has size 1.
@@ -229,11 +190,7 @@ struct BroadcastLowering : RelayoutLowering<tile::BroadcastOp> {
   Value srcFlatOf(tile::BroadcastOp op, OpBuilder &b, Location loc,
                   ArrayRef<Value> coords) const override {
     ArrayRef<int64_t> from = op.getTile().getType().getShape();
-    size_t lead = coords.size() - from.size();
-    SmallVector<Value> src;
-    for (size_t d = 0; d < from.size(); ++d)
-      src.push_back(from[d] == 1 ? Value() : coords[d + lead]);
-    return flatOf(b, loc, src, from);
+    return tileFlat(b, loc, broadcastSource(coords, from), from);
   }
 };
 
@@ -246,7 +203,7 @@ struct PermuteLowering : RelayoutLowering<tile::PermuteOp> {
     SmallVector<Value> src(coords.size());
     for (size_t d = 0; d < coords.size(); ++d)
       src[size_t(perm[d])] = coords[d];
-    return flatOf(b, loc, src, op.getTile().getType().getShape());
+    return tileFlat(b, loc, src, op.getTile().getType().getShape());
   }
 };
 
@@ -260,7 +217,7 @@ struct SliceLowering : RelayoutLowering<tile::SliceOp> {
       src.push_back(o ? Value(arith::AddIOp::create(
                             b, loc, c, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(o))))
                       : c);
-    return flatOf(b, loc, src, op.getTile().getType().getShape());
+    return tileFlat(b, loc, src, op.getTile().getType().getShape());
   }
 };
 
@@ -296,7 +253,7 @@ struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
         rewriter.setInsertionPointToStart(loop.getBody());
         SmallVector<Value> src(coords.begin(), coords.end());
         src.insert(src.begin() + axis, loop.getInductionVar());
-        Value x = buf.read(flatOf(rewriter, loc, src, srcTy.getShape()));
+        Value x = buf.read(tileFlat(rewriter, loc, src, srcTy.getShape()));
         if (isFloat && !elem.isF32())
           x = arith::ExtFOp::create(rewriter, loc, work, x);
         scf::YieldOp::create(rewriter, loc,

@@ -82,6 +82,64 @@ Value ThreadLayout::groupBase(OpBuilder &b, Location loc, RankedTensorType t,
   return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
 }
 
+void tilec::forEachThreadElement(OpBuilder &b, Location loc, const ThreadLayout &layout,
+                                 RankedTensorType tile,
+                                 function_ref<void(int64_t, Value, bool)> fn) {
+  for (int64_t g = 0; g < layout.groups(tile); ++g) {
+    Value base = layout.groupBase(b, loc, tile, g);
+    for (unsigned v = 0; v < layout.vec; ++v) {
+      Value e = v ? Value(arith::AddIOp::create(
+                        b, loc, base, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v))))
+                  : base;
+      fn(g * layout.vec + v, e, layout.groupNeedsGuard(tile, g));
+    }
+  }
+}
+
+SmallVector<Value> tilec::tileCoords(OpBuilder &b, Location loc, Value flat,
+                                     ArrayRef<int64_t> shape) {
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)).getResult();
+  };
+  SmallVector<Value> coords(shape.size());
+  int64_t inner = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    Value c = flat;
+    if (inner > 1)
+      c = arith::DivUIOp::create(b, loc, c, c64(inner));
+    if (d > 0)
+      c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
+    inner *= shape[d];
+    coords[d] = c;
+  }
+  return coords;
+}
+
+Value tilec::tileFlat(OpBuilder &b, Location loc, ArrayRef<Value> coords,
+                      ArrayRef<int64_t> shape) {
+  Value flat;
+  int64_t stride = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    if (coords[d]) {
+      Value term = stride == 1 ? coords[d]
+                               : Value(arith::MulIOp::create(
+                                     b, loc, coords[d],
+                                     arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(stride))));
+      flat = flat ? Value(arith::AddIOp::create(b, loc, flat, term)) : term;
+    }
+    stride *= shape[d];
+  }
+  return flat ? flat : Value(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+}
+
+SmallVector<Value> tilec::broadcastSource(ArrayRef<Value> coords, ArrayRef<int64_t> from) {
+  size_t lead = coords.size() - from.size();
+  SmallVector<Value> src;
+  for (size_t d = 0; d < from.size(); ++d)
+    src.push_back(from[d] == 1 ? Value() : coords[d + lead]);
+  return src;
+}
+
 Value tilec::threadFlatIndices(OpBuilder &b, Location loc, const ThreadLayout &layout,
                                RankedTensorType tile) {
   auto ty = VectorType::get({layout.perThread(tile)}, b.getI32Type());
@@ -100,18 +158,10 @@ Value tilec::threadFlatIndices(OpBuilder &b, Location loc, const ThreadLayout &l
   }
   Value result = arith::ConstantOp::create(
       b, loc, ty, DenseElementsAttr::get(ty, b.getI32IntegerAttr(0)));
-  for (int64_t g = 0; g < layout.groups(tile); ++g) {
-    Value base = arith::TruncIOp::create(b, loc, b.getI32Type(),
-                                         layout.groupBase(b, loc, tile, g));
-    for (unsigned v = 0; v < layout.vec; ++v) {
-      Value e = v ? Value(arith::AddIOp::create(
-                        b, loc, base,
-                        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))))
-                  : base;
-      result = vector::InsertOp::create(b, loc, e, result,
-                                        ArrayRef<int64_t>{g * layout.vec + v});
-    }
-  }
+  forEachThreadElement(b, loc, layout, tile, [&](int64_t slot, Value flat, bool) {
+    Value e = arith::TruncIOp::create(b, loc, b.getI32Type(), flat);
+    result = vector::InsertOp::create(b, loc, e, result, ArrayRef<int64_t>{slot});
+  });
   return result;
 }
 

@@ -176,22 +176,27 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-LogicalResult BroadcastOp::verify() {
-  auto from = getTile().getType();
-  auto to = getType();
-  if (from.getElementType() != to.getElementType())
-    return emitOpError() << "cannot change the element type";
+/// numpy broadcasting of `from` to `to`, shared by broadcast and
+/// broadcast_load.
+static LogicalResult verifyBroadcastShape(Operation *op, RankedTensorType from,
+                                          RankedTensorType to) {
   if (from.getRank() > to.getRank())
-    return emitOpError() << "cannot broadcast rank " << from.getRank()
-                         << " to the lower rank " << to.getRank();
+    return op->emitOpError() << "cannot broadcast rank " << from.getRank()
+                             << " to the lower rank " << to.getRank();
   int64_t lead = to.getRank() - from.getRank();
   for (int64_t d = 0; d < from.getRank(); ++d) {
     int64_t f = from.getDimSize(d), t = to.getDimSize(d + lead);
     if (f != t && f != 1)
-      return emitOpError() << "dimension " << d << " of size " << f
-                           << " cannot broadcast to " << t;
+      return op->emitOpError() << "dimension " << d << " of size " << f
+                               << " cannot broadcast to " << t;
   }
   return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (getTile().getType().getElementType() != getType().getElementType())
+    return emitOpError() << "cannot change the element type";
+  return verifyBroadcastShape(*this, getTile().getType(), getType());
 }
 
 LogicalResult MmaOp::verify() {
@@ -219,17 +224,7 @@ LogicalResult BroadcastLoadOp::verify() {
   auto src = RankedTensorType::get(getSrcShape(), getType().getElementType());
   if (failed(verifyTileAccess(*this, getView().getType(), getIndices().size(), src)))
     return failure();
-  auto to = getType();
-  if (src.getRank() > to.getRank())
-    return emitOpError() << "cannot broadcast rank " << src.getRank()
-                         << " to the lower rank " << to.getRank();
-  int64_t lead = to.getRank() - src.getRank();
-  for (int64_t d = 0; d < src.getRank(); ++d)
-    if (src.getDimSize(d) != 1 && src.getDimSize(d) != to.getDimSize(d + lead))
-      return emitOpError() << "source dimension " << d << " of size "
-                           << src.getDimSize(d) << " cannot broadcast to "
-                           << to.getDimSize(d + lead);
-  return success();
+  return verifyBroadcastShape(*this, src, getType());
 }
 
 LoadOp tilec::tile::getStagedLoad(Value operand) {
