@@ -153,12 +153,10 @@ struct PrintLowering : LayoutPattern<tile::PrintOp> {
     };
     if (!shape) {
       Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
-      // In an mma kernel the producer warpgroup (thread 0) has left after
-      // the loop: the first consumer thread prints.
       Value first = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::eq, tid,
           arith::ConstantOp::create(rewriter, loc,
-                                    rewriter.getI32IntegerAttr(layout.wgmma ? 128 : 0)));
+                                    rewriter.getI32IntegerAttr(int32_t(layout.leaderThread()))));
       auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, first, false);
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());

@@ -49,6 +49,10 @@ struct ThreadLayout {
   bool mayPad(int64_t numel) const {
     return !wgmma && numel % (int64_t(threads) * vec) != 0;
   }
+  /// A thread that runs the whole kernel, for work done once per program:
+  /// in an mma kernel the producer warpgroup (threads 0-127) leaves after
+  /// the loop, so the first consumer thread.
+  unsigned leaderThread() const { return wgmma ? 128 : 0; }
   /// The flat tile index (i64) of the first element of this thread's group g.
   mlir::Value groupBase(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType t, int64_t g) const;
