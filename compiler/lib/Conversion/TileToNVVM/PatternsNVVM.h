@@ -104,9 +104,12 @@ void populateReduceToNVVMPatterns(const mlir::TypeConverter &converter,
 mlir::TypedAttr reductionIdentity(mlir::Builder &b, llvm::StringRef kind, bool isFloat);
 mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef kind,
                              bool isFloat, mlir::Value x, mlir::Value y);
-/// The shared-memory buffer (one 32-bit slot per warp) of a kernel's
-/// reductions.
+/// The shared-memory buffer of a kernel's whole-tile reductions: each
+/// reduction op owns kReduceSlotsPerOp 32-bit slots, starting at slot
+/// kReduceSlotsPerOp * (its kReduceSlotAttrName attribute).
 std::string reduceScratchName(llvm::StringRef kernel);
+inline constexpr unsigned kReduceSlotsPerOp = 64;
+inline constexpr llvm::StringLiteral kReduceSlotAttrName = "tile.reduce_slot";
 /// print (vprintf) and assert (__assertfail).
 void populateDebugToNVVMPatterns(const mlir::TypeConverter &converter,
                                  const ThreadLayout &layout,

@@ -6,8 +6,9 @@
 //      the identity) with a vector reduction;
 //   2. a butterfly of warp shuffles combines the 32 lanes of each warp;
 //   3. lane 0 of each warp writes its value to shared memory, a barrier, and
-//      every thread combines the per-warp values; a second barrier makes the
-//      buffer reusable by the next reduction.
+//      every thread combines the per-warp values. Each reduction op has its
+//      own slots, so only one inside a loop (which may run again before a
+//      slow thread has read its slots) needs a second barrier after reading.
 // f16/bf16 tiles are reduced in f32 (shuffles move 32-bit values).
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 #include <limits>
 
@@ -184,7 +186,13 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
       if (!global)
         return rewriter.notifyMatchFailure(op, "no reduction scratch buffer");
       auto ptr3 = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
+      auto slotAttr = op->getAttrOfType<IntegerAttr>(kReduceSlotAttrName);
+      if (!slotAttr)
+        return rewriter.notifyMatchFailure(op, "no reduction slot assigned");
       Value base = LLVM::AddressOfOp::create(rewriter, loc, ptr3, global.getSymName());
+      base = LLVM::GEPOp::create(
+          rewriter, loc, ptr3, i32, base,
+          ArrayRef<LLVM::GEPArg>{int32_t(slotAttr.getInt() * kReduceSlotsPerOp)});
       Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, i32);
       Value warp = arith::DivUIOp::create(rewriter, loc, tid, c32(32));
       Value lane = arith::RemUIOp::create(rewriter, loc, tid, c32(32));
@@ -210,7 +218,8 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
         }
         total = w == 0 ? x : combine(total, x);
       }
-      NVVM::Barrier0Op::create(rewriter, loc);
+      if (op->getParentOfType<LoopLikeOpInterface>())
+        NVVM::Barrier0Op::create(rewriter, loc);
       acc = total;
     }
     Value result = arg ? acc[1] : acc[0];

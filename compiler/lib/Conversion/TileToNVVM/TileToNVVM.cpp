@@ -286,20 +286,22 @@ struct ConvertTileToNVVMPass
     }
 
     MLIRContext *ctx = &getContext();
-    // Reductions across warps share one buffer: a 32-bit value slot per warp,
-    // then (argmax/argmin) an index slot per warp.
-    bool wholeTileReduce = false;
-    func.walk([&](tile::ReduceOp r) { wholeTileReduce |= !r.getAxis(); });
-    if (wholeTileReduce) {
+    // Whole-tile reductions: each op has its own 64 slots (a 32-bit value
+    // per warp, then an index per warp for argmax/argmin), so that one that
+    // runs once needs no barrier after reading its slots (see ReduceToNVVM).
+    SmallVector<tile::ReduceOp> wholeTileReduces;
+    func.walk([&](tile::ReduceOp r) {
+      if (!r.getAxis())
+        wholeTileReduces.push_back(r);
+    });
+    if (!wholeTileReduces.empty()) {
       auto module = func->getParentOfType<ModuleOp>();
       OpBuilder mb(ctx);
       mb.setInsertionPointToStart(module.getBody());
       std::string name = reduceScratchName(func.getName());
-      bool withIndex = false;
-      func.walk([&](tile::ReduceOp r) {
-        withIndex |= r.getKind() == "argmax" || r.getKind() == "argmin";
-      });
-      unsigned slots = withIndex ? 64 : 32;
+      for (auto [i, r] : llvm::enumerate(wholeTileReduces))
+        r->setAttr(kReduceSlotAttrName, mb.getI32IntegerAttr(int32_t(i)));
+      int64_t slots = int64_t(kReduceSlotsPerOp) * int64_t(wholeTileReduces.size());
       if (!module.lookupSymbol(name))
         LLVM::GlobalOp::create(
             mb, func.getLoc(), LLVM::LLVMArrayType::get(mb.getI32Type(), slots),
