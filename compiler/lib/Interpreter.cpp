@@ -66,6 +66,26 @@ void writeElem(ScalarType t, uint8_t *p, double f, int64_t i) {
     std::memcpy(p, &i, scalarTypeSize(t)); // little endian: the low bytes
 }
 
+/// The lines of a tile along one axis (or the whole tile as one line, in
+/// row-major order): element k of line o is at flat index at(o, k).
+struct Lines {
+  size_t length = 1, stride = 1, count = 1;
+  Lines(const std::vector<int64_t> &shape, std::optional<int64_t> axis) {
+    size_t n = 1;
+    for (int64_t d : shape)
+      n *= size_t(d);
+    if (!axis) {
+      length = n;
+      return;
+    }
+    length = size_t(shape[size_t(*axis)]);
+    for (size_t d = size_t(*axis) + 1; d < shape.size(); ++d)
+      stride *= size_t(shape[d]);
+    count = n / length;
+  }
+  size_t at(size_t o, size_t k) const { return (o / stride) * stride * length + o % stride + k * stride; }
+};
+
 class Interp {
 public:
   Interp(const KernelInstance &inst, const std::vector<HostArg> &args,
@@ -525,22 +545,11 @@ private:
       // The whole tile, or (axis) each line along one dimension, combined
       // in order; floats in double then rounded (the GPU combines in f32).
       Val t = eval(*e.args[0]);
-      const std::vector<int64_t> &shape = t.type.shape;
-      int64_t axis = e.axis ? *e.axis : -1;
-      size_t lineLen = 1, lineStride = 1, lines = t.size();
-      if (axis >= 0) {
-        lineLen = size_t(shape[size_t(axis)]);
-        for (size_t d = size_t(axis) + 1; d < shape.size(); ++d)
-          lineStride *= size_t(shape[d]);
-        lines = t.size() / lineLen;
-      } else {
-        lineLen = t.size();
-        lines = 1;
-      }
+      Lines lines(t.type.shape, e.axis);
+      size_t lineLen = lines.length, lineStride = lines.stride;
       Val r = filled(e.type, 0, 0);
-      for (size_t o = 0; o < lines; ++o) {
-        // Line o: outer index o / lineStride, inner o % lineStride.
-        size_t first = (o / lineStride) * lineStride * lineLen + o % lineStride;
+      for (size_t o = 0; o < lines.count; ++o) {
+        size_t first = lines.at(o, 0);
         if (t.isFloat()) {
           double acc = fn == "sum" ? 0 : fn == "prod" ? 1 : fn == "max" ? -INFINITY : INFINITY;
           for (size_t k = 0; k < lineLen; ++k) {
@@ -570,22 +579,85 @@ private:
       return r;
     }
     if (fn == "argmax" || fn == "argmin") {
-      // The first extreme element; a NaN counts as the extreme.
+      // The first extreme element of the tile or of each line along the
+      // axis; a NaN counts as the extreme.
       Val t = eval(*e.args[0]);
       bool isMax = fn == "argmax";
-      int64_t best = 0;
-      for (size_t k = 1; k < t.size(); ++k) {
-        if (t.isFloat()) {
-          double a = t.f[best], b = t.f[k];
-          if (std::isnan(a))
-            break;
-          if (std::isnan(b) || (isMax ? b > a : b < a))
+      Lines lines(t.type.shape, e.axis);
+      Val r = filled(e.type, 0, 0);
+      for (size_t o = 0; o < lines.count; ++o) {
+        int64_t best = 0;
+        for (size_t k = 1; k < lines.length; ++k) {
+          size_t bi = lines.at(o, size_t(best)), ki = lines.at(o, k);
+          if (t.isFloat()) {
+            double a = t.f[bi], b = t.f[ki];
+            if (std::isnan(a))
+              break;
+            if (std::isnan(b) || (isMax ? b > a : b < a))
+              best = int64_t(k);
+          } else if (isMax ? t.i[ki] > t.i[bi] : t.i[ki] < t.i[bi]) {
             best = int64_t(k);
-        } else if (isMax ? t.i[k] > t.i[best] : t.i[k] < t.i[best]) {
-          best = int64_t(k);
+          }
         }
+        r.i[o] = best;
       }
-      return filled(e.type, 0, best);
+      return r;
+    }
+    if (fn == "reduce" || fn == "scan") {
+      // In order, left to right: f(...f(f(x0, x1), x2)..., xn).
+      Val t = eval(*e.args[0]);
+      SemaType elem = SemaType::scalar(t.type.elem);
+      auto element = [&](size_t k) {
+        Val v = filled(elem, 0, 0);
+        if (t.isFloat())
+          v.f[0] = t.f[k];
+        else
+          v.i[0] = t.i[k];
+        return v;
+      };
+      auto combine = [&](const Val &a, const Val &b) {
+        vars["combine#a"] = a;
+        vars["combine#b"] = b;
+        Val r = evalAs(*e.args[1], elem);
+        vars.erase("combine#a");
+        vars.erase("combine#b");
+        return r;
+      };
+      auto put = [&](Val &r, size_t at, const Val &v) {
+        if (r.isFloat())
+          r.f[at] = v.f[0];
+        else
+          r.i[at] = v.i[0];
+      };
+      bool isScan = fn == "scan";
+      Lines lines(t.type.shape, isScan ? std::optional<int64_t>(0) : e.axis);
+      Val r = isScan ? t : filled(e.type, 0, 0);
+      for (size_t o = 0; o < lines.count; ++o) {
+        Val acc = element(lines.at(o, 0));
+        for (size_t k = 1; k < lines.length; ++k) {
+          acc = combine(acc, element(lines.at(o, k)));
+          if (isScan)
+            put(r, lines.at(o, k), acc);
+        }
+        if (!isScan)
+          put(r, o, acc);
+      }
+      return r;
+    }
+    if (fn == "take") {
+      // Out-of-range indices give 0.
+      Val t = eval(*e.args[0]), idx = eval(*e.args[1]);
+      Val r = filled(e.type, 0, 0);
+      for (size_t k = 0; k < idx.size(); ++k) {
+        int64_t i = idx.i[k];
+        if (i < 0 || i >= int64_t(t.size()))
+          continue;
+        if (r.isFloat())
+          r.f[k] = t.f[size_t(i)];
+        else
+          r.i[k] = t.i[size_t(i)];
+      }
+      return r;
     }
     if (fn == "min" || fn == "max") {
       Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);

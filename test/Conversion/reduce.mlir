@@ -1,10 +1,10 @@
 // RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm | FileCheck %s
 // Whole-tile reductions: per-thread combine, warp butterfly shuffles, then
 // one 32-bit slot per warp in shared memory, a barrier, and every thread
-// combines the warps' slots. Each reduction op has its own 64 slots; only one
+// combines the warps' slots. Each reduction op has its own 128 slots; only one
 // inside a loop needs a second barrier before its slots are written again.
 
-// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_rmax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i32>
+// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_rmax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<128 x i32>
 // CHECK-LABEL: llvm.func @rmax(
 // 100 elements over 64 threads x 2: slots past the end take the identity.
 // CHECK:         arith.cmpi slt, %{{.*}}, %{{.*}} : vector<2xi32>
@@ -12,9 +12,9 @@
 // CHECK-COUNT-5: nvvm.shfl.sync  bfly
 // CHECK:         llvm.mlir.addressof @__tile_reduce_scratch_rmax : !llvm.ptr<3>
 // CHECK:         scf.if
-// CHECK:           llvm.store %{{.*}} : f32, !llvm.ptr<3>
+// CHECK:           llvm.store %{{.*}} : i32, !llvm.ptr<3>
 // CHECK:         nvvm.barrier0
-// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
 // CHECK-NOT:     nvvm.barrier0
 // CHECK-NOT:     tile.
 // CHECK:         llvm.return
@@ -42,15 +42,15 @@ func.func @rsum16(%t: f16) attributes {tile.kernel, tile.num_warps = 1 : i32, ti
 
 // argmax carries (value, flat index): two shuffles per step, and per warp a
 // value slot (w) and an index slot (32 + w).
-// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_amax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i32>
+// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_amax() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<128 x i32>
 // CHECK-LABEL: llvm.func @amax(
 // CHECK:         arith.cmpf uno
 // CHECK:         arith.cmpf ogt
 // CHECK-COUNT-10: nvvm.shfl.sync  bfly
-// CHECK:         llvm.store %{{.*}} : f32, !llvm.ptr<3>
+// CHECK:         llvm.store %{{.*}} : i32, !llvm.ptr<3>
 // CHECK:         llvm.store %{{.*}} : i32, !llvm.ptr<3>
 // CHECK:         nvvm.barrier0
-// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
 // CHECK-NOT:     nvvm.barrier0
 // CHECK:         llvm.return
 func.func @amax(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
@@ -61,18 +61,19 @@ func.func @amax(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile
 
 // -----
 
-// Two reductions get slots 0 and 64; the one in the loop keeps the barrier
+// Two reductions get slots 0 and 128; the one in the loop keeps the barrier
 // after its reads, the one outside does not.
-// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_two() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<128 x i32>
+// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_two() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<256 x i32>
 // CHECK-LABEL: llvm.func @two(
 // CHECK:         llvm.getelementptr %{{.*}}[0] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i32
 // CHECK:         nvvm.barrier0
-// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
 // CHECK-NOT:     nvvm.barrier0
 // CHECK:         scf.for
-// CHECK:         llvm.getelementptr %{{.*}}[64] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i32
+// CHECK:         llvm.getelementptr %{{.*}}[128] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i32
 // CHECK:         nvvm.barrier0
-// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+// CHECK-NEXT:    arith.bitcast
 // CHECK-NEXT:    arith.maximumf
 // CHECK-NEXT:    nvvm.barrier0
 func.func @two(%t: f32, %n: i32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {

@@ -80,7 +80,7 @@ func.func @splat(%a: f16) {
 // -----
 
 func.func @reduce_kind(%t: tensor<16xf32>) {
-  // expected-error @+1 {{kind must be sum, max, min, prod, argmax or argmin, got 'mean'}}
+  // expected-error @+1 {{kind must be sum, max, min, prod, argmax, argmin or fn, got 'mean'}}
   %r = tile.reduce "mean" %t : tensor<16xf32> -> f32
   return
 }
@@ -120,7 +120,54 @@ func.func @reduce_axis(%t: tensor<4x16xf32>) {
 // -----
 
 func.func @reduce_axis_arg(%t: tensor<4x16xf32>) {
-  // expected-error @+1 {{argmax over an axis is not supported}}
-  %r = tile.reduce "argmax" %t {axis = 0 : i32} : tensor<4x16xf32> -> tensor<16xi32>
+  // expected-error @+1 {{result must be the tile without dimension 0, of i32 indices}}
+  %r = tile.reduce "argmax" %t {axis = 0 : i32} : tensor<4x16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_fn_no_region(%t: tensor<16xf32>) {
+  // expected-error @+1 {{a combiner region goes with kind "fn" only}}
+  %r = tile.reduce "fn" %t : tensor<16xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @reduce_fn_args(%t: tensor<16xf32>) {
+  // expected-error @+1 {{the combiner takes two 'f32' arguments}}
+  %r = tile.reduce "fn" %t : tensor<16xf32> -> f32 {
+  ^bb0(%a: f32):
+    tile.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @scan_fn_yield(%t: tensor<16xi32>) {
+  // expected-error @+1 {{the combiner must yield a 'i32'}}
+  %r = tile.scan %t : tensor<16xi32> {
+  ^bb0(%a: i32, %b: i32):
+    %c = arith.cmpi slt, %a, %b : i32
+    tile.yield %c : i1
+  }
+  return
+}
+
+// -----
+
+func.func @take_rank(%t: tensor<4x16xf32>, %i: tensor<8xi32>) {
+  // expected-error @+1 {{takes from a 1-D tile}}
+  %r = tile.take %t[%i] : tensor<4x16xf32>, tensor<8xi32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @take_shape(%t: tensor<16xf32>, %i: tensor<8xi32>) {
+  // expected-error @+1 {{the result has the index's shape and the tile's element type}}
+  %r = tile.take %t[%i] : tensor<16xf32>, tensor<8xi32> -> tensor<16xf32>
   return
 }

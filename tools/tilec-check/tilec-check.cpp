@@ -62,6 +62,11 @@ struct Reference {
   /// Absolute tolerance for a problem shape (default: the relative one), for
   /// results that are sums of rounded terms.
   std::function<double(const std::vector<int64_t> &)> atolFor;
+  /// Adjusts the generated inputs (e.g. valid CSR offsets).
+  std::function<void(std::vector<HostTensor> &)> prepare;
+  /// Tensors the kernel expects to be zero on entry: zeroed on the host, and
+  /// before every timed launch (the memset counts in the time).
+  std::vector<unsigned> zeroed;
 };
 
 template <typename Fn> void forEachIndex(const HostTensor &t, Fn fn) {
@@ -471,6 +476,132 @@ std::map<std::string, Reference> references() {
     refs["rowstats"] = r;
   }
   {
+    // examples/combine.tile: per-row results of a matrix (rowmax_abs,
+    // rowargmax2), per-block OR (BLOCK = 1000) and running max (BLOCK =
+    // 1024) of a vector.
+    auto perRow = [](const std::vector<int64_t> &shape, size_t k) {
+      return k == 0 ? shape : std::vector<int64_t>{shape[0]};
+    };
+    Reference absmax;
+    absmax.written = {1};
+    absmax.shapeOf = perRow;
+    absmax.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &m = *ts[1];
+      for (int64_t i = 0; i < x.sizes[0]; ++i) {
+        double best = 0;
+        for (int64_t j = 0; j < x.sizes[1]; ++j)
+          best = std::max(best, std::abs(double(x.values[i * x.strides[0] + j * x.strides[1]])));
+        m.values[i * m.strides[0]] = static_cast<float>(best);
+      }
+    };
+    refs["rowmax_abs"] = absmax;
+    Reference arg;
+    arg.written = {1};
+    arg.shapeOf = perRow;
+    arg.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &b = *ts[1];
+      for (int64_t i = 0; i < x.sizes[0]; ++i) {
+        int64_t best = 0;
+        for (int64_t j = 1; j < x.sizes[1]; ++j)
+          if (x.values[i * x.strides[0] + j * x.strides[1]] >
+              x.values[i * x.strides[0] + best * x.strides[1]])
+            best = j;
+        b.ints[i * b.strides[0]] = best;
+      }
+    };
+    refs["rowargmax2"] = arg;
+    Reference bor;
+    bor.written = {1};
+    bor.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      return k == 0 ? shape : std::vector<int64_t>{(shape[0] + 999) / 1000};
+    };
+    bor.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &b = *ts[1];
+      for (int64_t blk = 0; blk < b.sizes[0]; ++blk) {
+        uint32_t acc = 0;
+        for (int64_t i = blk * 1000; i < std::min(x.sizes[0], (blk + 1) * 1000); ++i)
+          acc |= uint32_t(x.ints[i * x.strides[0]]);
+        b.ints[blk * b.strides[0]] = int64_t(int32_t(acc));
+      }
+    };
+    refs["block_or"] = bor;
+    Reference rmax;
+    rmax.written = {1};
+    rmax.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &y = *ts[1];
+      double m = 0;
+      for (int64_t i = 0; i < x.sizes[0]; ++i) {
+        double v = x.values[i * x.strides[0]];
+        m = i % 1024 == 0 ? v : std::max(m, v);
+        y.values[i * y.strides[0]] = static_cast<float>(m);
+      }
+    };
+    refs["running_max"] = rmax;
+  }
+  {
+    // examples/segment_sum.tile: out[r] = sum of x[offsets[r] .. offsets[r+1]).
+    // The offsets of a problem of n values are ragged: rows of 0 to 32 values
+    // (mean 16, some empty) and, from n >= 4096 on, four rows of n/16 values
+    // each at random places (a quarter of all values).
+    auto csr = [](int64_t n) {
+      std::vector<int64_t> off{0};
+      uint64_t s = 0x5EEDull + uint64_t(n);
+      auto next = [&] {
+        s += 0x9E3779B97F4A7C15ull;
+        uint64_t z = s;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+      };
+      int64_t longLen = n >= 4096 ? n / 16 : 0, longLeft = longLen ? 4 : 0;
+      int64_t pos = 0;
+      while (pos < n) {
+        int64_t rest = n - pos;
+        int64_t len;
+        if (longLeft && (next() % 4096 == 0 || rest <= longLeft * longLen + 32)) {
+          len = longLen;
+          --longLeft;
+        } else {
+          len = int64_t(next() % 33);
+        }
+        len = std::min(len, rest - (longLeft ? longLeft * longLen : 0));
+        len = std::max<int64_t>(len, 0);
+        pos += len;
+        off.push_back(pos);
+      }
+      return off;
+    };
+    Reference r;
+    r.written = {2};
+    r.zeroed = {2};
+    r.shapeOf = [csr](const std::vector<int64_t> &shape, size_t k) {
+      if (k == 0)
+        return shape;
+      int64_t rows = int64_t(csr(shape[0]).size()) - 1;
+      return std::vector<int64_t>{k == 1 ? rows + 1 : rows};
+    };
+    r.prepare = [csr](std::vector<HostTensor> &ts) {
+      std::vector<int64_t> off = csr(ts[0].sizes[0]);
+      for (size_t i = 0; i < off.size(); ++i)
+        ts[1].ints[i] = off[i];
+      std::fill(ts[2].values.begin(), ts[2].values.end(), 0.0f);
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &off = *ts[1], &out = *ts[2];
+      for (int64_t row = 0; row < out.sizes[0]; ++row) {
+        double sum = 0;
+        for (int64_t i = off.ints[row]; i < off.ints[row + 1]; ++i)
+          sum += x.values[i];
+        out.values[row] = static_cast<float>(sum);
+      }
+    };
+    // f32 partial sums of up to n/16 values.
+    r.atolFor = [](const std::vector<int64_t> &shape) {
+      return 2e-5 * std::sqrt(double(shape[0])) + 1e-4;
+    };
+    refs["segment_sum"] = r;
+  }
+  {
     // The passes of examples/prefix_sum.tile (default BLOCK = 4096): integer
     // tensors wrap like the GPU's i32 adds and are compared exactly.
     constexpr int64_t kBlock = 4096;
@@ -850,6 +981,8 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
     }
     host.push_back(std::move(t));
   }
+  if (ref.prepare)
+    ref.prepare(host);
   // The inputs as the kernel sees them (element bytes of each dtype).
   std::vector<std::vector<uint8_t>> raws;
   for (const HostTensor &t : host)
@@ -956,7 +1089,11 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
       std::sort(ms.begin(), ms.end());
       return ms[ms.size() / 2];
     };
-    float kms = timeIt([&] { kernel.launch(args); });
+    float kms = timeIt([&] {
+      for (unsigned k : ref.zeroed)
+        buffers[k].memsetZero();
+      kernel.launch(args);
+    });
     std::printf("BENCH tilec %s n=%s threads=%u %.4f ms %.1f GB/s\n", sig.name.c_str(),
                 shapeStr.c_str(), sig.numThreads, kms, bytes / (kms * 1e-3) / 1e9);
     // A device-to-device copy of the largest tensor: read + write.

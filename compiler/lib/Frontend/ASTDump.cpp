@@ -76,10 +76,20 @@ struct Dumper {
     case Expr::Kind::List: os << "List"; break;
     case Expr::Kind::StringLit: os << "String \"" << e.name << "\""; break;
     case Expr::Kind::Inline: os << "Inline " << e.name; break;
+    case Expr::Kind::Lambda: os << "Lambda"; break;
     }
     at(e.loc);
     for (auto &a : e.args)
       expr(*a, d + 1);
+    if (e.lambda) {
+      for (auto &[name, loc] : e.lambda->params) {
+        indent(d + 1);
+        os << "Param " << name;
+        at(loc);
+      }
+      for (auto &s : e.lambda->body)
+        stmt(*s, d + 1);
+    }
   }
 
   void stmt(const Stmt &s, unsigned d) {

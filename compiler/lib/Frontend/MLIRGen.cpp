@@ -481,6 +481,31 @@ Value Gen::genCall(const Expr &e) {
   }
   if (fn == "cumsum")
     return tile::ScanOp::create(b, l, gen(*e.args[0]));
+  if (fn == "reduce" || fn == "scan") {
+    Value t = gen(*e.args[0]);
+    Operation *op;
+    if (fn == "scan") {
+      op = tile::ScanOp::create(b, l, t);
+    } else {
+      IntegerAttr axis = e.axis ? b.getI32IntegerAttr(int32_t(*e.axis)) : IntegerAttr();
+      op = tile::ReduceOp::create(b, l, mlirType(e.type), b.getStringAttr("fn"), t, axis);
+    }
+    // The combiner: a block of two element-typed scalars yielding one.
+    SemaType elemTy = SemaType::scalar(e.args[0]->type.elem);
+    Type elem = mlirType(elemTy);
+    Region &region = op->getRegion(0);
+    Block *block = b.createBlock(&region, {}, {elem, elem}, {l, l});
+    auto saved = scope;
+    scope["combine#a"] = Binding{block->getArgument(0), elemTy};
+    scope["combine#b"] = Binding{block->getArgument(1), elemTy};
+    tile::YieldOp::create(b, l, genAs(*e.args[1], elemTy));
+    scope = std::move(saved);
+    b.setInsertionPointAfter(op);
+    return op->getResult(0);
+  }
+  if (fn == "take")
+    return tile::TakeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
+                                gen(*e.args[0]), gen(*e.args[1]));
   if (fn == "transpose" || fn == "permute")
     return tile::PermuteOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
                                    gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));

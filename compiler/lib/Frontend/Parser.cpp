@@ -709,6 +709,36 @@ ExprPtr Parser::parsePrimary() {
     advance();
     return e;
   }
+  case Tok::KwFn: {
+    // `fn(a, b) { ...; return v; }`: an anonymous helper (a combiner).
+    advance();
+    auto f = std::make_shared<FnDecl>();
+    f->name = "fn";
+    f->loc = loc;
+    if (!expect(Tok::LParen, "to start the parameters of 'fn'"))
+      return nullptr;
+    if (!is(Tok::RParen)) {
+      do {
+        if (!is(Tok::Ident)) {
+          fail("expected a parameter name, found " + describe());
+          return nullptr;
+        }
+        f->params.push_back({tok.text.str(), tok.loc});
+        advance();
+      } while (consumeIf(Tok::Comma));
+    }
+    if (!expect(Tok::RParen, "to close the parameters of 'fn'"))
+      return nullptr;
+    bool wasInFn = inFn;
+    inFn = true;
+    bool ok = parseBlock(f->body, "the body of 'fn'");
+    inFn = wasInFn;
+    if (!ok)
+      return nullptr;
+    auto e = std::make_unique<Expr>(Expr::Kind::Lambda, loc);
+    e->lambda = std::move(f);
+    return e;
+  }
   case Tok::KwTrue:
   case Tok::KwFalse: {
     auto e = std::make_unique<Expr>(Expr::Kind::BoolLit, loc);
@@ -793,6 +823,7 @@ ExprPtr tilec::cloneExpr(const Expr &e) {
   c->name = e.name;
   c->typeArg = cloneType(e.typeArg.get());
   c->argName = e.argName;
+  c->lambda = e.lambda;
   for (auto &a : e.args)
     c->args.push_back(cloneExpr(*a));
   for (auto &s : e.body)

@@ -219,6 +219,7 @@ private:
   bool joinElementShape(Expr &call, Expr &x, const char *others);
   bool requireTileArg(Expr &e, size_t lo, size_t hi);
   bool inlineCall(Expr &e, const FnDecl &fn);
+  bool checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &what);
   std::set<std::string> inlining; ///< helpers being expanded (no recursion)
   bool checkStmt(Stmt &s);
   bool checkBlock(std::vector<StmtPtr> &body);
@@ -247,7 +248,8 @@ static const char *const kBuiltins[] = {"load", "store", "block_id", "num_blocks
                                    "where", "cast", "cdiv", "mma", "broadcast", "gather",
                                    "scatter", "atomic_add", "atomic_min", "atomic_max",
                                    "atomic_xchg", "atomic_cas", "transpose", "permute", "prod",
-                                   "cumsum", "print", "assert", "expand_dims", "slice"};
+                                   "cumsum", "print", "assert", "expand_dims", "slice",
+                                   "reduce", "scan", "take"};
 
 std::string Checker::suggest(llvm::StringRef name) const {
     std::string best;
@@ -633,6 +635,9 @@ bool Checker::check(Expr &e) {
     return error(e.loc, "a string can only be the text of print or the message of assert");
   case Expr::Kind::Inline:
     return true; // already expanded and checked
+  case Expr::Kind::Lambda:
+    return error(e.loc, "'fn(a, b) { ... }' is a combiner: it can only be the last argument "
+                        "of reduce or scan");
   case Expr::Kind::Call:
     return checkCall(e);
   }
@@ -864,6 +869,50 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
   return finish(true);
 }
 
+/// The combiner of reduce/scan (`fn(a, b) { ... }` or the name of a
+/// helper) is checked as a call with two scalars of type `elem`; `arg`
+/// becomes that Inline call, reading its operands from the names
+/// `combine#a` and `combine#b`.
+bool Checker::checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &what) {
+  const FnDecl *fn = nullptr;
+  if (arg->kind == Expr::Kind::Lambda)
+    fn = arg->lambda.get();
+  else if (arg->kind == Expr::Kind::Name && kernel.fns)
+    for (auto &h : *kernel.fns)
+      if (h->name == arg->name)
+        fn = h.get();
+  if (!fn)
+    return error(arg->loc, "the last argument of '" + what +
+                               "' is the combiner: fn(a, b) { return ...; } or the name of a "
+                               "helper taking two values");
+  if (fn->params.size() != 2)
+    return error(arg->loc, "the combiner of '" + what + "' takes two values (a, b), not " +
+                               std::to_string(fn->params.size()));
+  auto call = std::make_unique<Expr>(Expr::Kind::Call, arg->loc);
+  call->name = fn->name;
+  for (const char *n : {"combine#a", "combine#b"}) {
+    auto x = std::make_unique<Expr>(Expr::Kind::Name, arg->loc);
+    x->name = n;
+    call->args.push_back(std::move(x));
+    Symbol sym;
+    sym.type = SemaType::scalar(elem);
+    sym.loc = arg->loc;
+    symbols[n] = sym;
+  }
+  bool ok = inlineCall(*call, *fn);
+  symbols.erase("combine#a");
+  symbols.erase("combine#b");
+  if (!ok)
+    return false;
+  Unified u = unifyOperands(SemaType::scalar(elem), call->type, "");
+  if (!call->type.isScalar() || !u.error.empty() || u.type.elem != elem)
+    return error(arg->loc, "the combiner of '" + what + "' must return a " +
+                               scalarTypeName(elem) + " (the element type), got " +
+                               describeOperand(call->type));
+  arg = std::move(call);
+  return true;
+}
+
 bool Checker::checkCall(Expr &e) {
   const std::string &f = e.name;
   if (kernel.fns)
@@ -873,15 +922,18 @@ bool Checker::checkCall(Expr &e) {
   if (e.typeArg && f != "cast" && f != "zeros" && f != "full")
     return error(e.loc, "'" + f + "' does not take a type argument");
   // Named arguments: only `axis = d` of a reduction.
-  bool reduction = f == "sum" || f == "max" || f == "min" || f == "prod";
+  bool reduction = f == "sum" || f == "max" || f == "min" || f == "prod" || f == "argmax" ||
+                   f == "argmin";
+  bool argKind = f == "argmax" || f == "argmin";
   for (size_t k = 0; k < e.args.size(); ++k) {
     Expr &a = *e.args[k];
     if (a.argName.empty())
       continue;
     if (a.argName != "axis" || !reduction)
       return error(a.loc, "'" + f + "' takes no argument named '" + a.argName + "'" +
-                              (a.argName == "axis" ? "; axis = d goes with sum, max, min and prod"
-                                                   : ""));
+                              (a.argName == "axis"
+                                   ? "; axis = d goes with sum, max, min, prod, argmax and argmin"
+                                   : ""));
     if (k != e.args.size() - 1 || e.args.size() != 2)
       return error(a.loc, "'" + f + "(tile, axis = d)' takes the tile and the axis");
     int64_t d;
@@ -900,14 +952,15 @@ bool Checker::checkCall(Expr &e) {
         t.type.elem != ScalarType::BF16 && t.type.elem != ScalarType::I32)
       return error(t.loc, "reductions of " + t.type.str() + " are not supported yet; cast to f32 or i32");
     e.args.pop_back();
+    ScalarType resultElem = argKind ? ScalarType::I32 : t.type.elem;
     if (rank == 1) { // the whole tile
-      e.type = SemaType::scalar(t.type.elem);
+      e.type = SemaType::scalar(resultElem);
       return true;
     }
     std::vector<int64_t> dims = t.type.shape;
     dims.erase(dims.begin() + d);
     e.axis = d;
-    e.type = SemaType::tile(t.type.elem, dims);
+    e.type = SemaType::tile(resultElem, dims);
     return true;
   }
   if (f == "zeros" || f == "full") {
@@ -1041,6 +1094,60 @@ bool Checker::checkCall(Expr &e) {
     if (isPrint && e.args.size() > 9)
       return error(e.args[9]->loc, "'print' takes at most 8 values");
     e.type.kind = SemaType::Kind::Void;
+    return true;
+  }
+  if (f == "reduce" || f == "scan") {
+    bool isScan = f == "scan";
+    if (e.args.size() < 2 || e.args.size() > (isScan ? 2u : 3u))
+      return error(e.loc, isScan ? std::string("'scan' takes a 1-D tile and a combiner: "
+                                               "scan(t, fn(a, b) { return a + b; })")
+                                 : std::string("'reduce' takes a tile, an optional axis and a "
+                                               "combiner: reduce(t, 1, fn(a, b) { return a + "
+                                               "b; })"));
+    Expr &t = *e.args[0];
+    if (!requireValue(t, "the argument"))
+      return false;
+    if (!t.type.isTile() || (isScan && t.type.shape.size() != 1))
+      return error(t.loc, "'" + f + "' needs a " + (isScan ? "1-D " : "") + "tile, got " +
+                              describeOperand(t.type));
+    std::vector<int64_t> dims;
+    if (e.args.size() == 3) {
+      int64_t d;
+      if (!requireConstInt(*e.args[1], "the axis", d))
+        return false;
+      int64_t rank = int64_t(t.type.shape.size());
+      if (d < 0 || d >= rank)
+        return error(e.args[1]->loc, "axis " + std::to_string(d) + " is out of range for " +
+                                         t.type.str() + " (0 to " + std::to_string(rank - 1) +
+                                         ")");
+      if (rank > 1) {
+        e.axis = d;
+        dims = t.type.shape;
+        dims.erase(dims.begin() + d);
+      }
+      e.args.erase(e.args.begin() + 1);
+    }
+    ScalarType elem = t.type.elem;
+    if (!checkCombiner(e.args[1], elem, f))
+      return false;
+    if (isScan)
+      e.type = SemaType::tile(elem, e.args[0]->type.shape);
+    else
+      e.type = e.axis ? SemaType::tile(elem, dims) : SemaType::scalar(elem);
+    return true;
+  }
+  if (f == "take") {
+    if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the tile") ||
+        !requireValue(*e.args[1], "the index"))
+      return false;
+    const SemaType &t = e.args[0]->type, &i = e.args[1]->type;
+    if (!t.isTile() || t.shape.size() != 1)
+      return error(e.args[0]->loc, "'take' reads from a 1-D tile, got " + describeOperand(t) +
+                                       (t.isTile() ? "; reshape it to one dimension first" : ""));
+    if (!i.isTile() || !(isSignedIntType(i.elem) || isUnsignedIntType(i.elem)))
+      return error(e.args[1]->loc, "the index of 'take' must be an integer tile, got " +
+                                       describeOperand(i));
+    e.type = SemaType::tile(t.elem, i.shape);
     return true;
   }
   if (f == "cumsum") {

@@ -68,6 +68,7 @@ struct SemaType {
   std::string str() const;
 };
 
+struct FnDecl;
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 struct Stmt;
@@ -75,7 +76,8 @@ struct Stmt;
 struct Expr {
   enum class Kind {
     IntLit, FloatLit, BoolLit, StringLit, Name, Unary, Binary, Call, ViewField, List,
-    Inline ///< a call of an `fn` helper, expanded by Sema: `body`, then `args[0]`
+    Inline, ///< a call of an `fn` helper, expanded by Sema: `body`, then `args[0]`
+    Lambda  ///< `fn(a, b) { ... }`: a combiner of reduce/scan (`lambda`)
   };
   enum class Op {
     None, Neg, Not, Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
@@ -102,6 +104,8 @@ struct Expr {
   /// Inline: the helper's statements (argument bindings first); they run in
   /// a scope of their own.
   std::vector<std::unique_ptr<Stmt>> body;
+  /// Lambda: the anonymous helper (shared by clones).
+  std::shared_ptr<const FnDecl> lambda;
 
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };
@@ -146,8 +150,6 @@ struct TuneParam {
   llvm::SMLoc loc;
   std::vector<ExprPtr> values;
 };
-
-struct FnDecl;
 
 struct KernelDecl {
   std::string name;

@@ -7,6 +7,7 @@
 #ifndef TILEC_LIB_CONVERSION_TILETONVVM_PATTERNSNVVM_H
 #define TILEC_LIB_CONVERSION_TILETONVVM_PATTERNSNVVM_H
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -104,11 +105,28 @@ void populateReduceToNVVMPatterns(const mlir::TypeConverter &converter,
 mlir::TypedAttr reductionIdentity(mlir::Builder &b, llvm::StringRef kind, bool isFloat);
 mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef kind,
                              bool isFloat, mlir::Value x, mlir::Value y);
+/// The value of a reduce/scan combiner region for operands x and y (its ops
+/// cloned at the builder's insertion point).
+mlir::Value inlineCombiner(mlir::OpBuilder &b, mlir::Region &combiner, mlir::Value x,
+                           mlir::Value y);
+/// argmax/argmin: the (value, index) pair of x and y that wins (the more
+/// extreme value, a NaN first, the smaller index on ties).
+llvm::SmallVector<mlir::Value, 2> combineArgExtreme(mlir::OpBuilder &b, mlir::Location loc,
+                                                    bool maxLike, mlir::ValueRange x,
+                                                    mlir::ValueRange y);
+/// A scalar of up to 64 bits as 32-bit words (for shuffles and shared
+/// memory), and back.
+llvm::SmallVector<mlir::Value, 2> toWords(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+mlir::Value fromWords(mlir::OpBuilder &b, mlir::Location loc, mlir::Type t,
+                      mlir::ValueRange words);
+/// A warp shuffle of a scalar of any type up to 64 bits (all lanes take part).
+mlir::Value shuffleValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                         mlir::Value offset, mlir::NVVM::ShflKind kind);
 /// The shared-memory buffer of a kernel's whole-tile reductions: each
 /// reduction op owns kReduceSlotsPerOp 32-bit slots, starting at slot
 /// kReduceSlotsPerOp * (its kReduceSlotAttrName attribute).
 std::string reduceScratchName(llvm::StringRef kernel);
-inline constexpr unsigned kReduceSlotsPerOp = 64;
+inline constexpr unsigned kReduceSlotsPerOp = 128;
 inline constexpr llvm::StringLiteral kReduceSlotAttrName = "tile.reduce_slot";
 /// print (vprintf) and assert (__assertfail).
 void populateDebugToNVVMPatterns(const mlir::TypeConverter &converter,

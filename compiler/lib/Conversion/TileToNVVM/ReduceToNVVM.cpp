@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
 #include <limits>
@@ -64,6 +65,96 @@ Value tilec::combineReduction(OpBuilder &b, Location loc, StringRef kind, bool i
                  : Value(arith::MinSIOp::create(b, loc, x, y));
 }
 
+Value tilec::inlineCombiner(OpBuilder &b, Region &combiner, Value x, Value y) {
+  Block &block = combiner.front();
+  IRMapping map;
+  map.map(block.getArgument(0), x);
+  map.map(block.getArgument(1), y);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, map);
+  return map.lookup(cast<tile::YieldOp>(block.getTerminator()).getValue());
+}
+
+SmallVector<Value, 2> tilec::combineArgExtreme(OpBuilder &b, Location loc, bool maxLike,
+                                                ValueRange x, ValueRange y) {
+  // y wins when it is strictly more extreme, or equal with a smaller index;
+  // a NaN counts as the most extreme value.
+  Value earlier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y[1], x[1]);
+  Value takeY;
+  if (isa<FloatType>(x[0].getType())) {
+    auto cmpf = [&](arith::CmpFPredicate p, Value u, Value v) -> Value {
+      return arith::CmpFOp::create(b, loc, p, u, v);
+    };
+    Value xNaN = cmpf(arith::CmpFPredicate::UNO, x[0], x[0]);
+    Value yNaN = cmpf(arith::CmpFPredicate::UNO, y[0], y[0]);
+    Value strict =
+        cmpf(maxLike ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, y[0], x[0]);
+    Value same = arith::OrIOp::create(b, loc, cmpf(arith::CmpFPredicate::OEQ, y[0], x[0]),
+                                      arith::AndIOp::create(b, loc, xNaN, yNaN));
+    Value one = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+    Value xNum = arith::XOrIOp::create(b, loc, xNaN, one);
+    takeY = arith::OrIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, xNum, arith::OrIOp::create(b, loc, yNaN, strict)),
+        arith::AndIOp::create(b, loc, same, earlier));
+  } else {
+    Value strict = arith::CmpIOp::create(
+        b, loc, maxLike ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, y[0], x[0]);
+    Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y[0], x[0]);
+    takeY = arith::OrIOp::create(b, loc, strict, arith::AndIOp::create(b, loc, same, earlier));
+  }
+  return {arith::SelectOp::create(b, loc, takeY, y[0], x[0]),
+          arith::SelectOp::create(b, loc, takeY, y[1], x[1])};
+}
+
+SmallVector<Value, 2> tilec::toWords(OpBuilder &b, Location loc, Value v) {
+  Type t = v.getType();
+  Type i32 = b.getI32Type();
+  unsigned bits = t.getIntOrFloatBitWidth();
+  if (isa<FloatType>(t))
+    v = arith::BitcastOp::create(b, loc, b.getIntegerType(bits), v);
+  if (bits == 32)
+    return {v};
+  if (bits < 32)
+    return {arith::ExtUIOp::create(b, loc, i32, v)};
+  Value hi = arith::ShRUIOp::create(
+      b, loc, v, arith::ConstantOp::create(b, loc, b.getIntegerAttr(v.getType(), 32)));
+  return {arith::TruncIOp::create(b, loc, i32, v), arith::TruncIOp::create(b, loc, i32, hi)};
+}
+
+Value tilec::fromWords(OpBuilder &b, Location loc, Type t, ValueRange words) {
+  unsigned bits = t.getIntOrFloatBitWidth();
+  Type it = b.getIntegerType(bits);
+  Value v = words[0];
+  if (bits < 32)
+    v = arith::TruncIOp::create(b, loc, it, v);
+  if (bits > 32) {
+    Value lo = arith::ExtUIOp::create(b, loc, it, words[0]);
+    Value hi = arith::ExtUIOp::create(b, loc, it, words[1]);
+    hi = arith::ShLIOp::create(b, loc, hi,
+                               arith::ConstantOp::create(b, loc, b.getIntegerAttr(it, 32)));
+    v = arith::OrIOp::create(b, loc, lo, hi);
+  }
+  if (isa<FloatType>(t))
+    v = arith::BitcastOp::create(b, loc, t, v);
+  return v;
+}
+
+Value tilec::shuffleValue(OpBuilder &b, Location loc, Value v, Value offset,
+                          NVVM::ShflKind kind) {
+  Type i32 = b.getI32Type();
+  auto c32 = [&](int32_t x) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(x));
+  };
+  auto kindAttr = NVVM::ShflKindAttr::get(b.getContext(), kind);
+  // The clamp operand: 0x1f for bfly/down/idx, 0 for up (lane 0 is the end).
+  Value clamp = c32(kind == NVVM::ShflKind::up ? 0 : 0x1f);
+  SmallVector<Value> words;
+  for (Value w : toWords(b, loc, v))
+    words.push_back(NVVM::ShflOp::create(b, loc, i32, c32(-1), w, offset, clamp, kindAttr,
+                                         UnitAttr()));
+  return fromWords(b, loc, v.getType(), words);
+}
+
 namespace {
 
 struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
@@ -78,73 +169,63 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
     auto tileTy = op.getTile().getType();
     Type elem = tileTy.getElementType();
     bool isFloat = isa<FloatType>(elem);
-    Type work = isFloat ? Type(rewriter.getF32Type()) : elem; // f32 or i32
     StringRef kind = op.getKind();
+    bool user = kind == "fn";
+    // f16/bf16 are reduced in f32 by the built-in kinds; a user combiner
+    // works in the element type.
+    Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
     bool arg = kind == "argmax" || kind == "argmin";
     bool maxLike = kind == "max" || kind == "argmax";
     Type i32 = rewriter.getI32Type();
+    Type i1 = rewriter.getI1Type();
     auto c32 = [&](int32_t v) -> Value {
       return arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(v));
     };
+    int64_t numel = tileTy.getNumElements();
+    int64_t chunk = int64_t(layout.threads) * layout.vec;
+    bool padded = numel % chunk != 0;
+    // A user combiner has no identity: padding slots carry a validity flag
+    // instead.
+    bool withValid = user && padded;
 
-    TypedAttr identity = reductionIdentity(rewriter, kind, isFloat);
-
-    // The running state: {value}, or {value, flat index} for argmax/argmin.
+    // The running state: {value}, {value, flat index} for argmax/argmin,
+    // or {value, valid} for a user combiner over a padded tile.
     using State = SmallVector<Value, 2>;
     auto combine = [&](const State &a, const State &b) -> State {
-      if (!arg)
+      if (arg)
+        return combineArgExtreme(rewriter, loc, maxLike, a, b);
+      if (!user)
         return {combineReduction(rewriter, loc, kind, isFloat, a[0], b[0])};
-      // b wins when it is strictly more extreme, or equal with a smaller
-      // index; a NaN counts as the most extreme value.
-      Value earlier = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, b[1], a[1]);
-      Value takeB;
-      if (isFloat) {
-        auto cmpf = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
-          return arith::CmpFOp::create(rewriter, loc, p, x, y);
-        };
-        Value aNaN = cmpf(arith::CmpFPredicate::UNO, a[0], a[0]);
-        Value bNaN = cmpf(arith::CmpFPredicate::UNO, b[0], b[0]);
-        Value strict = cmpf(maxLike ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
-                            b[0], a[0]);
-        Value same = arith::OrIOp::create(rewriter, loc, cmpf(arith::CmpFPredicate::OEQ, b[0], a[0]),
-                                          arith::AndIOp::create(rewriter, loc, aNaN, bNaN));
-        Value one = arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true));
-        Value aNum = arith::XOrIOp::create(rewriter, loc, aNaN, one);
-        takeB = arith::OrIOp::create(
-            rewriter, loc,
-            arith::AndIOp::create(rewriter, loc, aNum,
-                                  arith::OrIOp::create(rewriter, loc, bNaN, strict)),
-            arith::AndIOp::create(rewriter, loc, same, earlier));
-      } else {
-        Value strict = arith::CmpIOp::create(
-            rewriter, loc, maxLike ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, b[0], a[0]);
-        Value same = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, b[0], a[0]);
-        takeB = arith::OrIOp::create(rewriter, loc, strict,
-                                     arith::AndIOp::create(rewriter, loc, same, earlier));
-      }
-      return {arith::SelectOp::create(rewriter, loc, takeB, b[0], a[0]),
-              arith::SelectOp::create(rewriter, loc, takeB, b[1], a[1])};
+      Value f = inlineCombiner(rewriter, op.getCombiner(), a[0], b[0]);
+      if (!withValid)
+        return {f};
+      Value both = arith::AndIOp::create(rewriter, loc, a[1], b[1]);
+      Value one = arith::SelectOp::create(rewriter, loc, a[1], a[0], b[0]);
+      return {arith::SelectOp::create(rewriter, loc, both, f, one),
+              arith::OrIOp::create(rewriter, loc, a[1], b[1])};
     };
 
     // 1. This thread's elements; slots past the tile end hold the identity
-    //    (and, for argmax/argmin, an index that never wins a tie).
+    //    (argmax/argmin: an index that never wins a tie; a user combiner: an
+    //    invalid flag).
     Value v = adaptor.getTile();
     auto vecTy = cast<VectorType>(v.getType());
     auto workVecTy = VectorType::get(vecTy.getShape(), work);
     auto idxTy = VectorType::get(vecTy.getShape(), i32);
     if (work != elem)
       v = arith::ExtFOp::create(rewriter, loc, workVecTy, v);
-    int64_t numel = tileTy.getNumElements();
-    int64_t chunk = int64_t(layout.threads) * layout.vec;
-    Value idx;
-    if (arg || numel % chunk != 0)
+    Value idx, valid;
+    if (arg || padded)
       idx = threadFlatIndices(rewriter, loc, layout, tileTy);
-    if (numel % chunk != 0) {
+    if (padded) {
       Value limit = vector::BroadcastOp::create(rewriter, loc, idxTy, c32(int32_t(numel)));
-      Value valid = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, idx, limit);
-      Value ident = arith::ConstantOp::create(rewriter, loc, workVecTy,
-                                              DenseElementsAttr::get(workVecTy, identity));
-      v = arith::SelectOp::create(rewriter, loc, valid, v, ident);
+      valid = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, idx, limit);
+      if (!user) {
+        TypedAttr identity = reductionIdentity(rewriter, kind, isFloat);
+        Value ident = arith::ConstantOp::create(rewriter, loc, workVecTy,
+                                                DenseElementsAttr::get(workVecTy, identity));
+        v = arith::SelectOp::create(rewriter, loc, valid, v, ident);
+      }
       if (arg)
         idx = arith::SelectOp::create(
             rewriter, loc, valid, idx,
@@ -155,6 +236,8 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
       State st{vector::ExtractOp::create(rewriter, loc, v, ArrayRef<int64_t>{i})};
       if (arg)
         st.push_back(vector::ExtractOp::create(rewriter, loc, idx, ArrayRef<int64_t>{i}));
+      if (withValid)
+        st.push_back(vector::ExtractOp::create(rewriter, loc, valid, ArrayRef<int64_t>{i}));
       return st;
     };
     State acc = slotState(0);
@@ -163,19 +246,19 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
     SmallVector<Type, 2> types{work};
     if (arg)
       types.push_back(i32);
+    if (withValid)
+      types.push_back(i1);
 
     // 2. Across the lanes of a warp.
-    auto shflKind = NVVM::ShflKindAttr::get(rewriter.getContext(), NVVM::ShflKind::bfly);
     for (int32_t offset = 16; offset >= 1; offset /= 2) {
       State other;
-      for (size_t c = 0; c < acc.size(); ++c)
-        other.push_back(NVVM::ShflOp::create(rewriter, loc, types[c], c32(-1), acc[c],
-                                             c32(offset), c32(0x1f), shflKind, UnitAttr()));
+      for (Value x : acc)
+        other.push_back(shuffleValue(rewriter, loc, x, c32(offset), NVVM::ShflKind::bfly));
       acc = combine(acc, other);
     }
 
-    // 3. Across the warps, through shared memory: component c of warp w
-    //    lives in slot c * 32 + w.
+    // 3. Across the warps, through shared memory: 32-bit word j of the state
+    //    of warp w lives in slot j * 32 + w.
     unsigned warps = layout.threads / 32;
     if (warps > 1) {
       auto func = op->getParentOfType<LLVM::LLVMFuncOp>();
@@ -197,24 +280,34 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
       Value warp = arith::DivUIOp::create(rewriter, loc, tid, c32(32));
       Value lane = arith::RemUIOp::create(rewriter, loc, tid, c32(32));
       Value isLane0 = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, lane, c32(0));
+      SmallVector<Value> words;
+      for (Value x : acc)
+        llvm::append_range(words, toWords(rewriter, loc, x));
+      assert(words.size() * 32 <= kReduceSlotsPerOp && "reduction state too large");
       auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, isLane0, false);
       {
         OpBuilder::InsertionGuard g(rewriter);
         rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        for (size_t c = 0; c < acc.size(); ++c) {
-          Value at = arith::AddIOp::create(rewriter, loc, warp, c32(int32_t(c * 32)));
-          Value slot = LLVM::GEPOp::create(rewriter, loc, ptr3, types[c], base, ValueRange{at});
-          LLVM::StoreOp::create(rewriter, loc, acc[c], slot, 4);
+        for (auto [j, w] : llvm::enumerate(words)) {
+          Value at = arith::AddIOp::create(rewriter, loc, warp, c32(int32_t(j * 32)));
+          Value slot = LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base, ValueRange{at});
+          LLVM::StoreOp::create(rewriter, loc, w, slot, 4);
         }
       }
       NVVM::Barrier0Op::create(rewriter, loc);
       State total;
       for (unsigned w = 0; w < warps; ++w) {
         State x;
-        for (size_t c = 0; c < acc.size(); ++c) {
-          Value p = LLVM::GEPOp::create(rewriter, loc, ptr3, types[c], base,
-                                        ArrayRef<LLVM::GEPArg>{int32_t(c * 32 + w)});
-          x.push_back(LLVM::LoadOp::create(rewriter, loc, types[c], p, 4));
+        size_t j = 0;
+        for (Type t : types) {
+          size_t n = t.getIntOrFloatBitWidth() > 32 ? 2 : 1;
+          SmallVector<Value, 2> ws;
+          for (size_t k = 0; k < n; ++k, ++j) {
+            Value p = LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base,
+                                          ArrayRef<LLVM::GEPArg>{int32_t(j * 32 + w)});
+            ws.push_back(LLVM::LoadOp::create(rewriter, loc, i32, p, 4));
+          }
+          x.push_back(fromWords(rewriter, loc, t, ws));
         }
         total = w == 0 ? x : combine(total, x);
       }
@@ -228,7 +321,6 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
-
 };
 
 } // namespace

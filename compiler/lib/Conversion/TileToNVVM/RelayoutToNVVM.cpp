@@ -223,7 +223,8 @@ struct SliceLowering : RelayoutLowering<tile::SliceOp> {
 
 /// A reduction over one axis: each thread combines, for every result
 /// element it holds, the source elements along the axis, read from the
-/// buffer (f16/bf16 in f32).
+/// buffer (f16/bf16 in f32 for the built-in kinds), starting from the first
+/// (so a user combiner needs no identity); argmax/argmin carry the index.
 struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
   using LayoutPattern::LayoutPattern;
   LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
@@ -239,29 +240,45 @@ struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
     int64_t axis = *op.getAxis();
     Type elem = srcTy.getElementType();
     bool isFloat = isa<FloatType>(elem);
-    Type work = isFloat ? Type(rewriter.getF32Type()) : elem;
     StringRef kind = op.getKind();
+    bool user = kind == "fn";
+    bool arg = kind == "argmax" || kind == "argmin";
+    Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
     RelayoutBuffer buf(rewriter, loc, layout, global, srcTy);
     buf.write(adaptor.getTile());
     Value result = buf.forEachResult(resTy, [&](ArrayRef<Value> coords) -> Value {
-      Value init = arith::ConstantOp::create(rewriter, loc,
-                                             reductionIdentity(rewriter, kind, isFloat));
-      auto loop = scf::ForOp::create(rewriter, loc, buf.c64(0), buf.c64(srcTy.getDimSize(axis)),
-                                     buf.c64(1), ValueRange{init});
+      auto element = [&](Value k) -> Value {
+        SmallVector<Value> src(coords.begin(), coords.end());
+        src.insert(src.begin() + axis, k);
+        Value x = buf.read(tileFlat(rewriter, loc, src, srcTy.getShape()));
+        if (work != elem)
+          x = arith::ExtFOp::create(rewriter, loc, work, x);
+        return x;
+      };
+      SmallVector<Value, 2> init{element(buf.c64(0))};
+      if (arg)
+        init.push_back(arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0)));
+      auto loop = scf::ForOp::create(rewriter, loc, buf.c64(1), buf.c64(srcTy.getDimSize(axis)),
+                                     buf.c64(1), init);
       {
         OpBuilder::InsertionGuard g(rewriter);
         rewriter.setInsertionPointToStart(loop.getBody());
-        SmallVector<Value> src(coords.begin(), coords.end());
-        src.insert(src.begin() + axis, loop.getInductionVar());
-        Value x = buf.read(tileFlat(rewriter, loc, src, srcTy.getShape()));
-        if (isFloat && !elem.isF32())
-          x = arith::ExtFOp::create(rewriter, loc, work, x);
-        scf::YieldOp::create(rewriter, loc,
-                             combineReduction(rewriter, loc, kind, isFloat,
-                                              loop.getRegionIterArgs()[0], x));
+        Value k = loop.getInductionVar();
+        Value x = element(k);
+        ValueRange acc = loop.getRegionIterArgs();
+        SmallVector<Value, 2> next;
+        if (arg) {
+          Value k32 = arith::TruncIOp::create(rewriter, loc, rewriter.getI32Type(), k);
+          next = combineArgExtreme(rewriter, loc, kind == "argmax", acc, ValueRange{x, k32});
+        } else if (user) {
+          next.push_back(inlineCombiner(rewriter, op.getCombiner(), acc[0], x));
+        } else {
+          next.push_back(combineReduction(rewriter, loc, kind, isFloat, acc[0], x));
+        }
+        scf::YieldOp::create(rewriter, loc, next);
       }
-      Value r = loop.getResult(0);
-      if (isFloat && !elem.isF32())
+      Value r = loop.getResult(arg ? 1 : 0);
+      if (!arg && work != elem)
         r = arith::TruncFOp::create(rewriter, loc, elem, r);
       return r;
     });
@@ -270,15 +287,21 @@ struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
   }
 };
 
-/// cumsum of a 1-D tile, in three phases over the buffer (in f32 or i32):
-/// each thread scans a contiguous chunk of N / threads elements and leaves
-/// its total in a scratch slot; after a barrier each thread adds the totals
-/// of the chunks before its own; after another barrier every thread reads
-/// the elements it holds.
+/// A scan of a 1-D tile in the blocked layout, in registers: group g of
+/// every thread holds `vec` consecutive elements, and the groups of threads
+/// 0, 1, ... follow each other. Each thread scans its elements; a warp scan
+/// (shuffles up) of the thread totals gives each thread the combination of
+/// the earlier threads of its warp; lane 31 leaves the warp's total of each
+/// group in shared memory; after one barrier every thread combines the
+/// totals of the (group, warp) pairs before its own. Elements past the end
+/// come last, so they change no element inside the tile. cumsum works in
+/// f32 (f16/bf16) or i32, a user combiner in the element type.
 struct ScanLowering : LayoutPattern<tile::ScanOp> {
   using LayoutPattern::LayoutPattern;
   LogicalResult matchAndRewrite(tile::ScanOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
+    if (layout.wgmma)
+      return op.emitError("a scan in a kernel with an mma loop is not supported");
     LLVM::GlobalOp global = relayoutGlobal(op);
     if (!global)
       return rewriter.notifyMatchFailure(op, "no relayout buffer");
@@ -286,75 +309,186 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     auto tileTy = op.getType();
     Type elem = tileTy.getElementType();
     bool isFloat = isa<FloatType>(elem);
-    Type work = isFloat ? Type(rewriter.getF32Type()) : elem;
-    auto workTy = RankedTensorType::get(tileTy.getShape(), work);
-    Value src = adaptor.getTile();
-    if (work != elem)
-      src = arith::ExtFOp::create(rewriter, loc, layout.perThreadType(workTy), src);
-    RelayoutBuffer buf(rewriter, loc, layout, global, workTy);
-    buf.write(src);
-    auto add = [&](Value x, Value y) -> Value {
+    bool user = !op.getCombiner().empty();
+    Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
+    Type i32 = rewriter.getI32Type();
+    auto c32 = [&](int32_t v) -> Value {
+      return arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(v));
+    };
+    // f(x, y) with x the earlier part.
+    auto f = [&](Value x, Value y) -> Value {
+      if (user)
+        return inlineCombiner(rewriter, op.getCombiner(), x, y);
       return combineReduction(rewriter, loc, "sum", isFloat, x, y);
     };
-    int64_t n = tileTy.getNumElements();
-    int64_t threads = layout.threads;
-    int64_t chunk = (n + threads - 1) / threads;
-    Value tid = arith::ExtUIOp::create(rewriter, loc, rewriter.getI64Type(),
-                                       NVVM::ThreadIdXOp::create(rewriter, loc,
-                                                                 rewriter.getI32Type()));
-    Value first = arith::MulIOp::create(rewriter, loc, tid, buf.c64(chunk));
-    Value zero = arith::ConstantOp::create(rewriter, loc, reductionIdentity(rewriter, "sum", isFloat));
-    // Runs fn(index) for the chunk's indices below n; `carry` threads a value.
-    auto overChunk = [&](Value init, auto fn) -> Value {
-      auto loop = scf::ForOp::create(rewriter, loc, buf.c64(0), buf.c64(chunk), buf.c64(1),
-                                     ValueRange{init});
-      OpBuilder::InsertionGuard g(rewriter);
-      rewriter.setInsertionPointToStart(loop.getBody());
-      Value idx = arith::AddIOp::create(rewriter, loc, first, loop.getInductionVar());
-      Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, idx,
-                                           buf.c64(n));
-      Value carry = loop.getRegionIterArgs()[0];
-      auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{work}, inside, true, true);
-      {
-        OpBuilder::InsertionGuard g2(rewriter);
-        rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        scf::YieldOp::create(rewriter, loc, fn(idx, carry));
-        rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
-        scf::YieldOp::create(rewriter, loc, carry);
-      }
-      scf::YieldOp::create(rewriter, loc, ifOp.getResult(0));
-      return loop.getResult(0);
+    // cond ? f(x, y) : y
+    auto fIf = [&](Value cond, Value x, Value y) -> Value {
+      return arith::SelectOp::create(rewriter, loc, cond, f(x, y), y);
     };
-    // 1. Scan this thread's chunk in place; its total goes to scratch[tid].
-    Value total = overChunk(zero, [&](Value idx, Value carry) {
-      Value s = add(carry, buf.read(idx));
-      buf.store(idx, s);
-      return s;
-    });
-    LLVM::StoreOp::create(rewriter, loc, total, buf.scratch(tid), buf.bytes);
-    NVVM::Barrier0Op::create(rewriter, loc);
-    // 2. The totals of the chunks before this one.
-    auto prior = scf::ForOp::create(rewriter, loc, buf.c64(0), tid, buf.c64(1), ValueRange{zero});
-    {
-      OpBuilder::InsertionGuard g(rewriter);
-      rewriter.setInsertionPointToStart(prior.getBody());
-      Value t = LLVM::LoadOp::create(rewriter, loc, work, buf.scratch(prior.getInductionVar()),
-                                     buf.bytes);
-      scf::YieldOp::create(rewriter, loc, add(prior.getRegionIterArgs()[0], t));
-    }
-    Value offset = prior.getResult(0);
-    // 3. Add them to the chunk.
-    overChunk(zero, [&](Value idx, Value carry) {
-      buf.store(idx, add(buf.read(idx), offset));
-      return carry;
-    });
-    NVVM::Barrier0Op::create(rewriter, loc);
-    Value result = buf.forEachResult(tileTy, [&](ArrayRef<Value> coords) -> Value {
-      Value x = buf.read(coords[0]);
+    Value src = adaptor.getTile();
+    int64_t groups = layout.groups(tileTy);
+    unsigned vec = layout.vec;
+    unsigned warps = layout.threads / 32;
+    SmallVector<Value> x;
+    for (int64_t i = 0; i < groups * vec; ++i) {
+      Value e = vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{i});
       if (work != elem)
-        x = arith::TruncFOp::create(rewriter, loc, elem, x);
-      return x;
+        e = arith::ExtFOp::create(rewriter, loc, work, e);
+      x.push_back(e);
+    }
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, i32);
+    Value lane = arith::RemUIOp::create(rewriter, loc, tid, c32(32));
+    Value warp = arith::DivUIOp::create(rewriter, loc, tid, c32(32));
+    auto ptr3 = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
+    Value base = LLVM::AddressOfOp::create(rewriter, loc, ptr3, global.getSymName());
+    size_t words = work.getIntOrFloatBitWidth() > 32 ? 2 : 1;
+    auto slot = [&](Value index) -> Value {
+      return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base, ValueRange{index});
+    };
+    SmallVector<Value> exclusive(groups); // the earlier lanes' combination
+    SmallVector<Value> inclusive(groups); // ... with this lane's
+    Value notLane0 = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, lane, c32(0));
+    Value isLane31 = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, lane, c32(31));
+    for (int64_t g = 0; g < groups; ++g) {
+      // 1. Within the thread.
+      for (unsigned v = 1; v < vec; ++v)
+        x[g * vec + v] = f(x[g * vec + v - 1], x[g * vec + v]);
+      // 2. Across the warp: an inclusive scan of the thread totals.
+      Value incl = x[g * vec + vec - 1];
+      for (int32_t off = 1; off < 32; off *= 2) {
+        Value other = shuffleValue(rewriter, loc, incl, c32(off), NVVM::ShflKind::up);
+        Value has = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge, lane, c32(off));
+        incl = fIf(has, other, incl);
+      }
+      inclusive[g] = incl;
+      exclusive[g] = shuffleValue(rewriter, loc, incl, c32(1), NVVM::ShflKind::up);
+      // 3. The warp's total of this group to shared memory.
+      if (warps > 1) {
+        auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, isLane31, false);
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value at = arith::AddIOp::create(rewriter, loc, warp, c32(int32_t(g * warps)));
+        for (auto [j, w] : llvm::enumerate(toWords(rewriter, loc, incl)))
+          LLVM::StoreOp::create(
+              rewriter, loc, w,
+              slot(arith::AddIOp::create(rewriter, loc, at,
+                                         c32(int32_t(j * groups * warps)))),
+              4);
+      }
+    }
+    // 4. The combination of every (group, warp) before this thread's.
+    SmallVector<Value> before(groups);
+    SmallVector<Value> hasBefore(groups);
+    if (warps > 1) {
+      NVVM::Barrier0Op::create(rewriter, loc);
+      Value running;
+      for (int64_t g = 0; g < groups; ++g) {
+        for (unsigned w = 0; w < warps; ++w) {
+          Value mine = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, warp,
+                                             c32(int32_t(w)));
+          if (running) {
+            before[g] = before[g] ? Value(arith::SelectOp::create(rewriter, loc, mine, running,
+                                                                  before[g]))
+                                  : running;
+          }
+          SmallVector<Value, 2> ws;
+          for (size_t j = 0; j < words; ++j)
+            ws.push_back(LLVM::LoadOp::create(
+                rewriter, loc, i32,
+                slot(c32(int32_t(j * groups * warps + g * warps + w))), 4));
+          Value t = fromWords(rewriter, loc, work, ws);
+          running = running ? f(running, t) : t;
+        }
+        // Only (group 0, warp 0) has nothing before it.
+        hasBefore[g] = g > 0 ? Value(arith::ConstantOp::create(rewriter, loc,
+                                                               rewriter.getBoolAttr(true)))
+                             : Value(arith::CmpIOp::create(rewriter, loc,
+                                                           arith::CmpIPredicate::ne, warp,
+                                                           c32(0)));
+        if (!before[g])
+          before[g] = running; // never used (group 0 of warp 0)
+      }
+      // The buffer may be reused by the next relayout.
+      NVVM::Barrier0Op::create(rewriter, loc);
+    } else {
+      // One warp: the earlier groups' totals come from lane 31.
+      Value running;
+      for (int64_t g = 0; g < groups; ++g) {
+        if (running) {
+          before[g] = running;
+          hasBefore[g] = arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true));
+        }
+        Value total = shuffleValue(rewriter, loc, inclusive[g], c32(31), NVVM::ShflKind::idx);
+        running = running ? f(running, total) : total;
+      }
+    }
+    // 5. result = before (+) exclusive (+) element, leaving out the parts
+    //    that do not exist (before: group 0 of warp 0; exclusive: lane 0).
+    VectorType outTy = layout.perThreadType(tileTy);
+    Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
+    for (int64_t g = 0; g < groups; ++g) {
+      Value prefix = exclusive[g];
+      Value hasPrefix = notLane0;
+      if (before[g]) {
+        Value both = f(before[g], exclusive[g]);
+        prefix = arith::SelectOp::create(
+            rewriter, loc, hasBefore[g],
+            arith::SelectOp::create(rewriter, loc, notLane0, both, before[g]), exclusive[g]);
+        hasPrefix = arith::OrIOp::create(rewriter, loc, hasBefore[g], notLane0);
+      }
+      for (unsigned v = 0; v < vec; ++v) {
+        Value r = fIf(hasPrefix, prefix, x[g * vec + v]);
+        if (work != elem)
+          r = arith::TruncFOp::create(rewriter, loc, elem, r);
+        result = vector::InsertOp::create(rewriter, loc, r, result,
+                                          ArrayRef<int64_t>{int64_t(g * vec + v)});
+      }
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// take: every thread writes its elements of the source to the buffer and
+/// reads the element at each index it holds (0 outside the source).
+struct TakeLowering : LayoutPattern<tile::TakeOp> {
+  using LayoutPattern::LayoutPattern;
+  LogicalResult matchAndRewrite(tile::TakeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    LLVM::GlobalOp global = relayoutGlobal(op);
+    if (!global)
+      return rewriter.notifyMatchFailure(op, "no relayout buffer");
+    Location loc = op.getLoc();
+    auto srcTy = op.getTile().getType();
+    auto resTy = cast<RankedTensorType>(op.getType());
+    Type elem = srcTy.getElementType();
+    RelayoutBuffer buf(rewriter, loc, layout, global, srcTy);
+    buf.write(adaptor.getTile());
+    Value index = adaptor.getIndex();
+    VectorType outTy = layout.perThreadType(resTy);
+    Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
+    Type i64 = rewriter.getI64Type();
+    forEachThreadElement(rewriter, loc, layout, resTy, [&](int64_t slotIndex, Value, bool) {
+      Value i = vector::ExtractOp::create(rewriter, loc, index, ArrayRef<int64_t>{slotIndex});
+      if (i.getType().getIntOrFloatBitWidth() < 64)
+        i = arith::ExtSIOp::create(rewriter, loc, i64, i);
+      Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i,
+                                           buf.c64(srcTy.getNumElements()));
+      auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{elem}, inside, true, true);
+      {
+        OpBuilder::InsertionGuard g(rewriter);
+        rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        scf::YieldOp::create(rewriter, loc, buf.read(i));
+        rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(rewriter, loc,
+                             Value(arith::ConstantOp::create(rewriter, loc,
+                                                             rewriter.getZeroAttr(elem))));
+      }
+      result = vector::InsertOp::create(rewriter, loc, ifOp.getResult(0), result,
+                                        ArrayRef<int64_t>{slotIndex});
     });
+    // The buffer may be reused by the next relayout.
+    NVVM::Barrier0Op::create(rewriter, loc);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -366,6 +500,6 @@ void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            const ThreadLayout &layout,
                                            RewritePatternSet &patterns) {
   patterns.add<BroadcastLowering, PermuteLowering, SliceLowering, AxisReduceLowering,
-               ScanLowering>(
+               ScanLowering, TakeLowering>(
       converter, patterns.getContext(), layout);
 }

@@ -308,21 +308,20 @@ struct ConvertTileToNVVMPass
             /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
             /*alignment=*/16, /*addrSpace=*/3);
     }
-    // Broadcasts of computed tiles share one buffer, as large as the
-    // largest source tile.
+    // Broadcasts of computed tiles, transposes, slices, axis reductions,
+    // takes and scans share one buffer, as large as the largest need.
     int64_t relayoutBytes = 0;
     Operation *largest = nullptr;
     func.walk([&](Operation *op) {
       auto reduce = dyn_cast<tile::ReduceOp>(op);
       bool scan = isa<tile::ScanOp>(op);
-      if (!isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp>(op) &&
+      if (!isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp>(op) &&
           !(reduce && reduce.getAxis()) && !scan)
         return;
       auto srcTy = cast<RankedTensorType>(op->getOperand(0).getType());
-      // A scan works in 32-bit values and keeps one total per thread.
-      int64_t bytes = scan ? relayoutScratchBytes(RankedTensorType::get(
-                                 srcTy.getShape(), Builder(ctx).getF32Type())) +
-                                 4 * int64_t(layout.threads)
+      // A scan keeps one total per (group, warp), in 32-bit words.
+      int64_t words = srcTy.getElementType().getIntOrFloatBitWidth() > 32 ? 2 : 1;
+      int64_t bytes = scan ? 4 * words * layout.groups(srcTy) * int64_t(layout.threads / 32)
                            : relayoutScratchBytes(srcTy);
       if (bytes > relayoutBytes) {
         relayoutBytes = bytes;
@@ -335,7 +334,7 @@ struct ConvertTileToNVVMPass
       if (relayoutBytes > kLimit)
         return largest->emitError()
                << "this moves a tile of " << relayoutBytes
-               << " bytes through shared memory (transpose, reduction over an axis, or "
+               << " bytes through shared memory (transpose, take, reduction over an axis, or "
                   "broadcast of a computed tile), more than the "
                << kLimit << " available; use a smaller tile";
       auto module = func->getParentOfType<ModuleOp>();

@@ -132,24 +132,44 @@ LogicalResult RangeOp::verify() {
   return success();
 }
 
+/// A combiner region: one block of two `elem` arguments ending in a
+/// tile.yield of an `elem` value.
+static LogicalResult verifyCombiner(Operation *op, Region &region, Type elem) {
+  if (!region.hasOneBlock())
+    return op->emitOpError() << "the combiner must be one block";
+  Block &block = region.front();
+  if (block.getNumArguments() != 2 || block.getArgument(0).getType() != elem ||
+      block.getArgument(1).getType() != elem)
+    return op->emitOpError() << "the combiner takes two " << elem << " arguments";
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield || yield.getValue().getType() != elem)
+    return op->emitOpError() << "the combiner must yield a " << elem;
+  return success();
+}
+
 LogicalResult ReduceOp::verify() {
   StringRef kind = getKind();
   bool arg = kind == "argmax" || kind == "argmin";
-  if (kind != "sum" && kind != "max" && kind != "min" && kind != "prod" && !arg)
-    return emitOpError() << "kind must be sum, max, min, prod, argmax or argmin, got '"
+  bool user = kind == "fn";
+  if (kind != "sum" && kind != "max" && kind != "min" && kind != "prod" && !arg && !user)
+    return emitOpError() << "kind must be sum, max, min, prod, argmax, argmin or fn, got '"
                          << kind << "'";
   Type elem = getTile().getType().getElementType();
+  if (user != !getCombiner().empty())
+    return emitOpError() << "a combiner region goes with kind \"fn\" only";
+  if (user && failed(verifyCombiner(*this, getCombiner(), elem)))
+    return failure();
+  bool supported = user || elem.isF32() || elem.isF16() || elem.isBF16() || elem.isInteger(32);
   if (auto axis = getAxis()) {
     auto from = getTile().getType();
-    if (arg)
-      return emitOpError() << kind << " over an axis is not supported";
     if (*axis < 0 || int64_t(*axis) >= from.getRank())
       return emitOpError() << "axis " << *axis << " out of range";
     SmallVector<int64_t> dims(from.getShape());
     dims.erase(dims.begin() + *axis);
-    if (getType() != RankedTensorType::get(dims, elem))
-      return emitOpError() << "result must be the tile without dimension " << *axis;
-    if (!(elem.isF32() || elem.isF16() || elem.isBF16() || elem.isInteger(32)))
+    if (getType() != RankedTensorType::get(dims, arg ? IntegerType::get(getContext(), 32) : elem))
+      return emitOpError() << "result must be the tile without dimension " << *axis
+                           << (arg ? ", of i32 indices" : "");
+    if (!supported)
       return emitOpError() << "reductions of " << elem << " are not supported";
     return success();
   }
@@ -160,7 +180,7 @@ LogicalResult ReduceOp::verify() {
   if (!arg && getType() != elem)
     return emitOpError() << "result type " << getType()
                          << " does not match the tile element type " << elem;
-  if (!(elem.isF32() || elem.isF16() || elem.isBF16() || elem.isInteger(32)))
+  if (!supported)
     return emitOpError() << "reductions of " << elem << " are not supported";
   return success();
 }
@@ -314,8 +334,21 @@ LogicalResult ScanOp::verify() {
   Type e = t.getElementType();
   if (t.getRank() != 1)
     return emitOpError() << "scans 1-D tiles";
+  if (!getCombiner().empty())
+    return verifyCombiner(*this, getCombiner(), e);
   if (!(e.isF32() || e.isF16() || e.isBF16() || e.isInteger(32)))
     return emitOpError() << "scans of " << e << " are not supported";
+  return success();
+}
+
+LogicalResult TakeOp::verify() {
+  if (getTile().getType().getRank() != 1)
+    return emitOpError() << "takes from a 1-D tile";
+  if (!isa<IntegerType>(getIndex().getType().getElementType()))
+    return emitOpError() << "the index must be an integer tile";
+  if (getType() != RankedTensorType::get(getIndex().getType().getShape(),
+                                         getTile().getType().getElementType()))
+    return emitOpError() << "the result has the index's shape and the tile's element type";
   return success();
 }
 

@@ -119,17 +119,30 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
     combined in f32 (f16/bf16 inputs are widened first); max and min
     propagate NaN.
 
-    With `axis`, only that dimension is reduced (sum, max, min, prod) and the
-    result is the tile without it.
+    With `axis`, only that dimension is reduced and the result is the tile
+    without it (argmax/argmin give the i32 index along the axis).
+
+    Kind "fn" combines with the `combiner` region: one block with two
+    scalar arguments of the element type, ending in `tile.yield` of the
+    combined value. The combiner must be associative and commutative; the
+    order in which elements meet is unspecified.
 
     ```mlir
     %m = tile.reduce "max" %t : tensor<1x1024xf32> -> f32
     %s = tile.reduce "sum" %t {axis = 1 : i32} : tensor<8x1024xf32> -> tensor<8xf32>
+    %o = tile.reduce "fn" %u : tensor<256xi32> -> i32 {
+    ^bb0(%a: i32, %b: i32):
+      %c = arith.ori %a, %b : i32
+      tile.yield %c : i32
+    }
     ```
   }];
   let arguments = (ins StrAttr:$kind, Tile_Tile:$tile, OptionalAttr<I32Attr>:$axis);
   let results = (outs AnyTypeOf<[AnySignlessInteger, AnyFloat, Tile_Tile]>:$result);
-  let assemblyFormat = "$kind $tile attr-dict `:` type($tile) `->` type($result)";
+  let regions = (region AnyRegion:$combiner);
+  let assemblyFormat = [{
+    $kind $tile attr-dict `:` type($tile) `->` type($result) ($combiner^)?
+  }];
   let hasVerifier = 1;
 }
 
@@ -324,18 +337,26 @@ def Tile_PermuteOp : Tile_Op<"permute", [Pure]> {
 }
 
 def Tile_ScanOp : Tile_Op<"scan", [Pure, SameOperandsAndResultType]> {
-  let summary = "inclusive prefix sum of a 1-D tile (cumsum)";
+  let summary = "inclusive prefix scan of a 1-D tile (cumsum, or a user combiner)";
   let description = [{
-    Element `i` of the result is the sum of elements `0..i` of `tile`;
-    f16 and bf16 are summed in f32.
+    Element `i` of the result combines elements `0..i` of `tile`: their sum
+    (f16 and bf16 summed in f32), or, with a `combiner` region (two scalar
+    arguments, `tile.yield` of the combined value; it must be associative),
+    `f(...f(f(t0, t1), t2)..., ti)` in some association.
 
     ```mlir
     %c = tile.scan %t : tensor<1024xf32>
+    %m = tile.scan %t : tensor<1024xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.maximumf %a, %b : f32
+      tile.yield %c : f32
+    }
     ```
   }];
   let arguments = (ins Tile_Tile:$tile);
   let results = (outs Tile_Tile:$result);
-  let assemblyFormat = "$tile attr-dict `:` type($tile)";
+  let regions = (region AnyRegion:$combiner);
+  let assemblyFormat = "$tile attr-dict `:` type($tile) ($combiner^)?";
   let hasVerifier = 1;
 }
 
@@ -388,6 +409,29 @@ def Tile_SliceOp : Tile_Op<"slice", [Pure]> {
   let arguments = (ins Tile_Tile:$tile, DenseI64ArrayAttr:$offsets);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = "$tile attr-dict `:` type($tile) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
+                                     ParentOneOf<["ReduceOp", "ScanOp"]>]> {
+  let summary = "the combined value of a reduce or scan combiner";
+  let arguments = (ins AnyTypeOf<[AnySignlessInteger, AnyFloat]>:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+def Tile_TakeOp : Tile_Op<"take", [Pure]> {
+  let summary = "elements of a 1-D tile at an index tile";
+  let description = [{
+    Element `r[i...]` is `tile[index[i...]]`; an index outside the tile
+    gives 0. The result has the index's shape and the tile's element type.
+
+    ```mlir
+    %r = tile.take %c[%i] : tensor<4096xf32>, tensor<256xi32> -> tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$tile, Tile_Tile:$index);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$tile `[` $index `]` attr-dict `:` type($tile) `,` type($index) `->` type($result)";
   let hasVerifier = 1;
 }
 
