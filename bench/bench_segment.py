@@ -41,18 +41,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tilec-check", default="tilec-check")
     ap.add_argument("--iters", type=int, default=50)
-    ap.add_argument("--configs", default="4096x8,4096x16,2048x16,8192x4")
+    ap.add_argument("--configs", default="2048x16,2048x32,4096x16,1024x32",
+                    help="BLOCKxITERS[xWARPS],...")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     n = 1 << 28
     rows = []
     for cfg in args.configs.split(","):
-        block, iters = cfg.split("x")
+        block, iters, *warps = cfg.split("x")
+        extra = ["--num-warps", warps[0]] if warps else []
         for r in tilec_bench(args.tilec_check, [os.path.join(root, "examples/segment_sum.tile"),
                                                 "-D", f"BLOCK={block}", "-D", f"ITERS={iters}",
-                                                "--size", str(n), "--bench", str(args.iters)]):
-            label = f"tilec BLOCK={block} ITERS={iters}" if r["impl"] == "tilec" else \
-                "cuMemcpyDtoD (x bytes)"
+                                                "--size", str(n), "--bench", str(args.iters)]
+                             + extra):
+            label = f"tilec BLOCK={block} ITERS={iters} threads={r['threads']}" \
+                if r["impl"] == "tilec" else "cuMemcpyDtoD (x bytes)"
             rows.append((label, r["ms"], r["gbps"]))
     gen = torch.Generator().manual_seed(1)
     lengths = ragged_offsets(n, gen)

@@ -128,6 +128,10 @@ mlir::Value shuffleValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 std::string reduceScratchName(llvm::StringRef kernel);
 inline constexpr unsigned kReduceSlotsPerOp = 128;
 inline constexpr llvm::StringLiteral kReduceSlotAttrName = "tile.reduce_slot";
+/// take: the relayout buffer already holds the source (an earlier take of
+/// the same tile wrote it) / a later take reads it, so keep it intact.
+inline constexpr llvm::StringLiteral kTakeReuseAttrName = "tile.take_reuse";
+inline constexpr llvm::StringLiteral kTakeKeepAttrName = "tile.take_keep";
 /// print (vprintf) and assert (__assertfail).
 void populateDebugToNVVMPatterns(const mlir::TypeConverter &converter,
                                  const ThreadLayout &layout,

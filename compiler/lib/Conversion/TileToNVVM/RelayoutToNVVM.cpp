@@ -436,8 +436,12 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
             arith::SelectOp::create(rewriter, loc, notLane0, both, before[g]), exclusive[g]);
         hasPrefix = arith::OrIOp::create(rewriter, loc, hasBefore[g], notLane0);
       }
+      if (!user) // cumsum: an absent prefix is 0, one select per group
+        prefix = arith::SelectOp::create(
+            rewriter, loc, hasPrefix, prefix,
+            arith::ConstantOp::create(rewriter, loc, reductionIdentity(rewriter, "sum", isFloat)));
       for (unsigned v = 0; v < vec; ++v) {
-        Value r = fIf(hasPrefix, prefix, x[g * vec + v]);
+        Value r = user ? fIf(hasPrefix, prefix, x[g * vec + v]) : f(prefix, x[g * vec + v]);
         if (work != elem)
           r = arith::TruncFOp::create(rewriter, loc, elem, r);
         result = vector::InsertOp::create(rewriter, loc, r, result,
@@ -450,7 +454,8 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
 };
 
 /// take: every thread writes its elements of the source to the buffer and
-/// reads the element at each index it holds (0 outside the source).
+/// reads the element at each index it holds (0 outside the source). Takes
+/// from one tile in a row (see markSharedTakes) write it once.
 struct TakeLowering : LayoutPattern<tile::TakeOp> {
   using LayoutPattern::LayoutPattern;
   LogicalResult matchAndRewrite(tile::TakeOp op, OpAdaptor adaptor,
@@ -463,7 +468,8 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
     auto resTy = cast<RankedTensorType>(op.getType());
     Type elem = srcTy.getElementType();
     RelayoutBuffer buf(rewriter, loc, layout, global, srcTy);
-    buf.write(adaptor.getTile());
+    if (!op->hasAttr(kTakeReuseAttrName))
+      buf.write(adaptor.getTile());
     Value index = adaptor.getIndex();
     VectorType outTy = layout.perThreadType(resTy);
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
@@ -488,7 +494,8 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
                                         ArrayRef<int64_t>{slotIndex});
     });
     // The buffer may be reused by the next relayout.
-    NVVM::Barrier0Op::create(rewriter, loc);
+    if (!op->hasAttr(kTakeKeepAttrName))
+      NVVM::Barrier0Op::create(rewriter, loc);
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -249,6 +249,41 @@ template <typename OpTy> static bool hasNested(Operation *root) {
   return found;
 }
 
+/// Whether `op` (or an op nested in it) writes the relayout buffer.
+static bool usesRelayoutBuffer(Operation *op) {
+  bool uses = false;
+  op->walk([&](Operation *inner) {
+    auto reduce = dyn_cast<tile::ReduceOp>(inner);
+    uses |= isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp>(
+                inner) ||
+            (reduce && reduce.getAxis());
+  });
+  return uses;
+}
+
+/// A take from the same tile as an earlier take of the same block, with no
+/// other user of the relayout buffer between them, reads the buffer the
+/// earlier one wrote (kTakeReuseAttrName); the earlier one then leaves it
+/// intact (kTakeKeepAttrName: no barrier after its reads).
+static void markSharedTakes(func::FuncOp func) {
+  func.walk([&](tile::TakeOp take) {
+    if (take->hasAttr(kTakeReuseAttrName))
+      return;
+    Operation *last = take;
+    for (Operation *op = take->getNextNode(); op; op = op->getNextNode()) {
+      auto next = dyn_cast<tile::TakeOp>(op);
+      if (next && next.getTile() == take.getTile()) {
+        last->setAttr(kTakeKeepAttrName, UnitAttr::get(func.getContext()));
+        next->setAttr(kTakeReuseAttrName, UnitAttr::get(func.getContext()));
+        last = next;
+        continue;
+      }
+      if (usesRelayoutBuffer(op))
+        break;
+    }
+  });
+}
+
 struct ConvertTileToNVVMPass
     : tilec::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
   void runOnOperation() override {
@@ -308,6 +343,8 @@ struct ConvertTileToNVVMPass
             /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
             /*alignment=*/16, /*addrSpace=*/3);
     }
+    // Takes from one tile in a row share one write of it to the buffer.
+    markSharedTakes(func);
     // Broadcasts of computed tiles, transposes, slices, axis reductions,
     // takes and scans share one buffer, as large as the largest need.
     int64_t relayoutBytes = 0;

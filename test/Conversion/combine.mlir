@@ -1,0 +1,89 @@
+// RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm | FileCheck %s
+// Scans in registers, user combiners, take.
+
+// cumsum of 256 f32 over 2 warps x 4: each thread scans its 4 elements, a
+// warp scan of the totals (5 shuffles up), lane 31 stores each warp's total,
+// one barrier, every thread combines the totals before its warp, and a
+// barrier before the buffer is reused.
+// CHECK-LABEL: llvm.func @cumsum(
+// CHECK-COUNT-3: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-COUNT-5: nvvm.shfl.sync  up
+// CHECK:         nvvm.shfl.sync  up
+// CHECK:         scf.if
+// CHECK:           llvm.store %{{.*}} : i32, !llvm.ptr<3>
+// CHECK:         nvvm.barrier0
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+// CHECK:         nvvm.barrier0
+// CHECK-NOT:     nvvm.barrier0
+// CHECK:         llvm.return
+func.func @cumsum(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 4 : i32} {
+  %x = tile.splat %t : f32 -> tensor<256xf32>
+  %c = tile.scan %x : tensor<256xf32>
+  return
+}
+
+// -----
+
+// A user scan clones the combiner (here maxnumf) at every combination; no
+// arith.addf of the built-in cumsum appears.
+// CHECK-LABEL: llvm.func @userscan(
+// CHECK-NOT:     arith.addf
+// CHECK:         arith.maxnumf
+// CHECK:         nvvm.shfl.sync  up
+// CHECK-NOT:     arith.addf
+// CHECK:         llvm.return
+func.func @userscan(%t: f32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 2 : i32} {
+  %x = tile.splat %t : f32 -> tensor<64xf32>
+  %c = tile.scan %x : tensor<64xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maxnumf %a, %b : f32
+    tile.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A user reduction of a padded tile (100 elements over 64 x 2 slots) has no
+// identity: each slot carries a validity flag (i1, shuffled as i32) and
+// combinations keep the valid side.
+// CHECK-LABEL: llvm.func @userreduce(
+// CHECK:         arith.cmpi slt, %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK:         arith.ori %{{.*}}, %{{.*}} : i32
+// CHECK:         arith.extui %{{.*}} : i1 to i32
+// CHECK:         nvvm.shfl.sync  bfly
+// CHECK:         nvvm.barrier0
+// CHECK:         llvm.return
+func.func @userreduce(%t: i32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+  %x = tile.splat %t : i32 -> tensor<100xi32>
+  %r = tile.reduce "fn" %x : tensor<100xi32> -> i32 {
+  ^bb0(%a: i32, %b: i32):
+    %o = arith.ori %a, %b : i32
+    tile.yield %o : i32
+  }
+  return
+}
+
+// -----
+
+// Two takes from one tile share its write to the buffer: one write, one
+// barrier before the reads of both, one barrier after.
+// CHECK-LABEL: llvm.func @takes(
+// CHECK-COUNT-4: llvm.store %{{.*}} : f32, !llvm.ptr<3>
+// CHECK-NOT:     llvm.store
+// CHECK:         nvvm.barrier0
+// CHECK-NOT:     nvvm.barrier0
+// CHECK:         llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT:     nvvm.barrier0
+// CHECK:         llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK:         nvvm.barrier0
+// CHECK-NOT:     nvvm.barrier0
+// CHECK:         llvm.return
+func.func @takes(%t: f32, %i: i32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+  %x = tile.splat %t : f32 -> tensor<128xf32>
+  %j = tile.splat %i : i32 -> tensor<32xi32>
+  %a = tile.take %x[%j] : tensor<128xf32>, tensor<32xi32> -> tensor<32xf32>
+  %b = tile.take %x[%j] : tensor<128xf32>, tensor<32xi32> -> tensor<32xf32>
+  %s = arith.subf %a, %b : tensor<32xf32>
+  return
+}
