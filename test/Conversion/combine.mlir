@@ -87,3 +87,20 @@ func.func @takes(%t: f32, %i: i32) attributes {tile.kernel, tile.num_warps = 1 :
   %s = arith.subf %a, %b : tensor<32xf32>
   return
 }
+
+// -----
+
+// A broadcast load of a one-element tile (a per-program scalar such as
+// x[r, 0]) is one load per thread, splat to all of the thread's slots.
+// CHECK-LABEL: llvm.func @scalarbcast(
+// CHECK:         llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-NOT:     llvm.load
+// CHECK:         vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK-NOT:     llvm.load
+// CHECK:         llvm.return
+func.func @scalarbcast(%xp: !llvm.ptr<1>, %n: i64, %s: i64, %i: i32)
+    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+  %x = tile.make_view %xp[%n, %n] strides[%s, %s] : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %b = tile.broadcast_load %x[%i, %i] {src_shape = array<i64: 1, 1>} : !tile.view<f32, 2>, i32, i32 -> tensor<1x256xf32>
+  return
+}

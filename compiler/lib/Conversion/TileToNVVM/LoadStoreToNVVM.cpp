@@ -322,6 +322,23 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
     Value result = splatConst(rewriter, loc, outTy, zero);
     Value zeroScalar = arith::ConstantOp::create(rewriter, loc, zero);
     ArrayRef<int64_t> from = op.getSrcShape();
+    auto loadAt = [&](Value inBounds, Value off) {
+      return acc.guarded(
+          inBounds, elemTy,
+          [&]() -> Value {
+            return LLVM::LoadOp::create(rewriter, loc, elemTy, acc.address(off), acc.elemBytes());
+          },
+          [&] { return zeroScalar; });
+    };
+    if (srcTy.getNumElements() == 1) {
+      // One element for every slot (a per-program scalar such as x[r, 0]):
+      // one load per thread.
+      Value inBounds;
+      Value off = acc.offsetOf(acc.c64(0), false, &inBounds);
+      Value x = loadAt(inBounds, off);
+      rewriter.replaceOp(op, vector::BroadcastOp::create(rewriter, loc, outTy, x));
+      return success();
+    }
     forEachThreadElement(rewriter, loc, layout, resTy, [&](int64_t slot, Value e, bool mayPad) {
       // Result coordinates -> source flat index.
       Value src = tileFlat(rewriter, loc,
@@ -332,12 +349,7 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
       if (mayPad)
         inBounds = acc.andI(inBounds, acc.cmp(arith::CmpIPredicate::ult, e,
                                               acc.c64(resTy.getNumElements())));
-      Value x = acc.guarded(
-          inBounds, elemTy,
-          [&]() -> Value {
-            return LLVM::LoadOp::create(rewriter, loc, elemTy, acc.address(off), acc.elemBytes());
-          },
-          [&] { return zeroScalar; });
+      Value x = loadAt(inBounds, off);
       result = vector::InsertOp::create(rewriter, loc, x, result, ArrayRef<int64_t>{slot});
     });
     rewriter.replaceOp(op, result);
