@@ -7,7 +7,7 @@ some empty) and four rows of n/16 values (a quarter of the data). GB/s counts
 x, the offsets and out once; tilec's time includes zeroing out (a memset
 before every launch). Medians of CUDA-event timings after warm-up.
 
-usage: bench/bench_segment.py [--tilec-check PATH] [--iters N] [--configs BLOCKxITERS,...]
+usage: bench/bench_segment.py [--tilec-check PATH] [--iters N] [--configs BLOCKxITERS[xWARPS[xK]],...]
 """
 import argparse, os
 
@@ -42,19 +42,22 @@ def main():
     ap.add_argument("--tilec-check", default="tilec-check")
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--configs", default="2048x16,2048x32,4096x16,1024x32",
-                    help="BLOCKxITERS[xWARPS],...")
+                    help="BLOCKxITERS[xWARPS[xK]],...")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     n = 1 << 28
     rows = []
     for cfg in args.configs.split(","):
-        block, iters, *warps = cfg.split("x")
-        extra = ["--num-warps", warps[0]] if warps else []
+        block, iters, *rest = cfg.split("x")
+        extra = ["--num-warps", rest[0]] if rest and rest[0] != "0" else []
+        if len(rest) > 1:
+            extra += ["-D", f"K={rest[1]}"]
         for r in tilec_bench(args.tilec_check, [os.path.join(root, "examples/segment_sum.tile"),
                                                 "-D", f"BLOCK={block}", "-D", f"ITERS={iters}",
                                                 "--size", str(n), "--bench", str(args.iters)]
                              + extra):
-            label = f"tilec BLOCK={block} ITERS={iters} threads={r['threads']}" \
+            label = f"tilec BLOCK={block} ITERS={iters} K={rest[1] if len(rest) > 1 else 256} " \
+                f"threads={r['threads']}" \
                 if r["impl"] == "tilec" else "cuMemcpyDtoD (x bytes)"
             rows.append((label, r["ms"], r["gbps"]))
     gen = torch.Generator().manual_seed(1)
@@ -75,9 +78,9 @@ def main():
     rows.append(("torch copy_ (x bytes)", ms, 2 * n * 4 / (ms * 1e-3) / 1e9))
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}  segmented sum of "
           f"{n} f32 values, about {nrows} rows")
-    print(f"{'implementation':34} {'ms':>9} {'GB/s':>8}")
+    print(f"{'implementation':44} {'ms':>9} {'GB/s':>8}")
     for label, ms, bw in rows:
-        print(f"{label:34} {ms:9.4f} {bw:8.1f}")
+        print(f"{label:44} {ms:9.4f} {bw:8.1f}")
     ours = max((r for r in rows if r[0].startswith("tilec")), key=lambda r: r[2])
     copy = max(r[2] for r in rows if "copy" in r[0] or "Memcpy" in r[0])
     print(f"SUMMARY segment_sum 2^28 f32: best {ours[0]} {ours[2]:.0f} GB/s = "
