@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <cmath>
 #include <limits>
 
@@ -221,6 +222,7 @@ private:
   bool inlineCall(Expr &e, const FnDecl &fn);
   bool checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &what);
   std::set<std::string> inlining; ///< helpers being expanded (no recursion)
+  unsigned inlineCount = 0;        ///< names the result slot of each expansion
   bool checkStmt(Stmt &s);
   bool checkBlock(std::vector<StmtPtr> &body);
   bool requireValue(Expr &e, const char *what);
@@ -773,6 +775,102 @@ bool Checker::checkIrregular(Expr &e) {
   return true;
 }
 
+/// Whether `body` holds a `return` (at any depth); the first one inside a
+/// loop goes to `inLoop`.
+static bool hasReturn(const std::vector<StmtPtr> &body, bool loop, const Stmt *&inLoop) {
+  bool found = false;
+  for (const StmtPtr &st : body) {
+    if (st->kind == Stmt::Kind::Return) {
+      if (loop && !inLoop)
+        inLoop = st.get();
+      found = true;
+    }
+    bool nestedLoop = loop || st->kind == Stmt::Kind::For || st->kind == Stmt::Kind::While;
+    found |= hasReturn(st->body, nestedLoop, inLoop);
+    found |= hasReturn(st->elseBody, nestedLoop, inLoop);
+  }
+  return found;
+}
+
+/// An early `return e;` becomes `ret = e; done = true;`, and the statements
+/// after an `if` that may have returned run under `if !done { ... }`.
+/// `check` instead turns each return into `let ret = e;` (to learn the
+/// returned types).
+static std::vector<StmtPtr> lowerReturns(const std::vector<StmtPtr> &body,
+                                         const std::string &ret, const std::string &done,
+                                         bool check) {
+  std::vector<StmtPtr> out;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const Stmt &st = *body[i];
+    if (st.kind == Stmt::Kind::Return) {
+      auto set = std::make_unique<Stmt>(check ? Stmt::Kind::Let : Stmt::Kind::Assign, st.loc);
+      set->name = ret;
+      set->nameLoc = st.loc;
+      set->value = cloneExpr(*st.value);
+      out.push_back(std::move(set));
+      if (!check) {
+        auto flag = std::make_unique<Stmt>(Stmt::Kind::Assign, st.loc);
+        flag->name = done;
+        flag->value = std::make_unique<Expr>(Expr::Kind::BoolLit, st.loc);
+        flag->value->intValue = 1;
+        out.push_back(std::move(flag));
+      }
+      return out; // anything after it is unreachable
+    }
+    const Stmt *inLoop = nullptr;
+    if (st.kind != Stmt::Kind::If || (!hasReturn(st.body, false, inLoop) &&
+                                          !hasReturn(st.elseBody, false, inLoop))) {
+      out.push_back(cloneStmt(st));
+      continue;
+    }
+    auto branch = std::make_unique<Stmt>(Stmt::Kind::If, st.loc);
+    branch->value = cloneExpr(*st.value);
+    branch->body = lowerReturns(st.body, ret, done, check);
+    branch->elseBody = lowerReturns(st.elseBody, ret, done, check);
+    out.push_back(std::move(branch));
+    if (check) // the rest stays in this scope: only the types matter
+      continue;
+    std::vector<StmtPtr> rest(body.size() - i - 1);
+    for (size_t k = i + 1; k < body.size(); ++k)
+      rest[k - i - 1] = cloneStmt(*body[k]);
+    if (rest.empty())
+      return out;
+    auto guard = std::make_unique<Stmt>(Stmt::Kind::If, st.loc);
+    guard->value = std::make_unique<Expr>(Expr::Kind::Unary, st.loc);
+    guard->value->op = Expr::Op::Not;
+    auto name = std::make_unique<Expr>(Expr::Kind::Name, st.loc);
+    name->name = done;
+    guard->value->args.push_back(std::move(name));
+    guard->body = lowerReturns(rest, ret, done, check);
+    out.push_back(std::move(guard));
+    return out;
+  }
+  return out;
+}
+
+/// `cast<T>(0)` or `zeros<T>([d...])` for a value of type `t`.
+static ExprPtr zeroOf(const SemaType &t, llvm::SMLoc loc) {
+  auto call = std::make_unique<Expr>(Expr::Kind::Call, loc);
+  call->typeArg = std::make_unique<TypeExpr>();
+  call->typeArg->kind = TypeExpr::Kind::Scalar;
+  call->typeArg->scalar = t.elem;
+  call->typeArg->loc = loc;
+  if (t.isScalar()) {
+    call->name = "cast";
+    call->args.push_back(std::make_unique<Expr>(Expr::Kind::IntLit, loc));
+    return call;
+  }
+  call->name = "zeros";
+  auto dims = std::make_unique<Expr>(Expr::Kind::List, loc);
+  for (int64_t d : t.shape) {
+    auto lit = std::make_unique<Expr>(Expr::Kind::IntLit, loc);
+    lit->intValue = d;
+    dims->args.push_back(std::move(lit));
+  }
+  call->args.push_back(std::move(dims));
+  return call;
+}
+
 /// A call of an `fn` helper: the arguments are checked here, then the
 /// helper's body is checked in a scope that holds only its parameters (bound
 /// to the arguments) and compile-time parameters, and the call becomes an
@@ -854,14 +952,116 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
     bind->value->name = "arg#" + std::to_string(i);
     body.push_back(std::move(bind));
   }
+  const Stmt *inLoop = nullptr;
+  std::vector<StmtPtr> lead; // the body before the final return
   for (size_t i = 0; i + 1 < fn.body.size(); ++i)
-    body.push_back(cloneStmt(*fn.body[i]));
-  for (size_t i = checkedFrom; i < body.size(); ++i)
-    if (!checkStmt(*body[i]))
-      return finish(false);
-  ExprPtr result = cloneExpr(*fn.body.back()->value);
-  if (!requireValue(*result, "the returned value"))
+    lead.push_back(cloneStmt(*fn.body[i]));
+  bool early = hasReturn(lead, false, inLoop);
+  if (inLoop) {
+    error(inLoop->loc, "'return' inside a loop is not supported yet; assign a 'var' and "
+                       "return it after the loop");
     return finish(false);
+  }
+  ExprPtr result;
+  if (!early) {
+    for (auto &st : lead)
+      body.push_back(std::move(st));
+    for (size_t i = checkedFrom; i < body.size(); ++i)
+      if (!checkStmt(*body[i]))
+        return finish(false);
+    result = cloneExpr(*fn.body.back()->value);
+    if (!requireValue(*result, "the returned value"))
+      return finish(false);
+  } else {
+    // Early returns: learn the final return's type in a scratch copy (early
+    // returns bound to throwaway names), then check the body with the
+    // returns turned into assignments of a result variable.
+    std::string ret = "ret#" + std::to_string(inlineCount), done = "done#" +
+                                                                  std::to_string(inlineCount);
+    ++inlineCount;
+    auto scratchSymbols = symbols;
+    std::vector<StmtPtr> scratch = lowerReturns(lead, ret, done, /*check=*/true);
+    std::vector<std::pair<const Stmt *, SemaType>> earlyTypes;
+    std::function<bool(std::vector<StmtPtr> &)> checkScratch = [&](std::vector<StmtPtr> &list) {
+      for (auto &st : list) {
+        if (st->kind == Stmt::Kind::Let && st->name == ret) {
+          if (!requireValue(*st->value, "the returned value"))
+            return false;
+          earlyTypes.push_back({st.get(), st->value->type});
+          continue;
+        }
+        if (st->kind == Stmt::Kind::If) {
+          // Check the condition and both branches in scopes of their own.
+          Stmt shell(Stmt::Kind::If, st->loc);
+          shell.value = std::move(st->value);
+          if (!checkStmt(shell))
+            return false;
+          auto outer = symbols;
+          bool ok = checkScratch(st->body);
+          symbols = outer;
+          ok = ok && checkScratch(st->elseBody);
+          symbols = outer;
+          if (!ok)
+            return false;
+          continue;
+        }
+        if (!checkStmt(*st))
+          return false;
+      }
+      return true;
+    };
+    bool ok = true;
+    for (size_t i = checkedFrom; i < body.size() && ok; ++i) {
+      StmtPtr bind = cloneStmt(*body[i]);
+      ok = checkStmt(*bind);
+    }
+    ok = ok && checkScratch(scratch);
+    ExprPtr last = cloneExpr(*fn.body.back()->value);
+    ok = ok && requireValue(*last, "the returned value");
+    symbols = scratchSymbols;
+    if (!ok)
+      return finish(false);
+    SemaType type = last->type;
+    type.weak = false;
+    for (auto &[st, t] : earlyTypes) {
+      Unified u = unifyOperands(type, t, "");
+      if (!u.error.empty() || u.type.elem != type.elem || u.type.shape != type.shape ||
+          t.kind != type.kind) {
+        error(st->value->loc, "'" + fn.name + "' returns " + describeOperand(type) +
+                                  " at its end, but this 'return' gives " +
+                                  describeOperand(t));
+        return finish(false);
+      }
+    }
+    auto declare = [&](const std::string &name, ExprPtr init) {
+      auto d = std::make_unique<Stmt>(Stmt::Kind::Let, fn.loc);
+      d->isVar = true;
+      d->name = name;
+      d->nameLoc = fn.loc;
+      d->value = std::move(init);
+      body.push_back(std::move(d));
+    };
+    declare(ret, zeroOf(type, fn.loc));
+    auto no = std::make_unique<Expr>(Expr::Kind::BoolLit, fn.loc);
+    no->intValue = 0;
+    declare(done, std::move(no));
+    // The final return runs unless an early one did.
+    auto final = std::make_unique<Stmt>(Stmt::Kind::Return, fn.body.back()->loc);
+    final->value = cloneExpr(*fn.body.back()->value);
+    std::vector<StmtPtr> whole;
+    for (auto &st : lead)
+      whole.push_back(std::move(st));
+    whole.push_back(std::move(final));
+    for (auto &st : lowerReturns(whole, ret, done, /*check=*/false))
+      body.push_back(std::move(st));
+    for (size_t i = checkedFrom; i < body.size(); ++i)
+      if (!checkStmt(*body[i]))
+        return finish(false);
+    result = std::make_unique<Expr>(Expr::Kind::Name, fn.body.back()->loc);
+    result->name = ret;
+    if (!requireValue(*result, "the returned value"))
+      return finish(false);
+  }
   e.kind = Expr::Kind::Inline;
   e.type = result->type;
   e.body = std::move(body);
