@@ -73,6 +73,7 @@ private:
 
   std::unique_ptr<KernelDecl> parseKernel();
   std::unique_ptr<FnDecl> parseFn();
+  bool parseParamNames(FnDecl &f, const std::string &what);
   bool parseHeader(const char *what, std::string &name, llvm::SMLoc &loc,
                    std::vector<ConstParam> &constParams);
   bool inFn = false;
@@ -210,6 +211,27 @@ bool Parser::parseHeader(const char *what, std::string &name, llvm::SMLoc &loc,
   return true;
 }
 
+/// `(a, b, ...)`: the untyped parameters of a helper or a combiner.
+bool Parser::parseParamNames(FnDecl &f, const std::string &what) {
+  if (!expect(Tok::LParen, ("to start " + what).c_str()))
+    return false;
+  if (!is(Tok::RParen)) {
+    do {
+      if (!is(Tok::Ident)) {
+        fail("expected a parameter name, found " + describe());
+        return false;
+      }
+      f.params.push_back({tok.text.str(), tok.loc});
+      advance();
+      if (is(Tok::Colon)) {
+        fail("a helper's parameters take the types of the arguments; write just the name");
+        return false;
+      }
+    } while (consumeIf(Tok::Comma));
+  }
+  return expect(Tok::RParen, ("to close " + what).c_str());
+}
+
 std::unique_ptr<FnDecl> Parser::parseFn() {
   auto f = std::make_unique<FnDecl>();
   if (!parseHeader("a helper", f->name, f->loc, f->constParams))
@@ -219,23 +241,7 @@ std::unique_ptr<FnDecl> Parser::parseFn() {
       diags.error(cp.loc, "a helper's compile-time parameters are 'int'; types follow the arguments");
       return nullptr;
     }
-  if (!expect(Tok::LParen, "to start the helper's parameters"))
-    return nullptr;
-  if (!is(Tok::RParen)) {
-    do {
-      if (!is(Tok::Ident)) {
-        fail("expected a parameter name, found " + describe());
-        return nullptr;
-      }
-      f->params.push_back({tok.text.str(), tok.loc});
-      advance();
-      if (is(Tok::Colon)) {
-        fail("a helper's parameters take the types of the arguments; write just the name");
-        return nullptr;
-      }
-    } while (consumeIf(Tok::Comma));
-  }
-  if (!expect(Tok::RParen, "to close the helper's parameters"))
+  if (!parseParamNames(*f, "the helper's parameters"))
     return nullptr;
   inFn = true;
   bool ok = parseBlock(f->body, "the helper body");
@@ -715,19 +721,7 @@ ExprPtr Parser::parsePrimary() {
     auto f = std::make_shared<FnDecl>();
     f->name = "fn";
     f->loc = loc;
-    if (!expect(Tok::LParen, "to start the parameters of 'fn'"))
-      return nullptr;
-    if (!is(Tok::RParen)) {
-      do {
-        if (!is(Tok::Ident)) {
-          fail("expected a parameter name, found " + describe());
-          return nullptr;
-        }
-        f->params.push_back({tok.text.str(), tok.loc});
-        advance();
-      } while (consumeIf(Tok::Comma));
-    }
-    if (!expect(Tok::RParen, "to close the parameters of 'fn'"))
+    if (!parseParamNames(*f, "the parameters of 'fn'"))
       return nullptr;
     bool wasInFn = inFn;
     inFn = true;
