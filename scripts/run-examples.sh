@@ -41,7 +41,7 @@ for T in f32 f16 bf16; do
 done
 "$check" "${mode[@]}" "${sizes[@]}" examples/bits.tile examples/histogram.tile \
   examples/prefix_sum.tile || status=1
-"$check" "${mode[@]}" "${sizes[@]}" examples/helpers.tile examples/segment_sum.tile || status=1
+"$check" "${mode[@]}" "${sizes[@]}" examples/helpers.tile examples/segment_sum.tile examples/mask.tile || status=1
 "$check" "${mode[@]}" "${sizes[@]}" -D BN=4096 -D R=2 --shape 1000x3000 examples/combine.tile || status=1
 for T in f32 bf16; do
   "$check" "${mode[@]}" -D T=$T --shape 1000x1000 examples/gate.tile examples/transpose.tile \

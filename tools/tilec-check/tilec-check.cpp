@@ -539,6 +539,20 @@ std::map<std::string, Reference> references() {
     refs["running_max"] = rmax;
   }
   {
+    // examples/mask.tile: y = m ? x : 0, pos = x > 0 (booleans as bytes).
+    Reference r;
+    r.written = {2, 3};
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &m = *ts[1], &y = *ts[2], &pos = *ts[3];
+      for (int64_t i = 0; i < x.sizes[0]; ++i) {
+        float v = x.values[i * x.strides[0]];
+        y.values[i * y.strides[0]] = m.ints[i * m.strides[0]] ? v : 0.0f;
+        pos.ints[i * pos.strides[0]] = v > 0.0f;
+      }
+    };
+    refs["masked_fill"] = r;
+  }
+  {
     // examples/segment_sum.tile: out[r] = sum of x[offsets[r] .. offsets[r+1]).
     // The offsets of a problem of n values are ragged: rows of 0 to 32 values
     // (mean 16, some empty) and, from n >= 4096 on, four rows of n/16 values
@@ -959,10 +973,15 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
       t.strides = {ld, 1};
       t.storageElems = (t.sizes[0] - 1) * ld + t.sizes[1];
     }
-    if (p.dtype == ScalarType::F64 || p.dtype == ScalarType::I1)
+    if (p.dtype == ScalarType::F64)
       throw RuntimeError(std::string("tilec-check: tensors of ") +
                          scalarTypeName(p.dtype) + " are not generated yet");
-    if (isFloatType(p.dtype)) {
+    if (p.dtype == ScalarType::I1) {
+      // Booleans: bytes of 0 or 1 (torch.bool).
+      t.ints.resize(t.storageElems);
+      for (int64_t &v : t.ints)
+        v = int64_t(rng.next() & 1);
+    } else if (isFloatType(p.dtype)) {
       t.values.resize(t.storageElems);
       for (float &v : t.values)
         v = static_cast<float>(roundToFloatType(p.dtype, rng.uniform()));

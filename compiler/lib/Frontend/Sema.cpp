@@ -296,9 +296,6 @@ bool Checker::resolveType(const TypeExpr &t, SemaType &out, bool allowTensor) {
     SemaType elem;
     if (!resolveType(*t.element, elem, /*allowTensor=*/false))
       return false;
-    if (elem.elem == ScalarType::I1)
-      return error(t.element->loc, "tensors of i1 are not supported; use a "
-                                   "tensor of u8 and compare with 0");
     out.kind = SemaType::Kind::View;
     out.elem = elem.elem;
     out.rank = t.rank;

@@ -99,8 +99,16 @@ struct GatherLowering : LayoutPattern<tile::GatherOp> {
     Location loc = op.getLoc();
     Value r = forEachElement(rewriter, loc, layout, view, op.getType(), adaptor.getIndices(),
                              adaptor.getMask(), elem, fill, [&](int64_t, Value addr) -> Value {
-                               return LLVM::LoadOp::create(rewriter, loc, elem, addr,
-                                                           bytesOf(elem));
+                               if (!elem.isInteger(1))
+                                 return LLVM::LoadOp::create(rewriter, loc, elem, addr,
+                                                             bytesOf(elem));
+                               // A boolean is a byte in memory: nonzero is true.
+                               Value byte = LLVM::LoadOp::create(
+                                   rewriter, loc, rewriter.getI8Type(), addr, 1);
+                               return arith::CmpIOp::create(
+                                   rewriter, loc, arith::CmpIPredicate::ne, byte,
+                                   arith::ConstantOp::create(rewriter, loc,
+                                                             rewriter.getI8IntegerAttr(0)));
                              });
     rewriter.replaceOp(op, r);
     return success();
@@ -122,6 +130,8 @@ struct ScatterLowering : LayoutPattern<tile::ScatterOp> {
                    elem, TypedAttr(), [&](int64_t slot, Value addr) -> Value {
                      Value x = vector::ExtractOp::create(rewriter, loc, values,
                                                          ArrayRef<int64_t>{slot});
+                     if (elem.isInteger(1)) // a byte in memory, 0 or 1
+                       x = arith::ExtUIOp::create(rewriter, loc, rewriter.getI8Type(), x);
                      LLVM::StoreOp::create(rewriter, loc, x, addr, bytesOf(elem));
                      return Value();
                    });

@@ -34,6 +34,8 @@ public:
              const ThreadLayout &layout)
       : b(b), loc(loc), layout(layout), shape(tileTy.getShape()),
         elemTy(tileTy.getElementType()), numel(tileTy.getNumElements()) {
+    // Booleans are one byte each in memory (torch.bool): 0 or 1.
+    memTy = elemTy.isInteger(1) ? b.getI8Type() : elemTy;
     ptr = view.getPtr();
     sizes.assign(view.getSizes().begin(), view.getSizes().end());
     strides.assign(view.getStrides().begin(), view.getStrides().end());
@@ -60,7 +62,32 @@ public:
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
-  unsigned elemBytes() const { return elemTy.getIntOrFloatBitWidth() / 8; }
+  unsigned elemBytes() const { return memTy.getIntOrFloatBitWidth() / 8; }
+  /// A loaded memory value (scalar or vector of memTy) as elemTy, and back.
+  Value fromMemory(Value v) {
+    if (memTy == elemTy)
+      return v;
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(v.getType()));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
+  }
+  Value toMemory(Value v) {
+    if (memTy == elemTy)
+      return v;
+    Type to = memTy;
+    if (auto vt = dyn_cast<VectorType>(v.getType()))
+      to = VectorType::get(vt.getShape(), memTy);
+    return arith::ExtUIOp::create(b, loc, to, v);
+  }
+  /// A load of `ty` (elemTy or a vector of it) at `addr`, through memory.
+  Value load(Type ty, Value addr, unsigned align) {
+    Type mty = memTy;
+    if (auto vt = dyn_cast<VectorType>(ty))
+      mty = VectorType::get(vt.getShape(), memTy);
+    return fromMemory(LLVM::LoadOp::create(b, loc, mty, addr, align));
+  }
+  void store(Value v, Value addr, unsigned align) {
+    LLVM::StoreOp::create(b, loc, toMemory(v), addr, align);
+  }
   int64_t reps() const { return layout.groups(tileTy_); }
   /// Whether slot r may hold tile padding (flat index >= numel).
   bool slotNeedsGuard(int64_t r) const { return layout.groupNeedsGuard(tileTy_, r); }
@@ -125,7 +152,7 @@ public:
   }
 
   Value address(Value offset) {
-    return LLVM::GEPOp::create(b, loc, ptr.getType(), elemTy, ptr,
+    return LLVM::GEPOp::create(b, loc, ptr.getType(), memTy, ptr,
                                ValueRange{offset});
   }
 
@@ -156,6 +183,7 @@ public:
   const ThreadLayout &layout;
   ArrayRef<int64_t> shape;
   Type elemTy;
+  Type memTy; ///< elemTy in memory (i8 for i1)
   int64_t numel;
   Value ptr;
   SmallVector<Value> sizes, strides, origins;
@@ -198,7 +226,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
         Value base = acc.slotBase(r);
         auto loadSlot = [&]() -> Value {
           Value addr = acc.address(acc.offsetOf(base, true, nullptr));
-          return LLVM::LoadOp::create(rewriter, loc, vecTy, addr, align);
+          return acc.load(vecTy, addr, align);
         };
         Value v = acc.slotNeedsGuard(r)
                       ? acc.guarded(acc.cmp(arith::CmpIPredicate::ult, base,
@@ -223,8 +251,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
           Value x = acc.guarded(
               inBounds, elemTy,
               [&]() -> Value {
-                return LLVM::LoadOp::create(rewriter, loc, elemTy,
-                                            acc.address(off), acc.elemBytes());
+                return acc.load(elemTy, acc.address(off), acc.elemBytes());
               },
               [&] { return padScalar; });
           result = vector::InsertOp::create(rewriter, loc, x, result,
@@ -268,7 +295,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
               rewriter, loc, values, ArrayRef<int64_t>{r * layout.vec},
               ArrayRef<int64_t>{layout.vec}, ArrayRef<int64_t>{1});
           Value addr = acc.address(acc.offsetOf(base, true, nullptr));
-          LLVM::StoreOp::create(rewriter, loc, v, addr, align);
+          acc.store(v, addr, align);
         };
         if (acc.slotNeedsGuard(r))
           acc.guardedVoid(acc.cmp(arith::CmpIPredicate::ult, base, acc.c64(acc.numel)),
@@ -287,7 +314,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
           Value x = vector::ExtractOp::create(rewriter, loc, values,
                                               ArrayRef<int64_t>{r * layout.vec + v});
           acc.guardedVoid(inBounds, [&]() {
-            LLVM::StoreOp::create(rewriter, loc, x, acc.address(off), acc.elemBytes());
+            acc.store(x, acc.address(off), acc.elemBytes());
           });
         }
       }
@@ -326,7 +353,7 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
       return acc.guarded(
           inBounds, elemTy,
           [&]() -> Value {
-            return LLVM::LoadOp::create(rewriter, loc, elemTy, acc.address(off), acc.elemBytes());
+            return acc.load(elemTy, acc.address(off), acc.elemBytes());
           },
           [&] { return zeroScalar; });
     };
