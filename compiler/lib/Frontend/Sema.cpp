@@ -772,27 +772,29 @@ bool Checker::checkIrregular(Expr &e) {
   return true;
 }
 
-/// Whether `body` holds a `return` (at any depth); the first one inside a
-/// loop goes to `inLoop`.
-static bool hasReturn(const std::vector<StmtPtr> &body, bool loop, const Stmt *&inLoop) {
-  bool found = false;
-  for (const StmtPtr &st : body) {
-    if (st->kind == Stmt::Kind::Return) {
-      if (loop && !inLoop)
-        inLoop = st.get();
-      found = true;
-    }
-    bool nestedLoop = loop || st->kind == Stmt::Kind::For || st->kind == Stmt::Kind::While;
-    found |= hasReturn(st->body, nestedLoop, inLoop);
-    found |= hasReturn(st->elseBody, nestedLoop, inLoop);
-  }
-  return found;
+/// Whether `body` holds a `return` (at any depth).
+static bool hasReturn(const std::vector<StmtPtr> &body) {
+  for (const StmtPtr &st : body)
+    if (st->kind == Stmt::Kind::Return || hasReturn(st->body) || hasReturn(st->elseBody))
+      return true;
+  return false;
 }
 
-/// An early `return e;` becomes `ret = e; done = true;`, and the statements
-/// after an `if` that may have returned run under `if !done { ... }`.
-/// `check` instead turns each return into `let ret = e;` (to learn the
-/// returned types).
+/// `!done`.
+static ExprPtr notDone(const std::string &done, llvm::SMLoc loc) {
+  auto e = std::make_unique<Expr>(Expr::Kind::Unary, loc);
+  e->op = Expr::Op::Not;
+  auto name = std::make_unique<Expr>(Expr::Kind::Name, loc);
+  name->name = done;
+  e->args.push_back(std::move(name));
+  return e;
+}
+
+/// An early `return e;` becomes `ret = e; done = true;`; the statements
+/// after an `if` or loop that may have returned run under `if !done { ...
+/// }`; a `for` body that may return runs under `if !done`, and a `while`
+/// that may return also stops on `done`. `check` instead turns each return
+/// into `let ret = e;` (to learn the returned types).
 static std::vector<StmtPtr> lowerReturns(const std::vector<StmtPtr> &body,
                                          const std::string &ret, const std::string &done,
                                          bool check) {
@@ -814,16 +816,34 @@ static std::vector<StmtPtr> lowerReturns(const std::vector<StmtPtr> &body,
       }
       return out; // anything after it is unreachable
     }
-    const Stmt *inLoop = nullptr;
-    if (st.kind != Stmt::Kind::If || (!hasReturn(st.body, false, inLoop) &&
-                                          !hasReturn(st.elseBody, false, inLoop))) {
+    if (!hasReturn(st.body) && !hasReturn(st.elseBody)) {
       out.push_back(cloneStmt(st));
       continue;
     }
-    auto branch = std::make_unique<Stmt>(Stmt::Kind::If, st.loc);
-    branch->value = cloneExpr(*st.value);
+    auto branch = std::make_unique<Stmt>(st.kind, st.loc);
+    branch->name = st.name;
+    branch->nameLoc = st.nameLoc;
+    branch->value = st.value ? cloneExpr(*st.value) : nullptr;
+    for (auto [to, from] : {std::pair{&branch->lower, &st.lower}, {&branch->upper, &st.upper},
+                            {&branch->step, &st.step}})
+      if (*from)
+        *to = cloneExpr(**from);
     branch->body = lowerReturns(st.body, ret, done, check);
     branch->elseBody = lowerReturns(st.elseBody, ret, done, check);
+    if (!check && st.kind == Stmt::Kind::For) {
+      // Later iterations do nothing once the body has returned.
+      auto guard = std::make_unique<Stmt>(Stmt::Kind::If, st.loc);
+      guard->value = notDone(done, st.loc);
+      guard->body = std::move(branch->body);
+      branch->body.clear();
+      branch->body.push_back(std::move(guard));
+    } else if (!check && st.kind == Stmt::Kind::While) {
+      auto both = std::make_unique<Expr>(Expr::Kind::Binary, st.loc);
+      both->op = Expr::Op::And;
+      both->args.push_back(std::move(branch->value));
+      both->args.push_back(notDone(done, st.loc));
+      branch->value = std::move(both);
+    }
     out.push_back(std::move(branch));
     if (check) // the rest stays in this scope: only the types matter
       continue;
@@ -833,11 +853,7 @@ static std::vector<StmtPtr> lowerReturns(const std::vector<StmtPtr> &body,
     if (rest.empty())
       return out;
     auto guard = std::make_unique<Stmt>(Stmt::Kind::If, st.loc);
-    guard->value = std::make_unique<Expr>(Expr::Kind::Unary, st.loc);
-    guard->value->op = Expr::Op::Not;
-    auto name = std::make_unique<Expr>(Expr::Kind::Name, st.loc);
-    name->name = done;
-    guard->value->args.push_back(std::move(name));
+    guard->value = notDone(done, st.loc);
     guard->body = lowerReturns(rest, ret, done, check);
     out.push_back(std::move(guard));
     return out;
@@ -949,16 +965,10 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
     bind->value->name = "arg#" + std::to_string(i);
     body.push_back(std::move(bind));
   }
-  const Stmt *inLoop = nullptr;
   std::vector<StmtPtr> lead; // the body before the final return
   for (size_t i = 0; i + 1 < fn.body.size(); ++i)
     lead.push_back(cloneStmt(*fn.body[i]));
-  bool early = hasReturn(lead, false, inLoop);
-  if (inLoop) {
-    error(inLoop->loc, "'return' inside a loop is not supported yet; assign a 'var' and "
-                       "return it after the loop");
-    return finish(false);
-  }
+  bool early = hasReturn(lead);
   ExprPtr result;
   if (!early) {
     for (auto &st : lead)
@@ -978,41 +988,26 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
     ++inlineCount;
     auto scratchSymbols = symbols;
     std::vector<StmtPtr> scratch = lowerReturns(lead, ret, done, /*check=*/true);
-    std::vector<std::pair<const Stmt *, SemaType>> earlyTypes;
-    std::function<bool(std::vector<StmtPtr> &)> checkScratch = [&](std::vector<StmtPtr> &list) {
-      for (auto &st : list) {
-        if (st->kind == Stmt::Kind::Let && st->name == ret) {
-          if (!requireValue(*st->value, "the returned value"))
-            return false;
-          earlyTypes.push_back({st.get(), st->value->type});
-          continue;
-        }
-        if (st->kind == Stmt::Kind::If) {
-          // Check the condition and both branches in scopes of their own.
-          Stmt shell(Stmt::Kind::If, st->loc);
-          shell.value = std::move(st->value);
-          if (!checkStmt(shell))
-            return false;
-          auto outer = symbols;
-          bool ok = checkScratch(st->body);
-          symbols = outer;
-          ok = ok && checkScratch(st->elseBody);
-          symbols = outer;
-          if (!ok)
-            return false;
-          continue;
-        }
-        if (!checkStmt(*st))
-          return false;
-      }
-      return true;
-    };
     bool ok = true;
     for (size_t i = checkedFrom; i < body.size() && ok; ++i) {
       StmtPtr bind = cloneStmt(*body[i]);
       ok = checkStmt(*bind);
     }
-    ok = ok && checkScratch(scratch);
+    for (size_t i = 0; i < scratch.size() && ok; ++i)
+      ok = checkStmt(*scratch[i]);
+    // The types of the early returns (the `let ret` bindings, now checked).
+    std::vector<std::pair<const Stmt *, SemaType>> earlyTypes;
+    std::function<void(const std::vector<StmtPtr> &)> collect =
+        [&](const std::vector<StmtPtr> &list) {
+          for (const StmtPtr &st : list) {
+            if (st->kind == Stmt::Kind::Let && st->name == ret)
+              earlyTypes.push_back({st.get(), st->value->type});
+            collect(st->body);
+            collect(st->elseBody);
+          }
+        };
+    if (ok)
+      collect(scratch);
     ExprPtr last = cloneExpr(*fn.body.back()->value);
     ok = ok && requireValue(*last, "the returned value");
     symbols = scratchSymbols;
