@@ -36,20 +36,6 @@ func.func @bn96(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
 
 // -----
 
-// f32 operands (the CUDA-core / tf32 paths) are not implemented.
-func.func @f32(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
-  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
-  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
-  %c0 = arith.constant 0 : i64
-  %ta = tile.load %a[%c0, %c0] : !tile.view<f32, 2>, i64, i64 -> tensor<128x64xf32>
-  %tb = tile.load %a[%c0, %c0] : !tile.view<f32, 2>, i64, i64 -> tensor<64x128xf32>
-  // expected-error @+1 {{mma of f32 tiles is not implemented yet; cast the operands to bf16 or f16 (they accumulate in f32)}}
-  %y = tile.mma %ta, %tb, %zero : tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x128xf32>
-  return
-}
-
-// -----
-
 // An mma outside a loop has nothing to pipeline.
 func.func @no_loop(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>

@@ -59,3 +59,26 @@ func.func @too_deep(%ap: !llvm.ptr<1>, %am: i64, %ak: i64, %as0: i64, %as1: i64,
   }
   return
 }
+
+// -----
+
+// f32 operands run on the CUDA cores in the ordinary blocked layout: no
+// pipeline plan, no wgmma layout, no extra arguments (on any arch).
+// CHECK-LABEL: func.func @f32(
+// CHECK-NOT:     tile.pipeline
+// CHECK-NOT:     tile.layout
+// CHECK:         tile.mma
+// SM80-NOT:      error: {{.*}}f32
+func.func @f32(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<64x64xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<f32, 2>, i64, i64 -> tensor<64x32xf32>
+    %tb = tile.load %a[%k, %c0] : !tile.view<f32, 2>, i64, i64 -> tensor<32x64xf32>
+    %y = tile.mma %ta, %tb, %x : tensor<64x32xf32>, tensor<32x64xf32>, tensor<64x64xf32>
+    scf.yield %y : tensor<64x64xf32>
+  }
+  return
+}

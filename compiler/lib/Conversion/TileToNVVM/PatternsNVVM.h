@@ -147,6 +147,8 @@ void populateRelayoutToNVVMPatterns(const mlir::TypeConverter &converter,
 /// The shared-memory buffer of a kernel's relayouts, and the bytes one
 /// relayout of `src` needs in it.
 std::string relayoutScratchName(llvm::StringRef kernel);
+/// Where b starts in the relayout buffer of a CUDA-core mma (after a).
+int64_t mmaOperandOffset(mlir::RankedTensorType a);
 int64_t relayoutScratchBytes(mlir::RankedTensorType src);
 /// The pipelined mma loops planned by tile-stage-shared (sm_90a).
 void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,

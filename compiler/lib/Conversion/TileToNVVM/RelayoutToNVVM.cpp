@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -37,6 +38,10 @@ static int64_t rowPad(Type elem) {
   return std::max<int64_t>(1, 4 / bytes);
 }
 
+int64_t tilec::mmaOperandOffset(RankedTensorType a) {
+  return (relayoutScratchBytes(a) + 15) / 16 * 16;
+}
+
 int64_t tilec::relayoutScratchBytes(RankedTensorType src) {
   unsigned bits = src.getElementType().getIntOrFloatBitWidth();
   int64_t inner = src.getShape().back();
@@ -51,8 +56,10 @@ namespace {
 /// one element by its row-major flat index.
 class RelayoutBuffer {
 public:
+  /// `byteOffset`: where in the kernel's buffer this tile starts (an mma
+  /// keeps both operands there).
   RelayoutBuffer(ConversionPatternRewriter &rewriter, Location loc, const ThreadLayout &layout,
-                 LLVM::GlobalOp global, RankedTensorType srcTy)
+                 LLVM::GlobalOp global, RankedTensorType srcTy, int64_t byteOffset = 0)
       : b(rewriter), loc(loc), layout(layout), srcTy(srcTy) {
     elem = srcTy.getElementType();
     // Booleans are stored as bytes.
@@ -62,6 +69,9 @@ public:
     pitch = inner + rowPad(stored);
     auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
     base = LLVM::AddressOfOp::create(b, loc, ptr3, global.getSymName());
+    if (byteOffset)
+      base = LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), base,
+                                 ArrayRef<LLVM::GEPArg>{int32_t(byteOffset)});
   }
 
   Value c64(int64_t v) {
@@ -453,6 +463,65 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
   }
 };
 
+/// mma of f32 tiles on the CUDA cores (blocked layout): both operands go
+/// to the buffer (a, then b at a 16-byte aligned offset), and each thread
+/// accumulates the elements of the product it holds with one fma per k,
+/// reading a[m, k] and b[k, n] from shared memory. A barrier after the loop
+/// lets the next mma overwrite the operands.
+struct MmaBlockedLowering : LayoutPattern<tile::MmaOp> {
+  using LayoutPattern::LayoutPattern;
+  LogicalResult matchAndRewrite(tile::MmaOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (layout.wgmma)
+      return rewriter.notifyMatchFailure(op, "lowered by the wgmma pipeline");
+    auto aTy = op.getA().getType(), bTy = op.getB().getType();
+    auto accTy = cast<RankedTensorType>(op.getType());
+    if (!aTy.getElementType().isF32())
+      return op.emitError("this mma needs the sm_90a tensor-core pipeline (f16/bf16 operands)");
+    LLVM::GlobalOp global = relayoutGlobal(op);
+    if (!global)
+      return rewriter.notifyMatchFailure(op, "no relayout buffer");
+    Location loc = op.getLoc();
+    int64_t K = aTy.getDimSize(1);
+    RelayoutBuffer bufA(rewriter, loc, layout, global, aTy);
+    RelayoutBuffer bufB(rewriter, loc, layout, global, bTy, mmaOperandOffset(aTy));
+    bufA.write(adaptor.getA());
+    bufB.write(adaptor.getB());
+    // This thread's (m, n) per slot (padding slots read row 0).
+    SmallVector<Value> rows, cols;
+    forEachThreadElement(rewriter, loc, layout, accTy, [&](int64_t, Value e, bool mayPad) {
+      if (mayPad)
+        e = arith::SelectOp::create(
+            rewriter, loc,
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, e,
+                                  bufA.c64(accTy.getNumElements())),
+            e, bufA.c64(0));
+      SmallVector<Value> mn = tileCoords(rewriter, loc, e, accTy.getShape());
+      rows.push_back(mn[0]);
+      cols.push_back(mn[1]);
+    });
+    auto loop = scf::ForOp::create(rewriter, loc, bufA.c64(0), bufA.c64(K), bufA.c64(1),
+                                   ValueRange{adaptor.getAcc()});
+    {
+      OpBuilder::InsertionGuard g(rewriter);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      Value k = loop.getInductionVar();
+      Value acc = loop.getRegionIterArgs()[0];
+      for (size_t slot = 0; slot < rows.size(); ++slot) {
+        Value a = bufA.read(tileFlat(rewriter, loc, {rows[slot], k}, aTy.getShape()));
+        Value bv = bufB.read(tileFlat(rewriter, loc, {k, cols[slot]}, bTy.getShape()));
+        Value c = vector::ExtractOp::create(rewriter, loc, acc, ArrayRef<int64_t>{int64_t(slot)});
+        acc = vector::InsertOp::create(rewriter, loc, math::FmaOp::create(rewriter, loc, a, bv, c),
+                                       acc, ArrayRef<int64_t>{int64_t(slot)});
+      }
+      scf::YieldOp::create(rewriter, loc, acc);
+    }
+    NVVM::Barrier0Op::create(rewriter, loc);
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+
 /// take: every thread writes its elements of the source to the buffer and
 /// reads the element at each index it holds (0 outside the source). Takes
 /// from one tile in a row (see markSharedTakes) write it once.
@@ -507,6 +576,6 @@ void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            const ThreadLayout &layout,
                                            RewritePatternSet &patterns) {
   patterns.add<BroadcastLowering, PermuteLowering, SliceLowering, AxisReduceLowering,
-               ScanLowering, TakeLowering>(
+               ScanLowering, TakeLowering, MmaBlockedLowering>(
       converter, patterns.getContext(), layout);
 }

@@ -254,8 +254,8 @@ static bool usesRelayoutBuffer(Operation *op) {
   bool uses = false;
   op->walk([&](Operation *inner) {
     auto reduce = dyn_cast<tile::ReduceOp>(inner);
-    uses |= isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp>(
-                inner) ||
+    uses |= isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp,
+                tile::MmaOp>(inner) ||
             (reduce && reduce.getAxis());
   });
   return uses;
@@ -352,10 +352,21 @@ struct ConvertTileToNVVMPass
     func.walk([&](Operation *op) {
       auto reduce = dyn_cast<tile::ReduceOp>(op);
       bool scan = isa<tile::ScanOp>(op);
+      auto mma = dyn_cast<tile::MmaOp>(op);
       if (!isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp>(op) &&
-          !(reduce && reduce.getAxis()) && !scan)
+          !(reduce && reduce.getAxis()) && !scan && !(mma && !layout.wgmma))
         return;
       auto srcTy = cast<RankedTensorType>(op->getOperand(0).getType());
+      if (mma) {
+        // A CUDA-core mma keeps both operands in the buffer.
+        int64_t bytes = mmaOperandOffset(mma.getA().getType()) +
+                        relayoutScratchBytes(mma.getB().getType());
+        if (bytes > relayoutBytes) {
+          relayoutBytes = bytes;
+          largest = op;
+        }
+        return;
+      }
       // A scan keeps one total per (group, warp), in 32-bit words.
       int64_t words = srcTy.getElementType().getIntOrFloatBitWidth() > 32 ? 2 : 1;
       int64_t bytes = scan ? 4 * words * layout.groups(srcTy) * int64_t(layout.threads / 32)
@@ -368,10 +379,24 @@ struct ConvertTileToNVVMPass
     if (relayoutBytes > 0) {
       // Static shared memory is limited to 48 KiB per block.
       constexpr int64_t kLimit = 46 * 1024;
+      if (relayoutBytes > kLimit && isa<tile::MmaOp>(largest)) {
+        auto mma = cast<tile::MmaOp>(largest);
+        auto text = [](RankedTensorType t) {
+          std::string s = "tile<f32>[";
+          for (auto [i, d] : llvm::enumerate(t.getShape()))
+            s += (i ? ", " : "") + std::to_string(d);
+          return s + "]";
+        };
+        return largest->emitError()
+               << "this mma of f32 tiles runs on the CUDA cores and keeps both operands ("
+               << text(mma.getA().getType()) << " and " << text(mma.getB().getType())
+               << ") in shared memory: " << relayoutBytes << " bytes, more than the " << kLimit
+               << " available; use smaller tiles (e.g. BM = 64, BN = 64, BK = 32)";
+      }
       if (relayoutBytes > kLimit)
         return largest->emitError()
                << "this moves a tile of " << relayoutBytes
-               << " bytes through shared memory (transpose, take, reduction over an axis, or "
+               << " bytes through shared memory (transpose, take, reduction over an axis, f32 mma, or "
                   "broadcast of a computed tile), more than the "
                << kLimit << " available; use a smaller tile";
       auto module = func->getParentOfType<ModuleOp>();
