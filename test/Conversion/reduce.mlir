@@ -86,3 +86,25 @@ func.func @two(%t: f32, %n: i32) attributes {tile.kernel, tile.num_warps = 2 : i
   }
   return
 }
+
+// -----
+
+// More than 8 reductions share 8 sets of slots (1024 words) and each keeps
+// the barrier after its reads.
+// CHECK: llvm.mlir.global internal @__tile_reduce_scratch_many() {{.*}} : !llvm.array<1024 x i32>
+// CHECK-LABEL: llvm.func @many(
+// CHECK-COUNT-18: nvvm.barrier0
+// CHECK-NOT:     nvvm.barrier0
+func.func @many(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+  %x = tile.splat %t : f32 -> tensor<128xf32>
+  %r0 = tile.reduce "sum" %x : tensor<128xf32> -> f32
+  %r1 = tile.reduce "sum" %x : tensor<128xf32> -> f32
+  %r2 = tile.reduce "sum" %x : tensor<128xf32> -> f32
+  %r3 = tile.reduce "sum" %x : tensor<128xf32> -> f32
+  %r4 = tile.reduce "sum" %x : tensor<128xf32> -> f32
+  %r5 = tile.reduce "sum" %x : tensor<128xf32> -> f32
+  %r6 = tile.reduce "sum" %x : tensor<128xf32> -> f32
+  %r7 = tile.reduce "sum" %x : tensor<128xf32> -> f32
+  %r8 = tile.reduce "sum" %x : tensor<128xf32> -> f32
+  return
+}

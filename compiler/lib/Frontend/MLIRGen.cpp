@@ -503,9 +503,10 @@ Value Gen::genCall(const Expr &e) {
     b.setInsertionPointAfter(op);
     return op->getResult(0);
   }
-  if (fn == "take")
-    return tile::TakeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
-                                gen(*e.args[0]), gen(*e.args[1]));
+  if (fn == "take") // indices as i64 (unsigned ones zero-extended)
+    return tile::TakeOp::create(
+        b, l, cast<RankedTensorType>(mlirType(e.type)), gen(*e.args[0]),
+        genAs(*e.args[1], SemaType::tile(ScalarType::I64, e.args[1]->type.shape)));
   if (fn == "transpose" || fn == "permute")
     return tile::PermuteOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
                                    gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));

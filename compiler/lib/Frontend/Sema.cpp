@@ -797,7 +797,7 @@ static ExprPtr notDone(const std::string &done, llvm::SMLoc loc) {
 /// into `let ret = e;` (to learn the returned types).
 static std::vector<StmtPtr> lowerReturns(const std::vector<StmtPtr> &body,
                                          const std::string &ret, const std::string &done,
-                                         bool check) {
+                                         bool check, unsigned &loops) {
   std::vector<StmtPtr> out;
   for (size_t i = 0; i < body.size(); ++i) {
     const Stmt &st = *body[i];
@@ -828,8 +828,8 @@ static std::vector<StmtPtr> lowerReturns(const std::vector<StmtPtr> &body,
                             {&branch->step, &st.step}})
       if (*from)
         *to = cloneExpr(**from);
-    branch->body = lowerReturns(st.body, ret, done, check);
-    branch->elseBody = lowerReturns(st.elseBody, ret, done, check);
+    branch->body = lowerReturns(st.body, ret, done, check, loops);
+    branch->elseBody = lowerReturns(st.elseBody, ret, done, check, loops);
     if (!check && st.kind == Stmt::Kind::For) {
       // Later iterations do nothing once the body has returned.
       auto guard = std::make_unique<Stmt>(Stmt::Kind::If, st.loc);
@@ -838,11 +838,32 @@ static std::vector<StmtPtr> lowerReturns(const std::vector<StmtPtr> &body,
       branch->body.clear();
       branch->body.push_back(std::move(guard));
     } else if (!check && st.kind == Stmt::Kind::While) {
-      auto both = std::make_unique<Expr>(Expr::Kind::Binary, st.loc);
-      both->op = Expr::Op::And;
-      both->args.push_back(std::move(branch->value));
-      both->args.push_back(notDone(done, st.loc));
-      branch->value = std::move(both);
+      // `var go = cond; while go { body; go = !done && cond }`, with cond
+      // evaluated only while the helper has not returned.
+      std::string go = done + "#go" + std::to_string(loops++);
+      auto decl = std::make_unique<Stmt>(Stmt::Kind::Let, st.loc);
+      decl->isVar = true;
+      decl->name = go;
+      decl->nameLoc = st.loc;
+      decl->value = cloneExpr(*st.value);
+      out.push_back(std::move(decl));
+      auto again = std::make_unique<Stmt>(Stmt::Kind::If, st.loc);
+      again->value = notDone(done, st.loc);
+      auto set = [&](ExprPtr v) {
+        auto a = std::make_unique<Stmt>(Stmt::Kind::Assign, st.loc);
+        a->name = go;
+        a->nameLoc = st.loc;
+        a->value = std::move(v);
+        return a;
+      };
+      again->body.push_back(set(cloneExpr(*st.value)));
+      auto no = std::make_unique<Expr>(Expr::Kind::BoolLit, st.loc);
+      no->intValue = 0;
+      again->elseBody.push_back(set(std::move(no)));
+      branch->body.push_back(std::move(again));
+      auto name = std::make_unique<Expr>(Expr::Kind::Name, st.loc);
+      name->name = go;
+      branch->value = std::move(name);
     }
     out.push_back(std::move(branch));
     if (check) // the rest stays in this scope: only the types matter
@@ -854,7 +875,7 @@ static std::vector<StmtPtr> lowerReturns(const std::vector<StmtPtr> &body,
       return out;
     auto guard = std::make_unique<Stmt>(Stmt::Kind::If, st.loc);
     guard->value = notDone(done, st.loc);
-    guard->body = lowerReturns(rest, ret, done, check);
+    guard->body = lowerReturns(rest, ret, done, check, loops);
     out.push_back(std::move(guard));
     return out;
   }
@@ -889,7 +910,9 @@ static ExprPtr zeroOf(const SemaType &t, llvm::SMLoc loc) {
 /// to the arguments) and compile-time parameters, and the call becomes an
 /// Inline expression (its statements, then the returned value).
 bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
-  if (inlining.count(fn.name))
+  // Combiners (named "fn", a keyword) cannot recurse: they have no name.
+  bool lambda = fn.name == "fn";
+  if (!lambda && inlining.count(fn.name))
     return error(e.loc, "'" + fn.name + "' calls itself; helpers are inlined and cannot recurse");
   std::vector<ExprPtr> positional;
   std::map<std::string, int64_t> consts;
@@ -919,10 +942,12 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
   // The body's scope: argument slots, then the parameters bound to them.
   auto saved = std::move(symbols);
   symbols.clear();
-  inlining.insert(fn.name);
+  if (!lambda)
+    inlining.insert(fn.name);
   auto finish = [&](bool ok) {
     symbols = std::move(saved);
-    inlining.erase(fn.name);
+    if (!lambda)
+      inlining.erase(fn.name);
     return ok;
   };
   for (const ConstParam &cp : fn.constParams) {
@@ -987,7 +1012,8 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
                                                                   std::to_string(inlineCount);
     ++inlineCount;
     auto scratchSymbols = symbols;
-    std::vector<StmtPtr> scratch = lowerReturns(lead, ret, done, /*check=*/true);
+    unsigned loops = 0;
+    std::vector<StmtPtr> scratch = lowerReturns(lead, ret, done, /*check=*/true, loops);
     bool ok = true;
     for (size_t i = checkedFrom; i < body.size() && ok; ++i) {
       StmtPtr bind = cloneStmt(*body[i]);
@@ -1013,15 +1039,34 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
     symbols = scratchSymbols;
     if (!ok)
       return finish(false);
-    SemaType type = last->type;
+    // The result type: that of the returns that are not bare literals (the
+    // first of them, the final return first), or the literals' common type.
+    std::vector<std::pair<const Expr *, SemaType>> all{{last.get(), last->type}};
+    for (auto &[st, t] : earlyTypes)
+      all.push_back({st->value.get(), t});
+    SemaType type;
+    bool found = false;
+    for (auto &[x, t] : all)
+      if (!t.weak && !found) {
+        type = t;
+        found = true;
+      }
+    if (!found) {
+      type = all.front().second;
+      for (auto &[x, t] : all)
+        type = unifyOperands(type, t, "").type;
+    }
     type.weak = false;
-    for (auto &[st, t] : earlyTypes) {
-      Unified u = unifyOperands(type, t, "");
-      if (!u.error.empty() || u.type.elem != type.elem || u.type.shape != type.shape ||
-          t.kind != type.kind) {
-        error(st->value->loc, "'" + fn.name + "' returns " + describeOperand(type) +
-                                  " at its end, but this 'return' gives " +
-                                  describeOperand(t));
+    // Every return must be assignable to it (a literal adapts).
+    for (auto &[x, t] : all) {
+      bool same = t.elem == type.elem && t.kind == type.kind && t.shape == type.shape;
+      if (!same && t.weak && t.kind == type.kind) {
+        Unified u = unifyOperands(type, t, "");
+        same = u.error.empty() && u.type.elem == type.elem;
+      }
+      if (!same) {
+        error(x->loc, "'" + fn.name + "' returns " + describeOperand(type) +
+                          " elsewhere, but this 'return' gives " + describeOperand(t));
         return finish(false);
       }
     }
@@ -1044,7 +1089,7 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
     for (auto &st : lead)
       whole.push_back(std::move(st));
     whole.push_back(std::move(final));
-    for (auto &st : lowerReturns(whole, ret, done, /*check=*/false))
+    for (auto &st : lowerReturns(whole, ret, done, /*check=*/false, loops))
       body.push_back(std::move(st));
     for (size_t i = checkedFrom; i < body.size(); ++i)
       if (!checkStmt(*body[i]))
@@ -1096,6 +1141,32 @@ bool Checker::checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &wh
   symbols.erase("combine#b");
   if (!ok)
     return false;
+  // The combiner runs on scalars, inside the reduction's lowering: no tiles.
+  std::function<const Expr *(const Expr &)> tileIn = [&](const Expr &x) -> const Expr * {
+    if (x.type.isTile())
+      return &x;
+    for (auto &a : x.args)
+      if (const Expr *t = tileIn(*a))
+        return t;
+    std::function<const Expr *(const std::vector<StmtPtr> &)> inBody =
+        [&](const std::vector<StmtPtr> &body) -> const Expr * {
+      for (auto &st : body) {
+        for (const Expr *y : {st->value.get(), st->lower.get(), st->upper.get(), st->step.get()})
+          if (y)
+            if (const Expr *t = tileIn(*y))
+              return t;
+        if (const Expr *t = inBody(st->body))
+          return t;
+        if (const Expr *t = inBody(st->elseBody))
+          return t;
+      }
+      return nullptr;
+    };
+    return inBody(x.body);
+  };
+  if (const Expr *t = tileIn(*call))
+    return error(t->loc, "a combiner of '" + what + "' works on two scalars; it cannot use "
+                         "tiles (this is " + describeOperand(t->type) + ")");
   Unified u = unifyOperands(SemaType::scalar(elem), call->type, "");
   if (!call->type.isScalar() || !u.error.empty() || u.type.elem != elem)
     return error(arg->loc, "the combiner of '" + what + "' must return a " +

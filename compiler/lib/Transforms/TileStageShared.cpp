@@ -231,8 +231,9 @@ struct TileStageSharedPass
                            "must come after the mma loop";
         return WalkResult::interrupt();
       }
-      if (isa<tile::PermuteOp, tile::SliceOp>(op)) {
-        op->emitError() << "transposes in a kernel with mma are not supported yet";
+      if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp>(op)) {
+        op->emitError() << "transposes, slices, take and scans in a kernel with mma are not "
+                           "supported yet";
         return WalkResult::interrupt();
       }
       if (isa<tile::BroadcastOp>(op)) {

@@ -128,6 +128,10 @@ mlir::Value shuffleValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 std::string reduceScratchName(llvm::StringRef kernel);
 inline constexpr unsigned kReduceSlotsPerOp = 128;
 inline constexpr llvm::StringLiteral kReduceSlotAttrName = "tile.reduce_slot";
+/// Reductions beyond kMaxReduceSlotSets share slots (and keep the barrier
+/// after reading them).
+inline constexpr unsigned kMaxReduceSlotSets = 8;
+inline constexpr llvm::StringLiteral kReduceSharedSlotAttrName = "tile.reduce_shared_slot";
 /// take: the relayout buffer already holds the source (an earlier take of
 /// the same tile wrote it) / a later take reads it, so keep it intact.
 inline constexpr llvm::StringLiteral kTakeReuseAttrName = "tile.take_reuse";

@@ -311,7 +311,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
         }
         total = w == 0 ? x : combine(total, x);
       }
-      if (op->getParentOfType<LoopLikeOpInterface>())
+      if (op->getParentOfType<LoopLikeOpInterface>() || op->hasAttr(kReduceSharedSlotAttrName))
         NVVM::Barrier0Op::create(rewriter, loc);
       acc = total;
     }

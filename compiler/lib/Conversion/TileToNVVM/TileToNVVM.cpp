@@ -325,6 +325,7 @@ struct ConvertTileToNVVMPass
     // per warp, then an index per warp for argmax/argmin), so that one that
     // runs once needs no barrier after reading its slots (see ReduceToNVVM).
     SmallVector<tile::ReduceOp> wholeTileReduces;
+    int64_t reduceBytes = 0;
     func.walk([&](tile::ReduceOp r) {
       if (!r.getAxis())
         wholeTileReduces.push_back(r);
@@ -334,9 +335,16 @@ struct ConvertTileToNVVMPass
       OpBuilder mb(ctx);
       mb.setInsertionPointToStart(module.getBody());
       std::string name = reduceScratchName(func.getName());
-      for (auto [i, r] : llvm::enumerate(wholeTileReduces))
-        r->setAttr(kReduceSlotAttrName, mb.getI32IntegerAttr(int32_t(i)));
-      int64_t slots = int64_t(kReduceSlotsPerOp) * int64_t(wholeTileReduces.size());
+      // At most kMaxReduceSlotSets sets of slots (512 bytes each): past
+      // that, reductions share sets and keep the barrier after their reads.
+      size_t sets = std::min<size_t>(wholeTileReduces.size(), kMaxReduceSlotSets);
+      for (auto [i, r] : llvm::enumerate(wholeTileReduces)) {
+        r->setAttr(kReduceSlotAttrName, mb.getI32IntegerAttr(int32_t(i % sets)));
+        if (wholeTileReduces.size() > sets)
+          r->setAttr(kReduceSharedSlotAttrName, mb.getUnitAttr());
+      }
+      reduceBytes = 4 * int64_t(kReduceSlotsPerOp) * int64_t(sets);
+      int64_t slots = int64_t(kReduceSlotsPerOp) * int64_t(sets);
       if (!module.lookupSymbol(name))
         LLVM::GlobalOp::create(
             mb, func.getLoc(), LLVM::LLVMArrayType::get(mb.getI32Type(), slots),
@@ -377,8 +385,9 @@ struct ConvertTileToNVVMPass
       }
     });
     if (relayoutBytes > 0) {
-      // Static shared memory is limited to 48 KiB per block.
-      constexpr int64_t kLimit = 46 * 1024;
+      // Static shared memory is limited to 48 KiB per block (the
+      // reductions' slots take some of it).
+      const int64_t kLimit = std::min<int64_t>(46 * 1024, 47 * 1024 - reduceBytes);
       if (relayoutBytes > kLimit && isa<tile::MmaOp>(largest)) {
         auto mma = cast<tile::MmaOp>(largest);
         auto text = [](RankedTensorType t) {
