@@ -109,6 +109,20 @@ Reference elementwise(std::vector<unsigned> ins, unsigned out,
   return r;
 }
 
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    s += 0x9E3779B97F4A7C15ull;
+    uint64_t z = s;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { // [-2, 2)
+    return (next() >> 11) * (4.0 / 9007199254740992.0) - 2.0;
+  }
+};
+
 /// References by kernel name (tensor parameters are numbered in order).
 std::map<std::string, Reference> references() {
   std::map<std::string, Reference> refs;
@@ -559,14 +573,8 @@ std::map<std::string, Reference> references() {
     // each at random places (a quarter of all values).
     auto csr = [](int64_t n) {
       std::vector<int64_t> off{0};
-      uint64_t s = 0x5EEDull + uint64_t(n);
-      auto next = [&] {
-        s += 0x9E3779B97F4A7C15ull;
-        uint64_t z = s;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-      };
+      Rng rng{0x5EEDull + uint64_t(n)};
+      auto next = [&] { return rng.next(); };
       int64_t longLen = n >= 4096 ? n / 16 : 0, longLeft = longLen ? 4 : 0;
       int64_t pos = 0;
       while (pos < n) {
@@ -756,20 +764,6 @@ double relTol(ScalarType t) {
   default: return 1e-12;
   }
 }
-
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    s += 0x9E3779B97F4A7C15ull;
-    uint64_t z = s;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { // [-2, 2)
-    return (next() >> 11) * (4.0 / 9007199254740992.0) - 2.0;
-  }
-};
 
 struct Options {
   std::vector<std::string> files;

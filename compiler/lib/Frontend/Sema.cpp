@@ -226,6 +226,8 @@ private:
   bool checkStmt(Stmt &s);
   bool checkBlock(std::vector<StmtPtr> &body);
   bool requireValue(Expr &e, const char *what);
+  /// checkArgCount, then requireValue on every argument.
+  bool requireValues(Expr &e, size_t lo, size_t hi, const char *what);
   bool requireConstInt(Expr &e, const char *what, int64_t &value);
   bool requireIntScalar(Expr &e, const char *what);
   bool checkArgCount(Expr &e, size_t lo, size_t hi);
@@ -398,6 +400,15 @@ bool Checker::checkTune(const Defines &defines) {
     if (!defines.count(t.name))
       inst.signature.tuneSpace.emplace_back(t.name, std::move(values));
   }
+  return true;
+}
+
+bool Checker::requireValues(Expr &e, size_t lo, size_t hi, const char *what) {
+  if (!checkArgCount(e, lo, hi))
+    return false;
+  for (auto &a : e.args)
+    if (!requireValue(*a, what))
+      return false;
   return true;
 }
 
@@ -820,14 +831,7 @@ static std::vector<StmtPtr> lowerReturns(const std::vector<StmtPtr> &body,
       out.push_back(cloneStmt(st));
       continue;
     }
-    auto branch = std::make_unique<Stmt>(st.kind, st.loc);
-    branch->name = st.name;
-    branch->nameLoc = st.nameLoc;
-    branch->value = st.value ? cloneExpr(*st.value) : nullptr;
-    for (auto [to, from] : {std::pair{&branch->lower, &st.lower}, {&branch->upper, &st.upper},
-                            {&branch->step, &st.step}})
-      if (*from)
-        *to = cloneExpr(**from);
+    StmtPtr branch = cloneStmt(st); // an if or a loop, with its bodies lowered
     branch->body = lowerReturns(st.body, ret, done, check, loops);
     branch->elseBody = lowerReturns(st.elseBody, ret, done, check, loops);
     if (!check && st.kind == Stmt::Kind::For) {
@@ -1469,11 +1473,8 @@ bool Checker::checkCall(Expr &e) {
     return true;
   }
   if (f == "mma") {
-    if (!checkArgCount(e, 3, 3))
+    if (!requireValues(e, 3, 3, "an argument of 'mma'"))
       return false;
-    for (auto &a : e.args)
-      if (!requireValue(*a, "an argument of 'mma'"))
-        return false;
     const SemaType &a = e.args[0]->type, &b = e.args[1]->type, &c = e.args[2]->type;
     const char *names[3] = {"a", "b", "the accumulator"};
     for (int k = 0; k < 3; ++k) {
@@ -1617,11 +1618,8 @@ bool Checker::checkCall(Expr &e) {
   }
   if (f == "pow" || f == "fma") {
     size_t n = f == "pow" ? 2 : 3;
-    if (!checkArgCount(e, n, n))
+    if (!requireValues(e, n, n, "an argument"))
       return false;
-    for (auto &a : e.args)
-      if (!requireValue(*a, "an argument"))
-        return false;
     SemaType t = e.args[0]->type;
     for (size_t k = 1; k < n; ++k) {
       Unified u = unifyOperands(t, e.args[k]->type, f == "pow" ? "raise" : "fma");
@@ -1705,11 +1703,8 @@ bool Checker::checkCall(Expr &e) {
     return true;
   }
   if (f == "where") {
-    if (!checkArgCount(e, 3, 3))
+    if (!requireValues(e, 3, 3, "an argument of 'where'"))
       return false;
-    for (auto &a : e.args)
-      if (!requireValue(*a, "an argument of 'where'"))
-        return false;
     const SemaType &c = e.args[0]->type;
     if (c.elem != ScalarType::I1)
       return error(e.args[0]->loc, "the condition of 'where' must be a boolean "

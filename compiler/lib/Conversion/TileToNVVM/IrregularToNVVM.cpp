@@ -81,10 +81,6 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
   return result;
 }
 
-TypedAttr zeroOf(OpBuilder &b, Type t) {
-  return isa<FloatType>(t) ? TypedAttr(b.getFloatAttr(t, 0.0)) : TypedAttr(b.getIntegerAttr(t, 0));
-}
-
 unsigned bytesOf(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
 
 struct GatherLowering : LayoutPattern<tile::GatherOp> {
@@ -95,20 +91,13 @@ struct GatherLowering : LayoutPattern<tile::GatherOp> {
     if (!view)
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
     Type elem = op.getType().getElementType();
-    TypedAttr fill = op.getFillAttr() ? op.getFillAttr() : zeroOf(rewriter, elem);
+    TypedAttr fill = op.getFillAttr() ? op.getFillAttr() : rewriter.getZeroAttr(elem);
     Location loc = op.getLoc();
     Value r = forEachElement(rewriter, loc, layout, view, op.getType(), adaptor.getIndices(),
                              adaptor.getMask(), elem, fill, [&](int64_t, Value addr) -> Value {
-                               if (!elem.isInteger(1))
-                                 return LLVM::LoadOp::create(rewriter, loc, elem, addr,
-                                                             bytesOf(elem));
-                               // A boolean is a byte in memory: nonzero is true.
-                               Value byte = LLVM::LoadOp::create(
-                                   rewriter, loc, rewriter.getI8Type(), addr, 1);
-                               return arith::CmpIOp::create(
-                                   rewriter, loc, arith::CmpIPredicate::ne, byte,
-                                   arith::ConstantOp::create(rewriter, loc,
-                                                             rewriter.getI8IntegerAttr(0)));
+                               Value x = LLVM::LoadOp::create(
+                                   rewriter, loc, memoryType(elem), addr, bytesOf(elem));
+                               return fromMemory(rewriter, loc, x, elem);
                              });
     rewriter.replaceOp(op, r);
     return success();
@@ -130,9 +119,8 @@ struct ScatterLowering : LayoutPattern<tile::ScatterOp> {
                    elem, TypedAttr(), [&](int64_t slot, Value addr) -> Value {
                      Value x = vector::ExtractOp::create(rewriter, loc, values,
                                                          ArrayRef<int64_t>{slot});
-                     if (elem.isInteger(1)) // a byte in memory, 0 or 1
-                       x = arith::ExtUIOp::create(rewriter, loc, rewriter.getI8Type(), x);
-                     LLVM::StoreOp::create(rewriter, loc, x, addr, bytesOf(elem));
+                     LLVM::StoreOp::create(rewriter, loc, toMemory(rewriter, loc, x), addr,
+                                           bytesOf(elem));
                      return Value();
                    });
     rewriter.eraseOp(op);
@@ -161,7 +149,7 @@ struct AtomicLowering : LayoutPattern<tile::AtomicOp> {
     Value values = adaptor.getValues(), cmp = adaptor.getCmp();
     Value r = forEachElement(
         rewriter, loc, layout, view, op.getType(), adaptor.getIndices(), adaptor.getMask(),
-        elem, zeroOf(rewriter, elem), [&](int64_t slot, Value addr) -> Value {
+        elem, rewriter.getZeroAttr(elem), [&](int64_t slot, Value addr) -> Value {
           Value x = vector::ExtractOp::create(rewriter, loc, values, ArrayRef<int64_t>{slot});
           if (kind == "cas") {
             Value c = vector::ExtractOp::create(rewriter, loc, cmp, ArrayRef<int64_t>{slot});

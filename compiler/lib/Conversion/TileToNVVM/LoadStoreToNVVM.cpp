@@ -34,8 +34,7 @@ public:
              const ThreadLayout &layout)
       : b(b), loc(loc), layout(layout), shape(tileTy.getShape()),
         elemTy(tileTy.getElementType()), numel(tileTy.getNumElements()) {
-    // Booleans are one byte each in memory (torch.bool): 0 or 1.
-    memTy = elemTy.isInteger(1) ? b.getI8Type() : elemTy;
+    memTy = memoryType(elemTy);
     ptr = view.getPtr();
     sizes.assign(view.getSizes().begin(), view.getSizes().end());
     strides.assign(view.getStrides().begin(), view.getStrides().end());
@@ -63,30 +62,15 @@ public:
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
   unsigned elemBytes() const { return memTy.getIntOrFloatBitWidth() / 8; }
-  /// A loaded memory value (scalar or vector of memTy) as elemTy, and back.
-  Value fromMemory(Value v) {
-    if (memTy == elemTy)
-      return v;
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(v.getType()));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
-  }
-  Value toMemory(Value v) {
-    if (memTy == elemTy)
-      return v;
-    Type to = memTy;
-    if (auto vt = dyn_cast<VectorType>(v.getType()))
-      to = VectorType::get(vt.getShape(), memTy);
-    return arith::ExtUIOp::create(b, loc, to, v);
-  }
   /// A load of `ty` (elemTy or a vector of it) at `addr`, through memory.
   Value load(Type ty, Value addr, unsigned align) {
     Type mty = memTy;
     if (auto vt = dyn_cast<VectorType>(ty))
       mty = VectorType::get(vt.getShape(), memTy);
-    return fromMemory(LLVM::LoadOp::create(b, loc, mty, addr, align));
+    return fromMemory(b, loc, LLVM::LoadOp::create(b, loc, mty, addr, align), elemTy);
   }
   void store(Value v, Value addr, unsigned align) {
-    LLVM::StoreOp::create(b, loc, toMemory(v), addr, align);
+    LLVM::StoreOp::create(b, loc, toMemory(b, loc, v), addr, align);
   }
   int64_t reps() const { return layout.groups(tileTy_); }
   /// Whether slot r may hold tile padding (flat index >= numel).
@@ -211,8 +195,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     VectorType vecTy = VectorType::get({layout.vec}, elemTy);
     TypedAttr padAttr = op.getPaddingAttr();
     if (!padAttr)
-      padAttr = isa<FloatType>(elemTy) ? TypedAttr(rewriter.getFloatAttr(elemTy, 0.0))
-                                       : TypedAttr(rewriter.getIntegerAttr(elemTy, 0));
+      padAttr = rewriter.getZeroAttr(elemTy);
 
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), layout);
     Value padAll = splatConst(rewriter, loc, resTy, padAttr);
@@ -343,8 +326,7 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
     Type elemTy = resTy.getElementType();
     auto srcTy = RankedTensorType::get(op.getSrcShape(), elemTy);
     TileAccess acc(rewriter, loc, mk, srcTy, adaptor.getIndices(), layout);
-    TypedAttr zero = isa<FloatType>(elemTy) ? TypedAttr(rewriter.getFloatAttr(elemTy, 0.0))
-                                            : TypedAttr(rewriter.getIntegerAttr(elemTy, 0));
+    TypedAttr zero = rewriter.getZeroAttr(elemTy);
     VectorType outTy = layout.perThreadType(resTy);
     Value result = splatConst(rewriter, loc, outTy, zero);
     Value zeroScalar = arith::ConstantOp::create(rewriter, loc, zero);

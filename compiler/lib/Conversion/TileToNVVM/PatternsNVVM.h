@@ -68,6 +68,14 @@ struct LayoutPattern : mlir::OpConversionPattern<OpTy> {
   const ThreadLayout &layout;
 };
 
+/// Booleans are one byte each in memory, global or shared (like
+/// torch.bool): `memoryType` is the type an element is kept as (i8 for i1);
+/// `toMemory` widens an i1 value (scalar or vector) to it, `fromMemory`
+/// reads a loaded byte as nonzero. Other types pass through unchanged.
+mlir::Type memoryType(mlir::Type elem);
+mlir::Value toMemory(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+mlir::Value fromMemory(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type elem);
+
 /// Calls `fn(slot, flat, mayPad)` for every element of `tile` this thread
 /// holds: `slot` is its index in the thread's vector, `flat` its row-major
 /// index in the tile (i64), and `mayPad` whether `flat` may lie past the

@@ -62,8 +62,7 @@ public:
                  LLVM::GlobalOp global, RankedTensorType srcTy, int64_t byteOffset = 0)
       : b(rewriter), loc(loc), layout(layout), srcTy(srcTy) {
     elem = srcTy.getElementType();
-    // Booleans are stored as bytes.
-    stored = elem.isInteger(1) ? b.getI8Type() : elem;
+    stored = memoryType(elem);
     bytes = stored.getIntOrFloatBitWidth() / 8;
     inner = srcTy.getShape().back();
     pitch = inner + rowPad(stored);
@@ -93,9 +92,8 @@ public:
   /// synchronizes the block.
   void write(Value src) {
     forEachThreadElement(b, loc, layout, srcTy, [&](int64_t slotIndex, Value e, bool mayPad) {
-      Value x = vector::ExtractOp::create(b, loc, src, ArrayRef<int64_t>{slotIndex});
-      if (stored != elem)
-        x = arith::ExtUIOp::create(b, loc, stored, x);
+      Value x = toMemory(b, loc, vector::ExtractOp::create(b, loc, src,
+                                                           ArrayRef<int64_t>{slotIndex}));
       if (!mayPad) {
         store(e, x);
         return;
@@ -113,18 +111,8 @@ public:
 
   void store(Value flat, Value x) { LLVM::StoreOp::create(b, loc, x, slot(flat), bytes); }
 
-  /// The i-th scratch slot after the tile (room for layout.threads values).
-  Value scratch(Value i) {
-    int64_t rows = srcTy.getNumElements() / inner;
-    Value index = arith::AddIOp::create(b, loc, c64(rows * pitch), i);
-    return LLVM::GEPOp::create(b, loc, base.getType(), stored, base, ValueRange{index});
-  }
-
   Value read(Value flat) {
-    Value x = LLVM::LoadOp::create(b, loc, stored, slot(flat), bytes);
-    if (stored != elem)
-      x = arith::TruncIOp::create(b, loc, elem, x);
-    return x;
+    return fromMemory(b, loc, LLVM::LoadOp::create(b, loc, stored, slot(flat), bytes), elem);
   }
 
   /// Calls `fn(slot, coords)` for every element this thread holds of a

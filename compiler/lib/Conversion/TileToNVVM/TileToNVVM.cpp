@@ -96,6 +96,27 @@ void tilec::forEachThreadElement(OpBuilder &b, Location loc, const ThreadLayout 
   }
 }
 
+Type tilec::memoryType(Type elem) {
+  return elem.isInteger(1) ? IntegerType::get(elem.getContext(), 8) : elem;
+}
+
+Value tilec::toMemory(OpBuilder &b, Location loc, Value v) {
+  Type elem = getElementTypeOrSelf(v.getType());
+  if (!elem.isInteger(1))
+    return v;
+  Type to = memoryType(elem);
+  if (auto vt = dyn_cast<VectorType>(v.getType()))
+    to = VectorType::get(vt.getShape(), to);
+  return arith::ExtUIOp::create(b, loc, to, v);
+}
+
+Value tilec::fromMemory(OpBuilder &b, Location loc, Value v, Type elem) {
+  if (!elem.isInteger(1))
+    return v;
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(v.getType()));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
+}
+
 SmallVector<Value> tilec::tileCoords(OpBuilder &b, Location loc, Value flat,
                                      ArrayRef<int64_t> shape) {
   auto c64 = [&](int64_t v) {
@@ -250,14 +271,18 @@ template <typename OpTy> static bool hasNested(Operation *root) {
 }
 
 /// Whether `op` (or an op nested in it) writes the relayout buffer.
-static bool usesRelayoutBuffer(Operation *op) {
+/// Whether `op` itself keeps data in the kernel's relayout buffer (an mma
+/// only in the blocked layout; the wgmma pipeline has its own memory).
+static bool writesRelayoutBuffer(Operation *op, bool wgmma) {
+  auto reduce = dyn_cast<tile::ReduceOp>(op);
+  return isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp>(op) ||
+         (reduce && reduce.getAxis()) || (isa<tile::MmaOp>(op) && !wgmma);
+}
+
+/// Whether `op` or an op nested in it writes the relayout buffer.
+static bool usesRelayoutBuffer(Operation *op, bool wgmma) {
   bool uses = false;
-  op->walk([&](Operation *inner) {
-    auto reduce = dyn_cast<tile::ReduceOp>(inner);
-    uses |= isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp,
-                tile::MmaOp>(inner) ||
-            (reduce && reduce.getAxis());
-  });
+  op->walk([&](Operation *inner) { uses |= writesRelayoutBuffer(inner, wgmma); });
   return uses;
 }
 
@@ -265,7 +290,7 @@ static bool usesRelayoutBuffer(Operation *op) {
 /// other user of the relayout buffer between them, reads the buffer the
 /// earlier one wrote (kTakeReuseAttrName); the earlier one then leaves it
 /// intact (kTakeKeepAttrName: no barrier after its reads).
-static void markSharedTakes(func::FuncOp func) {
+static void markSharedTakes(func::FuncOp func, bool wgmma) {
   func.walk([&](tile::TakeOp take) {
     if (take->hasAttr(kTakeReuseAttrName))
       return;
@@ -278,7 +303,7 @@ static void markSharedTakes(func::FuncOp func) {
         last = next;
         continue;
       }
-      if (usesRelayoutBuffer(op))
+      if (usesRelayoutBuffer(op, wgmma))
         break;
     }
   });
@@ -352,18 +377,16 @@ struct ConvertTileToNVVMPass
             /*alignment=*/16, /*addrSpace=*/3);
     }
     // Takes from one tile in a row share one write of it to the buffer.
-    markSharedTakes(func);
+    markSharedTakes(func, layout.wgmma);
     // Broadcasts of computed tiles, transposes, slices, axis reductions,
     // takes and scans share one buffer, as large as the largest need.
     int64_t relayoutBytes = 0;
     Operation *largest = nullptr;
     func.walk([&](Operation *op) {
-      auto reduce = dyn_cast<tile::ReduceOp>(op);
+      if (!writesRelayoutBuffer(op, layout.wgmma))
+        return;
       bool scan = isa<tile::ScanOp>(op);
       auto mma = dyn_cast<tile::MmaOp>(op);
-      if (!isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp>(op) &&
-          !(reduce && reduce.getAxis()) && !scan && !(mma && !layout.wgmma))
-        return;
       auto srcTy = cast<RankedTensorType>(op->getOperand(0).getType());
       if (mma) {
         // A CUDA-core mma keeps both operands in the buffer.
