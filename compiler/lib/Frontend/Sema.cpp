@@ -6,7 +6,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
-#include <functional>
 #include <cmath>
 #include <limits>
 
@@ -783,12 +782,38 @@ bool Checker::checkIrregular(Expr &e) {
   return true;
 }
 
+/// Calls `fn` on every statement of `body`, nested ones included.
+static void forEachStmt(const std::vector<StmtPtr> &body,
+                        llvm::function_ref<void(const Stmt &)> fn) {
+  for (const StmtPtr &st : body) {
+    fn(*st);
+    forEachStmt(st->body, fn);
+    forEachStmt(st->elseBody, fn);
+  }
+}
+
+/// The first expression in `e` (its operands and, for an inlined helper,
+/// its statements) whose type is a tile, or null.
+static const Expr *findTileExpr(const Expr &e) {
+  if (e.type.isTile())
+    return &e;
+  for (auto &a : e.args)
+    if (const Expr *t = findTileExpr(*a))
+      return t;
+  const Expr *found = nullptr;
+  forEachStmt(e.body, [&](const Stmt &st) {
+    for (const Expr *x : {st.value.get(), st.lower.get(), st.upper.get(), st.step.get()})
+      if (x && !found)
+        found = findTileExpr(*x);
+  });
+  return found;
+}
+
 /// Whether `body` holds a `return` (at any depth).
 static bool hasReturn(const std::vector<StmtPtr> &body) {
-  for (const StmtPtr &st : body)
-    if (st->kind == Stmt::Kind::Return || hasReturn(st->body) || hasReturn(st->elseBody))
-      return true;
-  return false;
+  bool found = false;
+  forEachStmt(body, [&](const Stmt &st) { found |= st.kind == Stmt::Kind::Return; });
+  return found;
 }
 
 /// `!done`.
@@ -1027,17 +1052,11 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
       ok = checkStmt(*scratch[i]);
     // The types of the early returns (the `let ret` bindings, now checked).
     std::vector<std::pair<const Stmt *, SemaType>> earlyTypes;
-    std::function<void(const std::vector<StmtPtr> &)> collect =
-        [&](const std::vector<StmtPtr> &list) {
-          for (const StmtPtr &st : list) {
-            if (st->kind == Stmt::Kind::Let && st->name == ret)
-              earlyTypes.push_back({st.get(), st->value->type});
-            collect(st->body);
-            collect(st->elseBody);
-          }
-        };
     if (ok)
-      collect(scratch);
+      forEachStmt(scratch, [&](const Stmt &st) {
+        if (st.kind == Stmt::Kind::Let && st.name == ret)
+          earlyTypes.push_back({&st, st.value->type});
+      });
     ExprPtr last = cloneExpr(*fn.body.back()->value);
     ok = ok && requireValue(*last, "the returned value");
     symbols = scratchSymbols;
@@ -1146,29 +1165,7 @@ bool Checker::checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &wh
   if (!ok)
     return false;
   // The combiner runs on scalars, inside the reduction's lowering: no tiles.
-  std::function<const Expr *(const Expr &)> tileIn = [&](const Expr &x) -> const Expr * {
-    if (x.type.isTile())
-      return &x;
-    for (auto &a : x.args)
-      if (const Expr *t = tileIn(*a))
-        return t;
-    std::function<const Expr *(const std::vector<StmtPtr> &)> inBody =
-        [&](const std::vector<StmtPtr> &body) -> const Expr * {
-      for (auto &st : body) {
-        for (const Expr *y : {st->value.get(), st->lower.get(), st->upper.get(), st->step.get()})
-          if (y)
-            if (const Expr *t = tileIn(*y))
-              return t;
-        if (const Expr *t = inBody(st->body))
-          return t;
-        if (const Expr *t = inBody(st->elseBody))
-          return t;
-      }
-      return nullptr;
-    };
-    return inBody(x.body);
-  };
-  if (const Expr *t = tileIn(*call))
+  if (const Expr *t = findTileExpr(*call))
     return error(t->loc, "a combiner of '" + what + "' works on two scalars; it cannot use "
                          "tiles (this is " + describeOperand(t->type) + ")");
   Unified u = unifyOperands(SemaType::scalar(elem), call->type, "");
