@@ -73,6 +73,41 @@ def tflops(m, n, k, ms):
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
+def f32_main(args):
+    """f32 operands on the CUDA cores: tilec next to cuBLAS SGEMM (TF32 off)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    example = os.path.join(root, "examples/matmul.tile")
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
+    print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}  f32 inputs and output, "
+          f"TF32 off")
+    print(f"{'M x N x K':>20} {'implementation':34} {'ms':>9} {'TF/s':>8}")
+    for (m, n, k) in shapes:
+        ours = []
+        for cfg in args.f32.split(","):
+            kernel, tiles = cfg.split(":")
+            bm, bn, bk = tiles.split("x")
+            flags = ["-D", f"BM={bm}", "-D", f"BN={bn}", "-D", f"BK={bk}", "-D", "T=f32",
+                     "-D", "O=f32"]
+            for r in tilec_bench(args.tilec_check, [example, "--kernel", kernel, *flags,
+                                                    "--shape", f"{m}x{n}x{k}",
+                                                    "--bench", str(args.iters),
+                                                    "--bench-reps", str(args.reps),
+                                                    "--no-verify"]):
+                if r["impl"] == "tilec":
+                    ours.append((f"tilec {kernel} {tiles}", r["ms"]))
+        a = torch.randn(m, k, device="cuda", dtype=torch.float32)
+        b = torch.randn(k, n, device="cuda", dtype=torch.float32)
+        cub = median_ms(lambda: torch.mm(a, b), args.iters, reps=args.reps)
+        for name, ms in ours + [("cuBLAS SGEMM (torch.mm)", cub)]:
+            print(f"{'x'.join(map(str, (m, n, k))):>20} {name:34} {ms:9.4f} "
+                  f"{tflops(m, n, k, ms):8.1f}")
+        if ours:
+            best = min(ours, key=lambda r: r[1])
+            print(f"SUMMARY matmul f32 {m}x{n}x{k}: best {best[0]} {tflops(m, n, k, best[1]):.1f} "
+                  f"TF/s, cuBLAS SGEMM {tflops(m, n, k, cub):.1f} TF/s: {cub / best[1]:.3f}x")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tilec-check", default="tilec-check")
@@ -85,7 +120,13 @@ def main():
     ap.add_argument("--csv", default="")
     ap.add_argument("--reps", type=int, default=10,
                     help="back-to-back launches per timed interval (all implementations)")
+    ap.add_argument("--f32", default="",
+                    help="f32 CUDA-core case instead: KERNEL:BMxBNxBK,... configs of "
+                         "examples/matmul.tile with T=f32, timed next to torch.mm in f32 "
+                         "with TF32 off (cuBLAS SGEMM) on --shapes")
     args = ap.parse_args()
+    if args.f32:
+        return f32_main(args)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     example = os.path.join(root, "examples/matmul.tile")
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]

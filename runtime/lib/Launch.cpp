@@ -465,7 +465,11 @@ static bool encodeTensorMap(ScalarType dtype, const TensorArg &t, const TmaOpera
                          t.strides[d] * int64_t(elem) >= (int64_t(1) << 40)))
       return false;
   }
-  int dataType = dtype == ScalarType::BF16 ? 9 : dtype == ScalarType::F16 ? 6 : -1;
+  // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16, _FLOAT32.
+  int dataType = dtype == ScalarType::BF16  ? 9
+                 : dtype == ScalarType::F16 ? 6
+                 : dtype == ScalarType::F32 ? 7
+                                            : -1;
   if (dataType < 0)
     return false;
   std::string error;

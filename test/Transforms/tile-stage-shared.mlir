@@ -62,23 +62,54 @@ func.func @too_deep(%ap: !llvm.ptr<1>, %am: i64, %ak: i64, %as0: i64, %as1: i64,
 
 // -----
 
-// f32 operands run on the CUDA cores in the ordinary blocked layout: no
-// pipeline plan, no wgmma layout, no extra arguments (on any arch).
+// f32 operands on sm_90a: the same TMA pipeline with CUDA-core (fma)
+// consumers. 128x128x32: two consumer warpgroups of 8x8 accumulators per
+// thread, 4-wide groups; a stage is (128*32 + 32*128) * 4 = 32 KiB, so 4
+// stages; TMA boxes are 32 f32 (128 bytes) wide. On sm_80 f32 keeps the
+// blocked layout (no error).
 // CHECK-LABEL: func.func @f32(
-// CHECK-NOT:     tile.pipeline
-// CHECK-NOT:     tile.layout
+// CHECK-SAME:    tile.layout = "fma"
+// CHECK-SAME:    tile.num_warps = 12 : i32
+// CHECK-SAME:    tile.shared_bytes = 132352 : i32
+// CHECK-SAME:    tile.tma = [array<i64: 0, 32, 128>, array<i64: 0, 32, 32>]
+// CHECK-SAME:    tile.vector_width = 4 : i32
 // CHECK:         tile.mma
+// CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
 // SM80-NOT:      error: {{.*}}f32
 func.func @f32(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
-  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
-  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<64x64xf32>) : i64 {
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<f32, 2>, i64, i64 -> tensor<128x32xf32>
+    %tb = tile.load %a[%k, %c0] : !tile.view<f32, 2>, i64, i64 -> tensor<32x128xf32>
+    %y = tile.mma %ta, %tb, %x : tensor<128x32xf32>, tensor<32x128xf32>, tensor<128x128xf32>
+    scf.yield %y : tensor<128x128xf32>
+  }
+  return
+}
+
+// -----
+
+// f32 tiles the pipeline cannot take (here BN = 32, not a multiple of 64)
+// keep the ordinary blocked layout, where the lowering stages the operands
+// itself: no plan, no layout, no extra arguments, and no error.
+// CHECK-LABEL: func.func @f32_blocked(
+// CHECK-NOT:     tile.pipeline
+// CHECK-NOT:     tile.layout
+// CHECK:         tile.mma
+// CHECK-NOT:     tile.pipeline
+func.func @f32_blocked(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %zero = arith.constant dense<0.0> : tensor<64x32xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<64x32xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<f32, 2>, i64, i64 -> tensor<64x32xf32>
-    %tb = tile.load %a[%k, %c0] : !tile.view<f32, 2>, i64, i64 -> tensor<32x64xf32>
-    %y = tile.mma %ta, %tb, %x : tensor<64x32xf32>, tensor<32x64xf32>, tensor<64x64xf32>
-    scf.yield %y : tensor<64x64xf32>
+    %tb = tile.load %a[%k, %c0] : !tile.view<f32, 2>, i64, i64 -> tensor<32x32xf32>
+    %y = tile.mma %ta, %tb, %x : tensor<64x32xf32>, tensor<32x32xf32>, tensor<64x32xf32>
+    scf.yield %y : tensor<64x32xf32>
   }
   return
 }

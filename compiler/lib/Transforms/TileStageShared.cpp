@@ -97,10 +97,24 @@ struct TileStageSharedPass
              << "kernel '" << name
              << "' has more than one mma; this version supports one mma loop per kernel";
     tile::MmaOp mma = mmas.front();
-    // f32 operands run on the CUDA cores in the ordinary blocked layout (no
-    // staging plan; the lowering keeps the operands in shared memory).
-    if (mma.getA().getType().getElementType().isF32())
+    // f32 operands run on the CUDA cores. On sm_90a a kernel of the
+    // matmul form gets the same TMA pipeline with fma consumers; any other
+    // (another arch, another loop form, other tile shapes) keeps the
+    // blocked layout, where the lowering stages the operands itself. The
+    // reasons a plan fails are not errors then, so they are dropped.
+    if (mma.getA().getType().getElementType().isF32()) {
+      if (arch != "sm_90a")
+        return success();
+      ScopedDiagnosticHandler quiet(func.getContext(), [](Diagnostic &) { return success(); });
+      (void)planPipeline(func, mma);
       return success();
+    }
+    return planPipeline(func, mma);
+  }
+
+  LogicalResult planPipeline(func::FuncOp func, tile::MmaOp mma) {
+    StringRef name = func.getName();
+    bool fma = mma.getA().getType().getElementType().isF32();
     if (arch != "sm_90a")
       return mma.emitError()
              << "mma needs --arch=sm_90a (TMA and wgmma); the sm_80 mma.sync "
@@ -159,24 +173,37 @@ struct TileStageSharedPass
                              << " (mma of " << shapeStr(aTy) << " and "
                              << shapeStr(bTy) << ")";
     };
-    if (BM % 64 != 0)
-      return shapeError("the number of rows of a (BM) must be a multiple of 64 for wgmma");
-    if (BK % 64 != 0)
-      return shapeError("the shared dimension (BK) must be a multiple of 64 for the "
-                        "128-byte swizzled staging");
-    if (BN % 64 != 0 || BN > 256)
-      return shapeError("the number of columns of b (BN) must be 64, 128, 192 or 256");
-
-    unsigned consumers = (BM >= 128 && (BM / 2) % 64 == 0) ? 2 : 1;
+    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+    // Elements per 128-byte row of a swizzled box (one TMA box's width).
+    int64_t boxCols = 128 / elemBytes;
+    unsigned consumers;
+    if (fma) {
+      // 8 x 16 consumer threads per warpgroup, each with 4x4 blocks.
+      consumers = (BM >= 128 && BM % 64 == 0) ? 2 : 1;
+      if (BM % (32 * consumers) != 0)
+        return shapeError("the number of rows of a (BM) must be a multiple of 32");
+      if (BN % 64 != 0)
+        return shapeError("the number of columns of b (BN) must be a multiple of 64");
+    } else {
+      if (BM % 64 != 0)
+        return shapeError("the number of rows of a (BM) must be a multiple of 64 for wgmma");
+      if (BN % 64 != 0 || BN > 256)
+        return shapeError("the number of columns of b (BN) must be 64, 128, 192 or 256");
+      consumers = (BM >= 128 && (BM / 2) % 64 == 0) ? 2 : 1;
+    }
+    if (BK % boxCols != 0)
+      return shapeError("the shared dimension (BK) must be a multiple of " +
+                        Twine(boxCols) + " for the 128-byte swizzled staging");
     int64_t accRegs = BM * BN / (128 * consumers);
-    if (accRegs > 128)
+    // fma consumers also keep a and b fragments and addresses: 64
+    // accumulators (8x8 per thread) is what fits next to them.
+    if (accRegs > (fma ? 64 : 128))
       return mma.emitError()
              << "kernel '" << name << "': the " << BM << "x" << BN
              << " f32 accumulator needs " << accRegs
              << " registers per thread in each of the " << consumers
              << " consumer warpgroups, but at most 128 leave room for the rest "
                 "(255 per thread); use a smaller BM or BN";
-    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
     int64_t stageBytes = (BM * BK + BK * BN) * elemBytes;
     int64_t maxStages = (kMaxSharedBytes - kSharedOverhead) / stageBytes;
     int64_t stages;
@@ -267,9 +294,9 @@ struct TileStageSharedPass
                    b.getDictionaryAttr({b.getNamedAttr("stages", b.getI32IntegerAttr(stages)),
                                         b.getNamedAttr("consumers",
                                                        b.getI32IntegerAttr(consumers))}));
-    func->setAttr(tile::kLayoutAttrName, b.getStringAttr("wgmma"));
+    func->setAttr(tile::kLayoutAttrName, b.getStringAttr(fma ? "fma" : "wgmma"));
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(4 * (consumers + 1)));
-    func->setAttr(tile::kVectorWidthAttrName, b.getI32IntegerAttr(2));
+    func->setAttr(tile::kVectorWidthAttrName, b.getI32IntegerAttr(fma ? 4 : 2));
     func->setAttr(tile::kSharedBytesAttrName,
                   b.getI32IntegerAttr(int32_t(stages * stageBytes + kSharedOverhead)));
     // One TMA descriptor (by value, 64-byte aligned) and a valid flag per
@@ -279,7 +306,7 @@ struct TileStageSharedPass
     for (auto [mk, load] : {std::pair{*aView, aLoad}, std::pair{*bView, bLoad}}) {
       int32_t param = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt();
       int64_t rows = load.getType().getShape().end()[-2];
-      tma.push_back(b.getDenseI64ArrayAttr({param, 64, rows}));
+      tma.push_back(b.getDenseI64ArrayAttr({param, boxCols, rows}));
       NamedAttrList attrs;
       attrs.append(LLVM::LLVMDialect::getByValAttrName(),
                    TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));

@@ -45,7 +45,7 @@ public:
       origins.push_back(arith::MulIOp::create(b, loc, i, c64(shape[d])));
     }
     tileTy_ = tileTy;
-    if (!layout.wgmma) {
+    if (!layout.pipelined) {
       Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
       Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
       tidBase = arith::MulIOp::create(b, loc, tid64, c64(layout.vec));
@@ -77,7 +77,7 @@ public:
   bool slotNeedsGuard(int64_t r) const { return layout.groupNeedsGuard(tileTy_, r); }
   /// First flat tile index of this thread's slot r.
   Value slotBase(int64_t r) {
-    if (layout.wgmma)
+    if (layout.pipelined)
       return layout.groupBase(b, loc, tileTy_, r);
     return arith::AddIOp::create(b, loc, tidBase,
                                  c64(r * int64_t(layout.threads) * layout.vec));

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -78,7 +79,10 @@ struct Operand {
   Value tmap, tmapValid; // kernel parameters
   int64_t rows = 0, cols = 0;
   int64_t smemOffset = 0; // within a stage
-  int64_t bytes() const { return rows * cols * 2; }
+  int64_t elemBytes = 2;
+  int64_t bytes() const { return rows * cols * elemBytes; }
+  /// Elements per 128-byte row of a swizzled box (a TMA box's width).
+  int64_t boxCols() const { return 128 / elemBytes; }
 };
 
 struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
@@ -116,12 +120,12 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       ArrayRef<int64_t> shape = o->load.getType().getShape();
       o->rows = shape.end()[-2];
       o->cols = shape.end()[-1];
+      o->elemBytes = o->load.getType().getElementType().getIntOrFloatBitWidth() / 8;
     }
     int64_t BM = A.rows, BK = A.cols, BN = B.cols;
     B.smemOffset = A.bytes();
     int64_t stageBytes = A.bytes() + B.bytes();
     Type elem = A.load.getType().getElementType();
-    auto wgmmaType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
 
     // Shared memory: the kernel's dynamic buffer, aligned up to 1024.
     auto smemPtrTy = LLVM::LLVMPointerType::get(ctx, 3);
@@ -235,12 +239,17 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     });
 
     // ---- consumers: warpgroups 1..C ---------------------------------------
+    Value init = adaptor.getInitArgs()[0];
+    Value result = layout.fma ? fmaConsumers(rewriter, loc, A, B, S, C, init, smem, tid, lane,
+                                             trips32, barrier)
+                              : Value();
+    if (!result) {
     Value consumer = e.sub(wg, e.i32(1));
     int64_t rowsPerWG = BM / C, mBlocks = rowsPerWG / 64;
     int64_t fields = BN / 2;
     auto structTy = LLVM::LLVMStructType::getLiteral(
         ctx, SmallVector<Type>(fields, rewriter.getF32Type()));
-    Value init = adaptor.getInitArgs()[0];
+    auto wgmmaType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     SmallVector<Value> accs;
     for (int64_t mb = 0; mb < mBlocks; ++mb) {
       Value st = LLVM::UndefOp::create(rewriter, loc, structTy);
@@ -304,7 +313,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     }
     NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
     VectorType resTy = cast<VectorType>(init.getType());
-    Value result = arith::ConstantOp::create(
+    result = arith::ConstantOp::create(
         rewriter, loc, resTy, DenseElementsAttr::get(resTy, rewriter.getF32FloatAttr(0)));
     for (int64_t mb = 0; mb < mBlocks; ++mb)
       for (int64_t f = 0; f < fields; ++f) {
@@ -313,13 +322,103 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         result = vector::InsertOp::create(rewriter, loc, x, result,
                                           ArrayRef<int64_t>{mb * fields + f});
       }
+    }
     (void)module;
     (void)BN;
     rewriter.replaceOp(forOp, result);
     return success();
   }
 
-  /// Issues the TMA copies of one operand tile: boxes of 64 columns.
+  /// The fma consumers (f32 operands on the CUDA cores): per stage, each
+  /// thread reads, for every 4 k, one 16-byte chunk of a per row it holds
+  /// and one 16-byte chunk of b per 64-column block and k, and accumulates
+  /// its 4x4 blocks with fma (the "fma" layout in PatternsNVVM.h). The
+  /// reads follow the 128-byte swizzle, which keeps them free of bank
+  /// conflicts: a warp reads two rows of a (4 apart, so different chunks)
+  /// and 16 consecutive chunks of b. Once every lane of a warp has read the
+  /// stage, its lane 0 releases it.
+  template <typename BarrierFn>
+  static Value fmaConsumers(OpBuilder &b, Location loc, const Operand &A, const Operand &B,
+                            int64_t S, int64_t C, Value init, Value smem, Value tid,
+                            Value lane, Value trips32, BarrierFn barrier) {
+    Emit e{b, loc};
+    int64_t BM = A.rows, BK = A.cols, BN = B.cols;
+    int64_t stageBytes = A.bytes() + B.bytes();
+    int64_t rowBlocks = BM / (32 * C), colBlocks = BN / 64, rowsHeld = rowBlocks * 4;
+    Value c = e.sub(tid, e.i32(128));
+    Value tx = e.remu(c, e.i32(16)), ty = e.divu(c, e.i32(16));
+    // Per held row r = rb*4 + i: its byte offset in an A box and its
+    // swizzle key ((row % 8) * 16; rows step by multiples of 8 between
+    // blocks). Per column block: the B box and chunk of column cb*64 + 4*tx.
+    SmallVector<Value> aRow, aKey, bCol;
+    for (int64_t rb = 0; rb < rowBlocks; ++rb)
+      for (int64_t i = 0; i < 4; ++i) {
+        Value row = e.add(e.mul(ty, e.i32(4)), e.i32(rb * 32 * C + i));
+        aRow.push_back(e.mul(row, e.i32(128)));
+        aKey.push_back(e.mul(e.remu(row, e.i32(8)), e.i32(16)));
+      }
+    Value bChunk = e.remu(tx, e.i32(8));
+    for (int64_t cb = 0; cb < colBlocks; ++cb) {
+      Value box = e.add(e.i32(cb * 2), e.divu(tx, e.i32(8)));
+      bCol.push_back(e.add(e.i32(B.smemOffset), e.mul(box, e.i32(BK * 128))));
+    }
+    Type f32 = b.getF32Type();
+    auto v4 = VectorType::get({4}, f32);
+    auto loadChunk = [&](Value stage, Value offset) {
+      return LLVM::LoadOp::create(b, loc, v4, e.gep(stage, e.zext64(offset)), 16).getResult();
+    };
+    auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1), ValueRange{init});
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value s64 = e.zext64(e.remu(i, e.i32(S)));
+    Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier(e.i64(0), s64), parity,
+                                          e.i32(10000000));
+    Value stage = e.gep(smem, e.mul(s64, e.i64(stageBytes)));
+    Value accVec = loop.getRegionIterArgs()[0];
+    SmallVector<Value> acc;
+    for (int64_t x = 0; x < rowsHeld * colBlocks * 4; ++x)
+      acc.push_back(vector::ExtractOp::create(b, loc, accVec, ArrayRef<int64_t>{x}));
+    for (int64_t kc = 0; kc < BK / 4; ++kc) {
+      // a[row, 4kc .. 4kc+3]: box kc/8, chunk (kc % 8) ^ (row % 8).
+      SmallVector<Value> a;
+      for (int64_t r = 0; r < rowsHeld; ++r)
+        a.push_back(loadChunk(stage, e.add(e.add(e.i32((kc / 8) * BM * 128), aRow[r]),
+                                           e.bxor(e.i32((kc % 8) * 16), aKey[r]))));
+      for (int64_t kk = 0; kk < 4; ++kk) {
+        int64_t k = kc * 4 + kk;
+        // b[k, cb*64 + 4tx ..]: row k of its box, chunk (tx % 8) ^ (k % 8).
+        SmallVector<Value> bv;
+        for (int64_t cb = 0; cb < colBlocks; ++cb)
+          bv.push_back(loadChunk(
+              stage, e.add(e.add(bCol[cb], e.i32(k * 128)),
+                           e.mul(e.bxor(bChunk, e.i32(k % 8)), e.i32(16)))));
+        for (int64_t r = 0; r < rowsHeld; ++r) {
+          Value ar = vector::ExtractOp::create(b, loc, a[r], ArrayRef<int64_t>{kk});
+          for (int64_t cb = 0; cb < colBlocks; ++cb)
+            for (int64_t j = 0; j < 4; ++j) {
+              Value bj = vector::ExtractOp::create(b, loc, bv[cb], ArrayRef<int64_t>{j});
+              Value &slot = acc[(r * colBlocks + cb) * 4 + j];
+              slot = math::FmaOp::create(b, loc, ar, bj, slot);
+            }
+        }
+      }
+    }
+    // Every lane has read the stage: lane 0 releases it for the producer.
+    NVVM::SyncWarpOp::create(b, loc, e.i32(-1));
+    e.ifThen(e.eq(lane, e.i32(0)), [&] {
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(e.i64(1), s64), Value());
+    });
+    Value out = accVec;
+    for (auto [x, v] : llvm::enumerate(acc))
+      out = vector::InsertOp::create(b, loc, v, out, ArrayRef<int64_t>{int64_t(x)});
+    scf::YieldOp::create(b, loc, out);
+    return loop.getResult(0);
+  }
+
+  /// Issues the TMA copies of one operand tile: boxes of 128 bytes' worth
+  /// of columns.
   static void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
                        Value dst, Value mbar) {
     Emit e{b, loc};
@@ -328,11 +427,11 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     size_t rank = origins.size();
     Value row = i32(origins[rank - 2]);
     Value col = i32(origins[rank - 1]);
-    for (int64_t box = 0; box < o.cols / 64; ++box) {
+    for (int64_t box = 0; box < o.cols / o.boxCols(); ++box) {
       Value d = e.gep(dst, e.i64(box * o.rows * 128));
       Value d7 = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, d);
       // Coordinates innermost first: column, row (, batch).
-      SmallVector<Value> coords = {e.add(col, e.i32(box * 64)), row};
+      SmallVector<Value> coords = {e.add(col, e.i32(box * o.boxCols())), row};
       if (rank == 3)
         coords.push_back(i32(origins[0]));
       NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
@@ -361,9 +460,10 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       batchOk = e.ult(origins[0], o.view.getSizes()[0]);
       batchOffset = e.mul(origins[0], o.view.getStrides()[0]);
     }
-    int64_t chunksPerRow = o.cols / 8, chunks = o.rows * chunksPerRow;
+    int64_t chunkElems = 16 / o.elemBytes;
+    int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
     Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
-    auto vecTy = VectorType::get({8}, elem);
+    auto vecTy = VectorType::get({chunkElems}, elem);
     auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(128));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -376,8 +476,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       rowOk = arith::AndIOp::create(b, loc, rowOk, batchOk);
     Value v = arith::ConstantOp::create(b, loc, vecTy,
                                         DenseElementsAttr::get(vecTy, b.getFloatAttr(elem, 0.0)));
-    for (int64_t t = 0; t < 8; ++t) {
-      Value gcol = e.add(origins[rank - 1], e.add(e.mul(cc, e.i64(8)), e.i64(t)));
+    for (int64_t t = 0; t < chunkElems; ++t) {
+      Value gcol = e.add(origins[rank - 1], e.add(e.mul(cc, e.i64(chunkElems)), e.i64(t)));
       Value ok = arith::AndIOp::create(b, loc, rowOk, e.ult(gcol, size1));
       auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
       {
@@ -387,7 +487,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         if (batchOffset)
           off = e.add(off, batchOffset);
         Value p = LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr, ValueRange{off});
-        scf::YieldOp::create(b, loc, ValueRange{LLVM::LoadOp::create(b, loc, elem, p, 2)});
+        scf::YieldOp::create(b, loc,
+                             ValueRange{LLVM::LoadOp::create(b, loc, elem, p, o.elemBytes)});
         b.setInsertionPointToStart(&ifOp.getElseRegion().front());
         scf::YieldOp::create(b, loc, zero);
       }

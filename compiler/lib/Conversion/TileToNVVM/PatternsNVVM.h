@@ -25,15 +25,22 @@ namespace tilec {
 ///    m64nN: consumer warpgroup c (warpgroup c+1 of the block) holds rows
 ///    [c*rowsPerWG, (c+1)*rowsPerWG); in each 64-row block, warp w of the
 ///    warpgroup holds rows 16w + lane/4 (+8) and columns 8j + 2*(lane%4)
-///    (+1), in the order of the wgmma result registers.
+///    (+1), in the order of the wgmma result registers;
+///  - fma (tile-stage-shared, f32 operands): the CUDA-core consumers' 4x4
+///    blocks. Consumer thread c = 16*ty + tx (ty < 8*consumers) holds, for
+///    each group g = (rb*4 + i)*(BN/64) + cb, the 4 columns from
+///    cb*64 + 4*tx of row rb*32*consumers + 4*ty + i.
+/// Both pipelined layouts cover [BM, BN] tiles (and [1, ..., BM, BN]); the
+/// producer warpgroup takes consumer 0's positions.
 struct ThreadLayout {
   unsigned threads = 128;
   unsigned vec = 1;
-  bool wgmma = false;
-  unsigned consumers = 1; ///< wgmma: consumer warpgroups (after the producer)
+  bool pipelined = false; ///< an mma pipeline kernel: wgmma or fma layout
+  bool fma = false;       ///< the pipeline's consumers use CUDA-core fma
+  unsigned consumers = 1; ///< pipelined: consumer warpgroups (after the producer)
 
   int64_t groups(mlir::RankedTensorType t) const {
-    if (wgmma)
+    if (pipelined)
       return t.getNumElements() / (128 * consumers) / vec;
     int64_t chunk = int64_t(threads) * vec;
     return (t.getNumElements() + chunk - 1) / chunk;
@@ -44,16 +51,16 @@ struct ThreadLayout {
   }
   /// Whether group g may lie past the end of the tile (padding).
   bool groupNeedsGuard(mlir::RankedTensorType t, int64_t g) const {
-    return !wgmma && (g + 1) * int64_t(threads) * vec > t.getNumElements();
+    return !pipelined && (g + 1) * int64_t(threads) * vec > t.getNumElements();
   }
   /// Whether any group of a tile of `numel` elements may be padding.
   bool mayPad(int64_t numel) const {
-    return !wgmma && numel % (int64_t(threads) * vec) != 0;
+    return !pipelined && numel % (int64_t(threads) * vec) != 0;
   }
   /// A thread that runs the whole kernel, for work done once per program:
   /// in an mma kernel the producer warpgroup (threads 0-127) leaves after
   /// the loop, so the first consumer thread.
-  unsigned leaderThread() const { return wgmma ? 128 : 0; }
+  unsigned leaderThread() const { return pipelined ? 128 : 0; }
   /// The flat tile index (i64) of the first element of this thread's group g.
   mlir::Value groupBase(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType t, int64_t g) const;

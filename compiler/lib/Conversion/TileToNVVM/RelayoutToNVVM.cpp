@@ -298,7 +298,7 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
   using LayoutPattern::LayoutPattern;
   LogicalResult matchAndRewrite(tile::ScanOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (layout.wgmma)
+    if (layout.pipelined)
       return op.emitError("a scan in a kernel with an mma loop is not supported");
     LLVM::GlobalOp global = relayoutGlobal(op);
     if (!global)
@@ -460,7 +460,7 @@ struct MmaBlockedLowering : LayoutPattern<tile::MmaOp> {
   using LayoutPattern::LayoutPattern;
   LogicalResult matchAndRewrite(tile::MmaOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (layout.wgmma)
+    if (layout.pipelined)
       return rewriter.notifyMatchFailure(op, "lowered by the wgmma pipeline");
     auto aTy = op.getA().getType(), bTy = op.getB().getType();
     auto accTy = cast<RankedTensorType>(op.getType());

@@ -52,13 +52,29 @@ Value ThreadLayout::groupBase(OpBuilder &b, Location loc, RankedTensorType t,
   };
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
-  if (!wgmma)
+  if (!pipelined)
     return arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, tid64, c64(vec)),
         c64(g * int64_t(threads) * vec));
+  int64_t cols = t.getShape().end()[-1];
+  if (fma) {
+    // g = (rb, i, cb): see the layout's comment. The producer warpgroup
+    // (tid < 128) takes consumer 0's positions.
+    int64_t colBlocks = cols / 64, rowStep = 32 * int64_t(consumers);
+    int64_t cb = g % colBlocks, i = (g / colBlocks) % 4, rb = g / (colBlocks * 4);
+    Value c = arith::SelectOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid64, c64(128)),
+        tid64, arith::SubIOp::create(b, loc, tid64, c64(128)));
+    Value tx = arith::RemUIOp::create(b, loc, c, c64(16));
+    Value ty = arith::DivUIOp::create(b, loc, c, c64(16));
+    Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, ty, c64(4)),
+                                      c64(rb * rowStep + i));
+    Value col = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tx, c64(4)),
+                                      c64(cb * 64));
+    return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
+  }
   // g = (mb, j, h): 64-row block, 8-column chunk, upper/lower 8 rows.
   // [BM, BN], or [1, ..., BM, BN] (a batched result): the last two dims.
-  int64_t cols = t.getShape().end()[-1];
   int64_t rowsPerWG = t.getShape().end()[-2] / consumers;
   int64_t chunks = cols / 8;
   int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
@@ -164,7 +180,7 @@ SmallVector<Value> tilec::broadcastSource(ArrayRef<Value> coords, ArrayRef<int64
 Value tilec::threadFlatIndices(OpBuilder &b, Location loc, const ThreadLayout &layout,
                                RankedTensorType tile) {
   auto ty = VectorType::get({layout.perThread(tile)}, b.getI32Type());
-  if (!layout.wgmma) {
+  if (!layout.pipelined) {
     // Slot (r, v) is (r * threads + tid) * vec + v: a constant plus a splat.
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
     Value base = arith::MulIOp::create(
@@ -272,17 +288,17 @@ template <typename OpTy> static bool hasNested(Operation *root) {
 
 /// Whether `op` (or an op nested in it) writes the relayout buffer.
 /// Whether `op` itself keeps data in the kernel's relayout buffer (an mma
-/// only in the blocked layout; the wgmma pipeline has its own memory).
-static bool writesRelayoutBuffer(Operation *op, bool wgmma) {
+/// only in the blocked layout; the mma pipeline has its own memory).
+static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   auto reduce = dyn_cast<tile::ReduceOp>(op);
   return isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp>(op) ||
-         (reduce && reduce.getAxis()) || (isa<tile::MmaOp>(op) && !wgmma);
+         (reduce && reduce.getAxis()) || (isa<tile::MmaOp>(op) && !pipelined);
 }
 
 /// Whether `op` or an op nested in it writes the relayout buffer.
-static bool usesRelayoutBuffer(Operation *op, bool wgmma) {
+static bool usesRelayoutBuffer(Operation *op, bool pipelined) {
   bool uses = false;
-  op->walk([&](Operation *inner) { uses |= writesRelayoutBuffer(inner, wgmma); });
+  op->walk([&](Operation *inner) { uses |= writesRelayoutBuffer(inner, pipelined); });
   return uses;
 }
 
@@ -290,7 +306,7 @@ static bool usesRelayoutBuffer(Operation *op, bool wgmma) {
 /// other user of the relayout buffer between them, reads the buffer the
 /// earlier one wrote (kTakeReuseAttrName); the earlier one then leaves it
 /// intact (kTakeKeepAttrName: no barrier after its reads).
-static void markSharedTakes(func::FuncOp func, bool wgmma) {
+static void markSharedTakes(func::FuncOp func, bool pipelined) {
   func.walk([&](tile::TakeOp take) {
     if (take->hasAttr(kTakeReuseAttrName))
       return;
@@ -303,7 +319,7 @@ static void markSharedTakes(func::FuncOp func, bool wgmma) {
         last = next;
         continue;
       }
-      if (usesRelayoutBuffer(op, wgmma))
+      if (usesRelayoutBuffer(op, pipelined))
         break;
     }
   });
@@ -340,8 +356,9 @@ struct ConvertTileToNVVMPass
     layout.threads = 32 * warps.getInt();
     layout.vec = vec.getInt();
     if (auto kind = func->getAttrOfType<StringAttr>(tile::kLayoutAttrName);
-        kind && kind.getValue() == "wgmma") {
-      layout.wgmma = true;
+        kind && (kind.getValue() == "wgmma" || kind.getValue() == "fma")) {
+      layout.pipelined = true;
+      layout.fma = kind.getValue() == "fma";
       layout.consumers = warps.getInt() / 4 - 1;
     }
 
@@ -377,13 +394,13 @@ struct ConvertTileToNVVMPass
             /*alignment=*/16, /*addrSpace=*/3);
     }
     // Takes from one tile in a row share one write of it to the buffer.
-    markSharedTakes(func, layout.wgmma);
+    markSharedTakes(func, layout.pipelined);
     // Broadcasts of computed tiles, transposes, slices, axis reductions,
     // takes and scans share one buffer, as large as the largest need.
     int64_t relayoutBytes = 0;
     Operation *largest = nullptr;
     func.walk([&](Operation *op) {
-      if (!writesRelayoutBuffer(op, layout.wgmma))
+      if (!writesRelayoutBuffer(op, layout.pipelined))
         return;
       bool scan = isa<tile::ScanOp>(op);
       auto mma = dyn_cast<tile::MmaOp>(op);
@@ -423,7 +440,8 @@ struct ConvertTileToNVVMPass
                << "this mma of f32 tiles runs on the CUDA cores and keeps both operands ("
                << text(mma.getA().getType()) << " and " << text(mma.getB().getType())
                << ") in shared memory: " << relayoutBytes << " bytes, more than the " << kLimit
-               << " available; use smaller tiles (e.g. BM = 64, BN = 64, BK = 32)";
+               << " available; use smaller tiles (e.g. BM = 64, BN = 64, BK = 32), or on "
+                  "sm_90a BM = 128, BN = 128, BK = 32 for the pipelined CUDA-core path";
       }
       if (relayoutBytes > kLimit)
         return largest->emitError()
@@ -441,7 +459,7 @@ struct ConvertTileToNVVMPass
                                /*isConstant=*/false, LLVM::Linkage::Internal, name,
                                Attribute(), /*alignment=*/16, /*addrSpace=*/3);
     }
-    if (layout.wgmma) {
+    if (layout.pipelined) {
       auto module = func->getParentOfType<ModuleOp>();
       OpBuilder mb(ctx);
       mb.setInsertionPointToStart(module.getBody());
