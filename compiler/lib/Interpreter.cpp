@@ -875,8 +875,11 @@ private:
       return;
     }
     case Stmt::Kind::Assign: {
-      Val &target = vars.at(s.name);
-      target = evalAs(*s.value, target.type);
+      // Evaluating may replace `vars` (an inlined helper's scope): copy the
+      // type first and look the variable up again after.
+      SemaType type = vars.at(s.name).type;
+      Val v = evalAs(*s.value, type);
+      vars.at(s.name) = std::move(v);
       return;
     }
     case Stmt::Kind::ExprStmt:

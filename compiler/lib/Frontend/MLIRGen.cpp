@@ -669,8 +669,12 @@ void Gen::genStmt(const Stmt &s) {
     return;
   }
   case Stmt::Kind::Assign: {
-    Binding &bind = scope.at(s.name);
-    bind.value = genAs(*s.value, bind.type);
+    // Generating the value may add names to the scope (an inlined helper's
+    // parameters and locals), which can move its entries: copy the type
+    // first and look the binding up again after.
+    SemaType t = scope.at(s.name).type;
+    Value v = genAs(*s.value, t);
+    scope.at(s.name).value = v;
     return;
   }
   case Stmt::Kind::ExprStmt:
