@@ -98,3 +98,30 @@ func.func @computed(%v: !tile.view<f32, 1>, %o: !tile.view<f32, 2>, %i: i32) att
     tile.store %9, %4[%10, %11] : tensor<128x128xf32>, !tile.view<f32, 2>, i64, i64
     return
   }
+
+// -----
+
+// A cast of a loaded tile with several broadcast users (here one per branch
+// of an if) sinks below each of them, so that every broadcast fuses with the
+// load: LayerNorm's shift k = x[r, 0] is used that way.
+// CHECK-LABEL: func.func @cast_two_broadcasts
+// CHECK-NOT:     tile.load
+// CHECK:         scf.if
+// CHECK:           tile.broadcast_load {{.*}} -> tensor<1x256xbf16>
+// CHECK:           arith.extf {{.*}} : tensor<1x256xbf16> to tensor<1x256xf32>
+// CHECK:         else
+// CHECK:           tile.broadcast_load {{.*}} -> tensor<1x256xbf16>
+// CHECK-NOT:     tile.broadcast %
+func.func @cast_two_broadcasts(%v: !tile.view<bf16, 2>, %o: !tile.view<f32, 2>, %i: i32, %c: i1) attributes {tile.kernel} {
+  %k = tile.load %v[%i, %i] : !tile.view<bf16, 2>, i32, i32 -> tensor<1x1xbf16>
+  %kf = arith.extf %k : tensor<1x1xbf16> to tensor<1x1xf32>
+  scf.if %c {
+    %t = tile.broadcast %kf : tensor<1x1xf32> -> tensor<1x256xf32>
+    tile.store %t, %o[%i, %i] : tensor<1x256xf32>, !tile.view<f32, 2>, i32, i32
+  } else {
+    %t = tile.broadcast %kf : tensor<1x1xf32> -> tensor<1x256xf32>
+    %u = arith.addf %t, %t : tensor<1x256xf32>
+    tile.store %u, %o[%i, %i] : tensor<1x256xf32>, !tile.view<f32, 2>, i32, i32
+  }
+  return
+}

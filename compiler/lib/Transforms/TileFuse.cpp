@@ -64,7 +64,10 @@ struct SinkCastBelowBroadcast : OpRewritePattern<tile::BroadcastOp> {
   LogicalResult matchAndRewrite(tile::BroadcastOp op,
                                 PatternRewriter &rewriter) const override {
     Operation *conv = op.getTile().getDefiningOp();
-    if (!conv || !conv->hasOneUse() || conv->getNumOperands() != 1 ||
+    // A cast with other users stays for them; each broadcast then gets its
+    // own copy, which is worth it only when the copy fuses with a load.
+    if (!conv || conv->getNumOperands() != 1 ||
+        (!conv->hasOneUse() && !conv->getOperand(0).getDefiningOp<tile::LoadOp>()) ||
         !isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp,
              arith::FPToSIOp, arith::FPToUIOp, arith::ExtSIOp, arith::ExtUIOp,
              arith::TruncIOp>(conv))
@@ -77,7 +80,8 @@ struct SinkCastBelowBroadcast : OpRewritePattern<tile::BroadcastOp> {
     moved->setOperand(0, b);
     moved->getResult(0).setType(op.getType());
     rewriter.replaceOp(op, moved->getResults());
-    rewriter.eraseOp(conv);
+    if (conv->use_empty())
+      rewriter.eraseOp(conv);
     return success();
   }
 };

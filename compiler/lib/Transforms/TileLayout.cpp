@@ -50,7 +50,10 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       if (!tt)
         return;
       maxNumel = std::max(maxNumel, tt.getNumElements());
-      innerSizes.push_back(tt.getShape().back());
+      // A one-element tile has no rows for a vector to straddle (its other
+      // slots are padding).
+      if (tt.getNumElements() > 1)
+        innerSizes.push_back(tt.getShape().back());
     };
     func.walk([&](Operation *op) {
       for (Type t : op->getResultTypes())
