@@ -73,17 +73,3 @@ func.func @reduces(%v: !tile.view<f32, 2>, %i: i32) attributes {tile.kernel} {
   return
 }
 
-// -----
-
-// A one-element tile (a [1, 1] load) does not limit the vector width: it has
-// no rows for a vector to straddle.
-// CHECK-LABEL: func.func @one_element
-// CHECK-SAME: tile.vector_width = 8 : i32
-func.func @one_element(%v: !tile.view<bf16, 2>, %o: !tile.view<bf16, 2>, %i: i32) attributes {tile.kernel} {
-  %k = tile.load %v[%i, %i] : !tile.view<bf16, 2>, i32, i32 -> tensor<1x1xbf16>
-  %t = tile.load %v[%i, %i] : !tile.view<bf16, 2>, i32, i32 -> tensor<1x4096xbf16>
-  %b = tile.broadcast %k : tensor<1x1xbf16> -> tensor<1x4096xbf16>
-  %s = arith.addf %t, %b : tensor<1x4096xbf16>
-  tile.store %s, %o[%i, %i] : tensor<1x4096xbf16>, !tile.view<bf16, 2>, i32, i32
-  return
-}

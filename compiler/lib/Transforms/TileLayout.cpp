@@ -50,10 +50,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       if (!tt)
         return;
       maxNumel = std::max(maxNumel, tt.getNumElements());
-      // A one-element tile has no rows for a vector to straddle (its other
-      // slots are padding).
-      if (tt.getNumElements() > 1)
-        innerSizes.push_back(tt.getShape().back());
+      innerSizes.push_back(tt.getShape().back());
     };
     func.walk([&](Operation *op) {
       for (Type t : op->getResultTypes())
