@@ -18,18 +18,18 @@ func.func @regs(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
 
 // -----
 
-// BN = 96 is not a multiple of the 64-column swizzled boxes.
-func.func @bn96(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+// BN = 80 is not a multiple of 32 (half a 64-column swizzled box).
+func.func @bn80(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f16, 2>
-  %zero = arith.constant dense<0.0> : tensor<128x96xf32>
+  %zero = arith.constant dense<0.0> : tensor<128x80xf32>
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
-  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x96xf32>) : i64 {
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x80xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<f16, 2>, i64, i64 -> tensor<128x64xf16>
-    %tb = tile.load %a[%k, %c0] : !tile.view<f16, 2>, i64, i64 -> tensor<64x96xf16>
-    // expected-error @+1 {{kernel 'bn96': the number of columns of b (BN) must be 64, 128, 192 or 256 (mma of tile<f16>[128, 64] and tile<f16>[64, 96])}}
-    %y = tile.mma %ta, %tb, %x : tensor<128x64xf16>, tensor<64x96xf16>, tensor<128x96xf32>
-    scf.yield %y : tensor<128x96xf32>
+    %tb = tile.load %a[%k, %c0] : !tile.view<f16, 2>, i64, i64 -> tensor<64x80xf16>
+    // expected-error @+1 {{kernel 'bn80': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) (mma of tile<f16>[128, 64] and tile<f16>[64, 80])}}
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xf16>, tensor<64x80xf16>, tensor<128x80xf32>
+    scf.yield %y : tensor<128x80xf32>
   }
   return
 }

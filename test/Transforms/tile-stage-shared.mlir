@@ -113,3 +113,27 @@ func.func @f32_blocked(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.ker
   }
   return
 }
+
+// -----
+
+// BN = 96: B is staged in two 64-column boxes (the second half used), so a
+// stage is (128*64 + 64*128) * 2 = 32 KiB; the B descriptor's box is still
+// 64 columns wide.
+// CHECK-LABEL: func.func @bn96(
+// CHECK-SAME:    tile.layout = "wgmma"
+// CHECK-SAME:    tile.shared_bytes = 132352 : i32
+// CHECK-SAME:    tile.tma = [array<i64: 0, 64, 128>, array<i64: 0, 64, 64>]
+// CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
+func.func @bn96(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x96xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x96xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<f16, 2>, i64, i64 -> tensor<128x64xf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<f16, 2>, i64, i64 -> tensor<64x96xf16>
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xf16>, tensor<64x96xf16>, tensor<128x96xf32>
+    scf.yield %y : tensor<128x96xf32>
+  }
+  return
+}

@@ -187,8 +187,9 @@ struct TileStageSharedPass
     } else {
       if (BM % 64 != 0)
         return shapeError("the number of rows of a (BM) must be a multiple of 64 for wgmma");
-      if (BN % 64 != 0 || BN > 256)
-        return shapeError("the number of columns of b (BN) must be 64, 128, 192 or 256");
+      if (BN % 32 != 0 || BN > 256)
+        return shapeError("the number of columns of b (BN) must be a multiple of 32 up to 256 "
+                          "(e.g. 64, 96, 128, 192, 256)");
       consumers = (BM >= 128 && (BM / 2) % 64 == 0) ? 2 : 1;
     }
     if (BK % boxCols != 0)
@@ -204,7 +205,9 @@ struct TileStageSharedPass
              << " registers per thread in each of the " << consumers
              << " consumer warpgroups, but at most 128 leave room for the rest "
                 "(255 per thread); use a smaller BM or BN";
-    int64_t stageBytes = (BM * BK + BK * BN) * elemBytes;
+    // B is staged in whole 128-byte boxes (BN = 96 takes two of 64).
+    int64_t stagedBN = (BN * elemBytes + 127) / 128 * 128 / elemBytes;
+    int64_t stageBytes = (BM * BK + BK * stagedBN) * elemBytes;
     int64_t maxStages = (kMaxSharedBytes - kSharedOverhead) / stageBytes;
     int64_t stages;
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName)) {

@@ -12,7 +12,7 @@
 //   exit                           wait for all; accumulator -> registers
 //
 // Shared memory (dynamic, 1024-byte aligned): per stage the A tile as BK/64
-// boxes of [BM rows x 128 bytes] and the B tile as BN/64 boxes of [BK rows x
+// boxes of [BM rows x 128 bytes] and the B tile as ceil(BN/64) boxes of [BK rows x
 // 128 bytes], both 128-byte swizzled (16-byte chunk c of row r sits at chunk
 // c ^ (r % 8)); then the full and empty mbarriers. A is read by wgmma as
 // K-major, B (row-major [K, N]) as MN-major ("transposed").
@@ -80,9 +80,13 @@ struct Operand {
   int64_t rows = 0, cols = 0;
   int64_t smemOffset = 0; // within a stage
   int64_t elemBytes = 2;
-  int64_t bytes() const { return rows * cols * elemBytes; }
   /// Elements per 128-byte row of a swizzled box (a TMA box's width).
   int64_t boxCols() const { return 128 / elemBytes; }
+  /// Whole boxes: a tile whose width is not a multiple of the box width
+  /// (BN = 96) is staged in one more box, whose last columns are loaded
+  /// (TMA copies whole boxes) but never read.
+  int64_t boxes() const { return (cols + boxCols() - 1) / boxCols(); }
+  int64_t bytes() const { return rows * boxes() * 128; }
 };
 
 struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
@@ -427,7 +431,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     size_t rank = origins.size();
     Value row = i32(origins[rank - 2]);
     Value col = i32(origins[rank - 1]);
-    for (int64_t box = 0; box < o.cols / o.boxCols(); ++box) {
+    for (int64_t box = 0; box < o.boxes(); ++box) {
       Value d = e.gep(dst, e.i64(box * o.rows * 128));
       Value d7 = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, d);
       // Coordinates innermost first: column, row (, batch).
