@@ -120,6 +120,9 @@ def main():
     ap.add_argument("--csv", default="")
     ap.add_argument("--reps", type=int, default=10,
                     help="back-to-back launches per timed interval (all implementations)")
+    ap.add_argument("--arch", default="",
+                    help="compile tilec's kernels for this arch (e.g. sm_80: the cp.async + "
+                         "mma.sync path, run on this GPU)")
     ap.add_argument("--f32", default="",
                     help="f32 CUDA-core case instead: KERNEL:BMxBNxBK,... configs of "
                          "examples/matmul.tile with T=f32, timed next to torch.mm in f32 "
@@ -139,7 +142,7 @@ def main():
             kernel, tiles = cfg.split(":")
             bm, bn, bk = tiles.split("x")
             flags = ["-D", f"BM={bm}", "-D", f"BN={bn}", "-D", f"BK={bk}", "-D", "T=bf16",
-                     "-D", "O=bf16"]
+                     "-D", "O=bf16"] + (["--arch", args.arch] if args.arch else [])
             for r in tilec_bench(args.tilec_check, [example, "--kernel", kernel, *flags,
                                                     "--shape", f"{m}x{n}x{k}",
                                                     "--bench", str(args.iters),

@@ -14,6 +14,13 @@
 //    keep the accumulator in registers (the "wgmma" thread layout, which
 //    every other tile of the kernel then uses, so epilogues run in
 //    registers).
+// On sm_80 (and sm_90 without the "a" features) the same loop becomes an
+// all-warps pipeline ("mma_sync" layout): every thread copies its share of
+// the next stages with cp.async (16-byte chunks, zero-filled at the edges)
+// into the same swizzled layout, and every warp multiplies with ldmatrix +
+// mma.sync m16n8k16; the accumulator fragments are laid out as wgmma's, so
+// the epilogue code is shared. f32 operands get the fma consumers on sm_90a
+// ("fma" layout) and the blocked layout elsewhere.
 // The shared-memory and register budgets are checked here, so a
 // configuration that cannot run is a compile error with a suggestion.
 //
@@ -42,8 +49,10 @@ using namespace tilec;
 
 namespace {
 
-/// Largest dynamic shared memory per block on sm_90 (227 KiB).
-constexpr int64_t kMaxSharedBytes = 232448;
+/// Largest dynamic shared memory per block: 227 KiB on sm_90, 163 KiB on
+/// sm_80.
+constexpr int64_t kMaxSharedBytesSm90 = 232448;
+constexpr int64_t kMaxSharedBytesSm80 = 166912;
 /// Alignment slack (the swizzled buffers need 1024-byte alignment) plus
 /// room for the mbarriers.
 constexpr int64_t kSharedOverhead = 1024 + 256;
@@ -115,10 +124,13 @@ struct TileStageSharedPass
   LogicalResult planPipeline(func::FuncOp func, tile::MmaOp mma) {
     StringRef name = func.getName();
     bool fma = mma.getA().getType().getElementType().isF32();
-    if (arch != "sm_90a")
-      return mma.emitError()
-             << "mma needs --arch=sm_90a (TMA and wgmma); the sm_80 mma.sync "
-                "path is not implemented yet";
+    // sm_90a: TMA + wgmma with a producer warpgroup. Other arches (sm_80,
+    // sm_90): every warp copies with cp.async and multiplies with mma.sync.
+    bool tma = arch == "sm_90a";
+    bool mmaSync = !tma && !fma;
+    if (fma && !tma)
+      return mma.emitError() << "internal: the fma pipeline needs sm_90a";
+    int64_t kMaxSharedBytes = arch == "sm_80" ? kMaxSharedBytesSm80 : kMaxSharedBytesSm90;
     auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
     Type elem = aTy.getElementType();
 
@@ -223,7 +235,7 @@ struct TileStageSharedPass
                << "kernel '" << name << "' needs " << need
                << " bytes of shared memory for STAGES=" << stages << " stages of "
                << shapeStr(aTy) << " and " << shapeStr(bTy) << " tiles, but "
-               << kMaxSharedBytes << " are available per block on sm_90a; use "
+               << kMaxSharedBytes << " are available per block on " << arch << "; use "
                << (maxStages >= 1 ? "STAGES=" + std::to_string(maxStages) + " or "
                                   : std::string())
                << "smaller tiles";
@@ -297,19 +309,23 @@ struct TileStageSharedPass
                    b.getDictionaryAttr({b.getNamedAttr("stages", b.getI32IntegerAttr(stages)),
                                         b.getNamedAttr("consumers",
                                                        b.getI32IntegerAttr(consumers))}));
-    func->setAttr(tile::kLayoutAttrName, b.getStringAttr(fma ? "fma" : "wgmma"));
-    func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(4 * (consumers + 1)));
+    func->setAttr(tile::kLayoutAttrName,
+                  b.getStringAttr(fma ? "fma" : mmaSync ? "mma_sync" : "wgmma"));
+    func->setAttr(tile::kNumWarpsAttrName,
+                  b.getI32IntegerAttr(4 * (consumers + (mmaSync ? 0 : 1))));
     func->setAttr(tile::kVectorWidthAttrName, b.getI32IntegerAttr(fma ? 4 : 2));
     func->setAttr(tile::kSharedBytesAttrName,
                   b.getI32IntegerAttr(int32_t(stages * stageBytes + kSharedOverhead)));
+    if (mmaSync)
+      return success();
     // One TMA descriptor (by value, 64-byte aligned) and a valid flag per
     // operand, appended to the kernel parameters.
-    SmallVector<Attribute> tma;
+    SmallVector<Attribute> tmaOps;
     MLIRContext *ctx = func.getContext();
     for (auto [mk, load] : {std::pair{*aView, aLoad}, std::pair{*bView, bLoad}}) {
       int32_t param = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt();
       int64_t rows = load.getType().getShape().end()[-2];
-      tma.push_back(b.getDenseI64ArrayAttr({param, boxCols, rows}));
+      tmaOps.push_back(b.getDenseI64ArrayAttr({param, boxCols, rows}));
       NamedAttrList attrs;
       attrs.append(LLVM::LLVMDialect::getByValAttrName(),
                    TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
@@ -321,7 +337,7 @@ struct TileStageSharedPass
                                      func.getLoc())))
         return func.emitError("internal: cannot add the TMA parameters");
     }
-    func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tma));
+    func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
     return success();
   }
 };

@@ -113,12 +113,14 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Operand A, B;
     A.load = tile::getStagedLoad(mma.getA());
     B.load = tile::getStagedLoad(mma.getB());
-    unsigned nargs = func.getNumArguments();
-    Block &entry = func.getBody().front();
-    A.tmap = entry.getArgument(nargs - 4);
-    A.tmapValid = entry.getArgument(nargs - 3);
-    B.tmap = entry.getArgument(nargs - 2);
-    B.tmapValid = entry.getArgument(nargs - 1);
+    if (layout.producer) {
+      unsigned nargs = func.getNumArguments();
+      Block &entry = func.getBody().front();
+      A.tmap = entry.getArgument(nargs - 4);
+      A.tmapValid = entry.getArgument(nargs - 3);
+      B.tmap = entry.getArgument(nargs - 2);
+      B.tmapValid = entry.getArgument(nargs - 1);
+    }
     for (Operand *o : {&A, &B}) {
       o->view = o->load.getView().getDefiningOp<tile::MakeViewOp>();
       ArrayRef<int64_t> shape = o->load.getType().getShape();
@@ -152,17 +154,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         rewriter, loc, rewriter.getI32Type(), e.i32(-1), e.divu(tid, e.i32(128)), e.i32(0),
         e.i32(0x1f), NVVM::ShflKindAttr::get(ctx, NVVM::ShflKind::idx), UnitAttr());
     Value lane = e.remu(tid, e.i32(32));
-    e.ifThen(e.eq(tid, e.i32(0)), [&] {
-      for (int64_t s = 0; s < S; ++s) {
-        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)), e.i32(1),
-                                     Value());
-        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(1), e.i64(s)),
-                                     e.i32(4 * C), Value());
-      }
-    });
-    NVVM::Barrier0Op::create(rewriter, loc);
-
-    // Trip count of the original loop (i64 bounds).
+    // Trip count of the original loop (i64 bounds), and the load origins of
+    // iteration i (i32), computed by a copy of the loop body's scalar code.
     Value lb = forOp.getLowerBound(), ub = forOp.getUpperBound(), step = forOp.getStep();
     Type ivTy = lb.getType();
     auto toI64 = [&](Value v) -> Value {
@@ -175,6 +168,41 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Value trips = arith::CeilDivSIOp::create(rewriter, loc, span, step64);
     trips = arith::MaxSIOp::create(rewriter, loc, trips, e.i64(0));
     Value trips32 = arith::TruncIOp::create(rewriter, loc, rewriter.getI32Type(), trips);
+    auto originsAt = [&](Value i, SmallVector<Value> (&origins)[2]) {
+      Value iv = e.add(lb64, e.mul(e.zext64(i), step64));
+      if (!ivTy.isInteger(64))
+        iv = arith::TruncIOp::create(rewriter, loc, ivTy, iv);
+      IRMapping map;
+      map.map(forOp.getInductionVar(), iv);
+      for (Operation &op : forOp.getBody()->without_terminator()) {
+        if (isa<tile::LoadOp, tile::MmaOp, tile::ReshapeOp>(op))
+          continue;
+        rewriter.clone(op, map);
+      }
+      Operand *ops[2] = {&A, &B};
+      for (size_t k = 0; k < 2; ++k) {
+        ArrayRef<int64_t> shape = ops[k]->load.getType().getShape();
+        for (auto [d, idx] : llvm::enumerate(ops[k]->load.getIndices())) {
+          Value v = toI64(map.lookupOrDefault(idx));
+          origins[k].push_back(e.mul(v, e.i64(shape[d])));
+        }
+      }
+    };
+    if (!layout.producer) {
+      Value result = mmaSyncLoop(rewriter, loc, A, B, S, C, adaptor.getInitArgs()[0], smem, tid,
+                                 lane, trips32, originsAt);
+      rewriter.replaceOp(forOp, result);
+      return success();
+    }
+    e.ifThen(e.eq(tid, e.i32(0)), [&] {
+      for (int64_t s = 0; s < S; ++s) {
+        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)), e.i32(1),
+                                     Value());
+        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(1), e.i64(s)),
+                                     e.i32(4 * C), Value());
+      }
+    });
+    NVVM::Barrier0Op::create(rewriter, loc);
 
     // ---- producer: warpgroup 0 -------------------------------------------
     e.ifThen(e.eq(wg, e.i32(0)), [&] {
@@ -188,33 +216,17 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         Value parity = e.bxor(e.band(e.divu(i, e.i32(S)), e.i32(1)), e.i32(1));
         NVVM::MBarrierTryWaitParityOp::create(rewriter, loc, barrier(e.i64(1), s64), parity,
                                               e.i32(10000000));
-        // The original induction variable, and the load indices computed
-        // from it by the loop body's scalar code.
-        Value iv = e.add(lb64, e.mul(e.zext64(i), step64));
-        if (!ivTy.isInteger(64))
-          iv = arith::TruncIOp::create(rewriter, loc, ivTy, iv);
-        IRMapping map;
-        map.map(forOp.getInductionVar(), iv);
-        for (Operation &op : forOp.getBody()->without_terminator()) {
-          if (isa<tile::LoadOp, tile::MmaOp, tile::ReshapeOp>(op))
-            continue;
-          rewriter.clone(op, map);
-        }
         Value stage = e.gep(smem, e.mul(s64, e.i64(stageBytes)));
         Value tidInWG = tid; // warpgroup 0: tid < 128
         SmallVector<Value> origins[2];
+        originsAt(i, origins);
         Operand *ops[2] = {&A, &B};
         for (size_t k = 0; k < 2; ++k) {
           Operand *o = ops[k];
-          ArrayRef<int64_t> shape = o->load.getType().getShape();
-          for (auto [d, idx] : llvm::enumerate(o->load.getIndices())) {
-            Value v = toI64(map.lookupOrDefault(idx));
-            origins[k].push_back(e.mul(v, e.i64(shape[d])));
-          }
           // Views TMA cannot describe: ordinary loads into the same layout.
           e.ifThen(e.eq(o->tmapValid, e.i32(0)), [&] {
             copyByThreads(rewriter, loc, *o, origins[k], e.gep(stage, e.i64(o->smemOffset)),
-                          tidInWG);
+                          tidInWG, 128);
           });
         }
         NVVM::FenceProxyOp::create(
@@ -342,7 +354,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
   /// and 16 consecutive chunks of b. Once every lane of a warp has read the
   /// stage, its lane 0 releases it.
   template <typename BarrierFn>
-  static Value fmaConsumers(OpBuilder &b, Location loc, const Operand &A, const Operand &B,
+  static Value fmaConsumers(OpBuilder &b, Location loc, Operand &A, Operand &B,
                             int64_t S, int64_t C, Value init, Value smem, Value tid,
                             Value lane, Value trips32, BarrierFn barrier) {
     Emit e{b, loc};
@@ -421,6 +433,223 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     return loop.getResult(0);
   }
 
+  /// The sm_80 pipeline (layout "mma_sync"): every thread copies its share
+  /// of a stage with cp.async (copyAsync), STAGES - 1 stages ahead, and every
+  /// warp multiplies with ldmatrix + mma.sync m16n8k16:
+  ///
+  ///   copy stages 0 .. S-2 (one commit group each)
+  ///   for i: wait until stage i's group landed; bar.sync (every thread's
+  ///          copies visible, and every warp done with stage i-1)
+  ///          copy stage i+S-1 into stage (i-1) % S; commit
+  ///          for each k16: ldmatrix A (x4) per 16-row block, ldmatrix.trans
+  ///          B (x4: two n8 blocks), mma.sync per (16-row block, n8 block)
+  ///
+  /// Warp w of warpgroup c holds rows c*BM/C + 64*mb + 16w (+lane/4, +8) and
+  /// columns 8j + 2*(lane%4), the wgmma layout, so mma.sync's c0..c3 of
+  /// (mb, j) are slots mb*BN/2 + 4j + 0..3. The stages use the 128-byte
+  /// swizzle of the TMA path (16-byte chunk c of row r at c ^ (r % 8)), which
+  /// keeps the ldmatrix row reads free of bank conflicts.
+  template <typename OriginsFn>
+  static Value mmaSyncLoop(OpBuilder &b, Location loc, Operand &A, Operand &B, int64_t S,
+                           int64_t C, Value init, Value smem, Value tid, Value lane,
+                           Value trips32, OriginsFn originsAt) {
+    Emit e{b, loc};
+    MLIRContext *ctx = b.getContext();
+    int64_t BM = A.rows, BK = A.cols, BN = B.cols;
+    int64_t stageBytes = A.bytes() + B.bytes();
+    int64_t threads = 128 * C;
+    Type elem = A.load.getType().getElementType();
+    bool bf16 = elem.isBF16();
+    // Whether each operand's view allows 16-byte cp.async (checked once).
+    Value fast[2] = {asyncCopyable(b, loc, A), asyncCopyable(b, loc, B)};
+    auto copyStage = [&](Value i, Value stageIndex) {
+      SmallVector<Value> origins[2];
+      originsAt(i, origins);
+      Value stage = e.gep(smem, e.mul(e.zext64(stageIndex), e.i64(stageBytes)));
+      Operand *ops[2] = {&A, &B};
+      for (size_t k = 0; k < 2; ++k) {
+        Value dst = e.gep(stage, e.i64(ops[k]->smemOffset));
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, fast[k], true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        copyAsync(b, loc, *ops[k], origins[k], dst, tid, threads);
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        copyByThreads(b, loc, *ops[k], origins[k], dst, tid, threads);
+      }
+    };
+    // Prologue: stages 0 .. S-2.
+    for (int64_t s = 0; s + 1 < S; ++s) {
+      e.ifThen(e.ult(e.i32(s), trips32), [&] { copyStage(e.i32(s), e.i32(s)); });
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    }
+    Value wg = e.divu(tid, e.i32(128));
+    Value warp = e.remu(e.divu(tid, e.i32(32)), e.i32(4));
+    int64_t rowsPerWG = BM / C, mBlocks = rowsPerWG / 64, nTiles = BN / 8;
+    // ldmatrix lanes: lane t gives the row address of matrix t / 8, row t % 8.
+    Value q = e.divu(lane, e.i32(8)), r = e.remu(lane, e.i32(8));
+    Value qLow = e.remu(q, e.i32(2)), qHigh = e.divu(q, e.i32(2));
+    // A: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15): row = base + r + 8*qLow,
+    // k chunk 2*kk + qHigh. The row's offset in a box, per 16-row block.
+    SmallVector<Value> aRowOff;
+    for (int64_t mb = 0; mb < mBlocks; ++mb) {
+      Value row = e.add(e.add(e.mul(wg, e.i32(rowsPerWG)), e.mul(warp, e.i32(16))),
+                        e.add(e.add(r, e.mul(qLow, e.i32(8))), e.i32(mb * 64)));
+      aRowOff.push_back(e.mul(row, e.i32(128)));
+    }
+    // B (.trans): matrices (k 0-7 | 8-15) x (n chunk 2np | 2np+1): k = 16kk +
+    // r + 8*qLow, n chunk 2*np + qHigh. Row r of a matrix is row k with k % 8
+    // = r, so the swizzle key is r for both operands.
+    Value bRow = e.mul(e.add(r, e.mul(qLow, e.i32(8))), e.i32(128));
+
+    auto i32 = b.getI32Type();
+    auto f32 = b.getF32Type();
+    auto x4Ty = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
+    auto accTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    auto ldmatrix = [&](Value stage, Value offset, bool trans) -> SmallVector<Value, 4> {
+      Value ptr = e.gep(stage, e.zext64(offset));
+      Value m = NVVM::LdMatrixOp::create(
+          b, loc, x4Ty, ptr, b.getI32IntegerAttr(4),
+          NVVM::MMALayoutAttr::get(ctx, trans ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+          NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+          NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+      SmallVector<Value, 4> regs;
+      for (int64_t x = 0; x < 4; ++x) {
+        Value v = LLVM::ExtractValueOp::create(b, loc, m, ArrayRef<int64_t>{x});
+        if (!bf16) // f16 operands are passed as f16x2
+          v = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()), v);
+        regs.push_back(v);
+      }
+      return regs;
+    };
+
+    auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1), ValueRange{init});
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value i = loop.getInductionVar();
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(int32_t(S - 2)));
+      NVVM::Barrier0Op::create(b, loc);
+      Value next = e.add(i, e.i32(S - 1));
+      e.ifThen(e.ult(next, trips32), [&] { copyStage(next, e.remu(next, e.i32(S))); });
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+      Value stage = e.gep(smem, e.mul(e.zext64(e.remu(i, e.i32(S))), e.i64(stageBytes)));
+      Value accVec = loop.getRegionIterArgs()[0];
+      int64_t fields = BN / 2;
+      SmallVector<Value> acc;
+      for (int64_t x = 0; x < mBlocks * fields; ++x)
+        acc.push_back(vector::ExtractOp::create(b, loc, accVec, ArrayRef<int64_t>{x}));
+      for (int64_t kk = 0; kk < BK / 16; ++kk) {
+        // A box kk/4 (64 k per box), k chunk 2*(kk%4) + qHigh, swizzled by r.
+        Value aChunk = e.mul(e.bxor(e.add(e.i32((kk % 4) * 2), qHigh), r), e.i32(16));
+        SmallVector<SmallVector<Value, 4>> a;
+        for (int64_t mb = 0; mb < mBlocks; ++mb)
+          a.push_back(ldmatrix(stage, e.add(e.add(e.i32((kk / 4) * BM * 128), aRowOff[mb]),
+                                            aChunk),
+                               false));
+        for (int64_t np = 0; np < BN / 16; ++np) {
+          // B box (2np + qHigh) / 8, chunk (2np + qHigh) % 8 = 2*(np%4) + qHigh.
+          Value box = e.add(e.i32((np / 4) * BK * 128 + int64_t(B.smemOffset)),
+                            e.i32(kk * 16 * 128));
+          Value chunk = e.mul(e.bxor(e.add(e.i32((np % 4) * 2), qHigh), r), e.i32(16));
+          SmallVector<Value, 4> bm = ldmatrix(stage, e.add(e.add(box, bRow), chunk), true);
+          for (int64_t half = 0; half < 2; ++half) {
+            int64_t j = 2 * np + half;
+            if (j >= nTiles)
+              continue;
+            for (int64_t mb = 0; mb < mBlocks; ++mb) {
+              SmallVector<Value> c;
+              for (int64_t x = 0; x < 4; ++x)
+                c.push_back(acc[mb * fields + j * 4 + x]);
+              Value d = NVVM::MmaOp::create(
+                  b, loc, accTy, a[mb], ValueRange{bm[2 * half], bm[2 * half + 1]}, c,
+                  ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+                  std::array<NVVM::MMATypes, 2>{bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16,
+                                                bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16},
+                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+              for (int64_t x = 0; x < 4; ++x)
+                acc[mb * fields + j * 4 + x] =
+                    LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{x});
+            }
+          }
+        }
+      }
+      Value out = accVec;
+      for (auto [x, v] : llvm::enumerate(acc))
+        out = vector::InsertOp::create(b, loc, v, out, ArrayRef<int64_t>{int64_t(x)});
+      scf::YieldOp::create(b, loc, out);
+    }
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+    return loop.getResult(0);
+  }
+
+  /// Whether 16-byte cp.async can copy the operand's view: unit innermost
+  /// stride, 16-byte aligned base and row (and batch) pitches.
+  static Value asyncCopyable(OpBuilder &b, Location loc, Operand &o) {
+    Emit e{b, loc};
+    tile::MakeViewOp v = o.view;
+    size_t rank = v.getStrides().size();
+    Value ok = e.eq(v.getStrides()[rank - 1], e.i64(1));
+    Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), v.getPtr());
+    ok = arith::AndIOp::create(b, loc, ok, e.eq(e.band(addr, e.i64(15)), e.i64(0)));
+    for (size_t d = 0; d + 1 < rank; ++d)
+      ok = arith::AndIOp::create(
+          b, loc, ok,
+          e.eq(e.band(e.mul(v.getStrides()[d], e.i64(o.elemBytes)), e.i64(15)), e.i64(0)));
+    return ok;
+  }
+
+  /// `threads` threads copy one operand tile into the swizzled layout with
+  /// 16-byte cp.async (the view passed asyncCopyable): a chunk past the
+  /// view's rows reads nothing and one across its last column reads only
+  /// the bytes inside (cp.async zero-fills the rest).
+  static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                        Value dst, Value tid, int64_t threads) {
+    Emit e{b, loc};
+    tile::MakeViewOp v = o.view;
+    size_t rank = origins.size();
+    Value size0 = v.getSizes()[rank - 2], size1 = v.getSizes()[rank - 1];
+    Value stride0 = v.getStrides()[rank - 2];
+    Value batchOk, batchOffset;
+    if (rank == 3) {
+      batchOk = e.ult(origins[0], v.getSizes()[0]);
+      batchOffset = e.mul(origins[0], v.getStrides()[0]);
+    }
+    int64_t chunkElems = 16 / o.elemBytes;
+    int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
+    Type elem = o.load.getType().getElementType();
+    auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(threads));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value qi = loop.getInductionVar();
+    Value row = e.divu(qi, e.i64(chunksPerRow));
+    Value cc = e.remu(qi, e.i64(chunksPerRow));
+    Value grow = e.add(origins[rank - 2], row);
+    Value gcol = e.add(origins[rank - 1], e.mul(cc, e.i64(chunkElems)));
+    Value rowOk = e.ult(grow, size0);
+    if (batchOk)
+      rowOk = arith::AndIOp::create(b, loc, rowOk, batchOk);
+    // Bytes of this chunk inside the view: 0 .. 16.
+    Value left = arith::SubIOp::create(b, loc, size1, gcol);
+    left = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, left,
+                                                                  e.i64(chunkElems)),
+                                  e.i64(0));
+    Value bytes = arith::SelectOp::create(b, loc, rowOk, e.mul(left, e.i64(o.elemBytes)),
+                                          e.i64(0));
+    // An empty chunk still needs a valid address: the view's base.
+    Value off = e.add(e.mul(grow, stride0), gcol);
+    if (batchOffset)
+      off = e.add(off, batchOffset);
+    off = arith::SelectOp::create(b, loc, e.ne(bytes, e.i64(0)), off, e.i64(0));
+    Value src = LLVM::GEPOp::create(b, loc, v.getPtr().getType(), elem, v.getPtr(),
+                                    ValueRange{off});
+    Value box = e.divu(cc, e.i64(8));
+    Value chunk = e.bxor(e.remu(cc, e.i64(8)), e.remu(row, e.i64(8)));
+    Value doff = e.add(e.add(e.mul(box, e.i64(o.rows * 128)), e.mul(row, e.i64(128))),
+                       e.mul(chunk, e.i64(16)));
+    NVVM::CpAsyncOp::create(b, loc, e.gep(dst, doff), src, 16, NVVM::LoadCacheModifierKind::CG,
+                            arith::TruncIOp::create(b, loc, b.getI32Type(), bytes));
+  }
+
   /// Issues the TMA copies of one operand tile: boxes of 128 bytes' worth
   /// of columns.
   static void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
@@ -446,11 +675,11 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     }
   }
 
-  /// The producer warpgroup's 128 threads copy one operand tile into the
-  /// swizzled layout with guarded element loads (any strides, any
-  /// alignment), 16 bytes of shared memory per thread and step.
-  static void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                            Value dst, Value tid) {
+  /// `threads` threads (from `tid`) copy one operand tile into the swizzled
+  /// layout with guarded element loads (any strides, any alignment), 16
+  /// bytes of shared memory per thread and step.
+  static void copyByThreads(OpBuilder &b, Location loc, Operand &o,
+                            ArrayRef<Value> origins, Value dst, Value tid, int64_t threads) {
     Emit e{b, loc};
     Type elem = o.load.getType().getElementType();
     Value ptr = o.view.getPtr();
@@ -468,7 +697,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
     Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
     auto vecTy = VectorType::get({chunkElems}, elem);
-    auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(128));
+    auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(threads));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value q = loop.getInductionVar();

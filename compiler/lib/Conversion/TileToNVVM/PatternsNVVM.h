@@ -30,13 +30,17 @@ namespace tilec {
 ///    blocks. Consumer thread c = 16*ty + tx (ty < 8*consumers) holds, for
 ///    each group g = (rb*4 + i)*(BN/64) + cb, the 4 columns from
 ///    cb*64 + 4*tx of row rb*32*consumers + 4*ty + i.
-/// Both pipelined layouts cover [BM, BN] tiles (and [1, ..., BM, BN]); the
+///  - mma_sync (tile-stage-shared, sm_80): the wgmma layout without a
+///    producer: warpgroup c is consumer c (mma.sync m16n8 fragments are
+///    laid out like wgmma's).
+/// The pipelined layouts cover [BM, BN] tiles (and [1, ..., BM, BN]); a
 /// producer warpgroup takes consumer 0's positions.
 struct ThreadLayout {
   unsigned threads = 128;
   unsigned vec = 1;
   bool pipelined = false; ///< an mma pipeline kernel: wgmma or fma layout
   bool fma = false;       ///< the pipeline's consumers use CUDA-core fma
+  bool producer = true;   ///< pipelined: warpgroup 0 only copies (TMA)
   unsigned consumers = 1; ///< pipelined: consumer warpgroups (after the producer)
 
   int64_t groups(mlir::RankedTensorType t) const {
@@ -60,7 +64,7 @@ struct ThreadLayout {
   /// A thread that runs the whole kernel, for work done once per program:
   /// in an mma kernel the producer warpgroup (threads 0-127) leaves after
   /// the loop, so the first consumer thread.
-  unsigned leaderThread() const { return pipelined ? 128 : 0; }
+  unsigned leaderThread() const { return pipelined && producer ? 128 : 0; }
   /// The flat tile index (i64) of the first element of this thread's group g.
   mlir::Value groupBase(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType t, int64_t g) const;

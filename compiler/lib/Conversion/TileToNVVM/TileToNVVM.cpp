@@ -82,8 +82,9 @@ Value ThreadLayout::groupBase(OpBuilder &b, Location loc, RankedTensorType t,
   // Code before the mma loop also runs in the producer warpgroup (0): it
   // takes consumer 0's positions, so its loads stay inside the tile (its
   // values are never stored: side effects come after the loop).
-  Value consumer = arith::SubIOp::create(
-      b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)), c64(1));
+  Value consumer = producer ? Value(arith::SubIOp::create(
+                                 b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)), c64(1)))
+                           : wg;
   Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
   Value lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
   Value row = arith::AddIOp::create(
@@ -356,10 +357,12 @@ struct ConvertTileToNVVMPass
     layout.threads = 32 * warps.getInt();
     layout.vec = vec.getInt();
     if (auto kind = func->getAttrOfType<StringAttr>(tile::kLayoutAttrName);
-        kind && (kind.getValue() == "wgmma" || kind.getValue() == "fma")) {
+        kind && (kind.getValue() == "wgmma" || kind.getValue() == "fma" ||
+                 kind.getValue() == "mma_sync")) {
       layout.pipelined = true;
       layout.fma = kind.getValue() == "fma";
-      layout.consumers = warps.getInt() / 4 - 1;
+      layout.producer = kind.getValue() != "mma_sync";
+      layout.consumers = warps.getInt() / 4 - (layout.producer ? 1 : 0);
     }
 
     MLIRContext *ctx = &getContext();
