@@ -99,13 +99,22 @@ def f32_main(args):
         a = torch.randn(m, k, device="cuda", dtype=torch.float32)
         b = torch.randn(k, n, device="cuda", dtype=torch.float32)
         cub = median_ms(lambda: torch.mm(a, b), args.iters, reps=args.reps)
-        for name, ms in ours + [("cuBLAS SGEMM (torch.mm)", cub)]:
+        # TF32 kernels (matmul_tf32) compare with cuBLAS in TF32 mode.
+        torch.backends.cuda.matmul.allow_tf32 = True
+        cub_tf32 = median_ms(lambda: torch.mm(a, b), args.iters, reps=args.reps)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        for name, ms in ours + [("cuBLAS SGEMM (torch.mm)", cub),
+                                ("cuBLAS TF32 (torch.mm, allow_tf32)", cub_tf32)]:
             print(f"{'x'.join(map(str, (m, n, k))):>20} {name:34} {ms:9.4f} "
                   f"{tflops(m, n, k, ms):8.1f}")
-        if ours:
-            best = min(ours, key=lambda r: r[1])
-            print(f"SUMMARY matmul f32 {m}x{n}x{k}: best {best[0]} {tflops(m, n, k, best[1]):.1f} "
-                  f"TF/s, cuBLAS SGEMM {tflops(m, n, k, cub):.1f} TF/s: {cub / best[1]:.3f}x")
+        for kind, peer, peer_name in (("f32", cub, "cuBLAS SGEMM"),
+                                      ("tf32", cub_tf32, "cuBLAS TF32")):
+            mine = [r for r in ours if ("tf32" in r[0]) == (kind == "tf32")]
+            if mine:
+                best = min(mine, key=lambda r: r[1])
+                print(f"SUMMARY matmul {kind} {m}x{n}x{k}: best {best[0]} "
+                      f"{tflops(m, n, k, best[1]):.1f} TF/s, {peer_name} "
+                      f"{tflops(m, n, k, peer):.1f} TF/s: {peer / best[1]:.3f}x")
 
 
 def main():

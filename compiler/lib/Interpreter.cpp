@@ -204,20 +204,23 @@ private:
 
   /// a (MxK) * b (KxN) + acc (MxN), products and sums in f32 like the
   /// tensor cores (exact products of f16/bf16 inputs, f32 accumulation).
-  static Val matmul(const Val &a, const Val &b, const Val &acc) {
+  static Val matmul(const Val &a, const Val &b, const Val &acc, bool tf32) {
     int64_t M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
     Val r = acc;
+    auto operand = [tf32](double v) { return tf32 ? roundToTf32(float(v)) : float(v); };
     std::vector<float> bt(size_t(K * N));
     for (int64_t k = 0; k < K; ++k)
       for (int64_t n = 0; n < N; ++n)
-        bt[size_t(n * K + k)] = float(b.f[size_t(k * N + n)]);
+        bt[size_t(n * K + k)] = operand(b.f[size_t(k * N + n)]);
+    std::vector<float> ar(static_cast<size_t>(K));
     for (int64_t m = 0; m < M; ++m) {
-      const double *ar = &a.f[size_t(m * K)];
+      for (int64_t k = 0; k < K; ++k)
+        ar[size_t(k)] = operand(a.f[size_t(m * K + k)]);
       for (int64_t n = 0; n < N; ++n) {
         float s = 0;
         const float *bc = &bt[size_t(n * K)];
         for (int64_t k = 0; k < K; ++k)
-          s += float(ar[k]) * bc[k];
+          s += ar[size_t(k)] * bc[k];
         r.f[size_t(m * N + n)] = double(float(acc.f[size_t(m * N + n)]) + s);
       }
     }
@@ -812,7 +815,7 @@ private:
       return r;
     }
     if (fn == "mma")
-      return matmul(eval(*e.args[0]), eval(*e.args[1]), eval(*e.args[2]));
+      return matmul(eval(*e.args[0]), eval(*e.args[1]), eval(*e.args[2]), e.tf32);
     if (fn == "slice") {
       Val x = eval(*e.args[0]);
       Val r = filled(e.type, 0, 0);
@@ -1013,4 +1016,13 @@ bool tilec::interpretKernel(std::string_view source, const CompileOptions &optio
         if (!interp.runProgram({x, y, z}, error))
           return false;
   return true;
+}
+
+float tilec::roundToTf32(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u) // inf and nan stay
+    u = (u + 0x1000u) & 0xffffe000u;
+  std::memcpy(&x, &u, 4);
+  return x;
 }

@@ -147,3 +147,28 @@ func.func @bn96(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   }
   return
 }
+
+// -----
+
+// f32 with tf32: mma.sync on every arch (wgmma's TF32 would need B
+// K-major), so on sm_90a too: no producer, no TMA; 32-column boxes.
+// CHECK-LABEL: func.func @tf32(
+// CHECK-NOT:     llvm.byval
+// CHECK-SAME:    tile.layout = "mma_sync"
+// CHECK-SAME:    tile.num_warps = 8 : i32
+// CHECK-SAME:    tile.shared_bytes = 132352 : i32
+// CHECK:         tile.mma {{.*}} {tf32}
+// CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
+func.func @tf32(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<f32, 2>, i64, i64 -> tensor<128x32xf32>
+    %tb = tile.load %a[%k, %c0] : !tile.view<f32, 2>, i64, i64 -> tensor<32x128xf32>
+    %y = tile.mma %ta, %tb, %x {tf32} : tensor<128x32xf32>, tensor<32x128xf32>, tensor<128x128xf32>
+    scf.yield %y : tensor<128x128xf32>
+  }
+  return
+}

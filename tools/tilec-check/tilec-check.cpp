@@ -259,11 +259,14 @@ std::map<std::string, Reference> references() {
     // C = A * B (+ bias, GELU in the tanh form): a problem MxNxK (MxN means
     // K = N); A is MxK, B is KxN, bias has N entries. Batched: BxMxNxK, one
     // product per leading index.
-    auto matmulRef = [](bool biasGelu, bool batched, bool accumulate = false) {
+    auto matmulRef = [](bool biasGelu, bool batched, bool accumulate = false,
+                        bool tf32 = false) {
       Reference r;
       r.written = {biasGelu ? 3u : 2u};
       r.writtenAreRead = accumulate;
-      r.rtolScale = biasGelu ? 2 : 1000;
+      // TF32: the reference rounds the operands as the GPU does, so only the
+      // f32 sums differ; 1e-4 catches operands truncated instead of rounded.
+      r.rtolScale = biasGelu ? 2 : tf32 ? 50 : 1000;
       // GELU's tanh is tanh.approx.f32 (relative error up to about 2^-11),
       // which an f32 output shows.
       r.rtolFloor = biasGelu ? 1e-3 : 0;
@@ -284,7 +287,8 @@ std::map<std::string, Reference> references() {
           dims.insert(dims.begin(), shape[0]);
         return dims;
       };
-      r.run = [biasGelu, accumulate](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      r.run = [biasGelu, accumulate, tf32](std::vector<HostTensor *> &ts,
+                                           const std::vector<double> &) {
         HostTensor &a = *ts[0], &b = *ts[1], &c = *ts[biasGelu ? 3 : 2];
         size_t o = a.sizes.size() - 2; // 1 when batched
         int64_t batches = o ? a.sizes[0] : 1;
@@ -304,6 +308,12 @@ std::map<std::string, Reference> references() {
             for (int64_t k = 0; k < K; ++k) {
               double av = a.values[ab + m * as0 + k * as1];
               const float *bp = &b.values[bb + k * bs0];
+              if (tf32) { // the operands as the tensor cores see them
+                av = tilec::roundToTf32(float(av));
+                for (int64_t n = 0; n < N; ++n)
+                  row[n] += av * double(tilec::roundToTf32(bp[n * bs1]));
+                continue;
+              }
               for (int64_t n = 0; n < N; ++n)
                 row[n] += av * bp[n * bs1];
             }
@@ -333,6 +343,7 @@ std::map<std::string, Reference> references() {
     refs["matmul_bias_gelu"] = matmulRef(true, false);
     refs["bmm"] = matmulRef(false, true);
     refs["matmul_add"] = matmulRef(false, false, /*accumulate=*/true);
+    refs["matmul_tf32"] = matmulRef(false, false, false, /*tf32=*/true);
     {
       // C = diag(sa) * A * B * diag(sb); sa is M x 1. The CPU interpreter
       // rounds the scaled operands to T before the product (the language's

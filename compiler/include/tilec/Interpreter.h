@@ -58,6 +58,10 @@ bool interpretKernel(std::string_view source, const CompileOptions &options,
                      const std::string &kernel, const std::vector<HostArg> &args,
                      std::string &error);
 
+/// `x` rounded to TF32 (10 mantissa bits, to nearest, ties away from zero),
+/// as cvt.rna.tf32.f32 rounds the operands of an `mma(..., tf32 = true)`.
+float roundToTf32(float x);
+
 } // namespace tilec
 
 #endif // TILEC_INTERPRETER_H

@@ -513,8 +513,8 @@ Value Gen::genCall(const Expr &e) {
   if (fn == "broadcast")
     return splatTo(gen(*e.args[0]), e.args[0]->type, e.type, l);
   if (fn == "mma")
-    return tile::MmaOp::create(b, l, gen(*e.args[0]), gen(*e.args[1]),
-                               gen(*e.args[2]));
+    return tile::MmaOp::create(b, l, gen(*e.args[0]), gen(*e.args[1]), gen(*e.args[2]),
+                               e.tf32);
   if (fn == "range")
     return tile::RangeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)));
   if (fn == "cast") {

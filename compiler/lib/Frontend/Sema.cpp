@@ -1193,6 +1193,18 @@ bool Checker::checkCall(Expr &e) {
     Expr &a = *e.args[k];
     if (a.argName.empty())
       continue;
+    if (f == "mma" && a.argName == "tf32") {
+      if (k != 3 || e.args.size() != 4)
+        return error(a.loc, "'mma(a, b, acc, tf32 = true)' takes tf32 after the accumulator");
+      int64_t v;
+      if (!check(a))
+        return false;
+      if (!a.constInt || !a.type.isScalar() || isFloatType(a.type.elem))
+        return error(a.loc, "tf32 must be a compile-time true or false");
+      v = *a.constInt;
+      e.tf32 = v != 0;
+      continue;
+    }
     if (a.argName != "axis" || !reduction)
       return error(a.loc, "'" + f + "' takes no argument named '" + a.argName + "'" +
                               (a.argName == "axis"
@@ -1470,7 +1482,9 @@ bool Checker::checkCall(Expr &e) {
     return true;
   }
   if (f == "mma") {
-    if (!requireValues(e, 3, 3, "an argument of 'mma'"))
+    bool named = e.args.size() == 4 && e.args[3]->argName == "tf32";
+    if (named ? !requireValues(e, 4, 4, "an argument of 'mma'")
+              : !requireValues(e, 3, 3, "an argument of 'mma'"))
       return false;
     const SemaType &a = e.args[0]->type, &b = e.args[1]->type, &c = e.args[2]->type;
     const char *names[3] = {"a", "b", "the accumulator"};
@@ -1486,6 +1500,9 @@ bool Checker::checkCall(Expr &e) {
     if (a.elem != ScalarType::F16 && a.elem != ScalarType::BF16 && a.elem != ScalarType::F32)
       return error(e.args[0]->loc, std::string("mma takes f16, bf16 or f32 operands, got ") +
                                        a.str());
+    if (e.tf32 && a.elem != ScalarType::F32)
+      return error(e.args[3]->loc, "tf32 = true is for f32 operands; these are " + a.str() +
+                                       " (f16 and bf16 always run on the tensor cores)");
     if (a.shape[1] != b.shape[0])
       return error(e.loc, "cannot multiply " + a.str() + " by " + b.str() +
                               ": a has " + std::to_string(a.shape[1]) +

@@ -111,7 +111,7 @@ struct TileStageSharedPass
     // (another arch, another loop form, other tile shapes) keeps the
     // blocked layout, where the lowering stages the operands itself. The
     // reasons a plan fails are not errors then, so they are dropped.
-    if (mma.getA().getType().getElementType().isF32()) {
+    if (mma.getA().getType().getElementType().isF32() && !mma.getTf32()) {
       if (arch != "sm_90a")
         return success();
       ScopedDiagnosticHandler quiet(func.getContext(), [](Diagnostic &) { return success(); });
@@ -123,10 +123,12 @@ struct TileStageSharedPass
 
   LogicalResult planPipeline(func::FuncOp func, tile::MmaOp mma) {
     StringRef name = func.getName();
-    bool fma = mma.getA().getType().getElementType().isF32();
+    bool tf32 = mma.getTf32();
+    bool fma = mma.getA().getType().getElementType().isF32() && !tf32;
     // sm_90a: TMA + wgmma with a producer warpgroup. Other arches (sm_80,
     // sm_90): every warp copies with cp.async and multiplies with mma.sync.
-    bool tma = arch == "sm_90a";
+    // TF32 runs with mma.sync on every arch (wgmma's tf32 needs B K-major).
+    bool tma = arch == "sm_90a" && !tf32;
     bool mmaSync = !tma && !fma;
     if (fma && !tma)
       return mma.emitError() << "internal: the fma pipeline needs sm_90a";
@@ -198,7 +200,7 @@ struct TileStageSharedPass
         return shapeError("the number of columns of b (BN) must be a multiple of 64");
     } else {
       if (BM % 64 != 0)
-        return shapeError("the number of rows of a (BM) must be a multiple of 64 for wgmma");
+        return shapeError("the number of rows of a (BM) must be a multiple of 64 for the tensor cores");
       if (BN % 32 != 0 || BN > 256)
         return shapeError("the number of columns of b (BN) must be a multiple of 32 up to 256 "
                           "(e.g. 64, 96, 128, 192, 256)");

@@ -98,6 +98,7 @@ struct Expr {
   std::optional<int64_t> constInt; ///< compile-time integer value
   std::vector<int64_t> permutation; ///< transpose/permute: result dim d is operand dim [d]
   std::optional<int64_t> axis;      ///< a reduction over one axis (`axis = d`)
+  bool tf32 = false;                ///< mma: `tf32 = true`, f32 operands on the tensor cores
   /// gather/scatter/atomics/print/assert: the shape its tile operands
   /// broadcast to (empty when they are all scalars).
   std::vector<int64_t> elementShape;

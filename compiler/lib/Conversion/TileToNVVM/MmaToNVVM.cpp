@@ -460,6 +460,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     int64_t threads = 128 * C;
     Type elem = A.load.getType().getElementType();
     bool bf16 = elem.isBF16();
+    bool tf32 = elem.isF32(); // f32 operands rounded to TF32 (m16n8k8)
     // Whether each operand's view allows 16-byte cp.async (checked once).
     Value fast[2] = {asyncCopyable(b, loc, A), asyncCopyable(b, loc, B)};
     auto copyStage = [&](Value i, Value stageIndex) {
@@ -505,6 +506,10 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     auto f32 = b.getF32Type();
     auto x4Ty = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
     auto accTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    auto toTf32 = [&](Value x) -> Value {
+      return NVVM::ConvertFloatToTF32Op::create(
+          b, loc, i32, x, NVVM::FPRoundingModeAttr::get(ctx, NVVM::FPRoundingMode::RNA));
+    };
     auto ldmatrix = [&](Value stage, Value offset, bool trans) -> SmallVector<Value, 4> {
       Value ptr = e.gep(stage, e.zext64(offset));
       Value m = NVVM::LdMatrixOp::create(
@@ -515,7 +520,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       SmallVector<Value, 4> regs;
       for (int64_t x = 0; x < 4; ++x) {
         Value v = LLVM::ExtractValueOp::create(b, loc, m, ArrayRef<int64_t>{x});
-        if (!bf16) // f16 operands are passed as f16x2
+        if (tf32)
+          v = toTf32(LLVM::BitcastOp::create(b, loc, f32, v));
+        else if (!bf16) // f16 operands are passed as f16x2
           v = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()), v);
         regs.push_back(v);
       }
@@ -538,14 +545,50 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       SmallVector<Value> acc;
       for (int64_t x = 0; x < mBlocks * fields; ++x)
         acc.push_back(vector::ExtractOp::create(b, loc, accVec, ArrayRef<int64_t>{x}));
-      for (int64_t kk = 0; kk < BK / 16; ++kk) {
-        // A box kk/4 (64 k per box), k chunk 2*(kk%4) + qHigh, swizzled by r.
+      // One step covers 32 bytes of K: k16 of f16/bf16, k8 of tf32.
+      int64_t steps = BK * A.elemBytes / 32;
+      for (int64_t kk = 0; kk < steps; ++kk) {
+        // A box kk/4 (128 bytes of K per box), k chunk 2*(kk%4) + qHigh, swizzled by r.
         Value aChunk = e.mul(e.bxor(e.add(e.i32((kk % 4) * 2), qHigh), r), e.i32(16));
         SmallVector<SmallVector<Value, 4>> a;
         for (int64_t mb = 0; mb < mBlocks; ++mb)
           a.push_back(ldmatrix(stage, e.add(e.add(e.i32((kk / 4) * BM * 128), aRowOff[mb]),
                                             aChunk),
                                false));
+        if (tf32) {
+          // B fragments of m16n8k8.tf32: b0 = B[8kk + lane%4][8j + lane/4],
+          // b1 four rows below; scalar reads of the swizzled box of 32
+          // columns (chunk (n%32)/4 ^ k%8, element n%4).
+          Value t4 = e.remu(lane, e.i32(4)), g = e.divu(lane, e.i32(4));
+          for (int64_t j = 0; j < nTiles; ++j) {
+            SmallVector<Value, 2> bf;
+            for (int64_t h = 0; h < 2; ++h) {
+              Value k = e.add(e.i32(kk * 8 + h * 4), t4); // k % 8 = t4 + 4h
+              Value n = e.add(e.i32(j * 8), g);
+              Value chunk = e.bxor(e.remu(e.divu(n, e.i32(4)), e.i32(8)), e.remu(k, e.i32(8)));
+              Value off = e.add(e.add(e.i32(int64_t(B.smemOffset) + (j / 4) * BK * 128),
+                                      e.mul(k, e.i32(128))),
+                                e.add(e.mul(chunk, e.i32(16)), e.mul(e.remu(n, e.i32(4)),
+                                                                     e.i32(4))));
+              Value x = LLVM::LoadOp::create(b, loc, f32, e.gep(stage, e.zext64(off)), 4);
+              bf.push_back(toTf32(x));
+            }
+            for (int64_t mb = 0; mb < mBlocks; ++mb) {
+              SmallVector<Value> c;
+              for (int64_t x = 0; x < 4; ++x)
+                c.push_back(acc[mb * fields + j * 4 + x]);
+              Value d = NVVM::MmaOp::create(
+                  b, loc, accTy, a[mb], bf, c, ArrayRef<int64_t>{16, 8, 8}, std::nullopt,
+                  std::nullopt,
+                  std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32, NVVM::MMATypes::tf32},
+                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+              for (int64_t x = 0; x < 4; ++x)
+                acc[mb * fields + j * 4 + x] =
+                    LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{x});
+            }
+          }
+          continue;
+        }
         for (int64_t np = 0; np < BN / 16; ++np) {
           // B box (2np + qHigh) / 8, chunk (2np + qHigh) % 8 = 2*(np%4) + qHigh.
           Value box = e.add(e.i32((np / 4) * BK * 128 + int64_t(B.smemOffset)),

@@ -235,6 +235,8 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "operands must be f16, bf16 or f32";
   if (!c.getElementType().isF32())
     return emitOpError() << "the accumulator must be f32";
+  if (getTf32() && !e.isF32())
+    return emitOpError() << "tf32 needs f32 operands";
   if (getType() != c)
     return emitOpError() << "result type must be the accumulator type";
   return success();

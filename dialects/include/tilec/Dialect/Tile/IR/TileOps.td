@@ -220,13 +220,17 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let description = [{
     `a` is MxK, `b` is KxN and `acc` is MxN. f16 and bf16 operands
     accumulate in f32; on sm_90a the product runs on the tensor cores
-    (wgmma) after tile-stage-shared stages the operands in shared memory.
+    (wgmma) after tile-stage-shared stages the operands in shared memory,
+    on sm_80 with mma.sync. f32 operands run on the CUDA cores, or, with
+    `tf32`, on the tensor cores with the operands rounded to TF32 (10-bit
+    mantissa).
 
     ```mlir
     %d = tile.mma %a, %b, %c : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+    %e = tile.mma %x, %y, %c {tf32} : tensor<128x32xf32>, tensor<32x128xf32>, tensor<128x128xf32>
     ```
   }];
-  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$acc);
+  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$acc, UnitAttr:$tf32);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
