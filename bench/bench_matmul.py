@@ -87,8 +87,9 @@ def f32_main(args):
         for cfg in args.f32.split(","):
             kernel, tiles = cfg.split(":")
             bm, bn, bk = tiles.split("x")
-            flags = ["-D", f"BM={bm}", "-D", f"BN={bn}", "-D", f"BK={bk}", "-D", "T=f32",
-                     "-D", "O=f32"]
+            flags = ["-D", f"BM={bm}", "-D", f"BN={bn}", "-D", f"BK={bk}"]
+            if "tf32" not in kernel:  # matmul_tf32 is f32 throughout
+                flags += ["-D", "T=f32", "-D", "O=f32"]
             for r in tilec_bench(args.tilec_check, [example, "--kernel", kernel, *flags,
                                                     "--shape", f"{m}x{n}x{k}",
                                                     "--bench", str(args.iters),
