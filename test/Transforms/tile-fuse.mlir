@@ -125,3 +125,42 @@ func.func @cast_two_broadcasts(%v: !tile.view<bf16, 2>, %o: !tile.view<f32, 2>, 
   }
   return
 }
+
+// -----
+
+// A store to memory between the load and its broadcast: the broadcast_load
+// would read the new contents, so the load stays (the broadcast then goes
+// through registers and shared memory).
+// CHECK-LABEL: func.func @store_between
+// CHECK:         tile.load
+// CHECK:         tile.store
+// CHECK:         tile.broadcast %
+// CHECK-NOT:     tile.broadcast_load
+func.func @store_between(%v: !tile.view<f32, 2>, %o: !tile.view<f32, 2>, %i: i32) attributes {tile.kernel} {
+  %k = tile.load %v[%i, %i] : !tile.view<f32, 2>, i32, i32 -> tensor<1x1xf32>
+  %z = arith.constant dense<0.0> : tensor<1x1xf32>
+  tile.store %z, %v[%i, %i] : tensor<1x1xf32>, !tile.view<f32, 2>, i32, i32
+  %t = tile.broadcast %k : tensor<1x1xf32> -> tensor<1x256xf32>
+  tile.store %t, %o[%i, %i] : tensor<1x256xf32>, !tile.view<f32, 2>, i32, i32
+  return
+}
+
+// -----
+
+// A broadcast in a loop whose body stores after it: the next iteration's
+// broadcast would see the store, so the load stays.
+// CHECK-LABEL: func.func @store_in_loop
+// CHECK:         tile.load
+// CHECK:         scf.for
+// CHECK:           tile.broadcast %
+// CHECK-NOT:     tile.broadcast_load
+func.func @store_in_loop(%v: !tile.view<f32, 2>, %i: i32, %n: index) attributes {tile.kernel} {
+  %k = tile.load %v[%i, %i] : !tile.view<f32, 2>, i32, i32 -> tensor<1x1xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %j = %c0 to %n step %c1 {
+    %t = tile.broadcast %k : tensor<1x1xf32> -> tensor<1x256xf32>
+    tile.store %t, %v[%i, %i] : tensor<1x256xf32>, !tile.view<f32, 2>, i32, i32
+  }
+  return
+}

@@ -20,9 +20,11 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -37,6 +39,50 @@ using namespace tilec;
 
 namespace {
 
+/// Whether memory may be written after `from` and before `to` runs (`to`
+/// is dominated by `from`): an op with a write effect (or unknown effects)
+/// between them in program order (other branches of an `if` around `to`
+/// excluded), or anywhere in a loop around `to` that is not around `from`
+/// (its next iteration runs after the writes that follow `to` in the body).
+static bool mayWriteBetween(Operation *from, Operation *to) {
+  auto writes = [](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return false; // its nested ops are visited on their own
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    return iface ? iface.hasEffect<MemoryEffects::Write>() : !isPure(op);
+  };
+  for (Operation *p = to->getParentOp(); p && !p->isAncestor(from); p = p->getParentOp())
+    if (isa<LoopLikeOpInterface>(p)) {
+      bool any = false;
+      p->walk([&](Operation *op) { any |= writes(op); });
+      if (any)
+        return true;
+    }
+  bool between = false, found = false;
+  from->getParentOfType<func::FuncOp>()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op == to)
+      return WalkResult::interrupt();
+    if (op == from) {
+      between = true;
+      return WalkResult::advance();
+    }
+    if (!between)
+      return WalkResult::advance();
+    // Another branch of an `if` around `to` does not run on the way to it.
+    Region *r = op->getParentRegion();
+    Operation *owner = r->getParentOp();
+    if (owner->isAncestor(to) && !r->isAncestor(to->getParentRegion()) &&
+        !isa<LoopLikeOpInterface>(owner))
+      return WalkResult::skip();
+    if (!op->isAncestor(to) && writes(op)) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
 struct FuseBroadcastOfLoad : OpRewritePattern<tile::BroadcastOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tile::BroadcastOp op,
@@ -46,6 +92,9 @@ struct FuseBroadcastOfLoad : OpRewritePattern<tile::BroadcastOp> {
       return rewriter.notifyMatchFailure(op, "not a broadcast of a load");
     if (load.getPaddingAttr())
       return rewriter.notifyMatchFailure(op, "load with a padding value");
+    // The broadcast_load reads memory where the broadcast is.
+    if (mayWriteBetween(load, op))
+      return rewriter.notifyMatchFailure(op, "memory may change between load and broadcast");
     rewriter.replaceOpWithNewOp<tile::BroadcastLoadOp>(
         op, op.getType(), load.getView(), load.getIndices(),
         rewriter.getDenseI64ArrayAttr(load.getType().getShape()));
@@ -132,6 +181,10 @@ static void fuseMmaPrologues(scf::ForOp loop) {
   tile::MmaOp mma;
   loop.getBody()->walk([&](tile::MmaOp op) { mma = op; });
   if (!mma || mma.getAcc() != loop.getRegionIterArgs()[0] || mma->getParentOp() != loop)
+    return;
+  // TF32 rounds the scaled operand; scaling the sum instead would change
+  // the result by the rounding of the scale.
+  if (mma.getTf32())
     return;
   auto accTy = mma.getAcc().getType();
   for (bool isA : {true, false}) {

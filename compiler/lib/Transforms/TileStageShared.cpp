@@ -206,6 +206,8 @@ struct TileStageSharedPass
                           "(e.g. 64, 96, 128, 192, 256)");
       consumers = (BM >= 128 && (BM / 2) % 64 == 0) ? 2 : 1;
     }
+    if (tma && (BM > 256 || BK > 256))
+      return shapeError("BM and BK can be at most 256 (a TMA box has at most 256 rows)");
     if (BK % boxCols != 0)
       return shapeError("the shared dimension (BK) must be a multiple of " +
                         Twine(boxCols) + " for the 128-byte swizzled staging");

@@ -671,11 +671,11 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Value rowOk = e.ult(grow, size0);
     if (batchOk)
       rowOk = arith::AndIOp::create(b, loc, rowOk, batchOk);
-    // Bytes of this chunk inside the view: 0 .. 16.
-    Value left = arith::SubIOp::create(b, loc, size1, gcol);
-    left = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, left,
-                                                                  e.i64(chunkElems)),
-                                  e.i64(0));
+    // Bytes of this chunk inside the view: 0 .. 16 (a chunk is never partly
+    // left of column 0: origins are multiples of the tile width).
+    Value left = arith::MinSIOp::create(b, loc, arith::SubIOp::create(b, loc, size1, gcol),
+                                        e.i64(chunkElems));
+    left = arith::SelectOp::create(b, loc, e.ult(gcol, size1), left, e.i64(0));
     Value bytes = arith::SelectOp::create(b, loc, rowOk, e.mul(left, e.i64(o.elemBytes)),
                                           e.i64(0));
     // An empty chunk still needs a valid address: the view's base.

@@ -256,7 +256,9 @@ LoadOp tilec::tile::getStagedLoad(Value operand) {
   if (!reshape || !reshape->hasOneUse() || reshape.getType().getRank() != 2)
     return LoadOp();
   auto load = reshape.getTile().getDefiningOp<LoadOp>();
-  if (!load || load.getType().getRank() != 3 || load.getType().getDimSize(0) != 1)
+  // [1, R, C] -> [R, C] only: the pipeline stages the loaded tile as is.
+  if (!load || load.getType().getRank() != 3 || load.getType().getDimSize(0) != 1 ||
+      reshape.getType().getShape() != load.getType().getShape().drop_front())
     return LoadOp();
   return load;
 }
