@@ -641,6 +641,49 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     return ok;
   }
 
+  /// One 16-byte chunk of an operand tile for a copy into a stage: its
+  /// row of the tile and of the view, its first column of the view, whether
+  /// the row (and batch) lies inside the view, the batch's element offset
+  /// (null for a matrix) and its byte offset in the stage's swizzled layout
+  /// (chunk c of row r at box c/8, chunk (c % 8) ^ (r % 8)).
+  struct Chunk {
+    Value row, grow, gcol, rowOk, batchOffset, dstOffset;
+  };
+
+  /// Runs `fn` for the chunks of an operand tile that thread `tid` of
+  /// `threads` copies (chunk tid, tid + threads, ...).
+  template <typename Fn>
+  static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                           Value tid, int64_t threads, Fn fn) {
+    Emit e{b, loc};
+    size_t rank = origins.size();
+    Value batchOk, batchOffset;
+    if (rank == 3) {
+      batchOk = e.ult(origins[0], o.view.getSizes()[0]);
+      batchOffset = e.mul(origins[0], o.view.getStrides()[0]);
+    }
+    int64_t chunkElems = 16 / o.elemBytes;
+    int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
+    auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(threads));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value q = loop.getInductionVar();
+    Chunk ch;
+    ch.row = e.divu(q, e.i64(chunksPerRow));
+    Value cc = e.remu(q, e.i64(chunksPerRow));
+    ch.grow = e.add(origins[rank - 2], ch.row);
+    ch.gcol = e.add(origins[rank - 1], e.mul(cc, e.i64(chunkElems)));
+    ch.rowOk = e.ult(ch.grow, o.view.getSizes()[rank - 2]);
+    if (batchOk)
+      ch.rowOk = arith::AndIOp::create(b, loc, ch.rowOk, batchOk);
+    ch.batchOffset = batchOffset;
+    Value box = e.divu(cc, e.i64(8));
+    Value swizzled = e.bxor(e.remu(cc, e.i64(8)), e.remu(ch.row, e.i64(8)));
+    ch.dstOffset = e.add(e.add(e.mul(box, e.i64(o.rows * 128)), e.mul(ch.row, e.i64(128))),
+                         e.mul(swizzled, e.i64(16)));
+    fn(ch);
+  }
+
   /// `threads` threads copy one operand tile into the swizzled layout with
   /// 16-byte cp.async (the view passed asyncCopyable): a chunk past the
   /// view's rows reads nothing and one across its last column reads only
@@ -650,47 +693,28 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Emit e{b, loc};
     tile::MakeViewOp v = o.view;
     size_t rank = origins.size();
-    Value size0 = v.getSizes()[rank - 2], size1 = v.getSizes()[rank - 1];
-    Value stride0 = v.getStrides()[rank - 2];
-    Value batchOk, batchOffset;
-    if (rank == 3) {
-      batchOk = e.ult(origins[0], v.getSizes()[0]);
-      batchOffset = e.mul(origins[0], v.getStrides()[0]);
-    }
+    Value size1 = v.getSizes()[rank - 1], stride0 = v.getStrides()[rank - 2];
     int64_t chunkElems = 16 / o.elemBytes;
-    int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
     Type elem = o.load.getType().getElementType();
-    auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(threads));
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value qi = loop.getInductionVar();
-    Value row = e.divu(qi, e.i64(chunksPerRow));
-    Value cc = e.remu(qi, e.i64(chunksPerRow));
-    Value grow = e.add(origins[rank - 2], row);
-    Value gcol = e.add(origins[rank - 1], e.mul(cc, e.i64(chunkElems)));
-    Value rowOk = e.ult(grow, size0);
-    if (batchOk)
-      rowOk = arith::AndIOp::create(b, loc, rowOk, batchOk);
-    // Bytes of this chunk inside the view: 0 .. 16 (a chunk is never partly
-    // left of column 0: origins are multiples of the tile width).
-    Value left = arith::MinSIOp::create(b, loc, arith::SubIOp::create(b, loc, size1, gcol),
-                                        e.i64(chunkElems));
-    left = arith::SelectOp::create(b, loc, e.ult(gcol, size1), left, e.i64(0));
-    Value bytes = arith::SelectOp::create(b, loc, rowOk, e.mul(left, e.i64(o.elemBytes)),
-                                          e.i64(0));
-    // An empty chunk still needs a valid address: the view's base.
-    Value off = e.add(e.mul(grow, stride0), gcol);
-    if (batchOffset)
-      off = e.add(off, batchOffset);
-    off = arith::SelectOp::create(b, loc, e.ne(bytes, e.i64(0)), off, e.i64(0));
-    Value src = LLVM::GEPOp::create(b, loc, v.getPtr().getType(), elem, v.getPtr(),
-                                    ValueRange{off});
-    Value box = e.divu(cc, e.i64(8));
-    Value chunk = e.bxor(e.remu(cc, e.i64(8)), e.remu(row, e.i64(8)));
-    Value doff = e.add(e.add(e.mul(box, e.i64(o.rows * 128)), e.mul(row, e.i64(128))),
-                       e.mul(chunk, e.i64(16)));
-    NVVM::CpAsyncOp::create(b, loc, e.gep(dst, doff), src, 16, NVVM::LoadCacheModifierKind::CG,
-                            arith::TruncIOp::create(b, loc, b.getI32Type(), bytes));
+    forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
+      // Bytes of this chunk inside the view: 0 .. 16 (a chunk is never
+      // partly left of column 0: origins are multiples of the tile width).
+      Value left = arith::MinSIOp::create(b, loc, arith::SubIOp::create(b, loc, size1, ch.gcol),
+                                          e.i64(chunkElems));
+      left = arith::SelectOp::create(b, loc, e.ult(ch.gcol, size1), left, e.i64(0));
+      Value bytes = arith::SelectOp::create(b, loc, ch.rowOk,
+                                            e.mul(left, e.i64(o.elemBytes)), e.i64(0));
+      // An empty chunk still needs a valid address: the view's base.
+      Value off = e.add(e.mul(ch.grow, stride0), ch.gcol);
+      if (ch.batchOffset)
+        off = e.add(off, ch.batchOffset);
+      off = arith::SelectOp::create(b, loc, e.ne(bytes, e.i64(0)), off, e.i64(0));
+      Value src = LLVM::GEPOp::create(b, loc, v.getPtr().getType(), elem, v.getPtr(),
+                                      ValueRange{off});
+      NVVM::CpAsyncOp::create(b, loc, e.gep(dst, ch.dstOffset), src, 16,
+                              NVVM::LoadCacheModifierKind::CG,
+                              arith::TruncIOp::create(b, loc, b.getI32Type(), bytes));
+    });
   }
 
   /// Issues the TMA copies of one operand tile: boxes of 128 bytes' worth
@@ -727,54 +751,34 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Type elem = o.load.getType().getElementType();
     Value ptr = o.view.getPtr();
     size_t rank = origins.size();
-    Value size0 = o.view.getSizes()[rank - 2], size1 = o.view.getSizes()[rank - 1];
+    Value size1 = o.view.getSizes()[rank - 1];
     Value stride0 = o.view.getStrides()[rank - 2], stride1 = o.view.getStrides()[rank - 1];
-    // A batched operand: the matrix at batch index origins[0] (outside the
-    // view: every element reads as zero).
-    Value batchOk, batchOffset;
-    if (rank == 3) {
-      batchOk = e.ult(origins[0], o.view.getSizes()[0]);
-      batchOffset = e.mul(origins[0], o.view.getStrides()[0]);
-    }
     int64_t chunkElems = 16 / o.elemBytes;
-    int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
     Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
     auto vecTy = VectorType::get({chunkElems}, elem);
-    auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(threads));
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value q = loop.getInductionVar();
-    Value row = e.divu(q, e.i64(chunksPerRow));
-    Value cc = e.remu(q, e.i64(chunksPerRow));
-    Value grow = e.add(origins[rank - 2], row);
-    Value rowOk = e.ult(grow, size0);
-    if (batchOk)
-      rowOk = arith::AndIOp::create(b, loc, rowOk, batchOk);
-    Value v = arith::ConstantOp::create(b, loc, vecTy,
-                                        DenseElementsAttr::get(vecTy, b.getFloatAttr(elem, 0.0)));
-    for (int64_t t = 0; t < chunkElems; ++t) {
-      Value gcol = e.add(origins[rank - 1], e.add(e.mul(cc, e.i64(chunkElems)), e.i64(t)));
-      Value ok = arith::AndIOp::create(b, loc, rowOk, e.ult(gcol, size1));
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
-      {
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        Value off = e.add(e.mul(grow, stride0), e.mul(gcol, stride1));
-        if (batchOffset)
-          off = e.add(off, batchOffset);
-        Value p = LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr, ValueRange{off});
-        scf::YieldOp::create(b, loc,
-                             ValueRange{LLVM::LoadOp::create(b, loc, elem, p, o.elemBytes)});
-        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-        scf::YieldOp::create(b, loc, zero);
+    forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
+      Value v = arith::ConstantOp::create(
+          b, loc, vecTy, DenseElementsAttr::get(vecTy, b.getFloatAttr(elem, 0.0)));
+      for (int64_t t = 0; t < chunkElems; ++t) {
+        Value gcol = e.add(ch.gcol, e.i64(t));
+        Value ok = arith::AndIOp::create(b, loc, ch.rowOk, e.ult(gcol, size1));
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
+        {
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          Value off = e.add(e.mul(ch.grow, stride0), e.mul(gcol, stride1));
+          if (ch.batchOffset)
+            off = e.add(off, ch.batchOffset);
+          Value p = LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr, ValueRange{off});
+          scf::YieldOp::create(b, loc,
+                               ValueRange{LLVM::LoadOp::create(b, loc, elem, p, o.elemBytes)});
+          b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+          scf::YieldOp::create(b, loc, zero);
+        }
+        v = vector::InsertOp::create(b, loc, ifOp.getResult(0), v, ArrayRef<int64_t>{t});
       }
-      v = vector::InsertOp::create(b, loc, ifOp.getResult(0), v, ArrayRef<int64_t>{t});
-    }
-    Value box = e.divu(cc, e.i64(8));
-    Value chunk = e.bxor(e.remu(cc, e.i64(8)), e.remu(row, e.i64(8)));
-    Value off = e.add(e.add(e.mul(box, e.i64(o.rows * 128)), e.mul(row, e.i64(128))),
-                      e.mul(chunk, e.i64(16)));
-    LLVM::StoreOp::create(b, loc, v, e.gep(dst, off), 16);
+      LLVM::StoreOp::create(b, loc, v, e.gep(dst, ch.dstOffset), 16);
+    });
   }
 };
 
