@@ -112,6 +112,11 @@ struct TileStageSharedPass
     // blocked layout, where the lowering stages the operands itself. The
     // reasons a plan fails are not errors then, so they are dropped.
     if (mma.getA().getType().getElementType().isF32() && !mma.getTf32()) {
+      // An explicit STAGES out of range is a mistake whichever path runs.
+      if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
+          s && (s.getInt() < 2 || s.getInt() > 8))
+        return mma.emitError() << "kernel '" << name << "': STAGES must be 2 to 8, got "
+                               << s.getInt();
       if (arch != "sm_90a")
         return success();
       ScopedDiagnosticHandler quiet(func.getContext(), [](Diagnostic &) { return success(); });
