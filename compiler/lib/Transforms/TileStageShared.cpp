@@ -106,17 +106,18 @@ struct TileStageSharedPass
              << "kernel '" << name
              << "' has more than one mma; this version supports one mma loop per kernel";
     tile::MmaOp mma = mmas.front();
+    // One stage would make the copies wait for a buffer that is released
+    // only after the next fill.
+    if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
+        s && (s.getInt() < 2 || s.getInt() > 8))
+      return mma.emitError() << "kernel '" << name << "': STAGES must be 2 to 8, got "
+                             << s.getInt();
     // f32 operands run on the CUDA cores. On sm_90a a kernel of the
     // matmul form gets the same TMA pipeline with fma consumers; any other
     // (another arch, another loop form, other tile shapes) keeps the
     // blocked layout, where the lowering stages the operands itself. The
     // reasons a plan fails are not errors then, so they are dropped.
     if (mma.getA().getType().getElementType().isF32() && !mma.getTf32()) {
-      // An explicit STAGES out of range is a mistake whichever path runs.
-      if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
-          s && (s.getInt() < 2 || s.getInt() > 8))
-        return mma.emitError() << "kernel '" << name << "': STAGES must be 2 to 8, got "
-                               << s.getInt();
       if (arch != "sm_90a")
         return success();
       ScopedDiagnosticHandler quiet(func.getContext(), [](Diagnostic &) { return success(); });
@@ -219,25 +220,20 @@ struct TileStageSharedPass
     int64_t accRegs = BM * BN / (128 * consumers);
     // fma consumers also keep a and b fragments and addresses: 64
     // accumulators (8x8 per thread) is what fits next to them.
-    if (accRegs > (fma ? 64 : 128))
+    int64_t maxAccRegs = fma ? 64 : 128;
+    if (accRegs > maxAccRegs)
       return mma.emitError()
              << "kernel '" << name << "': the " << BM << "x" << BN
              << " f32 accumulator needs " << accRegs
              << " registers per thread in each of the " << consumers
-             << " consumer warpgroups, but at most 128 leave room for the rest "
-                "(255 per thread); use a smaller BM or BN";
-    // B is staged in whole 128-byte boxes (BN = 96 takes two of 64).
-    int64_t stagedBN = (BN * elemBytes + 127) / 128 * 128 / elemBytes;
-    int64_t stageBytes = (BM * BK + BK * stagedBN) * elemBytes;
+             << " consumer warpgroups, but at most " << maxAccRegs
+             << " leave room for the rest (255 per thread); use a smaller BM or BN";
+    int64_t stageBytes =
+        tile::stagedTileBytes(BM, BK, elemBytes) + tile::stagedTileBytes(BK, BN, elemBytes);
     int64_t maxStages = (kMaxSharedBytes - kSharedOverhead) / stageBytes;
     int64_t stages;
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName)) {
-      stages = s.getInt();
-      // One stage would make the producer wait for the buffer that the
-      // consumers release only after the producer's next fill.
-      if (stages < 2 || stages > 8)
-        return mma.emitError() << "kernel '" << name << "': STAGES must be 2 to 8, got "
-                               << stages;
+      stages = s.getInt(); // 2 to 8 (checked in plan)
       int64_t need = stages * stageBytes + kSharedOverhead;
       if (need > kMaxSharedBytes)
         return mma.emitError()

@@ -72,6 +72,22 @@ struct Emit {
   }
 };
 
+/// The elements of a vector value, and a vector of `like`'s type made of
+/// `elements`: the accumulator is a vector between loop iterations and
+/// scalars inside them.
+static SmallVector<Value> unpackVector(OpBuilder &b, Location loc, Value v) {
+  SmallVector<Value> out;
+  for (int64_t x = 0; x < cast<VectorType>(v.getType()).getNumElements(); ++x)
+    out.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{x}));
+  return out;
+}
+static Value packVector(OpBuilder &b, Location loc, Value like, ArrayRef<Value> elements) {
+  Value out = like;
+  for (auto [x, v] : llvm::enumerate(elements))
+    out = vector::InsertOp::create(b, loc, v, out, ArrayRef<int64_t>{int64_t(x)});
+  return out;
+}
+
 /// What one staged operand needs.
 struct Operand {
   tile::LoadOp load;
@@ -86,7 +102,7 @@ struct Operand {
   /// (BN = 96) is staged in one more box, whose last columns are loaded
   /// (TMA copies whole boxes) but never read.
   int64_t boxes() const { return (cols + boxCols() - 1) / boxCols(); }
-  int64_t bytes() const { return rows * boxes() * 128; }
+  int64_t bytes() const { return tile::stagedTileBytes(rows, cols, elemBytes); }
 };
 
 struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
@@ -103,7 +119,6 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     tile::MmaOp mma;
     forOp.getBody()->walk([&](tile::MmaOp op) { mma = op; });
     auto func = forOp->getParentOfType<func::FuncOp>();
-    auto module = func->getParentOfType<ModuleOp>();
     int64_t S = cast<IntegerAttr>(plan.get("stages")).getInt();
     int64_t C = cast<IntegerAttr>(plan.get("consumers")).getInt();
     Location loc = forOp.getLoc();
@@ -154,8 +169,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         rewriter, loc, rewriter.getI32Type(), e.i32(-1), e.divu(tid, e.i32(128)), e.i32(0),
         e.i32(0x1f), NVVM::ShflKindAttr::get(ctx, NVVM::ShflKind::idx), UnitAttr());
     Value lane = e.remu(tid, e.i32(32));
-    // Trip count of the original loop (i64 bounds), and the load origins of
-    // iteration i (i32), computed by a copy of the loop body's scalar code.
+    // Trip count of the original loop (i64 bounds), and the load origins
+    // (i64) of iteration i (i32), computed by a copy of the loop body's
+    // scalar code.
     Value lb = forOp.getLowerBound(), ub = forOp.getUpperBound(), step = forOp.getStep();
     Type ivTy = lb.getType();
     auto toI64 = [&](Value v) -> Value {
@@ -339,8 +355,6 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
                                           ArrayRef<int64_t>{mb * fields + f});
       }
     }
-    (void)module;
-    (void)BN;
     rewriter.replaceOp(forOp, result);
     return success();
   }
@@ -393,9 +407,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
                                           e.i32(10000000));
     Value stage = e.gep(smem, e.mul(s64, e.i64(stageBytes)));
     Value accVec = loop.getRegionIterArgs()[0];
-    SmallVector<Value> acc;
-    for (int64_t x = 0; x < rowsHeld * colBlocks * 4; ++x)
-      acc.push_back(vector::ExtractOp::create(b, loc, accVec, ArrayRef<int64_t>{x}));
+    SmallVector<Value> acc = unpackVector(b, loc, accVec);
     for (int64_t kc = 0; kc < BK / 4; ++kc) {
       // a[row, 4kc .. 4kc+3]: box kc/8, chunk (kc % 8) ^ (row % 8).
       SmallVector<Value> a;
@@ -426,10 +438,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     e.ifThen(e.eq(lane, e.i32(0)), [&] {
       NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(e.i64(1), s64), Value());
     });
-    Value out = accVec;
-    for (auto [x, v] : llvm::enumerate(acc))
-      out = vector::InsertOp::create(b, loc, v, out, ArrayRef<int64_t>{int64_t(x)});
-    scf::YieldOp::create(b, loc, out);
+    scf::YieldOp::create(b, loc, packVector(b, loc, accVec, acc));
     return loop.getResult(0);
   }
 
@@ -461,6 +470,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Type elem = A.load.getType().getElementType();
     bool bf16 = elem.isBF16();
     bool tf32 = elem.isF32(); // f32 operands rounded to TF32 (m16n8k8)
+    NVVM::MMATypes mmaType = tf32   ? NVVM::MMATypes::tf32
+                             : bf16 ? NVVM::MMATypes::bf16
+                                    : NVVM::MMATypes::f16;
     // Whether each operand's view allows 16-byte cp.async (checked once).
     Value fast[2] = {asyncCopyable(b, loc, A), asyncCopyable(b, loc, B)};
     auto copyStage = [&](Value i, Value stageIndex) {
@@ -542,9 +554,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       Value stage = e.gep(smem, e.mul(e.zext64(e.remu(i, e.i32(S))), e.i64(stageBytes)));
       Value accVec = loop.getRegionIterArgs()[0];
       int64_t fields = BN / 2;
-      SmallVector<Value> acc;
-      for (int64_t x = 0; x < mBlocks * fields; ++x)
-        acc.push_back(vector::ExtractOp::create(b, loc, accVec, ArrayRef<int64_t>{x}));
+      SmallVector<Value> acc = unpackVector(b, loc, accVec);
       // One step covers 32 bytes of K: k16 of f16/bf16, k8 of tf32.
       int64_t steps = BK * A.elemBytes / 32;
       for (int64_t kk = 0; kk < steps; ++kk) {
@@ -555,6 +565,20 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
           a.push_back(ldmatrix(stage, e.add(e.add(e.i32((kk / 4) * BM * 128), aRowOff[mb]),
                                             aChunk),
                                false));
+        // acc(mb, j) += a(mb) * b(j) for every 16-row block mb, with the B
+        // fragment (b0, b1) of n8 block j.
+        auto mmaStep = [&](int64_t j, ValueRange bRegs) {
+          for (int64_t mb = 0; mb < mBlocks; ++mb) {
+            MutableArrayRef<Value> c(&acc[mb * fields + j * 4], 4);
+            Value d = NVVM::MmaOp::create(
+                b, loc, accTy, a[mb], bRegs, SmallVector<Value>(c.begin(), c.end()),
+                ArrayRef<int64_t>{16, 8, tf32 ? 8 : 16}, std::nullopt, std::nullopt,
+                std::array<NVVM::MMATypes, 2>{mmaType, mmaType},
+                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+            for (int64_t x = 0; x < 4; ++x)
+              c[x] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{x});
+          }
+        };
         if (tf32) {
           // B fragments of m16n8k8.tf32: b0 = B[8kk + lane%4][8j + lane/4],
           // b1 four rows below; scalar reads of the swizzled box of 32
@@ -573,53 +597,22 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
               Value x = LLVM::LoadOp::create(b, loc, f32, e.gep(stage, e.zext64(off)), 4);
               bf.push_back(toTf32(x));
             }
-            for (int64_t mb = 0; mb < mBlocks; ++mb) {
-              SmallVector<Value> c;
-              for (int64_t x = 0; x < 4; ++x)
-                c.push_back(acc[mb * fields + j * 4 + x]);
-              Value d = NVVM::MmaOp::create(
-                  b, loc, accTy, a[mb], bf, c, ArrayRef<int64_t>{16, 8, 8}, std::nullopt,
-                  std::nullopt,
-                  std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32, NVVM::MMATypes::tf32},
-                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
-              for (int64_t x = 0; x < 4; ++x)
-                acc[mb * fields + j * 4 + x] =
-                    LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{x});
-            }
+            mmaStep(j, bf);
           }
           continue;
         }
         for (int64_t np = 0; np < BN / 16; ++np) {
-          // B box (2np + qHigh) / 8, chunk (2np + qHigh) % 8 = 2*(np%4) + qHigh.
+          // B box (2np + qHigh) / 8, chunk (2np + qHigh) % 8 = 2*(np%4) + qHigh;
+          // the four matrices are (b0, b1) of n8 blocks 2np and 2np + 1.
           Value box = e.add(e.i32((np / 4) * BK * 128 + int64_t(B.smemOffset)),
                             e.i32(kk * 16 * 128));
           Value chunk = e.mul(e.bxor(e.add(e.i32((np % 4) * 2), qHigh), r), e.i32(16));
           SmallVector<Value, 4> bm = ldmatrix(stage, e.add(e.add(box, bRow), chunk), true);
-          for (int64_t half = 0; half < 2; ++half) {
-            int64_t j = 2 * np + half;
-            if (j >= nTiles)
-              continue;
-            for (int64_t mb = 0; mb < mBlocks; ++mb) {
-              SmallVector<Value> c;
-              for (int64_t x = 0; x < 4; ++x)
-                c.push_back(acc[mb * fields + j * 4 + x]);
-              Value d = NVVM::MmaOp::create(
-                  b, loc, accTy, a[mb], ValueRange{bm[2 * half], bm[2 * half + 1]}, c,
-                  ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-                  std::array<NVVM::MMATypes, 2>{bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16,
-                                                bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16},
-                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
-              for (int64_t x = 0; x < 4; ++x)
-                acc[mb * fields + j * 4 + x] =
-                    LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{x});
-            }
-          }
+          mmaStep(2 * np, ValueRange{bm[0], bm[1]});
+          mmaStep(2 * np + 1, ValueRange{bm[2], bm[3]});
         }
       }
-      Value out = accVec;
-      for (auto [x, v] : llvm::enumerate(acc))
-        out = vector::InsertOp::create(b, loc, v, out, ArrayRef<int64_t>{int64_t(x)});
-      scf::YieldOp::create(b, loc, out);
+      scf::YieldOp::create(b, loc, packVector(b, loc, accVec, acc));
     }
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
     return loop.getResult(0);

@@ -51,6 +51,14 @@ inline constexpr llvm::StringLiteral kPipelineAttrName = "tile.pipeline";
 /// `reshape(load(...))` of a [1, R, C] tile from a batched 3-D view (the
 /// batch index picks the matrix). Null when `operand` is anything else.
 LoadOp getStagedLoad(mlir::Value operand);
+
+/// Bytes a staged [rows, cols] operand tile of `elemBytes`-byte elements
+/// takes in a pipeline stage: whole 128-byte swizzled boxes per row (a tile
+/// 96 bf16 wide takes two boxes of 64). tile-stage-shared sizes the stages
+/// with it and the lowering lays them out with it.
+inline int64_t stagedTileBytes(int64_t rows, int64_t cols, int64_t elemBytes) {
+  return rows * ((cols * elemBytes + 127) / 128) * 128;
+}
 } // namespace tilec::tile
 
 #endif // TILEC_DIALECT_TILE_IR_TILEDIALECT_H
