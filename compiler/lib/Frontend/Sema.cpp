@@ -228,6 +228,8 @@ private:
   /// checkArgCount, then requireValue on every argument.
   bool requireValues(Expr &e, size_t lo, size_t hi, const char *what);
   bool requireConstInt(Expr &e, const char *what, int64_t &value);
+  /// `axis` (given at `loc`) must lie in [0, end) for a tile of type `t`.
+  bool checkAxis(llvm::SMLoc loc, int64_t axis, int64_t end, const SemaType &t);
   bool requireIntScalar(Expr &e, const char *what);
   bool checkArgCount(Expr &e, size_t lo, size_t hi);
   bool checkShapeList(Expr &shape, std::vector<int64_t> &dims);
@@ -429,6 +431,13 @@ bool Checker::requireConstInt(Expr &e, const char *what, int64_t &value) {
     return error(e.loc, std::string(what) + " must be a compile-time integer");
   value = *e.constInt;
   return true;
+}
+
+bool Checker::checkAxis(llvm::SMLoc loc, int64_t axis, int64_t end, const SemaType &t) {
+  if (axis >= 0 && axis < end)
+    return true;
+  return error(loc, "axis " + std::to_string(axis) + " is out of range for " + t.str() +
+                        " (0 to " + std::to_string(end - 1) + ")");
 }
 
 bool Checker::requireIntScalar(Expr &e, const char *what) {
@@ -1221,9 +1230,8 @@ bool Checker::checkCall(Expr &e) {
     if (!t.type.isTile())
       return error(t.loc, "'" + f + "' over an axis needs a tile, got " + describeOperand(t.type));
     int64_t rank = int64_t(t.type.shape.size());
-    if (d < 0 || d >= rank)
-      return error(a.loc, "axis " + std::to_string(d) + " is out of range for " + t.type.str() +
-                              " (0 to " + std::to_string(rank - 1) + ")");
+    if (!checkAxis(a.loc, d, rank, t.type))
+      return false;
     if (t.type.elem != ScalarType::F32 && t.type.elem != ScalarType::F16 &&
         t.type.elem != ScalarType::BF16 && t.type.elem != ScalarType::I32)
       return error(t.loc, "reductions of " + t.type.str() + " are not supported yet; cast to f32 or i32");
@@ -1272,9 +1280,8 @@ bool Checker::checkCall(Expr &e) {
     int64_t axis;
     if (!requireConstInt(*e.args[1], "the axis", axis))
       return false;
-    if (axis < 0 || axis > int64_t(t.shape.size()))
-      return error(e.args[1]->loc, "axis " + std::to_string(axis) + " is out of range for " +
-                                       t.str() + " (0 to " + std::to_string(t.shape.size()) + ")");
+    if (!checkAxis(e.args[1]->loc, axis, int64_t(t.shape.size()) + 1, t))
+      return false;
     std::vector<int64_t> dims = t.shape;
     dims.insert(dims.begin() + axis, 1);
     e.type = SemaType::tile(t.elem, dims);
@@ -1392,10 +1399,8 @@ bool Checker::checkCall(Expr &e) {
       if (!requireConstInt(*e.args[1], "the axis", d))
         return false;
       int64_t rank = int64_t(t.type.shape.size());
-      if (d < 0 || d >= rank)
-        return error(e.args[1]->loc, "axis " + std::to_string(d) + " is out of range for " +
-                                         t.type.str() + " (0 to " + std::to_string(rank - 1) +
-                                         ")");
+      if (!checkAxis(e.args[1]->loc, d, rank, t.type))
+        return false;
       if (rank > 1) {
         e.axis = d;
         dims = t.type.shape;
