@@ -433,6 +433,17 @@ bool Checker::requireConstInt(Expr &e, const char *what, int64_t &value) {
   return true;
 }
 
+/// Whether a value of type `got` may be assigned to (or returned as) `want`:
+/// the same type, or a literal whose value fits `want`'s element type.
+static bool assignable(const SemaType &want, const SemaType &got) {
+  if (got.elem == want.elem && got.kind == want.kind && got.shape == want.shape)
+    return true;
+  if (!got.weak || got.kind != want.kind)
+    return false;
+  Unified u = unifyOperands(want, got, "assign");
+  return u.error.empty() && u.type.elem == want.elem;
+}
+
 bool Checker::checkAxis(llvm::SMLoc loc, int64_t axis, int64_t end, const SemaType &t) {
   if (axis >= 0 && axis < end)
     return true;
@@ -1091,12 +1102,7 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
     type.weak = false;
     // Every return must be assignable to it (a literal adapts).
     for (auto &[x, t] : all) {
-      bool same = t.elem == type.elem && t.kind == type.kind && t.shape == type.shape;
-      if (!same && t.weak && t.kind == type.kind) {
-        Unified u = unifyOperands(type, t, "");
-        same = u.error.empty() && u.type.elem == type.elem;
-      }
-      if (!same) {
+      if (!assignable(type, t)) {
         error(x->loc, "'" + fn.name + "' returns " + describeOperand(type) +
                           " elsewhere, but this 'return' gives " + describeOperand(t));
         return finish(false);
@@ -1792,12 +1798,7 @@ bool Checker::checkStmt(Stmt &s) {
       return false;
     const SemaType &want = it->second.type;
     const SemaType &got = s.value->type;
-    bool ok = got.elem == want.elem && got.kind == want.kind && got.shape == want.shape;
-    if (!ok && got.weak && got.kind == want.kind) {
-      Unified u = unifyOperands(want, got, "assign");
-      ok = u.error.empty() && u.type.elem == want.elem;
-    }
-    if (!ok)
+    if (!assignable(want, got))
       return error(s.value->loc, "cannot assign " + describeOperand(got) +
                                      " to '" + s.name + "' of type " + want.str());
     return true;

@@ -182,8 +182,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
       return arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(v));
     };
     int64_t numel = tileTy.getNumElements();
-    int64_t chunk = int64_t(layout.threads) * layout.vec;
-    bool padded = numel % chunk != 0;
+    bool padded = layout.mayPad(numel);
     // A user combiner has no identity: padding slots carry a validity flag
     // instead.
     bool withValid = user && padded;
