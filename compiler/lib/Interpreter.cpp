@@ -268,12 +268,10 @@ private:
     if (literalValue(e, f, i))
       return filled(e.type, f, i);
     if (e.kind == Expr::Kind::Inline) {
-      // A helper's body in a scope of its own.
-      auto saved = vars;
-      for (auto &st : e.body)
-        exec(*st);
-      Val r = eval(*e.args[0]);
-      vars = std::move(saved);
+      // A helper's body in a scope of its own: its names (the argument
+      // bindings first) end with it, like a block's.
+      Val r = filled(e.type, 0, 0);
+      execBlock(e.body, [&] { r = eval(*e.args[0]); });
       return r;
     }
     switch (e.kind) {
@@ -845,7 +843,10 @@ private:
   }
 
   // --- statements -------------------------------------------------------
-  void execBlock(const std::vector<StmtPtr> &body) {
+  /// Runs `body`; `atEnd` (if any) runs after it while its names are still
+  /// visible, unless an assertion failed.
+  void execBlock(const std::vector<StmtPtr> &body,
+                 llvm::function_ref<void()> atEnd = nullptr) {
     // `let`s end with their block; assignments to outer names persist.
     std::vector<std::pair<std::string, std::optional<Val>>> shadowed;
     for (auto &s : body) {
@@ -858,6 +859,8 @@ private:
       }
       exec(*s);
     }
+    if (atEnd && failed.empty())
+      atEnd();
     for (auto it = shadowed.rbegin(); it != shadowed.rend(); ++it) {
       if (it->second)
         vars[it->first] = *it->second;
@@ -878,8 +881,6 @@ private:
       return;
     }
     case Stmt::Kind::Assign: {
-      // Evaluating may replace `vars` (an inlined helper's scope): copy the
-      // type first and look the variable up again after.
       SemaType type = vars.at(s.name).type;
       Val v = evalAs(*s.value, type);
       vars.at(s.name) = std::move(v);
