@@ -1208,16 +1208,9 @@ bool Checker::checkCall(Expr &e) {
     Expr &a = *e.args[k];
     if (a.argName.empty())
       continue;
-    if (f == "mma" && a.argName == "tf32") {
+    if (f == "mma" && a.argName == "tf32") { // checked with mma's arguments
       if (k != 3 || e.args.size() != 4)
         return error(a.loc, "'mma(a, b, acc, tf32 = true)' takes tf32 after the accumulator");
-      int64_t v;
-      if (!check(a))
-        return false;
-      if (!a.constInt || !a.type.isScalar() || isFloatType(a.type.elem))
-        return error(a.loc, "tf32 must be a compile-time true or false");
-      v = *a.constInt;
-      e.tf32 = v != 0;
       continue;
     }
     if (a.argName != "axis" || !reduction)
@@ -1497,6 +1490,12 @@ bool Checker::checkCall(Expr &e) {
     if (named ? !requireValues(e, 4, 4, "an argument of 'mma'")
               : !requireValues(e, 3, 3, "an argument of 'mma'"))
       return false;
+    if (named) {
+      const Expr &t = *e.args[3];
+      if (!t.constInt || !t.type.isScalar() || isFloatType(t.type.elem))
+        return error(t.loc, "tf32 must be a compile-time true or false");
+      e.tf32 = *t.constInt != 0;
+    }
     const SemaType &a = e.args[0]->type, &b = e.args[1]->type, &c = e.args[2]->type;
     const char *names[3] = {"a", "b", "the accumulator"};
     for (int k = 0; k < 3; ++k) {

@@ -147,10 +147,12 @@ mlir::Value shuffleValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 std::string reduceScratchName(llvm::StringRef kernel);
 inline constexpr unsigned kReduceSlotsPerOp = 128;
 inline constexpr llvm::StringLiteral kReduceSlotAttrName = "tile.reduce_slot";
-/// Reductions beyond kMaxReduceSlotSets share slots (and keep the barrier
-/// after reading them).
+/// Reductions beyond kMaxReduceSlotSets share slots. A reduction whose
+/// slots may be written again before every thread has read them (shared
+/// slots, or a reduction in a loop) keeps a barrier after its reads
+/// (kReduceBarrierAttrName, set when the slots are assigned).
 inline constexpr unsigned kMaxReduceSlotSets = 8;
-inline constexpr llvm::StringLiteral kReduceSharedSlotAttrName = "tile.reduce_shared_slot";
+inline constexpr llvm::StringLiteral kReduceBarrierAttrName = "tile.reduce_barrier";
 /// take: the relayout buffer already holds the source (an earlier take of
 /// the same tile wrote it) / a later take reads it, so keep it intact.
 inline constexpr llvm::StringLiteral kTakeReuseAttrName = "tile.take_reuse";

@@ -310,7 +310,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
         }
         total = w == 0 ? x : combine(total, x);
       }
-      if (op->getParentOfType<LoopLikeOpInterface>() || op->hasAttr(kReduceSharedSlotAttrName))
+      if (op->hasAttr(kReduceBarrierAttrName))
         NVVM::Barrier0Op::create(rewriter, loc);
       acc = total;
     }

@@ -385,8 +385,8 @@ struct ConvertTileToNVVMPass
       size_t sets = std::min<size_t>(wholeTileReduces.size(), kMaxReduceSlotSets);
       for (auto [i, r] : llvm::enumerate(wholeTileReduces)) {
         r->setAttr(kReduceSlotAttrName, mb.getI32IntegerAttr(int32_t(i % sets)));
-        if (wholeTileReduces.size() > sets)
-          r->setAttr(kReduceSharedSlotAttrName, mb.getUnitAttr());
+        if (wholeTileReduces.size() > sets || r->getParentOfType<LoopLikeOpInterface>())
+          r->setAttr(kReduceBarrierAttrName, mb.getUnitAttr());
       }
       reduceBytes = 4 * int64_t(kReduceSlotsPerOp) * int64_t(sets);
       int64_t slots = int64_t(kReduceSlotsPerOp) * int64_t(sets);
