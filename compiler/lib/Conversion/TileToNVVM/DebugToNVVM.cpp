@@ -71,13 +71,7 @@ void forEachSlot(OpBuilder &b, Location loc, const ThreadLayout &layout, RankedT
   forEachThreadElement(b, loc, layout, shape, [&](int64_t slot, Value e, bool mayPad) {
     if (!mayPad)
       return fn(slot, e);
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{},
-                                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
-                                                        c64(b, loc, shape.getNumElements())),
-                                  false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    fn(slot, e);
+    ifThen(b, loc, insideTile(b, loc, e, shape), [&] { fn(slot, e); });
   });
 }
 

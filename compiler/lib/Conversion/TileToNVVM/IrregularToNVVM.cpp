@@ -30,9 +30,6 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
                      const ThreadLayout &layout, tile::MakeViewOp view,
                      RankedTensorType shape, ValueRange indices, Value mask,
                      Type elem, TypedAttr other, Body body) {
-  auto c64 = [&](int64_t v) {
-    return arith::ConstantOp::create(rewriter, loc, rewriter.getI64IntegerAttr(v)).getResult();
-  };
   bool produces = bool(other);
   VectorType outTy = layout.perThreadType(RankedTensorType::get(shape.getShape(), elem));
   Value result = produces ? arith::ConstantOp::create(rewriter, loc, outTy,
@@ -48,8 +45,7 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
       cond = cond ? Value(arith::AndIOp::create(rewriter, loc, cond, c)) : c;
     };
     if (mayPad)
-      andI(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, e,
-                                 c64(shape.getNumElements())));
+      andI(insideTile(rewriter, loc, e, shape));
     for (auto [d, idx] : llvm::enumerate(indices)) {
       Value i = vector::ExtractOp::create(rewriter, loc, idx, ArrayRef<int64_t>{slot});
       // Unsigned: a negative index is out of range too.

@@ -356,8 +356,7 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
       Value inBounds;
       Value off = acc.offsetOf(src, false, &inBounds);
       if (mayPad)
-        inBounds = acc.andI(inBounds, acc.cmp(arith::CmpIPredicate::ult, e,
-                                              acc.c64(resTy.getNumElements())));
+        inBounds = acc.andI(inBounds, insideTile(rewriter, loc, e, resTy));
       Value x = loadAt(inBounds, off);
       result = vector::InsertOp::create(rewriter, loc, x, result, ArrayRef<int64_t>{slot});
     });

@@ -64,12 +64,7 @@ struct Emit {
   Value gep(Value p, Value byteOffset) {
     return LLVM::GEPOp::create(b, loc, p.getType(), b.getI8Type(), p, ValueRange{byteOffset});
   }
-  template <typename Fn> void ifThen(Value cond, Fn body) {
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  }
+  void ifThen(Value cond, llvm::function_ref<void()> body) { tilec::ifThen(b, loc, cond, body); }
 };
 
 /// The elements of a vector value, and a vector of `like`'s type made of

@@ -95,6 +95,12 @@ void forEachThreadElement(
     mlir::OpBuilder &b, mlir::Location loc, const ThreadLayout &layout,
     mlir::RankedTensorType tile,
     llvm::function_ref<void(int64_t slot, mlir::Value flat, bool mayPad)> fn);
+/// Whether flat index `flat` lies inside `tile` (not padding), as an i1.
+mlir::Value insideTile(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
+                       mlir::RankedTensorType tile);
+/// Emits `body` under `if (cond)` (no results).
+void ifThen(mlir::OpBuilder &b, mlir::Location loc, mlir::Value cond,
+            llvm::function_ref<void()> body);
 
 /// The coordinates (i64, outermost first) of row-major flat index `flat` in
 /// `shape`, and back; a null coordinate in `tileFlat` counts as 0.

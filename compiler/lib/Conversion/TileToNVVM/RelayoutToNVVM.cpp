@@ -94,17 +94,9 @@ public:
     forEachThreadElement(b, loc, layout, srcTy, [&](int64_t slotIndex, Value e, bool mayPad) {
       Value x = toMemory(b, loc, vector::ExtractOp::create(b, loc, src,
                                                            ArrayRef<int64_t>{slotIndex}));
-      if (!mayPad) {
-        store(e, x);
-        return;
-      }
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{},
-                                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
-                                                          c64(srcTy.getNumElements())),
-                                    false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      store(e, x);
+      if (!mayPad)
+        return store(e, x);
+      ifThen(b, loc, insideTile(b, loc, e, srcTy), [&] { store(e, x); });
     });
     NVVM::Barrier0Op::create(b, loc);
   }
@@ -123,10 +115,7 @@ public:
     Value result = arith::ConstantOp::create(b, loc, outTy, b.getZeroAttr(outTy));
     forEachThreadElement(b, loc, layout, resTy, [&](int64_t slotIndex, Value e, bool mayPad) {
       if (mayPad)
-        e = arith::SelectOp::create(b, loc,
-                                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e,
-                                                          c64(resTy.getNumElements())),
-                                    e, c64(0));
+        e = arith::SelectOp::create(b, loc, insideTile(b, loc, e, resTy), e, c64(0));
       result = vector::InsertOp::create(b, loc, fn(tileCoords(b, loc, e, resTy.getShape())),
                                         result, ArrayRef<int64_t>{slotIndex});
     });
@@ -479,11 +468,8 @@ struct MmaBlockedLowering : LayoutPattern<tile::MmaOp> {
     SmallVector<Value> rows, cols;
     forEachThreadElement(rewriter, loc, layout, accTy, [&](int64_t, Value e, bool mayPad) {
       if (mayPad)
-        e = arith::SelectOp::create(
-            rewriter, loc,
-            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, e,
-                                  bufA.c64(accTy.getNumElements())),
-            e, bufA.c64(0));
+        e = arith::SelectOp::create(rewriter, loc, insideTile(rewriter, loc, e, accTy), e,
+                                    bufA.c64(0));
       SmallVector<Value> mn = tileCoords(rewriter, loc, e, accTy.getShape());
       rows.push_back(mn[0]);
       cols.push_back(mn[1]);

@@ -113,6 +113,19 @@ void tilec::forEachThreadElement(OpBuilder &b, Location loc, const ThreadLayout 
   }
 }
 
+Value tilec::insideTile(OpBuilder &b, Location loc, Value flat, RankedTensorType tile) {
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult, flat,
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(tile.getNumElements())));
+}
+
+void tilec::ifThen(OpBuilder &b, Location loc, Value cond, function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body();
+}
+
 Type tilec::memoryType(Type elem) {
   return elem.isInteger(1) ? IntegerType::get(elem.getContext(), 8) : elem;
 }
