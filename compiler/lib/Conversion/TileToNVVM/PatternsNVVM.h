@@ -140,7 +140,8 @@ llvm::SmallVector<mlir::Value, 2> combineArgExtreme(mlir::OpBuilder &b, mlir::Lo
                                                     bool maxLike, mlir::ValueRange x,
                                                     mlir::ValueRange y);
 /// A scalar of up to 64 bits as 32-bit words (for shuffles and shared
-/// memory), and back.
+/// memory), and back; wordCount is how many words a type takes.
+unsigned wordCount(mlir::Type t);
 llvm::SmallVector<mlir::Value, 2> toWords(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 mlir::Value fromWords(mlir::OpBuilder &b, mlir::Location loc, mlir::Type t,
                       mlir::ValueRange words);
@@ -181,6 +182,8 @@ std::string relayoutScratchName(llvm::StringRef kernel);
 /// Where b starts in the relayout buffer of a CUDA-core mma (after a).
 int64_t mmaOperandOffset(mlir::RankedTensorType a);
 int64_t relayoutScratchBytes(mlir::RankedTensorType src);
+/// Shared memory a scan of `src` uses: one total per (group, warp).
+int64_t scanScratchBytes(const ThreadLayout &layout, mlir::RankedTensorType src);
 /// The pipelined mma loops planned by tile-stage-shared (sm_90a).
 void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,
                                const ThreadLayout &layout,

@@ -106,6 +106,8 @@ SmallVector<Value, 2> tilec::combineArgExtreme(OpBuilder &b, Location loc, bool 
           arith::SelectOp::create(b, loc, takeY, y[1], x[1])};
 }
 
+unsigned tilec::wordCount(Type t) { return t.getIntOrFloatBitWidth() > 32 ? 2 : 1; }
+
 SmallVector<Value, 2> tilec::toWords(OpBuilder &b, Location loc, Value v) {
   Type t = v.getType();
   Type i32 = b.getI32Type();
@@ -299,7 +301,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
         State x;
         size_t j = 0;
         for (Type t : types) {
-          size_t n = t.getIntOrFloatBitWidth() > 32 ? 2 : 1;
+          size_t n = wordCount(t);
           SmallVector<Value, 2> ws;
           for (size_t k = 0; k < n; ++k, ++j) {
             Value p = LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base,

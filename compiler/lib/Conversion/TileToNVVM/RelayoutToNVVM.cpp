@@ -42,6 +42,13 @@ int64_t tilec::mmaOperandOffset(RankedTensorType a) {
   return (relayoutScratchBytes(a) + 15) / 16 * 16;
 }
 
+int64_t tilec::scanScratchBytes(const ThreadLayout &layout, RankedTensorType src) {
+  // The scan's work type (f32 for f16/bf16) takes as many words as the
+  // element type.
+  return 4 * int64_t(wordCount(src.getElementType())) * layout.groups(src) *
+         int64_t(layout.threads / 32);
+}
+
 int64_t tilec::relayoutScratchBytes(RankedTensorType src) {
   unsigned bits = src.getElementType().getIntOrFloatBitWidth();
   int64_t inner = src.getShape().back();
@@ -328,7 +335,7 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     Value warp = arith::DivUIOp::create(rewriter, loc, tid, c32(32));
     auto ptr3 = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
     Value base = LLVM::AddressOfOp::create(rewriter, loc, ptr3, global.getSymName());
-    size_t words = work.getIntOrFloatBitWidth() > 32 ? 2 : 1;
+    size_t words = wordCount(work);
     auto slot = [&](Value index) -> Value {
       return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base, ValueRange{index});
     };

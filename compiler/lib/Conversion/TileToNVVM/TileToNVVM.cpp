@@ -431,10 +431,7 @@ struct ConvertTileToNVVMPass
         }
         return;
       }
-      // A scan keeps one total per (group, warp), in 32-bit words.
-      int64_t words = srcTy.getElementType().getIntOrFloatBitWidth() > 32 ? 2 : 1;
-      int64_t bytes = scan ? 4 * words * layout.groups(srcTy) * int64_t(layout.threads / 32)
-                           : relayoutScratchBytes(srcTy);
+      int64_t bytes = scan ? scanScratchBytes(layout, srcTy) : relayoutScratchBytes(srcTy);
       if (bytes > relayoutBytes) {
         relayoutBytes = bytes;
         largest = op;
