@@ -457,7 +457,7 @@ struct MmaBlockedLowering : LayoutPattern<tile::MmaOp> {
   LogicalResult matchAndRewrite(tile::MmaOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     if (layout.pipelined)
-      return rewriter.notifyMatchFailure(op, "lowered by the wgmma pipeline");
+      return rewriter.notifyMatchFailure(op, "lowered by the mma pipeline");
     auto aTy = op.getA().getType(), bTy = op.getB().getType();
     auto accTy = cast<RankedTensorType>(op.getType());
     if (!aTy.getElementType().isF32())
