@@ -90,6 +90,7 @@ tilec_error *tilec_compile(const char *source, size_t size,
       opts.kernel = o.kernel;
     opts.optLevel = o.opt_level;
     opts.numWarps = o.num_warps;
+    opts.minBlocksPerSM = o.min_blocks_per_sm;
     for (size_t i = 0; i < o.num_defines; ++i) {
       if (!o.define_names || !o.define_values || !o.define_names[i] ||
           !o.define_values[i])

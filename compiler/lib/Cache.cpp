@@ -39,6 +39,7 @@ std::string tilec::cacheKey(std::string_view source,
   field(options.kernel);
   field(std::to_string(options.optLevel));
   field(std::to_string(options.numWarps));
+  field(std::to_string(options.minBlocksPerSM));
   field(std::to_string(static_cast<int>(options.emit)));
   for (auto &[name, value] : options.defines) { // std::map: sorted
     field(name);

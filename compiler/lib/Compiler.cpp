@@ -55,6 +55,10 @@ CompileResult tilec::compile(std::string_view source,
     diags.error("--num-warps must be a power of two from 1 to 32");
     return finish();
   }
+  if (options.minBlocksPerSM > 32) {
+    diags.error("--min-blocks-per-sm must be 0 to 32 (an SM holds at most 32 blocks)");
+    return finish();
+  }
 
   std::unique_ptr<ModuleDecl> ast = parseModule(diags);
   if (!ast)
@@ -138,6 +142,7 @@ CompileResult tilec::compile(std::string_view source,
   mlir::PassManager pm(&ctx);
   PipelineOptions pipelineOptions;
   pipelineOptions.numWarps = options.numWarps;
+  pipelineOptions.minBlocksPerSM = options.minBlocksPerSM;
   pipelineOptions.arch = options.arch;
   buildTileToLLVMPipeline(pm, pipelineOptions);
   if (mlir::failed(pm.run(*module))) {

@@ -48,6 +48,7 @@ void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createTileStageShared(stageOptions));
   TileLayoutOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;
+  layoutOptions.minBlocksPerSM = options.minBlocksPerSM;
   pm.addPass(createTileLayout(layoutOptions));
   pm.addPass(createConvertTileToNVVM());
   pm.addPass(createCanonicalizerPass());
@@ -61,6 +62,7 @@ void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createElideBarriers());
   pm.addPass(createCanonicalizerPass());
 }
 

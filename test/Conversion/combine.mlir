@@ -1,10 +1,10 @@
 // RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm | FileCheck %s
 // Scans in registers, user combiners, take.
 
-// cumsum of 256 f32 over 2 warps x 4: each thread scans its 4 elements, a
-// warp scan of the totals (5 shuffles up), lane 31 stores each warp's total,
-// one barrier, every thread combines the totals before its warp, and a
-// barrier before the buffer is reused.
+// cumsum of 256 f32 over 2 warps x 4 (one group per thread): each thread
+// scans its 4 elements, a warp scan of the totals (5 shuffles up), lane 31
+// stores each warp's total, one barrier, every thread adds the totals of
+// the warps before its own, and a barrier before the buffer is reused.
 // CHECK-LABEL: llvm.func @cumsum(
 // CHECK-COUNT-3: arith.addf %{{.*}}, %{{.*}} : f32
 // CHECK-COUNT-5: nvvm.shfl.sync  up
@@ -12,13 +12,41 @@
 // CHECK:         scf.if
 // CHECK:           llvm.store %{{.*}} : i32, !llvm.ptr<3>
 // CHECK:         nvvm.barrier0
-// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+// CHECK:         llvm.load %{{.*}} : !llvm.ptr<3> -> vector<2xi32>
 // CHECK:         nvvm.barrier0
 // CHECK-NOT:     nvvm.barrier0
 // CHECK:         llvm.return
 func.func @cumsum(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 4 : i32} {
   %x = tile.splat %t : f32 -> tensor<256xf32>
   %c = tile.scan %x : tensor<256xf32>
+  return
+}
+
+// -----
+
+// cumsum of 2048 f32 over 2 warps x 4, four groups per thread: still one
+// warp scan. The 4 group totals go to shared memory (value g * 64 + t),
+// thread t reads values 4t .. 4t + 3 (one 16-byte load) and scans them,
+// writes each one's prefix within its warp back (one 16-byte store) with
+// the warp totals, then reads the prefix of each of its groups.
+// CHECK-LABEL: llvm.func @cumsum_groups(
+// CHECK-COUNT-4: llvm.store %{{.*}} : i32, !llvm.ptr<3>
+// CHECK:         nvvm.barrier0
+// CHECK:         llvm.load %{{.*}} : !llvm.ptr<3> -> vector<4xi32>
+// CHECK-COUNT-5: nvvm.shfl.sync  up
+// CHECK:         nvvm.shfl.sync  up
+// CHECK-NOT:     nvvm.shfl.sync
+// CHECK:         scf.if
+// CHECK:         llvm.store %{{.*}} : vector<4xi32>, !llvm.ptr<3>
+// CHECK:         nvvm.barrier0
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+// CHECK:         llvm.load %{{.*}} : !llvm.ptr<3> -> vector<2xi32>
+// CHECK:         nvvm.barrier0
+// CHECK-NOT:     nvvm.barrier0
+// CHECK:         llvm.return
+func.func @cumsum_groups(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 4 : i32} {
+  %x = tile.splat %t : f32 -> tensor<2048xf32>
+  %c = tile.scan %x : tensor<2048xf32>
   return
 }
 

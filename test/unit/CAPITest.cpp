@@ -60,6 +60,28 @@ TEST(CAPITest, CompileAndInspect) {
   tilec_program_destroy(p);
 }
 
+TEST(CAPITest, MinBlocksPerSM) {
+  tilec_compile_options o;
+  tilec_compile_options_init(&o);
+  EXPECT_EQ(o.min_blocks_per_sm, 0u);
+  o.use_cache = 0;
+  o.num_warps = 4;
+  o.min_blocks_per_sm = 6;
+  tilec_program *p = nullptr;
+  tilec_error *e = tilec_compile(kSrc, std::strlen(kSrc), &o, &p);
+  ASSERT_EQ(e, nullptr) << tilec_error_message(e);
+  size_t size = 0;
+  std::string ptx = tilec_program_ptx(p, &size);
+  EXPECT_NE(ptx.find(".minnctapersm 6"), std::string::npos);
+  tilec_program_destroy(p);
+  o.min_blocks_per_sm = 40;
+  e = tilec_compile(kSrc, std::strlen(kSrc), &o, &p);
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(std::string(tilec_error_message(e)).find("--min-blocks-per-sm must be 0 to 32"),
+            std::string::npos);
+  tilec_error_destroy(e);
+}
+
 TEST(CAPITest, ErrorsCarryTheDiagnostic) {
   tilec_compile_options o;
   tilec_compile_options_init(&o);

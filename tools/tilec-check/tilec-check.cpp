@@ -788,6 +788,7 @@ struct Options {
   int benchIters = 0;
   int benchReps = 1; ///< launches per timed interval (their mean counts)
   unsigned numWarps = 0;
+  unsigned minBlocksPerSM = 0;
   bool verify = true;
   bool tune = false;
   bool cpu = false;
@@ -1138,7 +1139,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: tilec-check FILE... [-D NAME=VALUE]... [--size N]... "
                "[--shape RxC]... [--ld-pad P] [--arch ARCH] [--compile-only] "
-               "[--bench ITERS] [--no-verify] [--num-warps N] [--ptx-dir DIR] "
+               "[--bench ITERS] [--no-verify] [--num-warps N] [--min-blocks-per-sm N] [--ptx-dir DIR] "
                "[--tune [--tuning-db FILE]] [--cpu]\n");
   return 2;
 }
@@ -1204,6 +1205,8 @@ int main(int argc, char **argv) {
         opts.verify = false;
       } else if (a == "--num-warps") {
         opts.numWarps = std::stoul(next());
+      } else if (a == "--min-blocks-per-sm") {
+        opts.minBlocksPerSM = std::stoul(next());
       } else if (a == "--ptx-dir") {
         opts.ptxDir = next();
       } else if (!a.empty() && a[0] == '-') {
@@ -1241,6 +1244,7 @@ int main(int argc, char **argv) {
     copts.arch = opts.arch;
     copts.defines = opts.defines;
     copts.numWarps = opts.numWarps;
+    copts.minBlocksPerSM = opts.minBlocksPerSM;
     copts.kernel = opts.kernel;
     auto t0 = std::chrono::steady_clock::now();
     CompileResult result = compile(ss.str(), copts);

@@ -2,7 +2,7 @@
 //
 //   tilec FILE [-o OUT] [--arch=sm_80|sm_90|sm_90a]
 //         [-emit=ast|tile|llvm|ptx|header|cubin] [-D NAME=VALUE]...
-//         [--kernel NAME] [--num-warps N] [-O0..3] [--use-cache]
+//         [--kernel NAME] [--num-warps N] [--min-blocks-per-sm N] [-O0..3] [--use-cache]
 //   tilec cache list|clear|info
 //   tilec tune FILE [--size N | --shape RxC]... [--tuning-db FILE]
 //
@@ -59,6 +59,10 @@ static cl::opt<std::string> kernel("kernel", cl::desc("Compile only this kernel"
                                    cl::init(""), cl::cat(tilecCategory));
 static cl::opt<unsigned> numWarps("num-warps", cl::desc("Warps per block (0: automatic)"),
                                   cl::init(0), cl::cat(tilecCategory));
+static cl::opt<unsigned> minBlocksPerSM(
+    "min-blocks-per-sm",
+    cl::desc("Blocks per SM that register allocation must allow (0: no limit)"), cl::init(0),
+    cl::cat(tilecCategory));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                                   cl::Prefix, cl::init(3), cl::cat(tilecCategory));
 static cl::opt<std::string> headerNamespace(
@@ -168,6 +172,7 @@ int main(int argc, char **argv) {
   }
   options.kernel = kernel;
   options.numWarps = numWarps;
+  options.minBlocksPerSM = minBlocksPerSM;
   options.optLevel = optLevel;
   for (const std::string &d : defines) {
     size_t eq = d.find('=');

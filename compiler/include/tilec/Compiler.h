@@ -39,6 +39,9 @@ struct CompileOptions {
   std::string kernel;
   /// Warps per block; 0 lets tile-layout choose.
   unsigned numWarps = 0;
+  /// Blocks per SM that the register allocation must allow (CUDA's
+  /// __launch_bounds__ minBlocksPerMultiprocessor); 0: no limit.
+  unsigned minBlocksPerSM = 0;
   /// LLVM optimization level, 0 to 3.
   unsigned optLevel = 3;
   EmitKind emit = EmitKind::PTX;

@@ -25,6 +25,7 @@ void registerTilecPasses();
 
 struct PipelineOptions {
   unsigned numWarps = 0;
+  unsigned minBlocksPerSM = 0;
   std::string arch = "sm_90a";
 };
 

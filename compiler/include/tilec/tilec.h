@@ -46,6 +46,7 @@ typedef struct tilec_compile_options {
   unsigned opt_level;     /* 0..3, default 3 */
   unsigned num_warps;     /* 0: chosen by the compiler */
   int use_cache;          /* nonzero: in-process + disk compile cache (default 1) */
+  unsigned min_blocks_per_sm; /* blocks per SM the registers must allow; 0: no limit */
 } tilec_compile_options;
 
 void tilec_compile_options_init(tilec_compile_options *options);

@@ -34,8 +34,13 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
 
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp func) {
+      if (!func->hasAttr(tile::kKernelAttrName))
+        return;
+      if (minBlocksPerSM)
+        func->setAttr(tile::kMinBlocksAttrName,
+                      Builder(func.getContext()).getI32IntegerAttr(int32_t(minBlocksPerSM)));
       // Kernels with an mma loop got the wgmma layout from tile-stage-shared.
-      if (!func->hasAttr(tile::kKernelAttrName) || func->hasAttr(tile::kLayoutAttrName))
+      if (func->hasAttr(tile::kLayoutAttrName))
         return;
       assignLayout(func);
     });

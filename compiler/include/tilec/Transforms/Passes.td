@@ -27,7 +27,10 @@ def TileLayout : Pass<"tile-layout", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"numWarps", "num-warps", "unsigned", /*default=*/"0",
-           "warps per block (0: choose from the tile sizes)">
+           "warps per block (0: choose from the tile sizes)">,
+    Option<"minBlocksPerSM", "min-blocks-per-sm", "unsigned", /*default=*/"0",
+           "blocks per SM that register allocation must allow, recorded as "
+           "`tile.min_blocks_per_sm` (0: no limit)">
   ];
 }
 
@@ -75,6 +78,29 @@ def TileStageShared : Pass<"tile-stage-shared", "::mlir::ModuleOp"> {
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "target architecture (sm_80, sm_90, sm_90a)">
   ];
+}
+
+def ElideBarriers : Pass<"tile-elide-barriers", "::mlir::ModuleOp"> {
+  let summary = "remove block barriers that order no shared-memory accesses";
+  let description = [{
+    Runs on the LLVM dialect after lowering, when every kernel is an
+    `llvm.func` with a control-flow graph. The lowering of each tile op that
+    moves data through shared memory brackets its accesses with
+    `nvvm.barrier0` (a barrier before the reads, and one after them so that
+    the next op may overwrite the buffer). Many trailing barriers order
+    nothing: the next op uses another buffer. A barrier is removed when no
+    shared-memory access that can run before it (back to the previous
+    barrier, on any path) conflicts with one that can run after it (up to
+    the next barrier): same buffer, at least one of the two a write.
+    Buffers are the shared globals; an access whose address cannot be traced
+    to one conflicts with every access. Barriers are removed one at a time,
+    each decision seeing the ones already removed, so every conflicting pair
+    on every path keeps a barrier between them. Kernels with the mma
+    pipeline (mbarriers, asynchronous copies) are left alone.
+
+    Global memory is not considered: as in Triton, the lowering orders
+    global accesses of different threads of a program only through atomics.
+  }];
 }
 
 #endif // TILEC_TRANSFORMS_PASSES_TD

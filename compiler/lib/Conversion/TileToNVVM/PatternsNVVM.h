@@ -182,7 +182,10 @@ std::string relayoutScratchName(llvm::StringRef kernel);
 /// Where b starts in the relayout buffer of a CUDA-core mma (after a).
 int64_t mmaOperandOffset(mlir::RankedTensorType a);
 int64_t relayoutScratchBytes(mlir::RankedTensorType src);
-/// Shared memory a scan of `src` uses: one total per (group, warp).
+/// The shared-memory buffer of a kernel's scans, and the bytes a scan of
+/// `src` needs in it: a total per (group, thread) when a thread holds more
+/// than one group, and one per warp.
+std::string scanScratchName(llvm::StringRef kernel);
 int64_t scanScratchBytes(const ThreadLayout &layout, mlir::RankedTensorType src);
 /// The pipelined mma loops planned by tile-stage-shared (sm_90a).
 void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,

@@ -38,15 +38,21 @@ static int64_t rowPad(Type elem) {
   return std::max<int64_t>(1, 4 / bytes);
 }
 
+std::string tilec::scanScratchName(StringRef kernel) {
+  return ("__tile_scan_" + kernel).str();
+}
+
 int64_t tilec::mmaOperandOffset(RankedTensorType a) {
   return (relayoutScratchBytes(a) + 15) / 16 * 16;
 }
 
 int64_t tilec::scanScratchBytes(const ThreadLayout &layout, RankedTensorType src) {
   // The scan's work type (f32 for f16/bf16) takes as many words as the
-  // element type.
-  return 4 * int64_t(wordCount(src.getElementType())) * layout.groups(src) *
-         int64_t(layout.threads / 32);
+  // element type: with more than one group, a value per (group, thread);
+  // then one per warp.
+  int64_t groups = layout.groups(src);
+  int64_t values = (groups > 1 ? groups * int64_t(layout.threads) : 0) + layout.threads / 32;
+  return 4 * int64_t(wordCount(src.getElementType())) * values;
 }
 
 int64_t tilec::relayoutScratchBytes(RankedTensorType src) {
@@ -281,24 +287,39 @@ struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
   }
 };
 
-/// A scan of a 1-D tile in the blocked layout, in registers: group g of
-/// every thread holds `vec` consecutive elements, and the groups of threads
-/// 0, 1, ... follow each other. Each thread scans its elements; a warp scan
-/// (shuffles up) of the thread totals gives each thread the combination of
-/// the earlier threads of its warp; lane 31 leaves the warp's total of each
-/// group in shared memory; after one barrier every thread combines the
-/// totals of the (group, warp) pairs before its own. Elements past the end
-/// come last, so they change no element inside the tile. cumsum works in
-/// f32 (f16/bf16) or i32, a user combiner in the element type.
+/// A scan of a 1-D tile in the blocked layout. Group g of thread t holds
+/// `vec` consecutive elements, and the groups follow each other in the
+/// order (g, t): element (g * threads + t) * vec + v. So the scan needs, for
+/// every (g, t), the combination of the group totals before it.
+///
+///   1. Each thread scans its groups' elements in registers.
+///   2. With more than one group, the G group totals go through shared
+///      memory so that thread t holds the totals G*t .. G*t + G - 1, which
+///      follow each other: it scans them in registers.
+///   3. One warp scan (shuffles up) of the thread totals.
+///   4. Lane 31 leaves its warp's total in shared memory; with more than one
+///      group, every thread writes the combination of the totals before
+///      each of its G (within its warp) back in place. One barrier.
+///   5. Every thread reads the prefix of each of its groups (with more than
+///      one group) and adds the totals of the warps before the one that
+///      produced it; a barrier before the buffer is reused.
+///
+/// That is one warp scan for the whole tile (not one per group) and two or
+/// three barriers. Elements past the end come last, so they change no
+/// element inside the tile. cumsum works in f32 (f16/bf16) or i32, a user
+/// combiner in the element type; it has no identity, so a part that may be
+/// absent (the first element's prefix) carries a flag.
 struct ScanLowering : LayoutPattern<tile::ScanOp> {
   using LayoutPattern::LayoutPattern;
   LogicalResult matchAndRewrite(tile::ScanOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     if (layout.pipelined)
       return op.emitError("a scan in a kernel with an mma loop is not supported");
-    LLVM::GlobalOp global = relayoutGlobal(op);
+    auto func = op->getParentOfType<func::FuncOp>();
+    auto global = op->getParentOfType<ModuleOp>().lookupSymbol<LLVM::GlobalOp>(
+        scanScratchName(func.getName()));
     if (!global)
-      return rewriter.notifyMatchFailure(op, "no relayout buffer");
+      return rewriter.notifyMatchFailure(op, "no scan buffer");
     Location loc = op.getLoc();
     auto tileTy = op.getType();
     Type elem = tileTy.getElementType();
@@ -309,22 +330,59 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     auto c32 = [&](int32_t v) -> Value {
       return arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(v));
     };
+    auto cmp = [&](arith::CmpIPredicate p, Value a, Value b) -> Value {
+      return arith::CmpIOp::create(rewriter, loc, p, a, b);
+    };
     // f(x, y) with x the earlier part.
     auto f = [&](Value x, Value y) -> Value {
       if (user)
         return inlineCombiner(rewriter, op.getCombiner(), x, y);
       return combineReduction(rewriter, loc, "sum", isFloat, x, y);
     };
-    // cond ? f(x, y) : y
-    auto fIf = [&](Value cond, Value x, Value y) -> Value {
-      return arith::SelectOp::create(rewriter, loc, cond, f(x, y), y);
+    // A part that may be absent: `has` is null when it is always present.
+    // cumsum has an identity (0), so its absent parts become 0 at once.
+    struct Part {
+      Value v, has;
     };
+    Value zero =
+        user ? Value()
+             : arith::ConstantOp::create(rewriter, loc, reductionIdentity(rewriter, "sum", isFloat));
+    auto part = [&](Value v, Value has) -> Part {
+      if (!has || user)
+        return {v, has};
+      return {arith::SelectOp::create(rewriter, loc, has, v, zero), Value()};
+    };
+    auto join = [&](Part a, Part b) -> Part { // a is the earlier part
+      Value both = f(a.v, b.v);
+      if (!a.has && !b.has)
+        return {both, Value()};
+      if (!a.has)
+        return {arith::SelectOp::create(rewriter, loc, b.has, both, a.v), Value()};
+      if (!b.has)
+        return {arith::SelectOp::create(rewriter, loc, a.has, both, b.v), Value()};
+      Value v = arith::SelectOp::create(
+          rewriter, loc, a.has, arith::SelectOp::create(rewriter, loc, b.has, both, a.v), b.v);
+      return {v, arith::OrIOp::create(rewriter, loc, a.has, b.has)};
+    };
+    auto always = [&]() -> Value {
+      return arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true));
+    };
+    auto choose = [&](Value cond, Part a, Part b) -> Part {
+      Value v = arith::SelectOp::create(rewriter, loc, cond, a.v, b.v);
+      if (!a.has && !b.has)
+        return {v, Value()};
+      return {v, arith::SelectOp::create(rewriter, loc, cond, a.has ? a.has : always(),
+                                         b.has ? b.has : always())};
+    };
+
     Value src = adaptor.getTile();
-    int64_t groups = layout.groups(tileTy);
-    unsigned vec = layout.vec;
-    unsigned warps = layout.threads / 32;
+    const int64_t G = layout.groups(tileTy);
+    const unsigned vec = layout.vec;
+    const unsigned threads = layout.threads;
+    const unsigned warps = threads / 32;
+    const int32_t words = int32_t(wordCount(work));
     SmallVector<Value> x;
-    for (int64_t i = 0; i < groups * vec; ++i) {
+    for (int64_t i = 0; i < G * vec; ++i) {
       Value e = vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{i});
       if (work != elem)
         e = arith::ExtFOp::create(rewriter, loc, work, e);
@@ -335,107 +393,144 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     Value warp = arith::DivUIOp::create(rewriter, loc, tid, c32(32));
     auto ptr3 = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
     Value base = LLVM::AddressOfOp::create(rewriter, loc, ptr3, global.getSymName());
-    size_t words = wordCount(work);
-    auto slot = [&](Value index) -> Value {
-      return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base, ValueRange{index});
+    // Shared memory in 32-bit words: the G * threads totals (value i at
+    // words i * words ..), then one total per warp.
+    auto wordPtr = [&](Value wordIndex) -> Value {
+      return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base, ValueRange{wordIndex});
     };
-    SmallVector<Value> exclusive(groups); // the earlier lanes' combination
-    SmallVector<Value> inclusive(groups); // ... with this lane's
-    Value notLane0 = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, lane, c32(0));
-    Value isLane31 = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, lane, c32(31));
-    for (int64_t g = 0; g < groups; ++g) {
-      // 1. Within the thread.
+    auto storeValues = [&](Value index, ArrayRef<Value> values) {
+      SmallVector<Value> ws;
+      for (Value v : values)
+        llvm::append_range(ws, toWords(rewriter, loc, v));
+      Value at = arith::MulIOp::create(rewriter, loc, index, c32(words));
+      // Runs of 4 (or 2) words are aligned when the run length is.
+      unsigned width = ws.size() % 4 == 0 ? 4 : ws.size() % 2 == 0 ? 2 : 1;
+      for (size_t k = 0; k < ws.size(); k += width) {
+        Value p = wordPtr(arith::AddIOp::create(rewriter, loc, at, c32(int32_t(k))));
+        if (width == 1) {
+          LLVM::StoreOp::create(rewriter, loc, ws[k], p, 4);
+          continue;
+        }
+        auto vt = VectorType::get({int64_t(width)}, i32);
+        Value v = LLVM::PoisonOp::create(rewriter, loc, vt);
+        for (unsigned j = 0; j < width; ++j)
+          v = vector::InsertOp::create(rewriter, loc, ws[k + j], v, ArrayRef<int64_t>{j});
+        LLVM::StoreOp::create(rewriter, loc, v, p, 4 * width);
+      }
+    };
+    auto loadValues = [&](Value index, int64_t count) -> SmallVector<Value> {
+      size_t n = size_t(count * words);
+      Value at = arith::MulIOp::create(rewriter, loc, index, c32(words));
+      unsigned width = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+      SmallVector<Value> ws;
+      for (size_t k = 0; k < n; k += width) {
+        Value p = wordPtr(arith::AddIOp::create(rewriter, loc, at, c32(int32_t(k))));
+        if (width == 1) {
+          ws.push_back(LLVM::LoadOp::create(rewriter, loc, i32, p, 4));
+          continue;
+        }
+        auto vt = VectorType::get({int64_t(width)}, i32);
+        Value v = LLVM::LoadOp::create(rewriter, loc, vt, p, 4 * width);
+        for (unsigned j = 0; j < width; ++j)
+          ws.push_back(vector::ExtractOp::create(rewriter, loc, v, ArrayRef<int64_t>{j}));
+      }
+      SmallVector<Value> out;
+      for (int64_t i = 0; i < count; ++i)
+        out.push_back(fromWords(rewriter, loc, work,
+                                ArrayRef<Value>(ws).slice(size_t(i * words), size_t(words))));
+      return out;
+    };
+
+    // 1. Within the thread.
+    SmallVector<Value> total(G);
+    for (int64_t g = 0; g < G; ++g) {
       for (unsigned v = 1; v < vec; ++v)
         x[g * vec + v] = f(x[g * vec + v - 1], x[g * vec + v]);
-      // 2. Across the warp: an inclusive scan of the thread totals.
-      Value incl = x[g * vec + vec - 1];
-      for (int32_t off = 1; off < 32; off *= 2) {
-        Value other = shuffleValue(rewriter, loc, incl, c32(off), NVVM::ShflKind::up);
-        Value has = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge, lane, c32(off));
-        incl = fIf(has, other, incl);
-      }
-      inclusive[g] = incl;
-      exclusive[g] = shuffleValue(rewriter, loc, incl, c32(1), NVVM::ShflKind::up);
-      // 3. The warp's total of this group to shared memory.
-      if (warps > 1) {
-        auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, isLane31, false);
-        OpBuilder::InsertionGuard guard(rewriter);
-        rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        Value at = arith::AddIOp::create(rewriter, loc, warp, c32(int32_t(g * warps)));
-        for (auto [j, w] : llvm::enumerate(toWords(rewriter, loc, incl)))
-          LLVM::StoreOp::create(
-              rewriter, loc, w,
-              slot(arith::AddIOp::create(rewriter, loc, at,
-                                         c32(int32_t(j * groups * warps)))),
-              4);
-      }
+      total[g] = x[g * vec + vec - 1];
     }
-    // 4. The combination of every (group, warp) before this thread's.
-    SmallVector<Value> before(groups);
-    SmallVector<Value> hasBefore(groups);
-    if (warps > 1) {
+    // 2. Thread t scans the totals G*t .. G*t + G - 1.
+    SmallVector<Value> run = total; // G = 1: its own total
+    if (G > 1) {
+      for (int64_t g = 0; g < G; ++g)
+        storeValues(arith::AddIOp::create(rewriter, loc, c32(int32_t(g * threads)), tid),
+                    total[g]);
       NVVM::Barrier0Op::create(rewriter, loc);
-      Value running;
-      for (int64_t g = 0; g < groups; ++g) {
-        for (unsigned w = 0; w < warps; ++w) {
-          Value mine = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, warp,
-                                             c32(int32_t(w)));
-          if (running) {
-            before[g] = before[g] ? Value(arith::SelectOp::create(rewriter, loc, mine, running,
-                                                                  before[g]))
-                                  : running;
-          }
-          SmallVector<Value, 2> ws;
-          for (size_t j = 0; j < words; ++j)
-            ws.push_back(LLVM::LoadOp::create(
-                rewriter, loc, i32,
-                slot(c32(int32_t(j * groups * warps + g * warps + w))), 4));
-          Value t = fromWords(rewriter, loc, work, ws);
-          running = running ? f(running, t) : t;
-        }
-        // Only (group 0, warp 0) has nothing before it.
-        hasBefore[g] = g > 0 ? Value(arith::ConstantOp::create(rewriter, loc,
-                                                               rewriter.getBoolAttr(true)))
-                             : Value(arith::CmpIOp::create(rewriter, loc,
-                                                           arith::CmpIPredicate::ne, warp,
-                                                           c32(0)));
-        if (!before[g])
-          before[g] = running; // never used (group 0 of warp 0)
+      Value mine = arith::MulIOp::create(rewriter, loc, tid, c32(int32_t(G)));
+      run = loadValues(mine, G);
+      for (int64_t j = 1; j < G; ++j)
+        run[j] = f(run[j - 1], run[j]);
+    }
+    // 3. Across the warp: an inclusive scan of the thread totals.
+    Value incl = run[G - 1];
+    for (int32_t off = 1; off < 32; off *= 2) {
+      Value other = shuffleValue(rewriter, loc, incl, c32(off), NVVM::ShflKind::up);
+      Value has = cmp(arith::CmpIPredicate::uge, lane, c32(off));
+      incl = arith::SelectOp::create(rewriter, loc, has, f(other, incl), incl);
+    }
+    // The earlier lanes' combination (absent in lane 0).
+    Part lanes = part(shuffleValue(rewriter, loc, incl, c32(1), NVVM::ShflKind::up),
+                      cmp(arith::CmpIPredicate::ne, lane, c32(0)));
+    // 4. The warps' totals, and each value's prefix within its warp.
+    Value warpBase = c32(G > 1 ? int32_t(G * threads) : 0);
+    if (warps > 1) {
+      Value isLane31 = cmp(arith::CmpIPredicate::eq, lane, c32(31));
+      auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, isLane31, false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      storeValues(arith::AddIOp::create(rewriter, loc, warpBase, warp), incl);
+    }
+    SmallVector<Part> prefix(G); // of each of this thread's groups, in its warp
+    SmallVector<Value> producer(G); // the warp that computed it
+    if (G > 1) {
+      // Value G*t + j: the earlier lanes' combination (+) this thread's
+      // totals before j. An absent one (lane 0, j = 0) is stored as it is
+      // (0 for cumsum); its reader knows.
+      SmallVector<Value> out{lanes.v};
+      for (int64_t j = 1; j < G; ++j)
+        out.push_back(join(lanes, Part{run[j - 1], Value()}).v);
+      storeValues(arith::MulIOp::create(rewriter, loc, tid, c32(int32_t(G))), out);
+    }
+    if (G > 1 || warps > 1)
+      NVVM::Barrier0Op::create(rewriter, loc);
+    if (G > 1) {
+      for (int64_t g = 0; g < G; ++g) {
+        Value i = arith::AddIOp::create(rewriter, loc, c32(int32_t(g * threads)), tid);
+        Value v = loadValues(i, 1)[0];
+        // Value i came from thread i / G: absent for the first of a warp.
+        Value owner = arith::DivUIOp::create(rewriter, loc, i, c32(int32_t(G)));
+        producer[g] = arith::DivUIOp::create(rewriter, loc, owner, c32(32));
+        Value first = cmp(arith::CmpIPredicate::eq,
+                          arith::RemUIOp::create(rewriter, loc, i, c32(int32_t(32 * G))), c32(0));
+        prefix[g] = user ? Part{v, arith::XOrIOp::create(rewriter, loc, first, always())}
+                         : Part{v, Value()};
+      }
+    } else {
+      prefix[0] = lanes;
+      producer[0] = warp;
+    }
+    // 5. Add the totals of the warps before the producer.
+    if (warps > 1) {
+      SmallVector<Value> w = loadValues(warpBase, warps);
+      SmallVector<Part> before(warps); // before[k]: warps 0 .. k-1
+      before[0] = part(w[0], arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(false)));
+      for (unsigned k = 1; k < warps; ++k)
+        before[k] = k == 1 ? Part{w[0], Value()} : join(before[k - 1], Part{w[k - 1], Value()});
+      for (int64_t g = 0; g < G; ++g) {
+        Part b = before[0];
+        for (unsigned k = 1; k < warps; ++k)
+          b = choose(cmp(arith::CmpIPredicate::eq, producer[g], c32(int32_t(k))), before[k], b);
+        prefix[g] = join(b, prefix[g]);
       }
       // The buffer may be reused by the next relayout.
-      NVVM::Barrier0Op::create(rewriter, loc);
-    } else {
-      // One warp: the earlier groups' totals come from lane 31.
-      Value running;
-      for (int64_t g = 0; g < groups; ++g) {
-        if (running) {
-          before[g] = running;
-          hasBefore[g] = arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true));
-        }
-        Value total = shuffleValue(rewriter, loc, inclusive[g], c32(31), NVVM::ShflKind::idx);
-        running = running ? f(running, total) : total;
-      }
     }
-    // 5. result = before (+) exclusive (+) element, leaving out the parts
-    //    that do not exist (before: group 0 of warp 0; exclusive: lane 0).
+    if (G > 1 || warps > 1)
+      NVVM::Barrier0Op::create(rewriter, loc);
+    // 6. result = prefix (+) element.
     VectorType outTy = layout.perThreadType(tileTy);
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
-    for (int64_t g = 0; g < groups; ++g) {
-      Value prefix = exclusive[g];
-      Value hasPrefix = notLane0;
-      if (before[g]) {
-        Value both = f(before[g], exclusive[g]);
-        prefix = arith::SelectOp::create(
-            rewriter, loc, hasBefore[g],
-            arith::SelectOp::create(rewriter, loc, notLane0, both, before[g]), exclusive[g]);
-        hasPrefix = arith::OrIOp::create(rewriter, loc, hasBefore[g], notLane0);
-      }
-      if (!user) // cumsum: an absent prefix is 0, one select per group
-        prefix = arith::SelectOp::create(
-            rewriter, loc, hasPrefix, prefix,
-            arith::ConstantOp::create(rewriter, loc, reductionIdentity(rewriter, "sum", isFloat)));
+    for (int64_t g = 0; g < G; ++g) {
       for (unsigned v = 0; v < vec; ++v) {
-        Value r = user ? fIf(hasPrefix, prefix, x[g * vec + v]) : f(prefix, x[g * vec + v]);
+        Value r = join(prefix[g], Part{x[g * vec + v], Value()}).v;
         if (work != elem)
           r = arith::TruncFOp::create(rewriter, loc, elem, r);
         result = vector::InsertOp::create(rewriter, loc, r, result,

@@ -305,7 +305,7 @@ template <typename OpTy> static bool hasNested(Operation *root) {
 /// only in the blocked layout; the mma pipeline has its own memory).
 static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   auto reduce = dyn_cast<tile::ReduceOp>(op);
-  return isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp>(op) ||
+  return isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp>(op) ||
          (reduce && reduce.getAxis()) || (isa<tile::MmaOp>(op) && !pipelined);
 }
 
@@ -411,14 +411,30 @@ struct ConvertTileToNVVMPass
     }
     // Takes from one tile in a row share one write of it to the buffer.
     markSharedTakes(func, layout.pipelined);
-    // Broadcasts of computed tiles, transposes, slices, axis reductions,
-    // takes and scans share one buffer, as large as the largest need.
+    // Scans have a buffer of their own, so that a scan needs no barrier
+    // before the next relayout writes (tile-elide-barriers removes it).
+    int64_t scanBytes = 0;
+    func.walk([&](tile::ScanOp scan) {
+      scanBytes = std::max(scanBytes, scanScratchBytes(layout, scan.getType()));
+    });
+    if (scanBytes > 0 && !layout.pipelined) {
+      auto module = func->getParentOfType<ModuleOp>();
+      OpBuilder mb(ctx);
+      mb.setInsertionPointToStart(module.getBody());
+      std::string name = scanScratchName(func.getName());
+      if (!module.lookupSymbol(name))
+        LLVM::GlobalOp::create(mb, func.getLoc(),
+                               LLVM::LLVMArrayType::get(mb.getI8Type(), scanBytes),
+                               /*isConstant=*/false, LLVM::Linkage::Internal, name,
+                               Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+    }
+    // Broadcasts of computed tiles, transposes, slices, axis reductions and
+    // takes share one buffer, as large as the largest need.
     int64_t relayoutBytes = 0;
     Operation *largest = nullptr;
     func.walk([&](Operation *op) {
       if (!writesRelayoutBuffer(op, layout.pipelined))
         return;
-      bool scan = isa<tile::ScanOp>(op);
       auto mma = dyn_cast<tile::MmaOp>(op);
       auto srcTy = cast<RankedTensorType>(op->getOperand(0).getType());
       if (mma) {
@@ -431,7 +447,7 @@ struct ConvertTileToNVVMPass
         }
         return;
       }
-      int64_t bytes = scan ? scanScratchBytes(layout, srcTy) : relayoutScratchBytes(srcTy);
+      int64_t bytes = relayoutScratchBytes(srcTy);
       if (bytes > relayoutBytes) {
         relayoutBytes = bytes;
         largest = op;
@@ -440,7 +456,7 @@ struct ConvertTileToNVVMPass
     if (relayoutBytes > 0) {
       // Static shared memory is limited to 48 KiB per block (the
       // reductions' slots take some of it).
-      const int64_t kLimit = std::min<int64_t>(46 * 1024, 47 * 1024 - reduceBytes);
+      const int64_t kLimit = std::min<int64_t>(46 * 1024, 47 * 1024 - reduceBytes - scanBytes);
       if (relayoutBytes > kLimit && isa<tile::MmaOp>(largest)) {
         auto mma = cast<tile::MmaOp>(largest);
         auto text = [](RankedTensorType t) {
@@ -529,6 +545,16 @@ struct ConvertTileToNVVMPass
     llvmFunc->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
     llvmFunc->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                       b.getDenseI32ArrayAttr({int32_t(layout.threads), 1, 1}));
+    if (auto minBlocks = func->getAttrOfType<IntegerAttr>(tile::kMinBlocksAttrName)) {
+      // An SM runs at most 2048 threads.
+      if (minBlocks.getInt() * int64_t(layout.threads) > 2048)
+        return func.emitError() << "kernel '" << func.getName() << "' has " << layout.threads
+                                << " threads per block, so at most " << 2048 / layout.threads
+                                << " blocks fit on an SM, not the " << minBlocks.getInt()
+                                << " that --min-blocks-per-sm asks for";
+      llvmFunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                        b.getI32IntegerAttr(int32_t(minBlocks.getInt())));
+    }
     // By-value parameters (TMA descriptors) stay in the parameter space and
     // are read through their address: grid constants.
     for (unsigned i = 0; i < func.getNumArguments(); ++i)

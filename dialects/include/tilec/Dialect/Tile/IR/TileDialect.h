@@ -30,6 +30,8 @@ namespace tilec::tile {
 inline constexpr llvm::StringLiteral kKernelAttrName = "tile.kernel";
 /// Threads per block chosen by tile-layout (i32 attribute on the kernel).
 inline constexpr llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
+/// Blocks per SM that register allocation must allow (nvvm.minctasm).
+inline constexpr llvm::StringLiteral kMinBlocksAttrName = "tile.min_blocks_per_sm";
 /// Elements per vector access chosen by tile-layout (i32 attribute).
 inline constexpr llvm::StringLiteral kVectorWidthAttrName = "tile.vector_width";
 /// On `tile.make_view`: the index of the kernel parameter it views.
