@@ -7,7 +7,9 @@ some empty) and four rows of n/16 values (a quarter of the data). GB/s counts
 x, the offsets and out once; tilec's time includes zeroing out (a memset
 before every launch). Medians of CUDA-event timings after warm-up.
 
-usage: bench/bench_segment.py [--tilec-check PATH] [--iters N] [--configs BLOCKxITERS[xWARPS[xK]],...]
+usage: bench/bench_segment.py [--tilec-check PATH] [--iters N]
+                              [--configs BLOCKxITERS[xWARPS[xK[xMINBLOCKS]]],...]
+(MINBLOCKS: --min-blocks-per-sm, blocks per SM the registers must allow)
 """
 import argparse, os
 
@@ -41,8 +43,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tilec-check", default="tilec-check")
     ap.add_argument("--iters", type=int, default=50)
-    ap.add_argument("--configs", default="2048x16,2048x32,4096x16,1024x32",
-                    help="BLOCKxITERS[xWARPS[xK]],...")
+    ap.add_argument("--configs", default="4096x16x4x512x5,4096x12x4x512x5,4096x16x4x512",
+                    help="BLOCKxITERS[xWARPS[xK[xMINBLOCKS]]],...")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     n = 1 << 28
@@ -52,12 +54,14 @@ def main():
         extra = ["--num-warps", rest[0]] if rest and rest[0] != "0" else []
         if len(rest) > 1:
             extra += ["-D", f"K={rest[1]}"]
+        if len(rest) > 2:
+            extra += ["--min-blocks-per-sm", rest[2]]
         for r in tilec_bench(args.tilec_check, [os.path.join(root, "examples/segment_sum.tile"),
                                                 "-D", f"BLOCK={block}", "-D", f"ITERS={iters}",
                                                 "--size", str(n), "--bench", str(args.iters)]
                              + extra):
             label = f"tilec BLOCK={block} ITERS={iters} K={rest[1] if len(rest) > 1 else 256} " \
-                f"threads={r['threads']}" \
+                f"threads={r['threads']}" + (f" minblocks={rest[2]}" if len(rest) > 2 else "") \
                 if r["impl"] == "tilec" else "cuMemcpyDtoD (x bytes)"
             rows.append((label, r["ms"], r["gbps"]))
     gen = torch.Generator().manual_seed(1)
