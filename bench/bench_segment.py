@@ -43,7 +43,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tilec-check", default="tilec-check")
     ap.add_argument("--iters", type=int, default=50)
-    ap.add_argument("--configs", default="4096x16x4x512x5,4096x12x4x512x5,4096x16x4x512",
+    ap.add_argument("--configs", default="4096x20x4x512x5,4096x16x4x512x5,4096x24x4x512x5",
                     help="BLOCKxITERS[xWARPS[xK[xMINBLOCKS]]],...")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
