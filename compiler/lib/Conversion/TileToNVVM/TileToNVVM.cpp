@@ -303,6 +303,19 @@ template <typename OpTy> static bool hasNested(Operation *root) {
 /// Whether `op` (or an op nested in it) writes the relayout buffer.
 /// Whether `op` itself keeps data in the kernel's relayout buffer (an mma
 /// only in the blocked layout; the mma pipeline has its own memory).
+/// A shared-memory global of the kernel's module (once per name).
+static void addSharedGlobal(func::FuncOp func, StringRef name, Type type,
+                            LLVM::Linkage linkage = LLVM::Linkage::Internal,
+                            uint64_t alignment = 16) {
+  auto module = func->getParentOfType<ModuleOp>();
+  if (module.lookupSymbol(name))
+    return;
+  OpBuilder mb(func.getContext());
+  mb.setInsertionPointToStart(module.getBody());
+  LLVM::GlobalOp::create(mb, func.getLoc(), type, /*isConstant=*/false, linkage, name,
+                         Attribute(), alignment, /*addrSpace=*/3);
+}
+
 static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   auto reduce = dyn_cast<tile::ReduceOp>(op);
   return isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp>(op) ||
@@ -379,6 +392,9 @@ struct ConvertTileToNVVMPass
     }
 
     MLIRContext *ctx = &getContext();
+    auto bytesType = [&](int64_t n) -> Type {
+      return LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), n);
+    };
     // Whole-tile reductions: each op has its own 64 slots (a 32-bit value
     // per warp, then an index per warp for argmax/argmin), so that one that
     // runs once needs no barrier after reading its slots (see ReduceToNVVM).
@@ -403,11 +419,7 @@ struct ConvertTileToNVVMPass
       }
       reduceBytes = 4 * int64_t(kReduceSlotsPerOp) * int64_t(sets);
       int64_t slots = int64_t(kReduceSlotsPerOp) * int64_t(sets);
-      if (!module.lookupSymbol(name))
-        LLVM::GlobalOp::create(
-            mb, func.getLoc(), LLVM::LLVMArrayType::get(mb.getI32Type(), slots),
-            /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
-            /*alignment=*/16, /*addrSpace=*/3);
+      addSharedGlobal(func, name, LLVM::LLVMArrayType::get(mb.getI32Type(), slots));
     }
     // Takes from one tile in a row share one write of it to the buffer.
     markSharedTakes(func, layout.pipelined);
@@ -417,17 +429,8 @@ struct ConvertTileToNVVMPass
     func.walk([&](tile::ScanOp scan) {
       scanBytes = std::max(scanBytes, scanScratchBytes(layout, scan.getType()));
     });
-    if (scanBytes > 0 && !layout.pipelined) {
-      auto module = func->getParentOfType<ModuleOp>();
-      OpBuilder mb(ctx);
-      mb.setInsertionPointToStart(module.getBody());
-      std::string name = scanScratchName(func.getName());
-      if (!module.lookupSymbol(name))
-        LLVM::GlobalOp::create(mb, func.getLoc(),
-                               LLVM::LLVMArrayType::get(mb.getI8Type(), scanBytes),
-                               /*isConstant=*/false, LLVM::Linkage::Internal, name,
-                               Attribute(), /*alignment=*/16, /*addrSpace=*/3);
-    }
+    if (scanBytes > 0 && !layout.pipelined)
+      addSharedGlobal(func, scanScratchName(func.getName()), bytesType(scanBytes));
     // Broadcasts of computed tiles, transposes, slices, axis reductions and
     // takes share one buffer, as large as the largest need.
     int64_t relayoutBytes = 0;
@@ -478,27 +481,11 @@ struct ConvertTileToNVVMPass
                << " bytes through shared memory (transpose, take, reduction over an axis, f32 mma, or "
                   "broadcast of a computed tile), more than the "
                << kLimit << " available; use a smaller tile";
-      auto module = func->getParentOfType<ModuleOp>();
-      OpBuilder mb(ctx);
-      mb.setInsertionPointToStart(module.getBody());
-      std::string name = relayoutScratchName(func.getName());
-      if (!module.lookupSymbol(name))
-        LLVM::GlobalOp::create(mb, func.getLoc(),
-                               LLVM::LLVMArrayType::get(mb.getI8Type(), relayoutBytes),
-                               /*isConstant=*/false, LLVM::Linkage::Internal, name,
-                               Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+      addSharedGlobal(func, relayoutScratchName(func.getName()), bytesType(relayoutBytes));
     }
-    if (layout.pipelined) {
-      auto module = func->getParentOfType<ModuleOp>();
-      OpBuilder mb(ctx);
-      mb.setInsertionPointToStart(module.getBody());
-      std::string name = sharedMemoryName(func.getName());
-      if (!module.lookupSymbol(name))
-        LLVM::GlobalOp::create(mb, func.getLoc(),
-                               LLVM::LLVMArrayType::get(mb.getI8Type(), 0),
-                               /*isConstant=*/false, LLVM::Linkage::External, name,
-                               Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
-    }
+    if (layout.pipelined)
+      addSharedGlobal(func, sharedMemoryName(func.getName()), bytesType(0),
+                      LLVM::Linkage::External, /*alignment=*/1024);
     TypeConverter converter;
     converter.addConversion([](Type t) { return t; });
     converter.addConversion([layout](RankedTensorType t) -> Type {
