@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace tilec {
@@ -69,6 +70,9 @@ void accessesOf(Operation *op, SmallVectorImpl<Access> &out) {
       out.push_back({bufferOf(store.getAddr()), true});
     return;
   }
+  // Address arithmetic (getelementptr, casts) touches no memory.
+  if (isMemoryEffectFree(op))
+    return;
   for (Value v : op->getOperands())
     if (isShared(v.getType()))
       out.push_back({bufferOf(v), true});
