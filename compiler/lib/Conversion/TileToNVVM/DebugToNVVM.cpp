@@ -59,9 +59,7 @@ void declare(OpBuilder &b, ModuleOp module, StringRef name, Type result, ArrayRe
                            LLVM::LLVMFunctionType::get(result, args));
 }
 
-Value c64(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-}
+Value c64(OpBuilder &b, Location loc, int64_t v) { return constI64(b, loc, v); }
 
 /// Calls `fn(slot, flat)` for each element of `shape` this thread holds,
 /// under the padding guard.

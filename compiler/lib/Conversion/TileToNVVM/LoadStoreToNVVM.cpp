@@ -53,7 +53,7 @@ public:
   }
 
   Value c64(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+    return constI64(b, loc, v);
   }
   Value andI(Value a, Value c) {
     return a ? Value(arith::AndIOp::create(b, loc, a, c)) : c;

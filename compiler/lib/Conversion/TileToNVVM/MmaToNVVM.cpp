@@ -44,8 +44,8 @@ namespace {
 struct Emit {
   OpBuilder &b;
   Location loc;
-  Value i32(int64_t v) { return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v))); }
-  Value i64(int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); }
+  Value i32(int64_t v) { return constI32(b, loc, int32_t(v)); }
+  Value i64(int64_t v) { return constI64(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }

@@ -7,6 +7,7 @@
 #ifndef TILEC_LIB_CONVERSION_TILETONVVM_PATTERNSNVVM_H
 #define TILEC_LIB_CONVERSION_TILETONVVM_PATTERNSNVVM_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -86,6 +87,14 @@ struct LayoutPattern : mlir::OpConversionPattern<OpTy> {
 mlir::Type memoryType(mlir::Type elem);
 mlir::Value toMemory(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 mlir::Value fromMemory(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type elem);
+
+/// An i32 / i64 arith.constant.
+inline mlir::Value constI32(mlir::OpBuilder &b, mlir::Location loc, int32_t v) {
+  return mlir::arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+}
+inline mlir::Value constI64(mlir::OpBuilder &b, mlir::Location loc, int64_t v) {
+  return mlir::arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+}
 
 /// Calls `fn(slot, flat, mayPad)` for every element of `tile` this thread
 /// holds: `slot` is its index in the thread's vector, `flat` its row-major

@@ -145,7 +145,7 @@ Value tilec::shuffleValue(OpBuilder &b, Location loc, Value v, Value offset,
                           NVVM::ShflKind kind) {
   Type i32 = b.getI32Type();
   auto c32 = [&](int32_t x) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(x));
+    return constI32(b, loc, x);
   };
   auto kindAttr = NVVM::ShflKindAttr::get(b.getContext(), kind);
   // The clamp operand: 0x1f for bfly/down/idx, 0 for up (lane 0 is the end).
@@ -181,7 +181,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
     Type i32 = rewriter.getI32Type();
     Type i1 = rewriter.getI1Type();
     auto c32 = [&](int32_t v) -> Value {
-      return arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(v));
+      return constI32(rewriter, loc, v);
     };
     int64_t numel = tileTy.getNumElements();
     bool padded = layout.mayPad(numel);

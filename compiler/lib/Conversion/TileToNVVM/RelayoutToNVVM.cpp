@@ -87,7 +87,7 @@ public:
   }
 
   Value c64(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)).getResult();
+    return constI64(b, loc, v);
   }
 
   /// The padded position of source flat index f: (f / C) * pitch + f % C.
@@ -215,7 +215,7 @@ struct SliceLowering : RelayoutLowering<tile::SliceOp> {
     SmallVector<Value> src;
     for (auto [c, o] : llvm::zip(coords, op.getOffsets()))
       src.push_back(o ? Value(arith::AddIOp::create(
-                            b, loc, c, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(o))))
+                            b, loc, c, constI64(b, loc, o)))
                       : c);
     return tileFlat(b, loc, src, op.getTile().getType().getShape());
   }
@@ -257,7 +257,7 @@ struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
       };
       SmallVector<Value, 2> init{element(buf.c64(0))};
       if (arg)
-        init.push_back(arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0)));
+        init.push_back(constI32(rewriter, loc, 0));
       auto loop = scf::ForOp::create(rewriter, loc, buf.c64(1), buf.c64(srcTy.getDimSize(axis)),
                                      buf.c64(1), init);
       {
@@ -328,7 +328,7 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
     Type i32 = rewriter.getI32Type();
     auto c32 = [&](int32_t v) -> Value {
-      return arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(v));
+      return constI32(rewriter, loc, v);
     };
     auto cmp = [&](arith::CmpIPredicate p, Value a, Value b) -> Value {
       return arith::CmpIOp::create(rewriter, loc, p, a, b);

@@ -47,9 +47,7 @@ bool tilec::needsNVVMLowering(Operation *op) {
 
 Value ThreadLayout::groupBase(OpBuilder &b, Location loc, RankedTensorType t,
                               int64_t g) const {
-  auto c64 = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)).getResult();
-  };
+  auto c64 = [&](int64_t v) { return constI64(b, loc, v); };
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
   if (!pipelined)
@@ -106,7 +104,7 @@ void tilec::forEachThreadElement(OpBuilder &b, Location loc, const ThreadLayout 
     Value base = layout.groupBase(b, loc, tile, g);
     for (unsigned v = 0; v < layout.vec; ++v) {
       Value e = v ? Value(arith::AddIOp::create(
-                        b, loc, base, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v))))
+                        b, loc, base, constI64(b, loc, v)))
                   : base;
       fn(g * layout.vec + v, e, layout.groupNeedsGuard(tile, g));
     }
@@ -116,7 +114,7 @@ void tilec::forEachThreadElement(OpBuilder &b, Location loc, const ThreadLayout 
 Value tilec::insideTile(OpBuilder &b, Location loc, Value flat, RankedTensorType tile) {
   return arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ult, flat,
-      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(tile.getNumElements())));
+      constI64(b, loc, tile.getNumElements()));
 }
 
 void tilec::ifThen(OpBuilder &b, Location loc, Value cond, function_ref<void()> body) {
@@ -149,9 +147,7 @@ Value tilec::fromMemory(OpBuilder &b, Location loc, Value v, Type elem) {
 
 SmallVector<Value> tilec::tileCoords(OpBuilder &b, Location loc, Value flat,
                                      ArrayRef<int64_t> shape) {
-  auto c64 = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)).getResult();
-  };
+  auto c64 = [&](int64_t v) { return constI64(b, loc, v); };
   SmallVector<Value> coords(shape.size());
   int64_t inner = 1;
   for (int64_t d = shape.size() - 1; d >= 0; --d) {
@@ -175,12 +171,12 @@ Value tilec::tileFlat(OpBuilder &b, Location loc, ArrayRef<Value> coords,
       Value term = stride == 1 ? coords[d]
                                : Value(arith::MulIOp::create(
                                      b, loc, coords[d],
-                                     arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(stride))));
+                                     constI64(b, loc, stride)));
       flat = flat ? Value(arith::AddIOp::create(b, loc, flat, term)) : term;
     }
     stride *= shape[d];
   }
-  return flat ? flat : Value(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+  return flat ? flat : constI64(b, loc, 0);
 }
 
 SmallVector<Value> tilec::broadcastSource(ArrayRef<Value> coords, ArrayRef<int64_t> from) {
@@ -198,7 +194,7 @@ Value tilec::threadFlatIndices(OpBuilder &b, Location loc, const ThreadLayout &l
     // Slot (r, v) is (r * threads + tid) * vec + v: a constant plus a splat.
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
     Value base = arith::MulIOp::create(
-        b, loc, tid, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(layout.vec)));
+        b, loc, tid, constI32(b, loc, int32_t(layout.vec)));
     SmallVector<int32_t> offsets;
     for (int64_t r = 0; r < layout.groups(tile); ++r)
       for (unsigned v = 0; v < layout.vec; ++v)
