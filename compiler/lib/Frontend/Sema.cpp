@@ -222,6 +222,11 @@ private:
   bool checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &what);
   std::set<std::string> inlining; ///< helpers being expanded (no recursion)
   unsigned inlineCount = 0;        ///< names the result slot of each expansion
+  /// The result type of a helper with early returns, by helper, compile-time
+  /// arguments and argument types (all its body can see): learning it takes
+  /// a scratch check of the body, which nested helpers would otherwise
+  /// repeat at every level (2^depth checks).
+  std::map<std::string, SemaType> earlyReturnTypes;
   bool checkStmt(Stmt &s);
   bool checkBlock(std::vector<StmtPtr> &body);
   bool requireValue(Expr &e, const char *what);
@@ -1043,6 +1048,14 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
   for (size_t i = 0; i + 1 < fn.body.size(); ++i)
     lead.push_back(cloneStmt(*fn.body[i]));
   bool early = hasReturn(lead);
+  std::string signature; // the key of earlyReturnTypes (top-level helpers)
+  if (early && !lambda) {
+    signature = fn.name;
+    for (const ConstParam &cp : fn.constParams)
+      signature += ";" + cp.name + "=" + std::to_string(symbols[cp.name].intValue);
+    for (size_t i = 0; i < fn.params.size(); ++i)
+      signature += ";" + symbols["arg#" + std::to_string(i)].type.str();
+  }
   ExprPtr result;
   if (!early) {
     for (auto &st : lead)
@@ -1060,53 +1073,60 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
     std::string ret = "ret#" + std::to_string(inlineCount), done = "done#" +
                                                                   std::to_string(inlineCount);
     ++inlineCount;
-    auto scratchSymbols = symbols;
     unsigned loops = 0;
-    std::vector<StmtPtr> scratch = lowerReturns(lead, ret, done, /*check=*/true, loops);
-    bool ok = true;
-    for (size_t i = checkedFrom; i < body.size() && ok; ++i) {
-      StmtPtr bind = cloneStmt(*body[i]);
-      ok = checkStmt(*bind);
-    }
-    for (size_t i = 0; i < scratch.size() && ok; ++i)
-      ok = checkStmt(*scratch[i]);
-    // The types of the early returns (the `let ret` bindings, now checked).
-    std::vector<std::pair<const Stmt *, SemaType>> earlyTypes;
-    if (ok)
-      forEachStmt(scratch, [&](const Stmt &st) {
-        if (st.kind == Stmt::Kind::Let && st.name == ret)
-          earlyTypes.push_back({&st, st.value->type});
-      });
-    ExprPtr last = cloneExpr(*fn.body.back()->value);
-    ok = ok && requireValue(*last, "the returned value");
-    symbols = scratchSymbols;
-    if (!ok)
-      return finish(false);
-    // The result type: that of the returns that are not bare literals (the
-    // first of them, the final return first), or the literals' common type.
-    std::vector<std::pair<const Expr *, SemaType>> all{{last.get(), last->type}};
-    for (auto &[st, t] : earlyTypes)
-      all.push_back({st->value.get(), t});
     SemaType type;
-    bool found = false;
-    for (auto &[x, t] : all)
-      if (!t.weak && !found) {
-        type = t;
-        found = true;
+    if (auto known = earlyReturnTypes.find(signature);
+        !signature.empty() && known != earlyReturnTypes.end()) {
+      type = known->second;
+    } else {
+      auto scratchSymbols = symbols;
+      std::vector<StmtPtr> scratch = lowerReturns(lead, ret, done, /*check=*/true, loops);
+      bool ok = true;
+      for (size_t i = checkedFrom; i < body.size() && ok; ++i) {
+        StmtPtr bind = cloneStmt(*body[i]);
+        ok = checkStmt(*bind);
       }
-    if (!found) {
-      type = all.front().second;
-      for (auto &[x, t] : all)
-        type = unifyOperands(type, t, "").type;
-    }
-    type.weak = false;
-    // Every return must be assignable to it (a literal adapts).
-    for (auto &[x, t] : all) {
-      if (!assignable(type, t)) {
-        error(x->loc, "'" + fn.name + "' returns " + describeOperand(type) +
-                          " elsewhere, but this 'return' gives " + describeOperand(t));
+      for (size_t i = 0; i < scratch.size() && ok; ++i)
+        ok = checkStmt(*scratch[i]);
+      // The types of the early returns (the `let ret` bindings, now checked).
+      std::vector<std::pair<const Stmt *, SemaType>> earlyTypes;
+      if (ok)
+        forEachStmt(scratch, [&](const Stmt &st) {
+          if (st.kind == Stmt::Kind::Let && st.name == ret)
+            earlyTypes.push_back({&st, st.value->type});
+        });
+      ExprPtr last = cloneExpr(*fn.body.back()->value);
+      ok = ok && requireValue(*last, "the returned value");
+      symbols = scratchSymbols;
+      if (!ok)
         return finish(false);
+      // The result type: that of the returns that are not bare literals (the
+      // first of them, the final return first), or the literals' common type.
+      std::vector<std::pair<const Expr *, SemaType>> all{{last.get(), last->type}};
+      for (auto &[st, t] : earlyTypes)
+        all.push_back({st->value.get(), t});
+      bool found = false;
+      for (auto &[x, t] : all)
+        if (!t.weak && !found) {
+          type = t;
+          found = true;
+        }
+      if (!found) {
+        type = all.front().second;
+        for (auto &[x, t] : all)
+          type = unifyOperands(type, t, "").type;
       }
+      type.weak = false;
+      // Every return must be assignable to it (a literal adapts).
+      for (auto &[x, t] : all) {
+        if (!assignable(type, t)) {
+          error(x->loc, "'" + fn.name + "' returns " + describeOperand(type) +
+                            " elsewhere, but this 'return' gives " + describeOperand(t));
+          return finish(false);
+        }
+      }
+      if (!signature.empty())
+        earlyReturnTypes[signature] = type;
     }
     auto declare = [&](const std::string &name, ExprPtr init) {
       auto d = std::make_unique<Stmt>(Stmt::Kind::Let, fn.loc);
