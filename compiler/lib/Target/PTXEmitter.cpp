@@ -61,11 +61,8 @@ bool tilec::emitPTX(mlir::ModuleOp module, const std::string &arch,
   // Kernels of the mma pipeline keep 64-bit ones (their speed was measured
   // so). NVPTX reads the choice from a global option when the target
   // machine is made, hence the lock.
-  bool shortPointers = true;
-  module.walk([&](mlir::Operation *op) {
-    if (op->hasAttr(tile::kLayoutAttrName))
-      shortPointers = false;
-  });
+  bool shortPointers = llvm::none_of(module.getBody()->getOperations(),
+                                     [](mlir::Operation &op) { return tile::hasMmaPipeline(&op); });
   std::unique_ptr<llvm::TargetMachine> tm;
   {
     static std::mutex lock;

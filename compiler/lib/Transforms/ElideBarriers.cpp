@@ -88,7 +88,7 @@ struct ElideBarriersPass : tilec::impl::ElideBarriersBase<ElideBarriersPass> {
   void runOnOperation() override {
     getOperation().walk([](LLVM::LLVMFuncOp func) {
       // The mma pipeline synchronizes through mbarriers and async copies.
-      if (func->hasAttr(tilec::tile::kLayoutAttrName) || func.isExternal())
+      if (tilec::tile::hasMmaPipeline(func) || func.isExternal())
         return;
       SmallVector<NVVM::Barrier0Op> barriers;
       func.walk([&](NVVM::Barrier0Op b) { barriers.push_back(b); });

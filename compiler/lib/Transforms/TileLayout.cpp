@@ -39,8 +39,8 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       if (minBlocksPerSM)
         func->setAttr(tile::kMinBlocksAttrName,
                       Builder(func.getContext()).getI32IntegerAttr(int32_t(minBlocksPerSM)));
-      // Kernels with an mma loop got the wgmma layout from tile-stage-shared.
-      if (func->hasAttr(tile::kLayoutAttrName))
+      // Kernels with an mma loop got their layout from tile-stage-shared.
+      if (tile::hasMmaPipeline(func))
         return;
       assignLayout(func);
     });

@@ -59,8 +59,6 @@ void declare(OpBuilder &b, ModuleOp module, StringRef name, Type result, ArrayRe
                            LLVM::LLVMFunctionType::get(result, args));
 }
 
-Value c64(OpBuilder &b, Location loc, int64_t v) { return constI64(b, loc, v); }
-
 /// Calls `fn(slot, flat)` for each element of `shape` this thread holds,
 /// under the padding guard.
 template <typename Fn>
@@ -116,7 +114,7 @@ struct PrintLowering : LayoutPattern<tile::PrintOp> {
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&func.getBody().front());
       buffer = LLVM::AllocaOp::create(rewriter, loc, ptrTy, structTy,
-                                      c64(rewriter, loc, 1), /*alignment=*/8);
+                                      constI64(rewriter, loc, 1), /*alignment=*/8);
     }
     Value format = globalString(rewriter, loc, module, "__tile_fmt", fmt);
     SmallVector<Value> pid = {
@@ -197,7 +195,7 @@ struct AssertLowering : LayoutPattern<tile::AssertOp> {
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
       LLVM::CallOp::create(rewriter, loc, TypeRange{}, "__assertfail",
-                           ValueRange{message, file, line, function, c64(rewriter, loc, 1)});
+                           ValueRange{message, file, line, function, constI64(rewriter, loc, 1)});
     };
     Value cond = adaptor.getCond();
     if (auto shape = dyn_cast<RankedTensorType>(op.getCond().getType())) {

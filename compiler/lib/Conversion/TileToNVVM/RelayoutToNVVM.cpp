@@ -398,42 +398,38 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     auto wordPtr = [&](Value wordIndex) -> Value {
       return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base, ValueRange{wordIndex});
     };
+    // Values `index` .. as runs of 4 (or 2, or 1) words: a run is aligned
+    // when the run length is (each value starts at index * words).
+    auto forEachRun = [&](Value index, size_t n, auto fn) {
+      Value at = arith::MulIOp::create(rewriter, loc, index, c32(words));
+      unsigned width = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+      Type ty = width == 1 ? i32 : Type(VectorType::get({int64_t(width)}, i32));
+      for (size_t k = 0; k < n; k += width)
+        fn(k, width, ty, wordPtr(arith::AddIOp::create(rewriter, loc, at, c32(int32_t(k)))));
+    };
     auto storeValues = [&](Value index, ArrayRef<Value> values) {
       SmallVector<Value> ws;
       for (Value v : values)
         llvm::append_range(ws, toWords(rewriter, loc, v));
-      Value at = arith::MulIOp::create(rewriter, loc, index, c32(words));
-      // Runs of 4 (or 2) words are aligned when the run length is.
-      unsigned width = ws.size() % 4 == 0 ? 4 : ws.size() % 2 == 0 ? 2 : 1;
-      for (size_t k = 0; k < ws.size(); k += width) {
-        Value p = wordPtr(arith::AddIOp::create(rewriter, loc, at, c32(int32_t(k))));
-        if (width == 1) {
-          LLVM::StoreOp::create(rewriter, loc, ws[k], p, 4);
-          continue;
+      forEachRun(index, ws.size(), [&](size_t k, unsigned width, Type ty, Value p) {
+        Value v = ws[k];
+        if (width > 1) {
+          v = LLVM::PoisonOp::create(rewriter, loc, ty);
+          for (unsigned j = 0; j < width; ++j)
+            v = vector::InsertOp::create(rewriter, loc, ws[k + j], v, ArrayRef<int64_t>{j});
         }
-        auto vt = VectorType::get({int64_t(width)}, i32);
-        Value v = LLVM::PoisonOp::create(rewriter, loc, vt);
-        for (unsigned j = 0; j < width; ++j)
-          v = vector::InsertOp::create(rewriter, loc, ws[k + j], v, ArrayRef<int64_t>{j});
         LLVM::StoreOp::create(rewriter, loc, v, p, 4 * width);
-      }
+      });
     };
     auto loadValues = [&](Value index, int64_t count) -> SmallVector<Value> {
-      size_t n = size_t(count * words);
-      Value at = arith::MulIOp::create(rewriter, loc, index, c32(words));
-      unsigned width = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
       SmallVector<Value> ws;
-      for (size_t k = 0; k < n; k += width) {
-        Value p = wordPtr(arith::AddIOp::create(rewriter, loc, at, c32(int32_t(k))));
-        if (width == 1) {
-          ws.push_back(LLVM::LoadOp::create(rewriter, loc, i32, p, 4));
-          continue;
-        }
-        auto vt = VectorType::get({int64_t(width)}, i32);
-        Value v = LLVM::LoadOp::create(rewriter, loc, vt, p, 4 * width);
+      forEachRun(index, size_t(count * words), [&](size_t, unsigned width, Type ty, Value p) {
+        Value v = LLVM::LoadOp::create(rewriter, loc, ty, p, 4 * width);
+        if (width == 1)
+          return ws.push_back(v);
         for (unsigned j = 0; j < width; ++j)
           ws.push_back(vector::ExtractOp::create(rewriter, loc, v, ArrayRef<int64_t>{j}));
-      }
+      });
       SmallVector<Value> out;
       for (int64_t i = 0; i < count; ++i)
         out.push_back(fromWords(rewriter, loc, work,
@@ -521,8 +517,9 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
           b = choose(cmp(arith::CmpIPredicate::eq, producer[g], c32(int32_t(k))), before[k], b);
         prefix[g] = join(b, prefix[g]);
       }
-      // The buffer may be reused by the next relayout.
     }
+    // Before the next scan writes the buffer (tile-elide-barriers drops this
+    // one when none can come before another barrier).
     if (G > 1 || warps > 1)
       NVVM::Barrier0Op::create(rewriter, loc);
     // 6. result = prefix (+) element.

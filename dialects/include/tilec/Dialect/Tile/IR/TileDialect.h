@@ -38,9 +38,13 @@ inline constexpr llvm::StringLiteral kVectorWidthAttrName = "tile.vector_width";
 inline constexpr llvm::StringLiteral kParamIndexAttrName = "tile.param";
 /// On a kernel: the requested depth of its mma pipeline (STAGES).
 inline constexpr llvm::StringLiteral kStagesAttrName = "tile.stages";
-/// On a kernel: "wgmma" when tile-stage-shared gave its tiles the wgmma
-/// accumulator layout (absent: the blocked layout).
+/// On a kernel: the layout of its mma pipeline, set by tile-stage-shared:
+/// "wgmma", "fma" (CUDA-core consumers) or "mma_sync" (absent: the blocked
+/// layout).
 inline constexpr llvm::StringLiteral kLayoutAttrName = "tile.layout";
+/// Whether `kernel` (a func.func or, after lowering, an llvm.func) runs an
+/// mma pipeline (mbarriers, asynchronous copies, its own layout).
+inline bool hasMmaPipeline(mlir::Operation *kernel) { return kernel->hasAttr(kLayoutAttrName); }
 /// On a kernel: bytes of dynamic shared memory it needs.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
 /// On a kernel: the TMA descriptors appended to its parameters, as an array
