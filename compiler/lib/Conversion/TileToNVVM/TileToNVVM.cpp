@@ -296,9 +296,6 @@ template <typename OpTy> static bool hasNested(Operation *root) {
   return found;
 }
 
-/// Whether `op` (or an op nested in it) writes the relayout buffer.
-/// Whether `op` itself keeps data in the kernel's relayout buffer (an mma
-/// only in the blocked layout; the mma pipeline has its own memory).
 /// A shared-memory global of the kernel's module (once per name).
 static void addSharedGlobal(func::FuncOp func, StringRef name, Type type,
                             LLVM::Linkage linkage = LLVM::Linkage::Internal,
@@ -312,6 +309,9 @@ static void addSharedGlobal(func::FuncOp func, StringRef name, Type type,
                          Attribute(), alignment, /*addrSpace=*/3);
 }
 
+/// Whether `op` itself keeps data in the kernel's relayout buffer (an mma
+/// only in the blocked layout; the mma pipeline has its own memory; scans
+/// have a buffer of their own).
 static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   auto reduce = dyn_cast<tile::ReduceOp>(op);
   return isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp>(op) ||
