@@ -173,7 +173,7 @@ static int launchBench() {
     auto t0 = Clock::now();
     for (int i = 0; i < 200; ++i) {
       LaunchConfig c;
-      prepareLaunch(kernel.signature(), args, c);
+      prepareLaunch(kernel.signature(), args, c, kernel.gridLimits());
     }
     rawUs.push_back(msSince(t0) * 1000.0 / 200);
   }

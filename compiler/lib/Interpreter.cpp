@@ -1003,7 +1003,8 @@ bool tilec::interpretKernel(std::string_view source, const CompileOptions &optio
   }
   std::array<uint32_t, 3> grid;
   try {
-    grid = evaluateGrid(sig, values);
+    grid = evaluateGrid(sig, values,
+                        {kInterpreterSMs, kInterpreterSMs * kInterpreterProgramsPerSM});
   } catch (const std::exception &e) {
     error = e.what();
     return false;

@@ -92,6 +92,8 @@ static LoadResult load() {
   ok &= resolve(lib, d.cuModuleUnload, "cuModuleUnload", missing);
   ok &= resolve(lib, d.cuModuleGetFunction, "cuModuleGetFunction", missing);
   ok &= resolve(lib, d.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
+  ok &= resolve(lib, d.cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor", missing);
   ok &= resolve(lib, d.cuLaunchKernel, "cuLaunchKernel", missing);
   d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
       dlsym(lib, "cuTensorMapEncodeTiled"));

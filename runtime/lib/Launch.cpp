@@ -330,6 +330,7 @@ namespace {
 struct GridEvaluator {
   const KernelSignature &sig;
   const std::vector<ArgValue> &args;
+  const GridLimits &limits;
   std::string error;
 
   bool failAt(const GridExpr &e, const std::string &what) {
@@ -363,6 +364,12 @@ struct GridEvaluator {
       out = e.kind == Kind::Shape ? t.sizes[e.dim] : t.strides[e.dim];
       return true;
     }
+    case Kind::NumSMs:
+    case Kind::ResidentPrograms:
+      out = e.kind == Kind::NumSMs ? limits.numSMs : limits.residentPrograms;
+      if (out <= 0)
+        return failAt(e, "no device to ask (launch through a loaded Kernel)");
+      return true;
     default:
       break;
     }
@@ -406,11 +413,12 @@ struct GridEvaluator {
 
 /// evaluateGrid for arguments that checkArguments accepted.
 static std::array<uint32_t, 3> gridOf(const KernelSignature &sig,
-                                      const std::vector<ArgValue> &args) {
+                                      const std::vector<ArgValue> &args,
+                                      const GridLimits &limits) {
   if (sig.grid.size() > 3)
     fail("kernel '" + sig.name + "': the grid has " +
          std::to_string(sig.grid.size()) + " dimensions; at most 3 allowed");
-  static const int64_t limits[3] = {INT32_MAX, 65535, 65535};
+  static const int64_t maxDim[3] = {INT32_MAX, 65535, 65535};
   std::array<uint32_t, 3> grid = {1, 1, 1};
   for (size_t i = 0; i < sig.grid.size(); ++i) {
     const GridExpr &e = sig.grid[i];
@@ -419,23 +427,24 @@ static std::array<uint32_t, 3> gridOf(const KernelSignature &sig,
       return "kernel '" + sig.name + "': grid dimension " + "xyz"[i] + " = '" +
              e.str(sig.params) + "'";
     };
-    GridEvaluator evaluator{sig, args, {}};
+    GridEvaluator evaluator{sig, args, limits, {}};
     int64_t v;
     if (!evaluator.eval(e, v))
       fail(where() + ": " + evaluator.error);
-    if (v < 0 || v > limits[i])
+    if (v < 0 || v > maxDim[i])
       fail(where() + " is " + std::to_string(v) +
            (v < 0 ? ", which is negative"
-                  : ", above the limit of " + std::to_string(limits[i])));
+                  : ", above the limit of " + std::to_string(maxDim[i])));
     grid[i] = static_cast<uint32_t>(v);
   }
   return grid;
 }
 
 std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
-                                     const std::vector<ArgValue> &args) {
+                                     const std::vector<ArgValue> &args,
+                                     const GridLimits &limits) {
   checkArguments(sig, args);
-  return gridOf(sig, args);
+  return gridOf(sig, args, limits);
 }
 
 std::vector<void *> PackedArgs::kernelParams() {
@@ -548,9 +557,9 @@ PackedArgs packArguments(const KernelSignature &sig,
 }
 
 void prepareLaunch(const KernelSignature &sig, const std::vector<ArgValue> &args,
-                   LaunchConfig &config) {
+                   LaunchConfig &config, const GridLimits &limits) {
   checkArguments(sig, args);
-  config.grid = gridOf(sig, args);
+  config.grid = gridOf(sig, args, limits);
   // The hot path: no heap allocation for up to kMaxParams parameters.
   size_t count = 0;
   bool overflow = false;

@@ -10,6 +10,7 @@
 
 #include "CudaDriver.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -398,12 +399,21 @@ Kernel Module::getKernel(const KernelSignature &sig) const {
       throw RuntimeError(describe(r, "cuFuncSetAttribute", sig.name) +
                          " setting the dynamic shared memory to " +
                          std::to_string(sig.sharedBytes) + " bytes");
-  return Kernel(function, sig);
+  // What num_sms() and resident_programs() mean in this kernel's grid.
+  ensureContext();
+  GridLimits limits;
+  limits.numSMs = currentContext->multiprocessorCount();
+  int perSM = 0;
+  check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            &perSM, function, static_cast<int>(sig.numThreads), sig.sharedBytes),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor", sig.name);
+  limits.residentPrograms = limits.numSMs * std::max(perSM, 1);
+  return Kernel(function, sig, limits);
 }
 
 void Kernel::launch(const std::vector<ArgValue> &args, Stream *stream) const {
   LaunchConfig config;
-  prepareLaunch(sig, args, config);
+  prepareLaunch(sig, args, config, limits);
   const std::array<uint32_t, 3> &grid = config.grid;
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return;

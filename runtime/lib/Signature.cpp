@@ -90,6 +90,10 @@ std::string GridExpr::str(const std::vector<ParamInfo> &params) const {
     return paramName(params, param) + ".shape[" + std::to_string(dim) + "]";
   case Kind::Stride:
     return paramName(params, param) + ".stride[" + std::to_string(dim) + "]";
+  case Kind::NumSMs:
+    return "num_sms()";
+  case Kind::ResidentPrograms:
+    return "resident_programs()";
   case Kind::CDiv:
   case Kind::Min:
   case Kind::Max: {

@@ -29,6 +29,8 @@ static const char *kindName(GridExpr::Kind k) {
   case GridExpr::Kind::CDiv: return "cdiv";
   case GridExpr::Kind::Min: return "min";
   case GridExpr::Kind::Max: return "max";
+  case GridExpr::Kind::NumSMs: return "sms";
+  case GridExpr::Kind::ResidentPrograms: return "resident";
   }
   return "?";
 }
@@ -40,6 +42,8 @@ static void writeExpr(std::ostream &os, const GridExpr &e) {
   case GridExpr::Kind::Scalar: os << " " << e.param; break;
   case GridExpr::Kind::Shape:
   case GridExpr::Kind::Stride: os << " " << e.param << " " << e.dim; break;
+  case GridExpr::Kind::NumSMs:
+  case GridExpr::Kind::ResidentPrograms: break;
   default:
     for (const GridExpr &o : e.operands) {
       os << " ";
@@ -90,7 +94,8 @@ public:
         {"add", GridExpr::Kind::Add},     {"sub", GridExpr::Kind::Sub},
         {"mul", GridExpr::Kind::Mul},     {"div", GridExpr::Kind::Div},
         {"rem", GridExpr::Kind::Rem},     {"cdiv", GridExpr::Kind::CDiv},
-        {"min", GridExpr::Kind::Min},     {"max", GridExpr::Kind::Max}};
+        {"min", GridExpr::Kind::Min},     {"max", GridExpr::Kind::Max},
+        {"sms", GridExpr::Kind::NumSMs},  {"resident", GridExpr::Kind::ResidentPrograms}};
     bool found = false;
     for (auto &[name, k] : kinds)
       if (kind == name) {
@@ -117,6 +122,9 @@ public:
         return false;
       out.param = static_cast<unsigned>(a);
       out.dim = static_cast<unsigned>(b);
+      break;
+    case GridExpr::Kind::NumSMs:
+    case GridExpr::Kind::ResidentPrograms:
       break;
     default:
       out.operands.resize(2);

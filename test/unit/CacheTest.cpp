@@ -50,6 +50,24 @@ TEST(SignatureTextTest, RoundTrip) {
   EXPECT_EQ((*back)[0].numThreads, r.kernels[0].numThreads);
 }
 
+TEST(SignatureTextTest, DeviceLimitsRoundTrip) {
+  const char *src = "kernel k<B: int = 256>(x: tensor<f32, 1>)\n"
+                    "    grid(min(cdiv(x.shape[0], B), resident_programs()), num_sms() * 2) {\n"
+                    "  store(x, [block_id(0)], zeros<f32>([B]));\n}\n";
+  CompileResult r = compile(src, CompileOptions());
+  ASSERT_TRUE(r.ok) << r.diagnostics;
+  std::string text = serializeSignatures(r.kernels);
+  EXPECT_NE(text.find("grid (min (cdiv (shape 0 0) (const 256)) (resident))"),
+            std::string::npos) << text;
+  auto back = parseSignatures(text);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(serializeSignatures(*back), text);
+  EXPECT_EQ((*back)[0].grid[0].str((*back)[0].params),
+            "min(cdiv(x.shape[0], 256), resident_programs())");
+  EXPECT_EQ((*back)[0].grid[1].str((*back)[0].params), "num_sms() * 2");
+  EXPECT_FALSE(parseSignatures("kernel k threads 1 shared 0\ngrid (sms 1)\nend\n"));
+}
+
 TEST(SignatureTextTest, RejectsMalformedText) {
   std::string good = "kernel k threads 128 shared 0\nparam x tensor f32 1\ngrid (const 1)\nend\n";
   EXPECT_TRUE(parseSignatures(good));

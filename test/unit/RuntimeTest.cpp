@@ -152,6 +152,10 @@ TEST(SignatureTest, GridExprStr) {
             "max(a, b, -1)");
   EXPECT_EQ(op(K::Min, {op(K::Add, {a, b}), c}).str(params), "min(a + b, 3)");
   EXPECT_EQ(scalarRef(7).str(params), "<param 7>");
+  EXPECT_EQ(op(K::Min, {op(K::CDiv, {shape(0, 0), c}), leaf(K::ResidentPrograms, 0)})
+                .str(params),
+            "min(cdiv(x.shape[0], 3), resident_programs())");
+  EXPECT_EQ(op(K::Mul, {leaf(K::NumSMs, 0), c}).str(params), "num_sms() * 3");
 }
 
 //===----------------------------------------------------------------------===//
@@ -194,6 +198,27 @@ TEST(GridTest, TwoDimensionsAndScalars) {
                                       GridExpr::constant(2)}),
                           GridExpr::constant(-4)})};
   EXPECT_EQ(evaluateGrid(sig, args), (std::array<uint32_t, 3>{131, 1, 1}));
+}
+
+TEST(GridTest, DeviceLimits) {
+  // A persistent grid: one program per resident block, fewer for small n.
+  KernelSignature sig = saxpySignature();
+  sig.grid = {op(K::Min, {op(K::CDiv, {shape(1, 0), GridExpr::constant(1024)}),
+                          leaf(K::ResidentPrograms, 0)}),
+              leaf(K::NumSMs, 0)};
+  GridLimits h200{132, 660};
+  EXPECT_EQ(evaluateGrid(sig, saxpyArgs(1 << 28), h200),
+            (std::array<uint32_t, 3>{660, 132, 1}));
+  EXPECT_EQ(evaluateGrid(sig, saxpyArgs(5000), h200),
+            (std::array<uint32_t, 3>{5, 132, 1}));
+  LaunchConfig config;
+  prepareLaunch(sig, saxpyArgs(1 << 28), config, h200);
+  EXPECT_EQ(config.grid, (std::array<uint32_t, 3>{660, 132, 1}));
+  // Without a device the values are unknown: a clear error, not a guess.
+  EXPECT_EQ(errorOf([&] { evaluateGrid(sig, saxpyArgs(5000)); }),
+            "tilec runtime: kernel 'saxpy': grid dimension x = "
+            "'min(cdiv(x.shape[0], 1024), resident_programs())': no device to "
+            "ask (launch through a loaded Kernel) in 'resident_programs()'");
 }
 
 TEST(GridTest, DivisionByZero) {
@@ -607,6 +632,25 @@ TEST(DeviceTest, SaxpyLaunch) {
   kernel.launch({2.0f, TensorArg::contiguous(0, {0}),
                  TensorArg::contiguous(0, {0})});
   Context::get().synchronize();
+}
+
+TEST(DeviceTest, GridLimitsFromTheDevice) {
+  REQUIRE_DEVICE();
+  Module module = Module::loadPTX(std::string(ptxHeader) + saxpyPTX);
+  KernelSignature sig = saxpySignature(256);
+  sig.grid = {leaf(K::ResidentPrograms, 0), leaf(K::NumSMs, 0)};
+  Kernel kernel = module.getKernel(sig);
+  const GridLimits &limits = kernel.gridLimits();
+  EXPECT_EQ(limits.numSMs, Context::get().multiprocessorCount());
+  // A tiny kernel of 256 threads: at least 4 fit on an SM of any GPU since
+  // Kepler (2048 threads per SM on sm_80/sm_90, 1536 on some).
+  EXPECT_GE(limits.residentPrograms, 4 * limits.numSMs);
+  EXPECT_EQ(limits.residentPrograms % limits.numSMs, 0);
+  std::vector<ArgValue> args = {2.0f, TensorArg::contiguous(0, {0}),
+                                TensorArg::contiguous(0, {0})};
+  EXPECT_EQ(kernel.gridFor(args),
+            (std::array<uint32_t, 3>{uint32_t(limits.residentPrograms),
+                                     uint32_t(limits.numSMs), 1}));
 }
 
 TEST(DeviceTest, MixedScalarLaunch) {

@@ -51,6 +51,13 @@ struct HostArg {
   }
 };
 
+/// The device the interpreter stands for in a grid's `num_sms()` and
+/// `resident_programs()`: 4 multiprocessors that each hold 2 programs. (A
+/// correct kernel computes the same for any values; small ones keep the
+/// programs of a persistent kernel few but more than one.)
+inline constexpr int64_t kInterpreterSMs = 4;
+inline constexpr int64_t kInterpreterProgramsPerSM = 2;
+
 /// Runs kernel `kernel` of `source` (compiled with `options`' defines) on
 /// the CPU over its whole grid. Returns false with the reason in `error`
 /// (a compile error, a bad argument list, a grid that is too large).

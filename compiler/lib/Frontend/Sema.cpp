@@ -239,6 +239,7 @@ private:
   bool checkArgCount(Expr &e, size_t lo, size_t hi);
   bool checkShapeList(Expr &shape, std::vector<int64_t> &dims);
   bool toGridExpr(const Expr &e, GridExpr &out);
+  bool inGrid = false; ///< checking the grid clause (num_sms() is allowed)
   std::string suggest(llvm::StringRef name) const;
 
   KernelDecl &kernel;
@@ -259,7 +260,8 @@ static const char *const kBuiltins[] = {"load", "store", "block_id", "num_blocks
                                    "scatter", "atomic_add", "atomic_min", "atomic_max",
                                    "atomic_xchg", "atomic_cas", "transpose", "permute", "prod",
                                    "cumsum", "print", "assert", "expand_dims", "slice",
-                                   "reduce", "scan", "take"};
+                                   "reduce", "scan", "take", "num_sms",
+                                   "resident_programs"};
 
 std::string Checker::suggest(llvm::StringRef name) const {
     std::string best;
@@ -1560,6 +1562,16 @@ bool Checker::checkCall(Expr &e) {
     e.type = SemaType::tile(ScalarType::I32, {n});
     return true;
   }
+  if (f == "num_sms" || f == "resident_programs") {
+    if (!inGrid)
+      return error(e.loc, "'" + f + "()' is known when the kernel is launched: use "
+                          "it in grid(...); inside the kernel, num_blocks(0) is the "
+                          "grid size");
+    if (!checkArgCount(e, 0, 0))
+      return false;
+    e.type = SemaType::scalar(ScalarType::I64);
+    return true;
+  }
   if (f == "block_id" || f == "num_blocks") {
     if (!checkArgCount(e, 1, 1))
       return false;
@@ -1929,6 +1941,11 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
            toGridExpr(*e.args[1], out.operands[1]);
   }
   case Expr::Kind::Call:
+    if (e.name == "num_sms" || e.name == "resident_programs") {
+      out.kind = e.name == "num_sms" ? GridExpr::Kind::NumSMs
+                                     : GridExpr::Kind::ResidentPrograms;
+      return true;
+    }
     if (e.name == "cdiv" || e.name == "min" || e.name == "max") {
       out.kind = e.name == "cdiv"  ? GridExpr::Kind::CDiv
                  : e.name == "min" ? GridExpr::Kind::Min
@@ -1942,7 +1959,8 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
     break;
   }
   return error(e.loc, "the grid can only use integer parameters, tensor shapes "
-                      "and strides, constants, + - * / %, cdiv, min and max");
+                      "and strides, constants, + - * / %, cdiv, min, max, "
+                      "num_sms() and resident_programs()");
 }
 
 bool Checker::run(const Defines &defines, std::set<std::string> &used) {
@@ -1986,7 +2004,10 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   if (kernel.grid.size() > 3)
     return error(kernel.grid[3]->loc, "the grid has at most 3 dimensions");
   for (auto &g : kernel.grid) {
-    if (!check(*g))
+    inGrid = true;
+    bool ok = check(*g);
+    inGrid = false;
+    if (!ok)
       return false;
     if (!g->type.isScalar() || isFloatType(g->type.elem) ||
         g->type.elem == ScalarType::I1)

@@ -245,11 +245,20 @@ struct PackedArgs {
 /// scalar conversions); throws a RuntimeError naming the kernel and argument.
 void checkArguments(const KernelSignature &sig,
                     const std::vector<ArgValue> &args);
+/// What `num_sms()` and `resident_programs()` stand for in a grid: the
+/// device's multiprocessors, and that times the blocks of the kernel that fit
+/// on one at once (registers, shared memory, threads). 0: not known (no
+/// device), and a grid that uses it cannot be evaluated.
+struct GridLimits {
+  int64_t numSMs = 0;
+  int64_t residentPrograms = 0;
+};
 /// Evaluates `sig.grid` over `args` (missing dimensions are 1). A dimension
 /// may be 0 (nothing to launch); a negative or too large one, or a division
 /// by zero, is a RuntimeError quoting the expression.
 std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
-                                     const std::vector<ArgValue> &args);
+                                     const std::vector<ArgValue> &args,
+                                     const GridLimits &limits = {});
 /// Packs `args` per the launch ABI: scalars converted to the parameter's type
 /// and aligned to their size; tensors as ptr, sizes..., strides... (i64 each).
 PackedArgs packArguments(const KernelSignature &sig,
@@ -272,15 +281,17 @@ struct LaunchConfig {
 /// Checks the arguments, evaluates the grid and packs the parameters into
 /// `config`.
 void prepareLaunch(const KernelSignature &sig, const std::vector<ArgValue> &args,
-                   LaunchConfig &config);
+                   LaunchConfig &config, const GridLimits &limits = {});
 
 class Kernel {
 public:
   const KernelSignature &signature() const { return sig; }
   const std::string &name() const { return sig.name; }
   void *handle() const { return function; }
+  /// The device's limits for this kernel (see GridLimits).
+  const GridLimits &gridLimits() const { return limits; }
   std::array<uint32_t, 3> gridFor(const std::vector<ArgValue> &args) const {
-    return evaluateGrid(sig, args);
+    return evaluateGrid(sig, args, limits);
   }
   /// Launches with block (numThreads, 1, 1) and sharedBytes of dynamic shared
   /// memory on `stream` (the default stream when null). Asynchronous.
@@ -289,10 +300,11 @@ public:
 
 private:
   friend class Module;
-  Kernel(void *function, KernelSignature sig)
-      : function(function), sig(std::move(sig)) {}
+  Kernel(void *function, KernelSignature sig, GridLimits limits)
+      : function(function), sig(std::move(sig)), limits(limits) {}
   void *function;
   KernelSignature sig;
+  GridLimits limits;
 };
 
 /// A loaded module; RAII over CUmodule. Move-only.

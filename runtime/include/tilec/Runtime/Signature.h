@@ -60,7 +60,9 @@ struct GridExpr {
     Scalar, ///< integer scalar parameter `param`
     Shape,  ///< `params[param].shape[dim]`
     Stride, ///< `params[param].stride[dim]`
-    Add, Sub, Mul, Div, Rem, CDiv, Min, Max
+    Add, Sub, Mul, Div, Rem, CDiv, Min, Max,
+    NumSMs,          ///< `num_sms()`: the device's multiprocessors
+    ResidentPrograms ///< `resident_programs()`: SMs x blocks of this kernel per SM
   };
   Kind kind = Kind::Const;
   int64_t value = 0;
