@@ -132,3 +132,21 @@ func.func @scalarbcast(%xp: !llvm.ptr<1>, %n: i64, %s: i64, %i: i32)
   %b = tile.broadcast_load %x[%i, %i] {src_shape = array<i64: 1, 1>} : !tile.view<f32, 2>, i32, i32 -> tensor<1x256xf32>
   return
 }
+
+// -----
+
+// A take checks a 32-bit index in 32 bits (negative i32 and large u32
+// indices are both >= 2^31 as u32), then widens it; a 64-bit one in 64.
+// CHECK-LABEL: llvm.func @takebounds(
+// CHECK-COUNT-4: arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+// CHECK-COUNT-4: arith.cmpi ult, %{{.*}}, %{{.*}} : i64
+// CHECK:         llvm.return
+func.func @takebounds(%t: f32, %i: i32, %k: i64) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+  %x = tile.splat %t : f32 -> tensor<128xf32>
+  %j = tile.splat %i : i32 -> tensor<32xi32>
+  %a = tile.take %x[%j] : tensor<128xf32>, tensor<32xi32> -> tensor<32xf32>
+  %jk = tile.splat %k : i64 -> tensor<32xi64>
+  %b = tile.take %x[%jk] : tensor<128xf32>, tensor<32xi64> -> tensor<32xf32>
+  %s = arith.subf %a, %b : tensor<32xf32>
+  return
+}

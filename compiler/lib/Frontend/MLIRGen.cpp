@@ -503,10 +503,15 @@ Value Gen::genCall(const Expr &e) {
     b.setInsertionPointAfter(op);
     return op->getResult(0);
   }
-  if (fn == "take") // indices as i64 (unsigned ones zero-extended)
+  if (fn == "take") { // 32-bit indices as they are, others as i64 (unsigned
+                      // ones zero-extended)
+    ScalarType ie = e.args[1]->type.elem;
+    bool keep = ie == ScalarType::I32 || ie == ScalarType::U32;
     return tile::TakeOp::create(
         b, l, cast<RankedTensorType>(mlirType(e.type)), gen(*e.args[0]),
-        genAs(*e.args[1], SemaType::tile(ScalarType::I64, e.args[1]->type.shape)));
+        keep ? gen(*e.args[1])
+             : genAs(*e.args[1], SemaType::tile(ScalarType::I64, e.args[1]->type.shape)));
+  }
   if (fn == "transpose" || fn == "permute")
     return tile::PermuteOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
                                    gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));

@@ -616,12 +616,22 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
     VectorType outTy = layout.perThreadType(resTy);
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
     Type i64 = rewriter.getI64Type();
+    // A 32-bit index (signed or unsigned: either way a value outside the
+    // tile is at least 2^31 as u32) is checked in 32 bits, then widened.
+    bool narrow = op.getIndex().getType().getElementType().getIntOrFloatBitWidth() == 32;
     forEachThreadElement(rewriter, loc, layout, resTy, [&](int64_t slotIndex, Value, bool) {
       Value i = vector::ExtractOp::create(rewriter, loc, index, ArrayRef<int64_t>{slotIndex});
-      if (i.getType().getIntOrFloatBitWidth() < 64)
-        i = arith::ExtSIOp::create(rewriter, loc, i64, i);
-      Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i,
-                                           buf.c64(srcTy.getNumElements()));
+      Value inside;
+      if (narrow) {
+        inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i,
+                                       constI32(rewriter, loc, srcTy.getNumElements()));
+        i = arith::ExtUIOp::create(rewriter, loc, i64, i);
+      } else {
+        if (i.getType().getIntOrFloatBitWidth() < 64)
+          i = arith::ExtSIOp::create(rewriter, loc, i64, i);
+        inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i,
+                                       buf.c64(srcTy.getNumElements()));
+      }
       auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{elem}, inside, true, true);
       {
         OpBuilder::InsertionGuard g(rewriter);
