@@ -8,8 +8,9 @@ x, the offsets and out once; tilec's time includes zeroing out (a memset
 before every launch). Medians of CUDA-event timings after warm-up.
 
 usage: bench/bench_segment.py [--tilec-check PATH] [--iters N]
-                              [--configs BLOCKxITERS[xWARPS[xK[xMINBLOCKS]]],...]
-(MINBLOCKS: --min-blocks-per-sm, blocks per SM the registers must allow)
+                              [--configs BLOCK[xWARPS[xK[xMINBLOCKS]]],...]
+(MINBLOCKS: --min-blocks-per-sm, blocks per SM the registers must allow; the
+kernel's grid is one program per resident block, resident_programs())
 """
 import argparse, os
 
@@ -43,24 +44,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tilec-check", default="tilec-check")
     ap.add_argument("--iters", type=int, default=50)
-    ap.add_argument("--configs", default="4096x20x4x512x5,4096x16x4x512x5,4096x24x4x512x5",
-                    help="BLOCKxITERS[xWARPS[xK[xMINBLOCKS]]],...")
+    ap.add_argument("--configs", default="4096x4x512x5,4096x4x256x5",
+                    help="BLOCK[xWARPS[xK[xMINBLOCKS]]],...")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     n = 1 << 28
     rows = []
     for cfg in args.configs.split(","):
-        block, iters, *rest = cfg.split("x")
+        block, *rest = cfg.split("x")
         extra = ["--num-warps", rest[0]] if rest and rest[0] != "0" else []
         if len(rest) > 1:
             extra += ["-D", f"K={rest[1]}"]
         if len(rest) > 2:
             extra += ["--min-blocks-per-sm", rest[2]]
         for r in tilec_bench(args.tilec_check, [os.path.join(root, "examples/segment_sum.tile"),
-                                                "-D", f"BLOCK={block}", "-D", f"ITERS={iters}",
+                                                "-D", f"BLOCK={block}",
                                                 "--size", str(n), "--bench", str(args.iters)]
                              + extra):
-            label = f"tilec BLOCK={block} ITERS={iters} K={rest[1] if len(rest) > 1 else 256} " \
+            label = f"tilec BLOCK={block} K={rest[1] if len(rest) > 1 else 512} " \
                 f"threads={r['threads']}" + (f" minblocks={rest[2]}" if len(rest) > 2 else "") \
                 if r["impl"] == "tilec" else "cuMemcpyDtoD (x bytes)"
             rows.append((label, r["ms"], r["gbps"]))
