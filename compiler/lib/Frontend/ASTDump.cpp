@@ -50,6 +50,12 @@ struct Dumper {
     case Expr::Op::Ne: return "!=";
     case Expr::Op::And: return "&&";
     case Expr::Op::Or: return "||";
+    case Expr::Op::BitNot: return "~";
+    case Expr::Op::BitAnd: return "&";
+    case Expr::Op::BitOr: return "|";
+    case Expr::Op::BitXor: return "^";
+    case Expr::Op::Shl: return "<<";
+    case Expr::Op::Shr: return ">>";
     case Expr::Op::None: return "?";
     }
     return "?";
