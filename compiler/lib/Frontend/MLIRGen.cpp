@@ -705,6 +705,11 @@ void Gen::run() {
   auto fnTy = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, loc(k.loc), k.name, fnTy);
   func->setAttr(tile::kKernelAttrName, b.getUnitAttr());
+  // @launch: tile-layout keeps these unless options override them.
+  if (inst.numWarps)
+    func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(int32_t(inst.numWarps)));
+  if (inst.minBlocksPerSM)
+    func->setAttr(tile::kMinBlocksAttrName, b.getI32IntegerAttr(int32_t(inst.minBlocksPerSM)));
   // A compile-time parameter named STAGES sets the depth of the mma
   // pipeline (tile-stage-shared picks one when it is absent or 0).
   if (auto it = inst.intConsts.find("STAGES"); it != inst.intConsts.end() && it->second != 0)

@@ -77,7 +77,11 @@ private:
   bool parseHeader(const char *what, std::string &name, llvm::SMLoc &loc,
                    std::vector<ConstParam> &constParams);
   bool inFn = false;
+  /// `@tune(...)` or `@launch(...)`; `name` is set to the attribute's name.
+  bool parseAttribute(std::vector<TuneParam> &tune, std::vector<LaunchParam> &launch,
+                      std::string &name);
   bool parseTune(std::vector<TuneParam> &tune);
+  bool parseLaunch(std::vector<LaunchParam> &launch);
   bool parseConstParam(ConstParam &cp);
   std::unique_ptr<TypeExpr> parseType();
   bool parseBlock(std::vector<StmtPtr> &body, const char *what = "the kernel body");
@@ -122,27 +126,28 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
   auto module = std::make_unique<ModuleDecl>();
   while (!is(Tok::Eof)) {
     std::vector<TuneParam> tune;
-    if (is(Tok::At)) {
-      if (!parseTune(tune))
+    std::vector<LaunchParam> launch;
+    std::string lastAttr;
+    while (is(Tok::At)) {
+      if (!parseAttribute(tune, launch, lastAttr))
         return nullptr;
-      if (!is(Tok::KwKernel)) {
-        fail("expected 'kernel' after the @tune(...) attribute, found " + describe());
-        return nullptr;
-      }
+    }
+    if (!lastAttr.empty() && !is(Tok::KwKernel)) {
+      fail(is(Tok::KwFn) ? "@" + lastAttr + "(...) goes before a kernel, not a helper"
+                         : "expected 'kernel' after the @" + lastAttr +
+                               "(...) attribute, found " + describe());
+      return nullptr;
     }
     if (is(Tok::KwKernel)) {
       auto k = parseKernel();
       if (!k)
         return nullptr;
       k->tune = std::move(tune);
+      k->launch = std::move(launch);
       module->kernels.push_back(std::move(k));
       continue;
     }
     if (is(Tok::KwFn)) {
-      if (!tune.empty()) {
-        fail("@tune(...) goes before a kernel, not a helper");
-        return nullptr;
-      }
       auto f = parseFn();
       if (!f)
         return nullptr;
@@ -162,11 +167,39 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
   return module;
 }
 
-bool Parser::parseTune(std::vector<TuneParam> &tune) {
+bool Parser::parseAttribute(std::vector<TuneParam> &tune,
+                            std::vector<LaunchParam> &launch, std::string &name) {
   advance(); // '@'
-  if (!is(Tok::Ident) || tok.text != "tune")
-    return fail("unknown attribute " + describe() + "; the only attribute is @tune(...)");
+  if (!is(Tok::Ident) || (tok.text != "tune" && tok.text != "launch"))
+    return fail("unknown attribute " + describe() +
+                "; the attributes are @tune(...) and @launch(...)");
+  name = tok.text.str();
   advance();
+  return name == "tune" ? parseTune(tune) : parseLaunch(launch);
+}
+
+bool Parser::parseLaunch(std::vector<LaunchParam> &launch) {
+  if (!expect(Tok::LParen, "after '@launch'"))
+    return false;
+  do {
+    LaunchParam p;
+    if (!is(Tok::Ident))
+      return fail("expected a launch setting in @launch (num_warps or "
+                  "min_blocks_per_sm), found " + describe());
+    p.name = tok.text.str();
+    p.loc = tok.loc;
+    advance();
+    if (!expect(Tok::Assign, "after the setting name (write num_warps = 4)"))
+      return false;
+    p.value = parseExpr();
+    if (!p.value)
+      return false;
+    launch.push_back(std::move(p));
+  } while (consumeIf(Tok::Comma));
+  return expect(Tok::RParen, "to close @launch(...)");
+}
+
+bool Parser::parseTune(std::vector<TuneParam> &tune) {
   if (!expect(Tok::LParen, "after '@tune'"))
     return false;
   do {

@@ -212,6 +212,7 @@ private:
   }
   bool bindConstParams(const Defines &defines, std::set<std::string> &used);
   bool checkTune(const Defines &defines);
+  bool checkLaunch();
   bool resolveType(const TypeExpr &t, SemaType &out, bool allowTensor);
   bool check(Expr &e);
   bool checkCall(Expr &e);
@@ -408,6 +409,50 @@ bool Checker::checkTune(const Defines &defines) {
     if (!defines.count(t.name))
       inst.signature.tuneSpace.emplace_back(t.name, std::move(values));
   }
+  return true;
+}
+
+bool Checker::checkLaunch() {
+  std::set<std::string> seen;
+  llvm::SMLoc minBlocksLoc;
+  for (LaunchParam &p : kernel.launch) {
+    bool warps = p.name == "num_warps";
+    if (!warps && p.name != "min_blocks_per_sm") {
+      llvm::StringRef name(p.name);
+      const char *near = name.edit_distance("num_warps") <= name.edit_distance("min_blocks_per_sm")
+                             ? "num_warps"
+                             : "min_blocks_per_sm";
+      return error(p.loc, "unknown launch setting '" + p.name +
+                              "'; @launch takes num_warps and min_blocks_per_sm (did you "
+                              "mean '" + near + "'?)");
+    }
+    if (!seen.insert(p.name).second)
+      return error(p.loc, "'" + p.name + "' appears twice in @launch");
+    int64_t v;
+    if (!requireConstInt(*p.value, warps ? "num_warps" : "min_blocks_per_sm", v))
+      return false;
+    if (warps && (v < 1 || v > 32 || (v & (v - 1))))
+      return error(p.value->loc, "num_warps must be a power of two from 1 to 32, got " +
+                                     std::to_string(v));
+    if (!warps && (v < 1 || v > 32))
+      return error(p.value->loc, "min_blocks_per_sm must be 1 to 32 (an SM holds at most "
+                                 "32 blocks), got " + std::to_string(v));
+    if (warps)
+      inst.numWarps = unsigned(v);
+    else {
+      inst.minBlocksPerSM = unsigned(v);
+      minBlocksLoc = p.value->loc;
+    }
+  }
+  // An SM runs at most 2048 threads.
+  if (inst.numWarps && inst.minBlocksPerSM &&
+      inst.numWarps * 32 * inst.minBlocksPerSM > 2048)
+    return error(minBlocksLoc, "num_warps = " + std::to_string(inst.numWarps) + " is " +
+                                   std::to_string(inst.numWarps * 32) +
+                                   " threads per block, so at most " +
+                                   std::to_string(64 / inst.numWarps) +
+                                   " blocks fit on an SM, not " +
+                                   std::to_string(inst.minBlocksPerSM));
   return true;
 }
 
@@ -2001,6 +2046,8 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
     info.rank = info.isTensor ? t.rank : 0;
     inst.signature.params.push_back(info);
   }
+  if (!checkLaunch())
+    return false;
   if (kernel.grid.size() > 3)
     return error(kernel.grid[3]->loc, "the grid has at most 3 dimensions");
   for (auto &g : kernel.grid) {

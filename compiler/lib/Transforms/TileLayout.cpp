@@ -36,6 +36,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     getOperation().walk([&](func::FuncOp func) {
       if (!func->hasAttr(tile::kKernelAttrName))
         return;
+      // The option overrides the kernel's @launch(min_blocks_per_sm = ...).
       if (minBlocksPerSM)
         func->setAttr(tile::kMinBlocksAttrName,
                       Builder(func.getContext()).getI32IntegerAttr(int32_t(minBlocksPerSM)));
@@ -77,7 +78,11 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     };
     while (vec > 1 && !divides(vec))
       vec /= 2;
+    // The option, else the kernel's @launch(num_warps = ...), else chosen.
     unsigned warps = numWarps;
+    if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
+        !warps && requested)
+      warps = unsigned(requested.getInt());
     if (warps == 0) {
       // Two vectors per thread keeps two 16-byte loads in flight per operand;
       // more warps than that only shortens the per-thread work. Kernels with

@@ -152,10 +152,20 @@ struct TuneParam {
   std::vector<ExprPtr> values;
 };
 
+/// One `name = value` of `@launch(...)`: how the kernel is launched
+/// (num_warps, min_blocks_per_sm), a default that command-line options
+/// override.
+struct LaunchParam {
+  std::string name;
+  llvm::SMLoc loc;
+  ExprPtr value;
+};
+
 struct KernelDecl {
   std::string name;
   llvm::SMLoc loc;
   std::vector<TuneParam> tune; ///< `@tune(...)` before the kernel
+  std::vector<LaunchParam> launch; ///< `@launch(...)` before the kernel
   std::vector<ConstParam> constParams;
   std::vector<Param> params;
   std::vector<ExprPtr> grid;

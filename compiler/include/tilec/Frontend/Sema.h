@@ -30,6 +30,9 @@ struct KernelInstance {
   std::map<std::string, ScalarType> typeConsts;
   std::vector<SemaType> paramTypes; ///< resolved, one per kernel parameter
   KernelSignature signature;        ///< params and grid (threads: later)
+  /// `@launch(num_warps = ..., min_blocks_per_sm = ...)`; 0 when not given.
+  unsigned numWarps = 0;
+  unsigned minBlocksPerSM = 0;
 };
 
 /// Checks `kernel` with `defines` applied. Returns false after reporting

@@ -534,7 +534,7 @@ struct ConvertTileToNVVMPass
         return func.emitError() << "kernel '" << func.getName() << "' has " << layout.threads
                                 << " threads per block, so at most " << 2048 / layout.threads
                                 << " blocks fit on an SM, not the " << minBlocks.getInt()
-                                << " that --min-blocks-per-sm asks for";
+                                << " that --min-blocks-per-sm or @launch asks for";
       llvmFunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                         b.getI32IntegerAttr(int32_t(minBlocks.getInt())));
     }
