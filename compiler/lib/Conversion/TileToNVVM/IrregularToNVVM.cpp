@@ -39,6 +39,14 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
   Value otherScalar =
       produces ? arith::ConstantOp::create(rewriter, loc, other).getResult() : Value();
   Value ptr = view.getPtr();
+  // Strides in bytes, once per access: an element's address is then one
+  // multiply-add per index (not a multiply, a shift and an add).
+  unsigned bytes = std::max(1u, memoryType(elem).getIntOrFloatBitWidth() / 8);
+  SmallVector<Value> byteStrides;
+  for (Value stride : view.getStrides().take_front(indices.size()))
+    byteStrides.push_back(bytes == 1 ? stride
+                                     : Value(arith::MulIOp::create(
+                                           rewriter, loc, stride, constI64(rewriter, loc, bytes))));
   forEachThreadElement(rewriter, loc, layout, shape, [&](int64_t slot, Value e, bool mayPad) {
     Value cond, offset;
     auto andI = [&](Value c) {
@@ -51,7 +59,7 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
       // Unsigned: a negative index is out of range too.
       andI(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i,
                                  view.getSizes()[d]));
-      Value term = arith::MulIOp::create(rewriter, loc, i, view.getStrides()[d]);
+      Value term = arith::MulIOp::create(rewriter, loc, i, byteStrides[d]);
       offset = offset ? Value(arith::AddIOp::create(rewriter, loc, offset, term)) : term;
     }
     if (mask)
@@ -61,7 +69,7 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
     {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value addr = LLVM::GEPOp::create(rewriter, loc, ptr.getType(), elem, ptr,
+      Value addr = LLVM::GEPOp::create(rewriter, loc, ptr.getType(), rewriter.getI8Type(), ptr,
                                        ValueRange{offset});
       Value x = body(slot, addr);
       if (produces) {
