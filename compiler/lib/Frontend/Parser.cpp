@@ -70,6 +70,15 @@ private:
       return "end of file";
     return "'" + tok.text.str() + "'";
   }
+  /// An identifier into `name` and `loc`, or "expected `what`, found ...".
+  bool expectName(const llvm::Twine &what, std::string &name, llvm::SMLoc &loc) {
+    if (!is(Tok::Ident))
+      return fail("expected " + what + ", found " + describe());
+    name = tok.text.str();
+    loc = tok.loc;
+    advance();
+    return true;
+  }
 
   std::unique_ptr<KernelDecl> parseKernel();
   std::unique_ptr<FnDecl> parseFn();
@@ -183,12 +192,9 @@ bool Parser::parseLaunch(std::vector<LaunchParam> &launch) {
     return false;
   do {
     LaunchParam p;
-    if (!is(Tok::Ident))
-      return fail("expected a launch setting in @launch (num_warps or "
-                  "min_blocks_per_sm), found " + describe());
-    p.name = tok.text.str();
-    p.loc = tok.loc;
-    advance();
+    if (!expectName("a launch setting in @launch (num_warps or min_blocks_per_sm)", p.name,
+                    p.loc))
+      return false;
     if (!expect(Tok::Assign, "after the setting name (write num_warps = 4)"))
       return false;
     p.value = parseExpr();
@@ -204,11 +210,8 @@ bool Parser::parseTune(std::vector<TuneParam> &tune) {
     return false;
   do {
     TuneParam t;
-    if (!is(Tok::Ident))
-      return fail("expected a compile-time parameter name in @tune, found " + describe());
-    t.name = tok.text.str();
-    t.loc = tok.loc;
-    advance();
+    if (!expectName("a compile-time parameter name in @tune", t.name, t.loc))
+      return false;
     if (!expect(Tok::KwIn, "after the parameter name (write BLOCK in [256, 512])"))
       return false;
     if (!expect(Tok::LBracket, "to start the list of candidate values"))
@@ -225,12 +228,8 @@ bool Parser::parseHeader(const char *what, std::string &name, llvm::SMLoc &loc,
                          std::vector<ConstParam> &constParams) {
   std::string keyword = tok.text.str();
   advance();
-  if (!is(Tok::Ident))
-    return fail("expected " + std::string(what) + " name after '" + keyword +
-                "', found " + describe());
-  name = tok.text.str();
-  loc = tok.loc;
-  advance();
+  if (!expectName(llvm::Twine(what) + " name after '" + keyword + "'", name, loc))
+    return false;
   if (consumeIf(Tok::Lt)) {
     do {
       ConstParam cp;
@@ -293,13 +292,8 @@ std::unique_ptr<KernelDecl> Parser::parseKernel() {
   if (!is(Tok::RParen)) {
     do {
       Param p;
-      if (!is(Tok::Ident)) {
-        fail("expected a parameter name, found " + describe());
+      if (!expectName("a parameter name", p.name, p.loc))
         return nullptr;
-      }
-      p.name = tok.text.str();
-      p.loc = tok.loc;
-      advance();
       if (!expect(Tok::Colon, "after the parameter name"))
         return nullptr;
       p.type = parseType();
@@ -324,11 +318,8 @@ std::unique_ptr<KernelDecl> Parser::parseKernel() {
 }
 
 bool Parser::parseConstParam(ConstParam &cp) {
-  if (!is(Tok::Ident))
-    return fail("expected a compile-time parameter name, found " + describe());
-  cp.name = tok.text.str();
-  cp.loc = tok.loc;
-  advance();
+  if (!expectName("a compile-time parameter name", cp.name, cp.loc))
+    return false;
   if (!expect(Tok::Colon, "after the compile-time parameter name"))
     return false;
   if (is(Tok::Ident) && tok.text == "int") {
@@ -419,14 +410,9 @@ StmtPtr Parser::parseStmt() {
     auto s = std::make_unique<Stmt>(Stmt::Kind::Let, loc);
     s->isVar = is(Tok::KwVar);
     advance();
-    if (!is(Tok::Ident)) {
-      fail("expected a name after '" + std::string(s->isVar ? "var" : "let") +
-           "', found " + describe());
+    if (!expectName(llvm::Twine("a name after '") + (s->isVar ? "var" : "let") + "'", s->name,
+                    s->nameLoc))
       return nullptr;
-    }
-    s->name = tok.text.str();
-    s->nameLoc = tok.loc;
-    advance();
     if (!expect(Tok::Assign, "after the name (every binding needs a value)"))
       return nullptr;
     s->value = parseExpr();
@@ -437,13 +423,8 @@ StmtPtr Parser::parseStmt() {
   if (is(Tok::KwFor)) {
     auto s = std::make_unique<Stmt>(Stmt::Kind::For, loc);
     advance();
-    if (!is(Tok::Ident)) {
-      fail("expected a loop variable after 'for', found " + describe());
+    if (!expectName("a loop variable after 'for'", s->name, s->nameLoc))
       return nullptr;
-    }
-    s->name = tok.text.str();
-    s->nameLoc = tok.loc;
-    advance();
     if (!expect(Tok::KwIn, "after the loop variable (write for i in 0 .. n { ... })"))
       return nullptr;
     // Bounds stop before comparisons so that `..` and `{` end them.
