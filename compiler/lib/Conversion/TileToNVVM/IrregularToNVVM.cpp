@@ -21,6 +21,9 @@ using namespace tilec;
 
 namespace {
 
+/// Bytes of an element in memory (i1 is kept as a byte).
+unsigned bytesOf(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
+
 /// Visits this thread's elements of an irregular access: `body(slot, addr)`
 /// runs under the element's guard and returns the element's value (or a
 /// null Value for stores); the returned vector holds those values, or
@@ -41,7 +44,7 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
   Value ptr = view.getPtr();
   // Strides in bytes, once per access: an element's address is then one
   // multiply-add per index (not a multiply, a shift and an add).
-  unsigned bytes = std::max(1u, memoryType(elem).getIntOrFloatBitWidth() / 8);
+  unsigned bytes = bytesOf(elem);
   SmallVector<Value> byteStrides;
   for (Value stride : view.getStrides().take_front(indices.size()))
     byteStrides.push_back(bytes == 1 ? stride
@@ -84,8 +87,6 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
   });
   return result;
 }
-
-unsigned bytesOf(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
 
 struct GatherLowering : LayoutPattern<tile::GatherOp> {
   using LayoutPattern::LayoutPattern;

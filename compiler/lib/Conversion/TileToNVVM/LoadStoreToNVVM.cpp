@@ -261,7 +261,6 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
     Location loc = op.getLoc();
     RankedTensorType tileTy = op.getValue().getType();
-    Type elemTy = tileTy.getElementType();
     Value values = adaptor.getValue();
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), layout);
     unsigned align = layout.vec * acc.elemBytes();
@@ -302,7 +301,6 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
         }
       }
     }
-    (void)elemTy;
     rewriter.eraseOp(op);
     return success();
   }
