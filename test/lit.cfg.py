@@ -59,3 +59,12 @@ def has_gpu():
 
 if has_gpu():
     config.available_features.add("cuda-device")
+    # compute-sanitizer (memcheck, racecheck, synccheck) on the GPU machine.
+    sanitizer = shutil.which("compute-sanitizer") or next(
+        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",
+                     "/usr/local/cuda/compute-sanitizer/compute-sanitizer")
+         if os.path.exists(p)), None)
+    if sanitizer:
+        config.available_features.add("compute-sanitizer")
+        config.substitutions.append(
+            ("%sanitizer", sanitizer + " --error-exitcode 1 --print-limit 20"))
