@@ -316,8 +316,16 @@ struct TileStageSharedPass
                                                        b.getI32IntegerAttr(consumers))}));
     func->setAttr(tile::kLayoutAttrName,
                   b.getStringAttr(fma ? "fma" : mmaSync ? "mma_sync" : "wgmma"));
-    func->setAttr(tile::kNumWarpsAttrName,
-                  b.getI32IntegerAttr(4 * (consumers + (mmaSync ? 0 : 1))));
+    int32_t warps = 4 * (consumers + (mmaSync ? 0 : 1));
+    // A tile.num_warps here came from the kernel's @launch(num_warps = ...).
+    if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
+        requested && requested.getInt() != warps)
+      return func.emitError() << "kernel '" << func.getName() << "' runs its mma loop as a "
+                              << "pipeline of " << warps << " warps (" << consumers
+                              << " consumer warpgroup(s)" << (mmaSync ? "" : " and a producer")
+                              << " for a " << BM << "x" << BN << " tile); @launch(num_warps = "
+                              << requested.getInt() << ") cannot change that: remove it";
+    func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
     func->setAttr(tile::kVectorWidthAttrName, b.getI32IntegerAttr(fma ? 4 : 2));
     func->setAttr(tile::kSharedBytesAttrName,
                   b.getI32IntegerAttr(int32_t(stages * stageBytes + kSharedOverhead)));
