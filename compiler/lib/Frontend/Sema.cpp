@@ -413,8 +413,9 @@ bool Checker::checkTune(const Defines &defines) {
 }
 
 bool Checker::checkLaunch() {
+  // Whether num_warps x min_blocks_per_sm fits an SM is checked where the
+  // layout is final (TileToNVVM): options may override either value.
   std::set<std::string> seen;
-  llvm::SMLoc minBlocksLoc;
   for (LaunchParam &p : kernel.launch) {
     bool warps = p.name == "num_warps";
     if (!warps && p.name != "min_blocks_per_sm") {
@@ -437,22 +438,8 @@ bool Checker::checkLaunch() {
     if (!warps && (v < 1 || v > 32))
       return error(p.value->loc, "min_blocks_per_sm must be 1 to 32 (an SM holds at most "
                                  "32 blocks), got " + std::to_string(v));
-    if (warps)
-      inst.numWarps = unsigned(v);
-    else {
-      inst.minBlocksPerSM = unsigned(v);
-      minBlocksLoc = p.value->loc;
-    }
+    (warps ? inst.numWarps : inst.minBlocksPerSM) = unsigned(v);
   }
-  // An SM runs at most 2048 threads.
-  if (inst.numWarps && inst.minBlocksPerSM &&
-      inst.numWarps * 32 * inst.minBlocksPerSM > 2048)
-    return error(minBlocksLoc, "num_warps = " + std::to_string(inst.numWarps) + " is " +
-                                   std::to_string(inst.numWarps * 32) +
-                                   " threads per block, so at most " +
-                                   std::to_string(64 / inst.numWarps) +
-                                   " blocks fit on an SM, not " +
-                                   std::to_string(inst.minBlocksPerSM));
   return true;
 }
 
