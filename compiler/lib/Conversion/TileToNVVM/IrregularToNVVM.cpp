@@ -46,7 +46,7 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
   // multiply-add per index (not a multiply, a shift and an add).
   unsigned bytes = bytesOf(elem);
   SmallVector<Value> byteStrides;
-  for (Value stride : view.getStrides().take_front(indices.size()))
+  for (Value stride : view.getStrides()) // one index per dimension (verified)
     byteStrides.push_back(bytes == 1 ? stride
                                      : Value(arith::MulIOp::create(
                                            rewriter, loc, stride, constI64(rewriter, loc, bytes))));
