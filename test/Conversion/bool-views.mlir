@@ -10,7 +10,7 @@
 // CHECK:         arith.extui %{{.*}} : i1 to i8
 // CHECK:         llvm.store %{{.*}}, %{{.*}} {alignment = 1 : i64} : i8, !llvm.ptr<1>
 func.func @bools(%mp: !llvm.ptr<1>, %n: i64, %s: i64, %i: i32)
-    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+    attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 4, warps = 1>} {
   %m = tile.make_view %mp[%n] strides[%s] : !llvm.ptr<1> -> !tile.view<i1, 1>
   %b = tile.load %m[%i] : !tile.view<i1, 1>, i32 -> tensor<256xi1>
   %t = arith.xori %b, %b : tensor<256xi1>

@@ -16,7 +16,7 @@
 // CHECK:         nvvm.barrier0
 // CHECK-NOT:     nvvm.barrier0
 // CHECK:         llvm.return
-func.func @cumsum(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 4 : i32} {
+func.func @cumsum(%t: f32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 4, warps = 2>} {
   %x = tile.splat %t : f32 -> tensor<256xf32>
   %c = tile.scan %x : tensor<256xf32>
   return
@@ -44,7 +44,7 @@ func.func @cumsum(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, ti
 // CHECK:         nvvm.barrier0
 // CHECK-NOT:     nvvm.barrier0
 // CHECK:         llvm.return
-func.func @cumsum_groups(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 4 : i32} {
+func.func @cumsum_groups(%t: f32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 4, warps = 2>} {
   %x = tile.splat %t : f32 -> tensor<2048xf32>
   %c = tile.scan %x : tensor<2048xf32>
   return
@@ -60,7 +60,7 @@ func.func @cumsum_groups(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : 
 // CHECK:         nvvm.shfl.sync  up
 // CHECK-NOT:     arith.addf
 // CHECK:         llvm.return
-func.func @userscan(%t: f32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 2 : i32} {
+func.func @userscan(%t: f32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 1>} {
   %x = tile.splat %t : f32 -> tensor<64xf32>
   %c = tile.scan %x : tensor<64xf32> {
   ^bb0(%a: f32, %b: f32):
@@ -82,7 +82,7 @@ func.func @userscan(%t: f32) attributes {tile.kernel, tile.num_warps = 1 : i32, 
 // CHECK:         nvvm.shfl.sync  bfly
 // CHECK:         nvvm.barrier0
 // CHECK:         llvm.return
-func.func @userreduce(%t: i32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+func.func @userreduce(%t: i32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 2>} {
   %x = tile.splat %t : i32 -> tensor<100xi32>
   %r = tile.reduce "fn" %x : tensor<100xi32> -> i32 {
   ^bb0(%a: i32, %b: i32):
@@ -107,7 +107,7 @@ func.func @userreduce(%t: i32) attributes {tile.kernel, tile.num_warps = 2 : i32
 // CHECK:         nvvm.barrier0
 // CHECK-NOT:     nvvm.barrier0
 // CHECK:         llvm.return
-func.func @takes(%t: f32, %i: i32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+func.func @takes(%t: f32, %i: i32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 4, warps = 1>} {
   %x = tile.splat %t : f32 -> tensor<128xf32>
   %j = tile.splat %i : i32 -> tensor<32xi32>
   %a = tile.take %x[%j] : tensor<128xf32>, tensor<32xi32> -> tensor<32xf32>
@@ -127,7 +127,7 @@ func.func @takes(%t: f32, %i: i32) attributes {tile.kernel, tile.num_warps = 1 :
 // CHECK-NOT:     llvm.load
 // CHECK:         llvm.return
 func.func @scalarbcast(%xp: !llvm.ptr<1>, %n: i64, %s: i64, %i: i32)
-    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+    attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 4, warps = 1>} {
   %x = tile.make_view %xp[%n, %n] strides[%s, %s] : !llvm.ptr<1> -> !tile.view<f32, 2>
   %b = tile.broadcast_load %x[%i, %i] {src_shape = array<i64: 1, 1>} : !tile.view<f32, 2>, i32, i32 -> tensor<1x256xf32>
   return
@@ -141,7 +141,7 @@ func.func @scalarbcast(%xp: !llvm.ptr<1>, %n: i64, %s: i64, %i: i32)
 // CHECK-COUNT-4: arith.cmpi ult, %{{.*}}, %{{.*}} : i32
 // CHECK-COUNT-4: arith.cmpi ult, %{{.*}}, %{{.*}} : i64
 // CHECK:         llvm.return
-func.func @takebounds(%t: f32, %i: i32, %k: i64) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+func.func @takebounds(%t: f32, %i: i32, %k: i64) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 4, warps = 1>} {
   %x = tile.splat %t : f32 -> tensor<128xf32>
   %j = tile.splat %i : i32 -> tensor<32xi32>
   %a = tile.take %x[%j] : tensor<128xf32>, tensor<32xi32> -> tensor<32xf32>

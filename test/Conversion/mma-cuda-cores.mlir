@@ -12,7 +12,7 @@
 // CHECK-COUNT-4:   math.fma
 // CHECK:           scf.yield
 // CHECK:         nvvm.barrier0
-func.func @mm(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+func.func @mm(%t: f32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 2>} {
   %a = tile.splat %t : f32 -> tensor<16x32xf32>
   %b = tile.splat %t : f32 -> tensor<32x16xf32>
   %c = tile.splat %t : f32 -> tensor<16x16xf32>

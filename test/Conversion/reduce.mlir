@@ -18,7 +18,7 @@
 // CHECK-NOT:     nvvm.barrier0
 // CHECK-NOT:     tile.
 // CHECK:         llvm.return
-func.func @rmax(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+func.func @rmax(%t: f32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 2>} {
   %x = tile.splat %t : f32 -> tensor<100xf32>
   %m = tile.reduce "max" %x : tensor<100xf32> -> f32
   return
@@ -32,7 +32,7 @@ func.func @rmax(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile
 // CHECK-COUNT-5: nvvm.shfl.sync  bfly
 // CHECK-NOT:     nvvm.barrier0
 // CHECK:         arith.truncf %{{.*}} : f32 to f16
-func.func @rsum16(%t: f16) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 2 : i32} {
+func.func @rsum16(%t: f16) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 1>} {
   %x = tile.splat %t : f16 -> tensor<64xf16>
   %m = tile.reduce "sum" %x : tensor<64xf16> -> f16
   return
@@ -53,7 +53,7 @@ func.func @rsum16(%t: f16) attributes {tile.kernel, tile.num_warps = 1 : i32, ti
 // CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
 // CHECK-NOT:     nvvm.barrier0
 // CHECK:         llvm.return
-func.func @amax(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+func.func @amax(%t: f32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 2>} {
   %x = tile.splat %t : f32 -> tensor<100xf32>
   %m = tile.reduce "argmax" %x : tensor<100xf32> -> i32
   return
@@ -76,7 +76,7 @@ func.func @amax(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile
 // CHECK-NEXT:    arith.bitcast
 // CHECK-NEXT:    arith.maximumf
 // CHECK-NEXT:    nvvm.barrier0
-func.func @two(%t: f32, %n: i32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+func.func @two(%t: f32, %n: i32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 2>} {
   %x = tile.splat %t : f32 -> tensor<128xf32>
   %a = tile.reduce "sum" %x : tensor<128xf32> -> f32
   %c0 = arith.constant 0 : i32
@@ -95,7 +95,7 @@ func.func @two(%t: f32, %n: i32) attributes {tile.kernel, tile.num_warps = 2 : i
 // CHECK-LABEL: llvm.func @many(
 // CHECK-COUNT-18: nvvm.barrier0
 // CHECK-NOT:     nvvm.barrier0
-func.func @many(%t: f32) attributes {tile.kernel, tile.num_warps = 2 : i32, tile.vector_width = 2 : i32} {
+func.func @many(%t: f32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 2>} {
   %x = tile.splat %t : f32 -> tensor<128xf32>
   %r0 = tile.reduce "sum" %x : tensor<128xf32> -> f32
   %r1 = tile.reduce "sum" %x : tensor<128xf32> -> f32

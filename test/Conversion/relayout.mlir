@@ -12,7 +12,7 @@
 // CHECK: nvvm.barrier0
 // CHECK-NOT: tile.broadcast
 func.func @k(%vp: !llvm.ptr<1>, %vn: i64, %vs: i64, %op: !llvm.ptr<1>, %on: i64, %os: i64, %i: i32)
-    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+    attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 4, warps = 1>} {
   %v = tile.make_view %vp[%vn] strides[%vs] : !llvm.ptr<1> -> !tile.view<f32, 1>
   %o = tile.make_view %op[%on, %on] strides[%os, %os] : !llvm.ptr<1> -> !tile.view<f32, 2>
   %b = tile.load %v[%i] : !tile.view<f32, 1>, i32 -> tensor<16xf32>

@@ -9,7 +9,7 @@
 // CHECK:           scf.yield %{{.*}} : vector<2xf32>
 // CHECK:         scf.if %{{.*}} -> (vector<2xf32>) {
 // CHECK-NOT:     tensor<
-func.func @carry(%n: i32, %c: i1) -> () attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 2 : i32} {
+func.func @carry(%n: i32, %c: i1) -> () attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 1>} {
   %zero = arith.constant dense<0.0> : tensor<64xf32>
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32

@@ -33,7 +33,7 @@
 // CHECK:         llvm.return
 // CHECK-NOT:     tile.
 func.func @saxpy(%a: f32, %xp: !llvm.ptr<1>, %xn: i64, %xs: i64, %yp: !llvm.ptr<1>, %yn: i64, %ys: i64)
-    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 4 : i32} {
+    attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 4, warps = 1>} {
     %x = tile.make_view %xp[%xn] strides[%xs] : !llvm.ptr<1> -> !tile.view<f32, 1>
     %y = tile.make_view %yp[%yn] strides[%ys] : !llvm.ptr<1> -> !tile.view<f32, 1>
     %i = tile.block_id 0 : i32
@@ -61,7 +61,7 @@ func.func @saxpy(%a: f32, %xp: !llvm.ptr<1>, %xn: i64, %xs: i64, %yp: !llvm.ptr<
 // CHECK-NOT:     math.exp {{.*}}
 // CHECK-NOT:     tile.
 func.func @padded_2d(%p: !llvm.ptr<1>, %n: i64, %m: i64, %s0: i64, %s1: i64)
-    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 2 : i32} {
+    attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 2, warps = 1>} {
   %v = tile.make_view %p[%n, %m] strides[%s0, %s1] : !llvm.ptr<1> -> !tile.view<f32, 2>
   %i = tile.block_id 0 : i32
   %j = tile.block_id 1 : i32
@@ -85,7 +85,7 @@ func.func @padded_2d(%p: !llvm.ptr<1>, %n: i64, %m: i64, %s0: i64, %s1: i64)
 // CHECK:         %[[OFF:.*]] = arith.addi %[[T0]], %[[T1]] : i64
 // CHECK:         %[[P:.*]] = llvm.getelementptr %arg0[%[[OFF]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
 // CHECK:         llvm.load %[[P]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
-func.func @gather2d(%xp: !llvm.ptr<1>, %n0: i64, %n1: i64, %s0: i64, %s1: i64, %i: i64) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.vector_width = 1 : i32} {
+func.func @gather2d(%xp: !llvm.ptr<1>, %n0: i64, %n1: i64, %s0: i64, %s1: i64, %i: i64) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 1, warps = 1>} {
   %x = tile.make_view %xp[%n0, %n1] strides[%s0, %s1] : !llvm.ptr<1> -> !tile.view<f32, 2>
   %r = tile.splat %i : i64 -> tensor<32xi64>
   %v = tile.gather %x[%r, %r] : !tile.view<f32, 2>, tensor<32xi64>, tensor<32xi64> -> tensor<32xf32>

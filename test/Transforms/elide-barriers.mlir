@@ -89,10 +89,10 @@ llvm.func @unknown(%p: !llvm.ptr<3>, %v: i32) attributes {nvvm.kernel} {
 
 llvm.mlir.global internal @a() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i32>
 
-// Kernels of the mma pipeline (tile.layout) are left alone.
+// Kernels of the mma pipeline (a #tile.mma encoding) are left alone.
 // CHECK-LABEL: llvm.func @pipelined(
 // CHECK:         nvvm.barrier0
-llvm.func @pipelined(%v: i32) attributes {nvvm.kernel, tile.layout = "wgmma"} {
+llvm.func @pipelined(%v: i32) attributes {nvvm.kernel, tile.encoding = #tile.mma<kind = wgmma, consumers = 2>} {
   %pa = llvm.mlir.addressof @a : !llvm.ptr<3>
   %x = llvm.load %pa : !llvm.ptr<3> -> i32
   nvvm.barrier0

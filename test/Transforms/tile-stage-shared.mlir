@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @mm(
 // CHECK-SAME:    %arg15: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>}, %arg16: i32,
 // CHECK-SAME:    %arg17: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>}, %arg18: i32)
-// CHECK-SAME:    tile.layout = "wgmma"
+// CHECK-SAME:    tile.encoding = #tile.mma<kind = wgmma, consumers = 2>
 // CHECK-SAME:    tile.num_warps = 12 : i32
 // CHECK-SAME:    tile.shared_bytes = 197888 : i32
 // CHECK-SAME:    tile.tma = [array<i64: 0, 64, 128>, array<i64: 1, 64, 64>]
@@ -20,7 +20,7 @@
 // warpgroup (8 warps), no TMA arguments, 3 stages in sm_80's 163 KiB.
 // SM80-LABEL: func.func @mm(
 // SM80-NOT:     llvm.byval
-// SM80-SAME:    tile.layout = "mma_sync"
+// SM80-SAME:    tile.encoding = #tile.mma<kind = mma_sync, consumers = 2>
 // SM80-SAME:    tile.num_warps = 8 : i32
 // SM80-SAME:    tile.shared_bytes = 148736 : i32
 // SM80:         } {tile.pipeline = {consumers = 2 : i32, stages = 3 : i32}}
@@ -78,11 +78,10 @@ func.func @too_deep(%ap: !llvm.ptr<1>, %am: i64, %ak: i64, %as0: i64, %as1: i64,
 // stages; TMA boxes are 32 f32 (128 bytes) wide. On sm_80 f32 keeps the
 // blocked layout (no error).
 // CHECK-LABEL: func.func @f32(
-// CHECK-SAME:    tile.layout = "fma"
+// CHECK-SAME:    tile.encoding = #tile.mma<kind = fma, consumers = 2>
 // CHECK-SAME:    tile.num_warps = 12 : i32
 // CHECK-SAME:    tile.shared_bytes = 132352 : i32
 // CHECK-SAME:    tile.tma = [array<i64: 0, 32, 128>, array<i64: 0, 32, 32>]
-// CHECK-SAME:    tile.vector_width = 4 : i32
 // CHECK:         tile.mma
 // CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
 // SM80ERR-NOT:   error: {{.*}}f32
@@ -107,7 +106,7 @@ func.func @f32(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
 // itself: no plan, no layout, no extra arguments, and no error.
 // CHECK-LABEL: func.func @f32_blocked(
 // CHECK-NOT:     tile.pipeline
-// CHECK-NOT:     tile.layout
+// CHECK-NOT:     #tile.mma
 // CHECK:         tile.mma
 // CHECK-NOT:     tile.pipeline
 func.func @f32_blocked(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
@@ -130,7 +129,7 @@ func.func @f32_blocked(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.ker
 // stage is (128*64 + 64*128) * 2 = 32 KiB; the B descriptor's box is still
 // 64 columns wide.
 // CHECK-LABEL: func.func @bn96(
-// CHECK-SAME:    tile.layout = "wgmma"
+// CHECK-SAME:    tile.encoding = #tile.mma<kind = wgmma, consumers = 2>
 // CHECK-SAME:    tile.shared_bytes = 132352 : i32
 // CHECK-SAME:    tile.tma = [array<i64: 0, 64, 128>, array<i64: 0, 64, 64>]
 // CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
@@ -154,7 +153,7 @@ func.func @bn96(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
 // K-major), so on sm_90a too: no producer, no TMA; 32-column boxes.
 // CHECK-LABEL: func.func @tf32(
 // CHECK-NOT:     llvm.byval
-// CHECK-SAME:    tile.layout = "mma_sync"
+// CHECK-SAME:    tile.encoding = #tile.mma<kind = mma_sync, consumers = 2>
 // CHECK-SAME:    tile.num_warps = 8 : i32
 // CHECK-SAME:    tile.shared_bytes = 132352 : i32
 // CHECK:         tile.mma {{.*}} {tf32}

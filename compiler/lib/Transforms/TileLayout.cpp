@@ -101,7 +101,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     }
     Builder b(func.getContext());
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
-    func->setAttr(tile::kVectorWidthAttrName, b.getI32IntegerAttr(vec));
+    func->setAttr(tile::kEncodingAttrName, tile::BlockedEncodingAttr::get(func.getContext(), vec, warps));
   }
 };
 

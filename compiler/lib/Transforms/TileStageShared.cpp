@@ -314,9 +314,12 @@ struct TileStageSharedPass
                    b.getDictionaryAttr({b.getNamedAttr("stages", b.getI32IntegerAttr(stages)),
                                         b.getNamedAttr("consumers",
                                                        b.getI32IntegerAttr(consumers))}));
-    func->setAttr(tile::kLayoutAttrName,
-                  b.getStringAttr(fma ? "fma" : mmaSync ? "mma_sync" : "wgmma"));
-    int32_t warps = 4 * (consumers + (mmaSync ? 0 : 1));
+    auto encoding = tile::MmaEncodingAttr::get(
+        func.getContext(),
+        fma ? tile::MmaKind::fma : mmaSync ? tile::MmaKind::mma_sync : tile::MmaKind::wgmma,
+        unsigned(consumers));
+    func->setAttr(tile::kEncodingAttrName, encoding);
+    int32_t warps = int32_t(encoding.getWarps());
     // A tile.num_warps here came from the kernel's @launch(num_warps = ...).
     if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
         requested && requested.getInt() != warps)
@@ -326,7 +329,6 @@ struct TileStageSharedPass
                               << " for a " << BM << "x" << BN << " tile); @launch(num_warps = "
                               << requested.getInt() << ") cannot change that: remove it";
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
-    func->setAttr(tile::kVectorWidthAttrName, b.getI32IntegerAttr(fma ? 4 : 2));
     func->setAttr(tile::kSharedBytesAttrName,
                   b.getI32IntegerAttr(int32_t(stages * stageBytes + kSharedOverhead)));
     if (mmaSync)

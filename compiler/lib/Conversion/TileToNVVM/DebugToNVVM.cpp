@@ -62,7 +62,7 @@ void declare(OpBuilder &b, ModuleOp module, StringRef name, Type result, ArrayRe
 /// Calls `fn(slot, flat)` for each element of `shape` this thread holds,
 /// under the padding guard.
 template <typename Fn>
-void forEachSlot(OpBuilder &b, Location loc, const ThreadLayout &layout, RankedTensorType shape,
+void forEachSlot(OpBuilder &b, Location loc, ThreadLayout layout, RankedTensorType shape,
                  Fn fn) {
   forEachThreadElement(b, loc, layout, shape, [&](int64_t slot, Value e, bool mayPad) {
     if (!mayPad)
@@ -146,7 +146,7 @@ struct PrintLowering : LayoutPattern<tile::PrintOp> {
       Value first = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::eq, tid,
           arith::ConstantOp::create(rewriter, loc,
-                                    rewriter.getI32IntegerAttr(int32_t(layout.leaderThread()))));
+                                    rewriter.getI32IntegerAttr(int32_t(layout.getLeaderThread()))));
       auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, first, false);
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -213,7 +213,7 @@ struct AssertLowering : LayoutPattern<tile::AssertOp> {
 } // namespace
 
 void tilec::populateDebugToNVVMPatterns(const TypeConverter &converter,
-                                        const ThreadLayout &layout,
+                                        ThreadLayout layout,
                                         RewritePatternSet &patterns) {
   patterns.add<PrintLowering, AssertLowering>(converter, patterns.getContext(), layout);
 }

@@ -30,11 +30,11 @@ unsigned bytesOf(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
 /// `other` where the guard fails.
 template <typename Body>
 Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
-                     const ThreadLayout &layout, tile::MakeViewOp view,
+                     ThreadLayout layout, tile::MakeViewOp view,
                      RankedTensorType shape, ValueRange indices, Value mask,
                      Type elem, TypedAttr other, Body body) {
   bool produces = bool(other);
-  VectorType outTy = layout.perThreadType(RankedTensorType::get(shape.getShape(), elem));
+  VectorType outTy = perThreadType(layout, RankedTensorType::get(shape.getShape(), elem));
   Value result = produces ? arith::ConstantOp::create(rewriter, loc, outTy,
                                                       DenseElementsAttr::get(outTy, other))
                                 .getResult()
@@ -175,7 +175,7 @@ struct AtomicLowering : LayoutPattern<tile::AtomicOp> {
 } // namespace
 
 void tilec::populateIrregularToNVVMPatterns(const TypeConverter &converter,
-                                            const ThreadLayout &layout,
+                                            ThreadLayout layout,
                                             RewritePatternSet &patterns) {
   patterns.add<GatherLowering, ScatterLowering, AtomicLowering>(converter,
                                                                 patterns.getContext(), layout);

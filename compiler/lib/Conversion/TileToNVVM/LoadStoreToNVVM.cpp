@@ -31,7 +31,7 @@ class TileAccess {
 public:
   TileAccess(OpBuilder &b, Location loc, tile::MakeViewOp view,
              RankedTensorType tileTy, ValueRange indices,
-             const ThreadLayout &layout)
+             ThreadLayout layout)
       : b(b), loc(loc), layout(layout), shape(tileTy.getShape()),
         elemTy(tileTy.getElementType()), numel(tileTy.getNumElements()) {
     memTy = memoryType(elemTy);
@@ -45,10 +45,10 @@ public:
       origins.push_back(arith::MulIOp::create(b, loc, i, c64(shape[d])));
     }
     tileTy_ = tileTy;
-    if (!layout.pipelined) {
+    if (!isPipelined(layout)) {
       Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
       Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
-      tidBase = arith::MulIOp::create(b, loc, tid64, c64(layout.vec));
+      tidBase = arith::MulIOp::create(b, loc, tid64, c64(layout.getGroupWidth()));
     }
   }
 
@@ -72,15 +72,15 @@ public:
   void store(Value v, Value addr, unsigned align) {
     LLVM::StoreOp::create(b, loc, toMemory(b, loc, v), addr, align);
   }
-  int64_t reps() const { return layout.groups(tileTy_); }
+  int64_t reps() const { return layout.getGroups(tileTy_.getShape()); }
   /// Whether slot r may hold tile padding (flat index >= numel).
-  bool slotNeedsGuard(int64_t r) const { return layout.groupNeedsGuard(tileTy_, r); }
+  bool slotNeedsGuard(int64_t r) const { return layout.groupMayPad(tileTy_.getShape(), r); }
   /// First flat tile index of this thread's slot r.
   Value slotBase(int64_t r) {
-    if (layout.pipelined)
-      return layout.groupBase(b, loc, tileTy_, r);
+    if (isPipelined(layout))
+      return groupBase(b, loc, layout, tileTy_, r);
     return arith::AddIOp::create(b, loc, tidBase,
-                                 c64(r * int64_t(layout.threads) * layout.vec));
+                                 c64(r * int64_t(layout.getThreadsPerBlock()) * layout.getGroupWidth()));
   }
 
   /// The block-uniform condition for the fast path.
@@ -92,7 +92,7 @@ public:
       // A negative origin is outside too.
       cond = andI(cond, cmp(arith::CmpIPredicate::sge, origins[d], c64(0)));
     }
-    unsigned vec = layout.vec;
+    unsigned vec = layout.getGroupWidth();
     if (vec > 1) {
       cond = andI(cond, cmp(arith::CmpIPredicate::eq, strides.back(), c64(1)));
       for (size_t d = 0; d + 1 < strides.size(); ++d) {
@@ -128,7 +128,7 @@ public:
       offset = offset ? Value(arith::AddIOp::create(b, loc, offset, term)) : term;
     }
     if (inBounds) {
-      if (layout.mayPad(numel))
+      if (layout.mayPad(shape))
         guard = andI(guard, cmp(arith::CmpIPredicate::ult, e, c64(numel)));
       *inBounds = guard;
     }
@@ -164,7 +164,7 @@ public:
 
   OpBuilder &b;
   Location loc;
-  const ThreadLayout &layout;
+  ThreadLayout layout;
   ArrayRef<int64_t> shape;
   Type elemTy;
   Type memTy; ///< elemTy in memory (i8 for i1)
@@ -191,8 +191,8 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     Location loc = op.getLoc();
     RankedTensorType tileTy = op.getType();
     Type elemTy = tileTy.getElementType();
-    VectorType resTy = layout.perThreadType(tileTy);
-    VectorType vecTy = VectorType::get({layout.vec}, elemTy);
+    VectorType resTy = perThreadType(layout, tileTy);
+    VectorType vecTy = VectorType::get({layout.getGroupWidth()}, elemTy);
     TypedAttr padAttr = op.getPaddingAttr();
     if (!padAttr)
       padAttr = rewriter.getZeroAttr(elemTy);
@@ -201,7 +201,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     Value padAll = splatConst(rewriter, loc, resTy, padAttr);
     Value padVec = splatConst(rewriter, loc, vecTy, padAttr);
     Value padScalar = arith::ConstantOp::create(rewriter, loc, padAttr);
-    unsigned align = layout.vec * acc.elemBytes();
+    unsigned align = layout.getGroupWidth() * acc.elemBytes();
 
     auto fastPath = [&]() -> Value {
       Value result = padAll;
@@ -217,7 +217,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
                                     vecTy, loadSlot, [&] { return padVec; })
                       : loadSlot();
         result = vector::InsertStridedSliceOp::create(
-            rewriter, loc, v, result, ArrayRef<int64_t>{r * layout.vec},
+            rewriter, loc, v, result, ArrayRef<int64_t>{r * layout.getGroupWidth()},
             ArrayRef<int64_t>{1});
       }
       return result;
@@ -226,7 +226,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
       Value result = padAll;
       for (int64_t r = 0; r < acc.reps(); ++r) {
         Value base = acc.slotBase(r);
-        for (unsigned v = 0; v < layout.vec; ++v) {
+        for (unsigned v = 0; v < layout.getGroupWidth(); ++v) {
           Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v)))
                       : base;
           Value inBounds;
@@ -238,7 +238,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
               },
               [&] { return padScalar; });
           result = vector::InsertOp::create(rewriter, loc, x, result,
-                                            ArrayRef<int64_t>{r * layout.vec + v});
+                                            ArrayRef<int64_t>{r * layout.getGroupWidth() + v});
         }
       }
       return result;
@@ -263,7 +263,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     RankedTensorType tileTy = op.getValue().getType();
     Value values = adaptor.getValue();
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), layout);
-    unsigned align = layout.vec * acc.elemBytes();
+    unsigned align = layout.getGroupWidth() * acc.elemBytes();
 
     auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, acc.fastCondition(),
                                   /*withElseRegion=*/true);
@@ -274,8 +274,8 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
         Value base = acc.slotBase(r);
         auto storeSlot = [&]() {
           Value v = vector::ExtractStridedSliceOp::create(
-              rewriter, loc, values, ArrayRef<int64_t>{r * layout.vec},
-              ArrayRef<int64_t>{layout.vec}, ArrayRef<int64_t>{1});
+              rewriter, loc, values, ArrayRef<int64_t>{r * layout.getGroupWidth()},
+              ArrayRef<int64_t>{layout.getGroupWidth()}, ArrayRef<int64_t>{1});
           Value addr = acc.address(acc.offsetOf(base, true, nullptr));
           acc.store(v, addr, align);
         };
@@ -288,13 +288,13 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
       rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
       for (int64_t r = 0; r < acc.reps(); ++r) {
         Value base = acc.slotBase(r);
-        for (unsigned v = 0; v < layout.vec; ++v) {
+        for (unsigned v = 0; v < layout.getGroupWidth(); ++v) {
           Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v)))
                       : base;
           Value inBounds;
           Value off = acc.offsetOf(e, false, &inBounds);
           Value x = vector::ExtractOp::create(rewriter, loc, values,
-                                              ArrayRef<int64_t>{r * layout.vec + v});
+                                              ArrayRef<int64_t>{r * layout.getGroupWidth() + v});
           acc.guardedVoid(inBounds, [&]() {
             acc.store(x, acc.address(off), acc.elemBytes());
           });
@@ -325,7 +325,7 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
     auto srcTy = RankedTensorType::get(op.getSrcShape(), elemTy);
     TileAccess acc(rewriter, loc, mk, srcTy, adaptor.getIndices(), layout);
     TypedAttr zero = rewriter.getZeroAttr(elemTy);
-    VectorType outTy = layout.perThreadType(resTy);
+    VectorType outTy = perThreadType(layout, resTy);
     Value result = splatConst(rewriter, loc, outTy, zero);
     Value zeroScalar = arith::ConstantOp::create(rewriter, loc, zero);
     ArrayRef<int64_t> from = op.getSrcShape();
@@ -366,7 +366,7 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
 } // namespace
 
 void tilec::populateLoadStoreToNVVMPatterns(const TypeConverter &converter,
-                                            const ThreadLayout &layout,
+                                            ThreadLayout layout,
                                             RewritePatternSet &patterns) {
   patterns.add<LoadLowering, StoreLowering, BroadcastLoadLowering>(
       converter, patterns.getContext(), layout);

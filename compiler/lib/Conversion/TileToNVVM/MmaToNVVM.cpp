@@ -101,9 +101,9 @@ struct Operand {
 };
 
 struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
-  MmaLoopLowering(const TypeConverter &tc, MLIRContext *ctx, const ThreadLayout &layout)
+  MmaLoopLowering(const TypeConverter &tc, MLIRContext *ctx, ThreadLayout layout)
       : OpConversionPattern<scf::ForOp>(tc, ctx, /*benefit=*/10), layout(layout) {}
-  const ThreadLayout &layout;
+  ThreadLayout layout;
 
   LogicalResult
   matchAndRewrite(scf::ForOp forOp, OpAdaptor adaptor,
@@ -123,7 +123,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Operand A, B;
     A.load = tile::getStagedLoad(mma.getA());
     B.load = tile::getStagedLoad(mma.getB());
-    if (layout.producer) {
+    if (cast<tile::MmaEncodingAttr>(layout).hasProducer()) {
       unsigned nargs = func.getNumArguments();
       Block &entry = func.getBody().front();
       A.tmap = entry.getArgument(nargs - 4);
@@ -199,7 +199,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         }
       }
     };
-    if (!layout.producer) {
+    if (!cast<tile::MmaEncodingAttr>(layout).hasProducer()) {
       Value result = mmaSyncLoop(rewriter, loc, A, B, S, C, adaptor.getInitArgs()[0], smem, tid,
                                  lane, trips32, originsAt);
       rewriter.replaceOp(forOp, result);
@@ -267,7 +267,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
 
     // ---- consumers: warpgroups 1..C ---------------------------------------
     Value init = adaptor.getInitArgs()[0];
-    Value result = layout.fma ? fmaConsumers(rewriter, loc, A, B, S, C, init, smem, tid, lane,
+    Value result = cast<tile::MmaEncodingAttr>(layout).getKind() == tile::MmaKind::fma ? fmaConsumers(rewriter, loc, A, B, S, C, init, smem, tid, lane,
                                              trips32, barrier)
                               : Value();
     if (!result) {
@@ -773,7 +773,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
 } // namespace
 
 void tilec::populateMmaToNVVMPatterns(const TypeConverter &converter,
-                                      const ThreadLayout &layout,
+                                      ThreadLayout layout,
                                       RewritePatternSet &patterns) {
   patterns.add<MmaLoopLowering>(converter, patterns.getContext(), layout);
 }

@@ -7,6 +7,8 @@
 #ifndef TILEC_LIB_CONVERSION_TILETONVVM_PATTERNSNVVM_H
 #define TILEC_LIB_CONVERSION_TILETONVVM_PATTERNSNVVM_H
 
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -17,67 +19,30 @@
 
 namespace tilec {
 
-/// How a kernel's tiles are spread over its threads. Each thread holds its
-/// elements as one vector, in `groups` of `vec` elements that are
-/// consecutive in the row-major tile.
-///  - blocked (tile-layout): thread t's group r starts at flat index
-///    (r*threads + t)*vec;
-///  - wgmma (tile-stage-shared): the accumulator fragments of wgmma
-///    m64nN: consumer warpgroup c (warpgroup c+1 of the block) holds rows
-///    [c*rowsPerWG, (c+1)*rowsPerWG); in each 64-row block, warp w of the
-///    warpgroup holds rows 16w + lane/4 (+8) and columns 8j + 2*(lane%4)
-///    (+1), in the order of the wgmma result registers;
-///  - fma (tile-stage-shared, f32 operands): the CUDA-core consumers' 4x4
-///    blocks. Consumer thread c = 16*ty + tx (ty < 8*consumers) holds, for
-///    each group g = (rb*4 + i)*(BN/64) + cb, the 4 columns from
-///    cb*64 + 4*tx of row rb*32*consumers + 4*ty + i.
-///  - mma_sync (tile-stage-shared, sm_80): the wgmma layout without a
-///    producer: warpgroup c is consumer c (mma.sync m16n8 fragments are
-///    laid out like wgmma's).
-/// The pipelined layouts cover [BM, BN] tiles (and [1, ..., BM, BN]); a
-/// producer warpgroup takes consumer 0's positions.
-struct ThreadLayout {
-  unsigned threads = 128;
-  unsigned vec = 1;
-  bool pipelined = false; ///< an mma pipeline kernel: wgmma or fma layout
-  bool fma = false;       ///< the pipeline's consumers use CUDA-core fma
-  bool producer = true;   ///< pipelined: warpgroup 0 only copies (TMA)
-  unsigned consumers = 1; ///< pipelined: consumer warpgroups (after the producer)
+/// How a kernel's tiles are spread over its threads: the kernel's one
+/// distributed encoding (#tile.blocked from tile-layout, #tile.mma from
+/// tile-stage-shared; see TileAttrs.td), which answers which elements each
+/// thread holds and in which registers.
+using ThreadLayout = tile::DistributedEncodingAttr;
 
-  int64_t groups(mlir::RankedTensorType t) const {
-    if (pipelined)
-      return t.getNumElements() / (128 * consumers) / vec;
-    int64_t chunk = int64_t(threads) * vec;
-    return (t.getNumElements() + chunk - 1) / chunk;
-  }
-  int64_t perThread(mlir::RankedTensorType t) const { return groups(t) * vec; }
-  mlir::VectorType perThreadType(mlir::RankedTensorType t) const {
-    return mlir::VectorType::get({perThread(t)}, t.getElementType());
-  }
-  /// Whether group g may lie past the end of the tile (padding).
-  bool groupNeedsGuard(mlir::RankedTensorType t, int64_t g) const {
-    return !pipelined && (g + 1) * int64_t(threads) * vec > t.getNumElements();
-  }
-  /// Whether any group of a tile of `numel` elements may be padding.
-  bool mayPad(int64_t numel) const {
-    return !pipelined && numel % (int64_t(threads) * vec) != 0;
-  }
-  /// A thread that runs the whole kernel, for work done once per program:
-  /// in an mma kernel the producer warpgroup (threads 0-127) leaves after
-  /// the loop, so the first consumer thread.
-  unsigned leaderThread() const { return pipelined && producer ? 128 : 0; }
-  /// The flat tile index (i64) of the first element of this thread's group g.
-  mlir::Value groupBase(mlir::OpBuilder &b, mlir::Location loc,
-                        mlir::RankedTensorType t, int64_t g) const;
-};
+/// Whether the kernel's tiles sit in an mma pipeline's accumulator layout
+/// (wgmma, mma_sync or fma fragments) rather than the blocked one.
+inline bool isPipelined(ThreadLayout layout) { return mlir::isa<tile::MmaEncodingAttr>(layout); }
+/// The vector of elements one thread holds of `t`.
+inline mlir::VectorType perThreadType(ThreadLayout layout, mlir::RankedTensorType t) {
+  return mlir::VectorType::get({layout.getElemsPerThread(t.getShape())}, t.getElementType());
+}
+/// The flat tile index (i64) of the first element of this thread's group g.
+mlir::Value groupBase(mlir::OpBuilder &b, mlir::Location loc, ThreadLayout layout,
+                      mlir::RankedTensorType t, int64_t g);
 
 /// A conversion pattern that needs the kernel's thread layout.
 template <typename OpTy>
 struct LayoutPattern : mlir::OpConversionPattern<OpTy> {
   LayoutPattern(const mlir::TypeConverter &tc, mlir::MLIRContext *ctx,
-                const ThreadLayout &layout)
+                ThreadLayout layout)
       : mlir::OpConversionPattern<OpTy>(tc, ctx), layout(layout) {}
-  const ThreadLayout &layout;
+  ThreadLayout layout;
 };
 
 /// Booleans are one byte each in memory, global or shared (like
@@ -101,7 +66,7 @@ inline mlir::Value constI64(mlir::OpBuilder &b, mlir::Location loc, int64_t v) {
 /// index in the tile (i64), and `mayPad` whether `flat` may lie past the
 /// tile's end (padding slots of the blocked layout).
 void forEachThreadElement(
-    mlir::OpBuilder &b, mlir::Location loc, const ThreadLayout &layout,
+    mlir::OpBuilder &b, mlir::Location loc, ThreadLayout layout,
     mlir::RankedTensorType tile,
     llvm::function_ref<void(int64_t slot, mlir::Value flat, bool mayPad)> fn);
 /// Whether flat index `flat` lies inside `tile` (not padding), as an i1.
@@ -125,14 +90,14 @@ llvm::SmallVector<mlir::Value> broadcastSource(llvm::ArrayRef<mlir::Value> coord
 /// The flat tile index of every element this thread holds, as a vector<P x
 /// i32>: slot (r, v) is (r * threads + tid) * vec + v.
 mlir::Value threadFlatIndices(mlir::OpBuilder &b, mlir::Location loc,
-                              const ThreadLayout &layout,
+                              ThreadLayout layout,
                               mlir::RankedTensorType tile);
 
 void populateLoadStoreToNVVMPatterns(const mlir::TypeConverter &converter,
-                                     const ThreadLayout &layout,
+                                     ThreadLayout layout,
                                      mlir::RewritePatternSet &patterns);
 void populateReduceToNVVMPatterns(const mlir::TypeConverter &converter,
-                                  const ThreadLayout &layout,
+                                  ThreadLayout layout,
                                   mlir::RewritePatternSet &patterns);
 /// The identity (f32 or i32) and the combination of a reduction kind (sum,
 /// prod, max, min), shared by whole-tile and axis reductions.
@@ -175,15 +140,15 @@ inline constexpr llvm::StringLiteral kTakeReuseAttrName = "tile.take_reuse";
 inline constexpr llvm::StringLiteral kTakeKeepAttrName = "tile.take_keep";
 /// print (vprintf) and assert (__assertfail).
 void populateDebugToNVVMPatterns(const mlir::TypeConverter &converter,
-                                 const ThreadLayout &layout,
+                                 ThreadLayout layout,
                                  mlir::RewritePatternSet &patterns);
 /// gather, scatter and atomics: element by element.
 void populateIrregularToNVVMPatterns(const mlir::TypeConverter &converter,
-                                     const ThreadLayout &layout,
+                                     ThreadLayout layout,
                                      mlir::RewritePatternSet &patterns);
 /// Broadcasts of computed tiles, through a shared-memory buffer.
 void populateRelayoutToNVVMPatterns(const mlir::TypeConverter &converter,
-                                    const ThreadLayout &layout,
+                                    ThreadLayout layout,
                                     mlir::RewritePatternSet &patterns);
 /// The shared-memory buffer of a kernel's relayouts, and the bytes one
 /// relayout of `src` needs in it.
@@ -195,10 +160,10 @@ int64_t relayoutScratchBytes(mlir::RankedTensorType src);
 /// `src` needs in it: a total per (group, thread) when a thread holds more
 /// than one group, and one per warp.
 std::string scanScratchName(llvm::StringRef kernel);
-int64_t scanScratchBytes(const ThreadLayout &layout, mlir::RankedTensorType src);
+int64_t scanScratchBytes(ThreadLayout layout, mlir::RankedTensorType src);
 /// The pipelined mma loops planned by tile-stage-shared (sm_90a).
 void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,
-                               const ThreadLayout &layout,
+                               ThreadLayout layout,
                                mlir::RewritePatternSet &patterns);
 /// The dynamic shared-memory buffer of a kernel with an mma pipeline.
 std::string sharedMemoryName(llvm::StringRef kernel);

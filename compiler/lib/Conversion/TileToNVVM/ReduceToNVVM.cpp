@@ -184,7 +184,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
       return constI32(rewriter, loc, v);
     };
     int64_t numel = tileTy.getNumElements();
-    bool padded = layout.mayPad(numel);
+    bool padded = layout.mayPad(tileTy.getShape());
     // A user combiner has no identity: padding slots carry a validity flag
     // instead.
     bool withValid = user && padded;
@@ -260,7 +260,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
 
     // 3. Across the warps, through shared memory: 32-bit word j of the state
     //    of warp w lives in slot j * 32 + w.
-    unsigned warps = layout.threads / 32;
+    unsigned warps = layout.getThreadsPerBlock() / 32;
     if (warps > 1) {
       auto func = op->getParentOfType<LLVM::LLVMFuncOp>();
       auto funcOp = op->getParentOfType<FunctionOpInterface>();
@@ -327,7 +327,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
 } // namespace
 
 void tilec::populateReduceToNVVMPatterns(const TypeConverter &converter,
-                                         const ThreadLayout &layout,
+                                         ThreadLayout layout,
                                          RewritePatternSet &patterns) {
   patterns.add<ReduceLowering>(converter, patterns.getContext(), layout);
 }

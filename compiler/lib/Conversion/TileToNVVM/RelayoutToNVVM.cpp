@@ -46,12 +46,12 @@ int64_t tilec::mmaOperandOffset(RankedTensorType a) {
   return (relayoutScratchBytes(a) + 15) / 16 * 16;
 }
 
-int64_t tilec::scanScratchBytes(const ThreadLayout &layout, RankedTensorType src) {
+int64_t tilec::scanScratchBytes(ThreadLayout layout, RankedTensorType src) {
   // The scan's work type (f32 for f16/bf16) takes as many words as the
   // element type: with more than one group, a value per (group, thread);
   // then one per warp.
-  int64_t groups = layout.groups(src);
-  int64_t values = (groups > 1 ? groups * int64_t(layout.threads) : 0) + layout.threads / 32;
+  int64_t groups = layout.getGroups(src.getShape());
+  int64_t values = (groups > 1 ? groups * int64_t(layout.getThreadsPerBlock()) : 0) + layout.getThreadsPerBlock() / 32;
   return 4 * int64_t(wordCount(src.getElementType())) * values;
 }
 
@@ -71,7 +71,7 @@ class RelayoutBuffer {
 public:
   /// `byteOffset`: where in the kernel's buffer this tile starts (an mma
   /// keeps both operands there).
-  RelayoutBuffer(ConversionPatternRewriter &rewriter, Location loc, const ThreadLayout &layout,
+  RelayoutBuffer(ConversionPatternRewriter &rewriter, Location loc, ThreadLayout layout,
                  LLVM::GlobalOp global, RankedTensorType srcTy, int64_t byteOffset = 0)
       : b(rewriter), loc(loc), layout(layout), srcTy(srcTy) {
     elem = srcTy.getElementType();
@@ -124,7 +124,7 @@ public:
   /// result tile `resTy` (coordinates outermost first, i64; padding slots
   /// get the coordinates of element 0) and gathers the returned values.
   template <typename Fn> Value forEachResult(RankedTensorType resTy, Fn fn) {
-    VectorType outTy = layout.perThreadType(resTy);
+    VectorType outTy = perThreadType(layout, resTy);
     Value result = arith::ConstantOp::create(b, loc, outTy, b.getZeroAttr(outTy));
     forEachThreadElement(b, loc, layout, resTy, [&](int64_t slotIndex, Value e, bool mayPad) {
       if (mayPad)
@@ -139,7 +139,7 @@ public:
 
   ConversionPatternRewriter &b;
   Location loc;
-  const ThreadLayout &layout;
+  ThreadLayout layout;
   RankedTensorType srcTy;
   Type elem, stored;
   int64_t bytes, inner, pitch;
@@ -313,7 +313,7 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
   using LayoutPattern::LayoutPattern;
   LogicalResult matchAndRewrite(tile::ScanOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (layout.pipelined)
+    if (isPipelined(layout))
       return op.emitError("a scan in a kernel with an mma loop is not supported");
     auto func = op->getParentOfType<func::FuncOp>();
     auto global = op->getParentOfType<ModuleOp>().lookupSymbol<LLVM::GlobalOp>(
@@ -376,9 +376,9 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     };
 
     Value src = adaptor.getTile();
-    const int64_t G = layout.groups(tileTy);
-    const unsigned vec = layout.vec;
-    const unsigned threads = layout.threads;
+    const int64_t G = layout.getGroups(tileTy.getShape());
+    const unsigned vec = layout.getGroupWidth();
+    const unsigned threads = layout.getThreadsPerBlock();
     const unsigned warps = threads / 32;
     const int32_t words = int32_t(wordCount(work));
     SmallVector<Value> x;
@@ -523,7 +523,7 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     if (G > 1 || warps > 1)
       NVVM::Barrier0Op::create(rewriter, loc);
     // 6. result = prefix (+) element.
-    VectorType outTy = layout.perThreadType(tileTy);
+    VectorType outTy = perThreadType(layout, tileTy);
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
     for (int64_t g = 0; g < G; ++g) {
       for (unsigned v = 0; v < vec; ++v) {
@@ -548,7 +548,7 @@ struct MmaBlockedLowering : LayoutPattern<tile::MmaOp> {
   using LayoutPattern::LayoutPattern;
   LogicalResult matchAndRewrite(tile::MmaOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (layout.pipelined)
+    if (isPipelined(layout))
       return rewriter.notifyMatchFailure(op, "lowered by the mma pipeline");
     auto aTy = op.getA().getType(), bTy = op.getB().getType();
     auto accTy = cast<RankedTensorType>(op.getType());
@@ -613,7 +613,7 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
     if (!op->hasAttr(kTakeReuseAttrName))
       buf.write(adaptor.getTile());
     Value index = adaptor.getIndex();
-    VectorType outTy = layout.perThreadType(resTy);
+    VectorType outTy = perThreadType(layout, resTy);
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
     Type i64 = rewriter.getI64Type();
     // A 32-bit index (signed or unsigned: either way a value outside the
@@ -656,7 +656,7 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
 } // namespace
 
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
-                                           const ThreadLayout &layout,
+                                           ThreadLayout layout,
                                            RewritePatternSet &patterns) {
   patterns.add<BroadcastLowering, PermuteLowering, SliceLowering, AxisReduceLowering,
                ScanLowering, TakeLowering, MmaBlockedLowering>(

@@ -45,68 +45,23 @@ bool tilec::needsNVVMLowering(Operation *op) {
          llvm::any_of(op->getResultTypes(), isTensor);
 }
 
-Value ThreadLayout::groupBase(OpBuilder &b, Location loc, RankedTensorType t,
-                              int64_t g) const {
-  auto c64 = [&](int64_t v) { return constI64(b, loc, v); };
+Value tilec::groupBase(OpBuilder &b, Location loc, ThreadLayout layout, RankedTensorType t,
+                       int64_t g) {
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
-  if (!pipelined)
-    return arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, tid64, c64(vec)),
-        c64(g * int64_t(threads) * vec));
-  int64_t cols = t.getShape().end()[-1];
-  if (fma) {
-    // g = (rb, i, cb): see the layout's comment. The producer warpgroup
-    // (tid < 128) takes consumer 0's positions.
-    int64_t colBlocks = cols / 64, rowStep = 32 * int64_t(consumers);
-    int64_t cb = g % colBlocks, i = (g / colBlocks) % 4, rb = g / (colBlocks * 4);
-    Value c = arith::SelectOp::create(
-        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid64, c64(128)),
-        tid64, arith::SubIOp::create(b, loc, tid64, c64(128)));
-    Value tx = arith::RemUIOp::create(b, loc, c, c64(16));
-    Value ty = arith::DivUIOp::create(b, loc, c, c64(16));
-    Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, ty, c64(4)),
-                                      c64(rb * rowStep + i));
-    Value col = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tx, c64(4)),
-                                      c64(cb * 64));
-    return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
-  }
-  // g = (mb, j, h): 64-row block, 8-column chunk, upper/lower 8 rows.
-  // [BM, BN], or [1, ..., BM, BN] (a batched result): the last two dims.
-  int64_t rowsPerWG = t.getShape().end()[-2] / consumers;
-  int64_t chunks = cols / 8;
-  int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
-  Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));
-  // Code before the mma loop also runs in the producer warpgroup (0): it
-  // takes consumer 0's positions, so its loads stay inside the tile (its
-  // values are never stored: side effects come after the loop).
-  Value consumer = producer ? Value(arith::SubIOp::create(
-                                 b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)), c64(1)))
-                           : wg;
-  Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
-  Value lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
-  Value row = arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, consumer, c64(rowsPerWG)),
-                            arith::MulIOp::create(b, loc, warp, c64(16))),
-      arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c64(4)),
-                            c64(mb * 64 + 8 * h)));
-  Value col = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c64(4)), c64(2)),
-      c64(8 * j));
-  return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
+  return layout.emitGroupBase(b, loc, tid64, t.getShape(), g);
 }
 
-void tilec::forEachThreadElement(OpBuilder &b, Location loc, const ThreadLayout &layout,
+void tilec::forEachThreadElement(OpBuilder &b, Location loc, ThreadLayout layout,
                                  RankedTensorType tile,
                                  function_ref<void(int64_t, Value, bool)> fn) {
-  for (int64_t g = 0; g < layout.groups(tile); ++g) {
-    Value base = layout.groupBase(b, loc, tile, g);
-    for (unsigned v = 0; v < layout.vec; ++v) {
+  for (int64_t g = 0; g < layout.getGroups(tile.getShape()); ++g) {
+    Value base = groupBase(b, loc, layout, tile, g);
+    for (unsigned v = 0; v < layout.getGroupWidth(); ++v) {
       Value e = v ? Value(arith::AddIOp::create(
                         b, loc, base, constI64(b, loc, v)))
                   : base;
-      fn(g * layout.vec + v, e, layout.groupNeedsGuard(tile, g));
+      fn(g * layout.getGroupWidth() + v, e, layout.groupMayPad(tile.getShape(), g));
     }
   }
 }
@@ -187,18 +142,18 @@ SmallVector<Value> tilec::broadcastSource(ArrayRef<Value> coords, ArrayRef<int64
   return src;
 }
 
-Value tilec::threadFlatIndices(OpBuilder &b, Location loc, const ThreadLayout &layout,
+Value tilec::threadFlatIndices(OpBuilder &b, Location loc, ThreadLayout layout,
                                RankedTensorType tile) {
-  auto ty = VectorType::get({layout.perThread(tile)}, b.getI32Type());
-  if (!layout.pipelined) {
+  auto ty = VectorType::get({layout.getElemsPerThread(tile.getShape())}, b.getI32Type());
+  if (!isPipelined(layout)) {
     // Slot (r, v) is (r * threads + tid) * vec + v: a constant plus a splat.
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
     Value base = arith::MulIOp::create(
-        b, loc, tid, constI32(b, loc, int32_t(layout.vec)));
+        b, loc, tid, constI32(b, loc, int32_t(layout.getGroupWidth())));
     SmallVector<int32_t> offsets;
-    for (int64_t r = 0; r < layout.groups(tile); ++r)
-      for (unsigned v = 0; v < layout.vec; ++v)
-        offsets.push_back(int32_t(r * layout.threads * layout.vec + v));
+    for (int64_t r = 0; r < layout.getGroups(tile.getShape()); ++r)
+      for (unsigned v = 0; v < layout.getGroupWidth(); ++v)
+        offsets.push_back(int32_t(r * layout.getThreadsPerBlock() * layout.getGroupWidth() + v));
     Value offs = arith::ConstantOp::create(
         b, loc, ty, DenseElementsAttr::get(ty, ArrayRef<int32_t>(offsets)));
     return arith::AddIOp::create(b, loc, vector::BroadcastOp::create(b, loc, ty, base), offs);
@@ -371,21 +326,9 @@ struct ConvertTileToNVVMPass
   }
 
   LogicalResult convertKernel(func::FuncOp func) {
-    auto warps = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
-    auto vec = func->getAttrOfType<IntegerAttr>(tile::kVectorWidthAttrName);
-    if (!warps || !vec)
+    auto layout = func->getAttrOfType<ThreadLayout>(tile::kEncodingAttrName);
+    if (!layout)
       return func.emitError("kernel has no thread layout; run tile-layout first");
-    ThreadLayout layout;
-    layout.threads = 32 * warps.getInt();
-    layout.vec = vec.getInt();
-    if (auto kind = func->getAttrOfType<StringAttr>(tile::kLayoutAttrName);
-        kind && (kind.getValue() == "wgmma" || kind.getValue() == "fma" ||
-                 kind.getValue() == "mma_sync")) {
-      layout.pipelined = true;
-      layout.fma = kind.getValue() == "fma";
-      layout.producer = kind.getValue() != "mma_sync";
-      layout.consumers = warps.getInt() / 4 - (layout.producer ? 1 : 0);
-    }
 
     MLIRContext *ctx = &getContext();
     auto bytesType = [&](int64_t n) -> Type {
@@ -418,21 +361,21 @@ struct ConvertTileToNVVMPass
       addSharedGlobal(func, name, LLVM::LLVMArrayType::get(mb.getI32Type(), slots));
     }
     // Takes from one tile in a row share one write of it to the buffer.
-    markSharedTakes(func, layout.pipelined);
+    markSharedTakes(func, isPipelined(layout));
     // Scans have a buffer of their own, so that a scan needs no barrier
     // before the next relayout writes (tile-elide-barriers removes it).
     int64_t scanBytes = 0;
     func.walk([&](tile::ScanOp scan) {
       scanBytes = std::max(scanBytes, scanScratchBytes(layout, scan.getType()));
     });
-    if (scanBytes > 0 && !layout.pipelined)
+    if (scanBytes > 0 && !isPipelined(layout))
       addSharedGlobal(func, scanScratchName(func.getName()), bytesType(scanBytes));
     // Broadcasts of computed tiles, transposes, slices, axis reductions and
     // takes share one buffer, as large as the largest need.
     int64_t relayoutBytes = 0;
     Operation *largest = nullptr;
     func.walk([&](Operation *op) {
-      if (!writesRelayoutBuffer(op, layout.pipelined))
+      if (!writesRelayoutBuffer(op, isPipelined(layout)))
         return;
       auto mma = dyn_cast<tile::MmaOp>(op);
       auto srcTy = cast<RankedTensorType>(op->getOperand(0).getType());
@@ -479,13 +422,13 @@ struct ConvertTileToNVVMPass
                << kLimit << " available; use a smaller tile";
       addSharedGlobal(func, relayoutScratchName(func.getName()), bytesType(relayoutBytes));
     }
-    if (layout.pipelined)
+    if (isPipelined(layout))
       addSharedGlobal(func, sharedMemoryName(func.getName()), bytesType(0),
                       LLVM::Linkage::External, /*alignment=*/1024);
     TypeConverter converter;
     converter.addConversion([](Type t) { return t; });
     converter.addConversion([layout](RankedTensorType t) -> Type {
-      return layout.perThreadType(t);
+      return perThreadType(layout, t);
     });
 
     RewritePatternSet patterns(ctx);
@@ -527,12 +470,12 @@ struct ConvertTileToNVVMPass
       llvmFunc->setAttr(attr.getName(), attr.getValue());
     llvmFunc->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
     llvmFunc->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-                      b.getDenseI32ArrayAttr({int32_t(layout.threads), 1, 1}));
+                      b.getDenseI32ArrayAttr({int32_t(layout.getThreadsPerBlock()), 1, 1}));
     if (auto minBlocks = func->getAttrOfType<IntegerAttr>(tile::kMinBlocksAttrName)) {
       // An SM runs at most 2048 threads.
-      if (minBlocks.getInt() * int64_t(layout.threads) > 2048)
-        return func.emitError() << "kernel '" << func.getName() << "' has " << layout.threads
-                                << " threads per block, so at most " << 2048 / layout.threads
+      if (minBlocks.getInt() * int64_t(layout.getThreadsPerBlock()) > 2048)
+        return func.emitError() << "kernel '" << func.getName() << "' has " << layout.getThreadsPerBlock()
+                                << " threads per block, so at most " << 2048 / layout.getThreadsPerBlock()
                                 << " blocks fit on an SM, not the " << minBlocks.getInt()
                                 << " that --min-blocks-per-sm or @launch asks for";
       llvmFunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),

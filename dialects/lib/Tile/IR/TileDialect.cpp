@@ -24,6 +24,7 @@ using namespace tilec::tile;
 #include "tilec/Dialect/Tile/IR/TileOps.cpp.inc"
 
 void TileDialect::initialize() {
+  registerAttributes();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "tilec/Dialect/Tile/IR/TileOpsTypes.cpp.inc"

@@ -14,10 +14,16 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/TensorEncoding.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "tilec/Dialect/Tile/IR/TileOpsDialect.h.inc"
+
+#include "tilec/Dialect/Tile/IR/TileEnums.h.inc"
+#include "tilec/Dialect/Tile/IR/TileAttrInterfaces.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "tilec/Dialect/Tile/IR/TileAttrs.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "tilec/Dialect/Tile/IR/TileOpsTypes.h.inc"
@@ -32,19 +38,19 @@ inline constexpr llvm::StringLiteral kKernelAttrName = "tile.kernel";
 inline constexpr llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
 /// Blocks per SM that register allocation must allow (nvvm.minctasm).
 inline constexpr llvm::StringLiteral kMinBlocksAttrName = "tile.min_blocks_per_sm";
-/// Elements per vector access chosen by tile-layout (i32 attribute).
-inline constexpr llvm::StringLiteral kVectorWidthAttrName = "tile.vector_width";
 /// On `tile.make_view`: the index of the kernel parameter it views.
 inline constexpr llvm::StringLiteral kParamIndexAttrName = "tile.param";
 /// On a kernel: the requested depth of its mma pipeline (STAGES).
 inline constexpr llvm::StringLiteral kStagesAttrName = "tile.stages";
-/// On a kernel: the layout of its mma pipeline, set by tile-stage-shared:
-/// "wgmma", "fma" (CUDA-core consumers) or "mma_sync" (absent: the blocked
-/// layout).
-inline constexpr llvm::StringLiteral kLayoutAttrName = "tile.layout";
+/// On a kernel: the distributed encoding of its tiles (one per kernel):
+/// #tile.blocked from tile-layout, or #tile.mma from tile-stage-shared for
+/// a kernel with an mma pipeline.
+inline constexpr llvm::StringLiteral kEncodingAttrName = "tile.encoding";
 /// Whether `kernel` (a func.func or, after lowering, an llvm.func) runs an
 /// mma pipeline (mbarriers, asynchronous copies, its own layout).
-inline bool hasMmaPipeline(mlir::Operation *kernel) { return kernel->hasAttr(kLayoutAttrName); }
+inline bool hasMmaPipeline(mlir::Operation *kernel) {
+  return mlir::isa_and_nonnull<MmaEncodingAttr>(kernel->getAttr(kEncodingAttrName));
+}
 /// On a kernel: bytes of dynamic shared memory it needs.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
 /// On a kernel: the TMA descriptors appended to its parameters, as an array

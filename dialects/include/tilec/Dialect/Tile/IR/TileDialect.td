@@ -23,6 +23,11 @@ def Tile_Dialect : Dialect {
   }];
   let cppNamespace = "::tilec::tile";
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// The layout encodings (TileAttrs.cpp).
+    void registerAttributes();
+  }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",

@@ -5,6 +5,7 @@
 
 include "tilec/Dialect/Tile/IR/TileDialect.td"
 include "tilec/Dialect/Tile/IR/TileTypes.td"
+include "tilec/Dialect/Tile/IR/TileAttrs.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"

@@ -1,0 +1,210 @@
+//===- TileAttrs.td - Layout encodings of the tile dialect -*- tablegen -*-===//
+//
+// How a tile's elements are spread over the threads of a block (distributed
+// encodings: blocked, mma) or laid out in shared memory (shared), and the
+// derived forms an mma operand or a reduction result takes (dot_operand,
+// slice). Learned from Triton's TritonGPU encodings and TileLang's fragment
+// layouts; see docs/architecture.md, "Layouts".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_DIALECT_TILE_IR_TILEATTRS_TD
+#define TILEC_DIALECT_TILE_IR_TILEATTRS_TD
+
+include "tilec/Dialect/Tile/IR/TileDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/TensorEncoding.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// The one question every distributed encoding answers
+//===----------------------------------------------------------------------===//
+
+def Tile_DistributedEncodingInterface : AttrInterface<"DistributedEncodingAttr"> {
+  let cppNamespace = "::tilec::tile";
+  let description = [{
+    Which elements of a tile each thread holds, and in which registers. A
+    thread holds its elements of a tile as one vector of
+    `getGroups(shape) * getGroupWidth()` registers: `getGroups(shape)`
+    groups of `getGroupWidth()` elements that are consecutive in the
+    row-major tile. Register `g * width + v` of thread `t` holds flat
+    row-major index `getGroupBase(shape, t, g) + v`; a group for which
+    `groupMayPad` is true may lie past the tile's end (padding registers,
+    never read from or written to memory). `emitGroupBase` builds the same
+    index as IR for the lowering; `getGroupBase` is its host-side twin
+    (tests check that every element is held exactly once).
+  }];
+  let methods = [
+    InterfaceMethod<"Threads of the block the tile is spread over.",
+      "unsigned", "getThreadsPerBlock">,
+    InterfaceMethod<"Elements per group (consecutive in the row-major tile).",
+      "unsigned", "getGroupWidth">,
+    InterfaceMethod<"Groups each thread holds of a tile of this shape.",
+      "int64_t", "getGroups", (ins "::llvm::ArrayRef<int64_t>":$shape)>,
+    InterfaceMethod<"Whether group `group` may lie past the tile's end.",
+      "bool", "groupMayPad", (ins "::llvm::ArrayRef<int64_t>":$shape, "int64_t":$group)>,
+    InterfaceMethod<"The flat row-major index of the first element of group "
+                    "`group` of thread `thread`.",
+      "int64_t", "getGroupBase",
+      (ins "::llvm::ArrayRef<int64_t>":$shape, "unsigned":$thread, "int64_t":$group)>,
+    InterfaceMethod<"getGroupBase as IR: `tid` is the thread id as an i64; "
+                    "the result is an i64.",
+      "::mlir::Value", "emitGroupBase",
+      (ins "::mlir::OpBuilder &":$b, "::mlir::Location":$loc, "::mlir::Value":$tid,
+           "::llvm::ArrayRef<int64_t>":$shape, "int64_t":$group)>,
+    InterfaceMethod<"A thread that runs the whole kernel (for work done once "
+                    "per program).",
+      "unsigned", "getLeaderThread">,
+  ];
+  let extraClassDeclaration = [{
+    /// Registers (elements) each thread holds of a tile of this shape.
+    int64_t getElemsPerThread(::llvm::ArrayRef<int64_t> shape) const {
+      return getGroups(shape) * getGroupWidth();
+    }
+    /// Whether any group of a tile of this shape may be padding.
+    bool mayPad(::llvm::ArrayRef<int64_t> shape) const {
+      int64_t groups = getGroups(shape);
+      return groups > 0 && groupMayPad(shape, groups - 1);
+    }
+  }];
+}
+
+class Tile_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Tile_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+//===----------------------------------------------------------------------===//
+// blocked
+//===----------------------------------------------------------------------===//
+
+def Tile_BlockedEncodingAttr : Tile_Attr<"BlockedEncoding", "blocked",
+    [DeclareAttrInterfaceMethods<Tile_DistributedEncodingInterface>,
+     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let summary = "vectors of consecutive elements dealt round-robin to the threads";
+  let description = [{
+    The tile is cut, in row-major order, into vectors of `vec` consecutive
+    elements; thread t of the `warps * 32` holds vectors t, t + threads,
+    t + 2 * threads, ...: its group r starts at flat index
+    (r * threads + t) * vec. A tile whose size is not a multiple of
+    threads * vec leaves padding in the last group. Elementwise work on two
+    tiles of one blocked encoding never moves data between threads, and a
+    load or store moves `vec` elements per access.
+
+    ```mlir
+    tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>
+    ```
+  }];
+  let parameters = (ins "unsigned":$vec, "unsigned":$warps);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mma accumulator
+//===----------------------------------------------------------------------===//
+
+def Tile_MmaKind : I32EnumAttr<"MmaKind", "the instruction family of an mma", [
+    I32EnumAttrCase<"wgmma", 0>,
+    I32EnumAttrCase<"mma_sync", 1>,
+    I32EnumAttrCase<"fma", 2>]> {
+  let cppNamespace = "::tilec::tile";
+  let genSpecializedAttr = 0;
+}
+
+def Tile_MmaEncodingAttr : Tile_Attr<"MmaEncoding", "mma",
+    [DeclareAttrInterfaceMethods<Tile_DistributedEncodingInterface>,
+     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let summary = "the accumulator fragments of an mma pipeline";
+  let description = [{
+    An [BM, BN] accumulator (or [1, ..., 1, BM, BN], a batched result) as
+    the mma instructions leave it in registers, spread over `consumers`
+    consumer warpgroups; consumer c holds rows [c * BM / consumers,
+    (c + 1) * BM / consumers).
+
+    - `wgmma` (sm_90a): a producer warpgroup (warpgroup 0, which only
+      issues TMA copies) comes first, consumer c is warpgroup c + 1. In each
+      64-row block, warp w of a consumer holds rows 16w + lane/4 (+8) and
+      columns 8j + 2 * (lane % 4) (+1), in the order of the wgmma result
+      registers: groups of 2. A row lives in the 4 lanes of a quad.
+    - `mma_sync` (sm_80): the same fragments (mma.sync m16n8 is laid out
+      like wgmma), without a producer: warpgroup c is consumer c.
+    - `fma` (CUDA-core consumers, after a producer): consumer thread
+      c = 16 * ty + tx holds, for each group g = (rb * 4 + i) * (BN / 64) + cb,
+      the 4 columns from cb * 64 + 4 * tx of row rb * 32 * consumers + 4 * ty + i.
+
+    A producer thread takes consumer 0's positions (it runs the code before
+    the mma loop; its values are never stored).
+
+    ```mlir
+    tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Tile_MmaKind>:$kind, "unsigned":$consumers);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether warpgroup 0 is a producer that only copies (wgmma, fma).
+    bool hasProducer() const { return getKind() != MmaKind::mma_sync; }
+    unsigned getWarps() const { return 4 * (getConsumers() + (hasProducer() ? 1 : 0)); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// slice, dot operand, shared
+//===----------------------------------------------------------------------===//
+
+def Tile_SliceEncodingAttr : Tile_Attr<"SliceEncoding", "slice"> {
+  let summary = "a parent encoding with one dimension reduced away";
+  let description = [{
+    The encoding of the result of a reduction over dimension `dim` of a tile
+    in encoding `parent`: element i is held by the threads that held row
+    (or column) i of the parent, so the reduced value stays with the
+    threads that will use it (e.g. a row maximum of a wgmma accumulator
+    lives in the quad that holds the row).
+
+    ```mlir
+    #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>
+    ```
+  }];
+  let parameters = (ins "unsigned":$dim, "::mlir::Attribute":$parent);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tile_DotOperandEncodingAttr : Tile_Attr<"DotOperandEncoding", "dot_operand"> {
+  let summary = "the register form of an mma operand";
+  let description = [{
+    Operand `opIdx` (0: A, 1: B) of an mma whose accumulator has encoding
+    `parent`, held in registers in the fragment order that instruction
+    reads, `kWidth` consecutive K elements per register pair (2 for 16-bit
+    types). For 16-bit types the accumulator of one mma, cast, is the A
+    operand of the next with no data movement.
+
+    ```mlir
+    #tile.dot_operand<opIdx = 0, parent = #tile.mma<kind = wgmma, consumers = 2>, kWidth = 2>
+    ```
+  }];
+  let parameters = (ins "unsigned":$opIdx, "::mlir::Attribute":$parent, "unsigned":$kWidth);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tile_SharedEncodingAttr : Tile_Attr<"SharedEncoding", "shared"> {
+  let summary = "a tile in shared memory";
+  let description = [{
+    A tile kept in shared memory with its dimensions laid out in `order`
+    (fastest first) and `swizzle` bytes of swizzling (0, 32, 64 or 128, as
+    TMA and wgmma's descriptors name them).
+
+    ```mlir
+    #tile.shared<swizzle = 128, order = [1, 0]>
+    ```
+  }];
+  let parameters = (ins "unsigned":$swizzle, ArrayRefParameter<"unsigned">:$order);
+  let assemblyFormat = "`<` `swizzle` `=` $swizzle `,` `order` `=` `[` $order `]` `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // TILEC_DIALECT_TILE_IR_TILEATTRS_TD

@@ -1,0 +1,246 @@
+//===- TileAttrs.cpp - Layout encodings of the tile dialect ---------------===//
+//
+// Verifiers of the encodings and the distributed encodings' answer to
+// "which elements does this thread hold": getGroupBase on the host and
+// emitGroupBase as IR compute the same index, case by case.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace tilec::tile;
+
+#include "tilec/Dialect/Tile/IR/TileEnums.cpp.inc"
+#include "tilec/Dialect/Tile/IR/TileAttrInterfaces.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "tilec/Dialect/Tile/IR/TileAttrs.cpp.inc"
+
+void TileDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tilec/Dialect/Tile/IR/TileAttrs.cpp.inc"
+      >();
+}
+
+static bool isPowerOf2(unsigned v) { return v && !(v & (v - 1)); }
+
+static std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// blocked
+//===----------------------------------------------------------------------===//
+
+LogicalResult BlockedEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                          unsigned vec, unsigned warps) {
+  if (!isPowerOf2(vec) || vec > 16)
+    return emitError() << "#tile.blocked: vec must be a power of two up to 16, got " << vec;
+  if (!isPowerOf2(warps) || warps > 32)
+    return emitError() << "#tile.blocked: warps must be a power of two up to 32, got " << warps;
+  return success();
+}
+
+LogicalResult BlockedEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                                                  function_ref<InFlightDiagnostic()> emitError) const {
+  // A vector never straddles two rows.
+  if (!shape.empty() && shape.back() % getVec() != 0)
+    return emitError() << "#tile.blocked<vec = " << getVec() << ">: the innermost size "
+                       << shape.back() << " of " << shapeText(shape)
+                       << " is not a multiple of the vector width";
+  return success();
+}
+
+unsigned BlockedEncodingAttr::getThreadsPerBlock() const { return 32 * getWarps(); }
+unsigned BlockedEncodingAttr::getGroupWidth() const { return getVec(); }
+unsigned BlockedEncodingAttr::getLeaderThread() const { return 0; }
+
+int64_t BlockedEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
+  int64_t chunk = int64_t(getThreadsPerBlock()) * getVec();
+  return (ShapedType::getNumElements(shape) + chunk - 1) / chunk;
+}
+
+bool BlockedEncodingAttr::groupMayPad(ArrayRef<int64_t> shape, int64_t group) const {
+  return (group + 1) * int64_t(getThreadsPerBlock()) * getVec() >
+         ShapedType::getNumElements(shape);
+}
+
+int64_t BlockedEncodingAttr::getGroupBase(ArrayRef<int64_t>, unsigned thread,
+                                          int64_t group) const {
+  return (group * getThreadsPerBlock() + thread) * int64_t(getVec());
+}
+
+Value BlockedEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid,
+                                         ArrayRef<int64_t>, int64_t group) const {
+  auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
+  return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tid, c64(getVec())),
+                               c64(group * int64_t(getThreadsPerBlock()) * getVec()));
+}
+
+//===----------------------------------------------------------------------===//
+// mma accumulator
+//===----------------------------------------------------------------------===//
+
+LogicalResult MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                      MmaKind kind, unsigned consumers) {
+  if (consumers < 1 || consumers > 3 + (kind == MmaKind::mma_sync ? 1 : 0))
+    return emitError() << "#tile.mma<kind = " << stringifyMmaKind(kind)
+                       << ">: consumers must be 1 to " << (kind == MmaKind::mma_sync ? 4 : 3)
+                       << " warpgroups, got " << consumers;
+  return success();
+}
+
+/// Rows and columns of a [BM, BN] (or [1, ..., 1, BM, BN]) accumulator.
+static std::pair<int64_t, int64_t> accShape(ArrayRef<int64_t> shape) {
+  return {shape.end()[-2], shape.end()[-1]};
+}
+
+LogicalResult MmaEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                                              function_ref<InFlightDiagnostic()> emitError) const {
+  auto fail = [&](const Twine &what) {
+    return emitError() << "#tile.mma<kind = " << stringifyMmaKind(getKind())
+                       << ", consumers = " << getConsumers() << "> cannot hold a "
+                       << shapeText(shape) << " tile: " << what;
+  };
+  if (shape.size() < 2 || !llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; }))
+    return fail("an accumulator is [BM, BN] or [1, ..., 1, BM, BN]");
+  auto [rows, cols] = accShape(shape);
+  if (getKind() == MmaKind::fma) {
+    if (cols % 64 != 0 || rows % (32 * int64_t(getConsumers())) != 0)
+      return fail("BN must be a multiple of 64 and BM of 32 per consumer");
+    return success();
+  }
+  if (cols % 8 != 0 || rows % (64 * int64_t(getConsumers())) != 0)
+    return fail("BN must be a multiple of 8 and BM of 64 per consumer");
+  return success();
+}
+
+unsigned MmaEncodingAttr::getThreadsPerBlock() const { return 32 * getWarps(); }
+unsigned MmaEncodingAttr::getGroupWidth() const { return getKind() == MmaKind::fma ? 4 : 2; }
+// The producer warpgroup (threads 0-127) leaves after the loop.
+unsigned MmaEncodingAttr::getLeaderThread() const { return hasProducer() ? 128 : 0; }
+
+int64_t MmaEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
+  return ShapedType::getNumElements(shape) / (128 * int64_t(getConsumers())) / getGroupWidth();
+}
+
+bool MmaEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return false; }
+
+int64_t MmaEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
+                                      int64_t g) const {
+  auto [rows, cols] = accShape(shape);
+  int64_t tid = thread;
+  if (getKind() == MmaKind::fma) {
+    int64_t colBlocks = cols / 64, rowStep = 32 * int64_t(getConsumers());
+    int64_t cb = g % colBlocks, i = (g / colBlocks) % 4, rb = g / (colBlocks * 4);
+    int64_t c = tid < 128 ? tid : tid - 128;
+    int64_t tx = c % 16, ty = c / 16;
+    return (4 * ty + rb * rowStep + i) * cols + 4 * tx + cb * 64;
+  }
+  int64_t rowsPerWG = rows / getConsumers(), chunks = cols / 8;
+  int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
+  int64_t wg = tid / 128;
+  int64_t consumer = hasProducer() ? std::max<int64_t>(wg, 1) - 1 : wg;
+  int64_t warp = (tid / 32) % 4, lane = tid % 32;
+  int64_t row = consumer * rowsPerWG + warp * 16 + lane / 4 + mb * 64 + 8 * h;
+  return row * cols + 2 * (lane % 4) + 8 * j;
+}
+
+Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
+                                     ArrayRef<int64_t> shape, int64_t g) const {
+  auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
+  auto [rows, cols] = accShape(shape);
+  if (getKind() == MmaKind::fma) {
+    // g = (rb, i, cb). The producer warpgroup (tid < 128) takes consumer
+    // 0's positions.
+    int64_t colBlocks = cols / 64, rowStep = 32 * int64_t(getConsumers());
+    int64_t cb = g % colBlocks, i = (g / colBlocks) % 4, rb = g / (colBlocks * 4);
+    Value c = arith::SelectOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid64, c64(128)),
+        tid64, arith::SubIOp::create(b, loc, tid64, c64(128)));
+    Value tx = arith::RemUIOp::create(b, loc, c, c64(16));
+    Value ty = arith::DivUIOp::create(b, loc, c, c64(16));
+    Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, ty, c64(4)),
+                                      c64(rb * rowStep + i));
+    Value col = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tx, c64(4)),
+                                      c64(cb * 64));
+    return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
+  }
+  // g = (mb, j, h): 64-row block, 8-column chunk, upper/lower 8 rows.
+  int64_t rowsPerWG = rows / getConsumers();
+  int64_t chunks = cols / 8;
+  int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
+  Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));
+  // Code before the mma loop also runs in the producer warpgroup (0): it
+  // takes consumer 0's positions, so its loads stay inside the tile (its
+  // values are never stored: side effects come after the loop).
+  Value consumer = hasProducer() ? Value(arith::SubIOp::create(
+                                       b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)), c64(1)))
+                                 : wg;
+  Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
+  Value lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
+  Value row = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, consumer, c64(rowsPerWG)),
+                            arith::MulIOp::create(b, loc, warp, c64(16))),
+      arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c64(4)),
+                            c64(mb * 64 + 8 * h)));
+  Value col = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c64(4)), c64(2)),
+      c64(8 * j));
+  return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
+}
+
+//===----------------------------------------------------------------------===//
+// slice, dot operand, shared
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                        unsigned dim, Attribute parent) {
+  if (!isa<DistributedEncodingAttr>(parent))
+    return emitError() << "#tile.slice: the parent must be a distributed encoding "
+                          "(#tile.blocked or #tile.mma), got "
+                       << parent;
+  if (isa<MmaEncodingAttr>(parent) && dim > 1)
+    return emitError() << "#tile.slice: an mma accumulator has dimensions 0 (rows) and "
+                          "1 (columns), got dim = "
+                       << dim;
+  return success();
+}
+
+LogicalResult DotOperandEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                             unsigned opIdx, Attribute parent, unsigned kWidth) {
+  if (opIdx > 1)
+    return emitError() << "#tile.dot_operand: opIdx is 0 (A) or 1 (B), got " << opIdx;
+  if (!isa<MmaEncodingAttr>(parent))
+    return emitError() << "#tile.dot_operand: the parent must be a #tile.mma encoding, got "
+                       << parent;
+  if (!isPowerOf2(kWidth) || kWidth > 16)
+    return emitError() << "#tile.dot_operand: kWidth must be a power of two up to 16, got "
+                       << kWidth;
+  return success();
+}
+
+LogicalResult SharedEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                         unsigned swizzle, ArrayRef<unsigned> order) {
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "#tile.shared: swizzle is 0, 32, 64 or 128 bytes, got " << swizzle;
+  SmallVector<bool> seen(order.size(), false);
+  for (unsigned d : order) {
+    if (d >= order.size() || seen[d])
+      return emitError() << "#tile.shared: order must be a permutation of 0.."
+                         << order.size() - 1;
+    seen[d] = true;
+  }
+  if (order.empty())
+    return emitError() << "#tile.shared: order must name every dimension";
+  return success();
+}

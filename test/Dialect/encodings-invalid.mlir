@@ -1,0 +1,76 @@
+// RUN: tile-opt %s -split-input-file -verify-diagnostics
+// Every verifier of the layout encodings.
+
+// expected-error @+1 {{#tile.blocked: vec must be a power of two up to 16, got 3}}
+func.func @f() attributes {tile.e = #tile.blocked<vec = 3, warps = 4>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.blocked: warps must be a power of two up to 32, got 64}}
+func.func @f() attributes {tile.e = #tile.blocked<vec = 4, warps = 64>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.blocked<vec = 4>: the innermost size 6 of [8, 6] is not a multiple of the vector width}}
+func.func @f(%a: tensor<8x6xf32, #tile.blocked<vec = 4, warps = 4>>) { return }
+
+// -----
+
+// expected-error @+1 {{#tile.mma<kind = wgmma>: consumers must be 1 to 3 warpgroups, got 4}}
+func.func @f() attributes {tile.e = #tile.mma<kind = wgmma, consumers = 4>} { return }
+
+// -----
+
+// expected-error @+1 {{cannot hold a [128, 100] tile: BN must be a multiple of 8 and BM of 64 per consumer}}
+func.func @f(%a: tensor<128x100xf32, #tile.mma<kind = wgmma, consumers = 2>>) { return }
+
+// -----
+
+// expected-error @+1 {{cannot hold a [2, 128, 128] tile: an accumulator is [BM, BN] or [1, ..., 1, BM, BN]}}
+func.func @f(%a: tensor<2x128x128xf32, #tile.mma<kind = wgmma, consumers = 1>>) { return }
+
+// -----
+
+// expected-error @+1 {{cannot hold a [128, 96] tile: BN must be a multiple of 64 and BM of 32 per consumer}}
+func.func @f(%a: tensor<128x96xf32, #tile.mma<kind = fma, consumers = 2>>) { return }
+
+// -----
+
+// expected-error @+1 {{#tile.slice: the parent must be a distributed encoding (#tile.blocked or #tile.mma), got #tile.shared}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.shared<swizzle = 0, order = [0]>>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.slice: an mma accumulator has dimensions 0 (rows) and 1 (columns), got dim = 2}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 2, parent = #tile.mma<kind = wgmma, consumers = 1>>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.dot_operand: opIdx is 0 (A) or 1 (B), got 2}}
+func.func @f() attributes {tile.e = #tile.dot_operand<opIdx = 2, parent = #tile.mma<kind = wgmma, consumers = 1>, kWidth = 2>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.dot_operand: the parent must be a #tile.mma encoding, got #tile.blocked}}
+func.func @f() attributes {tile.e = #tile.dot_operand<opIdx = 0, parent = #tile.blocked<vec = 2, warps = 4>, kWidth = 2>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.dot_operand: kWidth must be a power of two up to 16, got 3}}
+func.func @f() attributes {tile.e = #tile.dot_operand<opIdx = 1, parent = #tile.mma<kind = wgmma, consumers = 1>, kWidth = 3>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.shared: swizzle is 0, 32, 64 or 128 bytes, got 16}}
+func.func @f() attributes {tile.e = #tile.shared<swizzle = 16, order = [1, 0]>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.shared: order must be a permutation of 0..1}}
+func.func @f() attributes {tile.e = #tile.shared<swizzle = 128, order = [1, 1]>} { return }
+
+// -----
+
+// expected-error @+2 {{expected integer value}}
+// expected-error @+1 {{failed to parse Tile_SharedEncodingAttr parameter 'order'}}
+func.func @f() attributes {tile.e = #tile.shared<swizzle = 128, order = []>} { return }

@@ -1,0 +1,29 @@
+// RUN: tile-opt %s | tile-opt | FileCheck %s
+// Round trip of every layout encoding, on tile types and as attributes.
+
+// CHECK-LABEL: func.func @on_types(
+// CHECK-SAME: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>
+// CHECK-SAME: tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>
+// CHECK-SAME: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>
+// CHECK-SAME: tensor<128x128xf32, #tile.mma<kind = fma, consumers = 2>>
+func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
+                    %b: tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>,
+                    %c: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>,
+                    %d: tensor<128x128xf32, #tile.mma<kind = fma, consumers = 2>>) {
+  return
+}
+
+// CHECK-LABEL: func.func @as_attributes()
+// CHECK-SAME: tile.blocked = #tile.blocked<vec = 1, warps = 32>
+// CHECK-SAME: tile.dot = #tile.dot_operand<opIdx = 0, parent = #tile.mma<kind = wgmma, consumers = 1>, kWidth = 2>
+// CHECK-SAME: tile.shared = #tile.shared<swizzle = 128, order = [1, 0]>
+// CHECK-SAME: tile.slice = #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>
+// CHECK-SAME: tile.slice_blocked = #tile.slice<dim = 0, parent = #tile.blocked<vec = 2, warps = 8>>
+func.func @as_attributes() attributes {
+    tile.blocked = #tile.blocked<vec = 1, warps = 32>,
+    tile.slice = #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>,
+    tile.slice_blocked = #tile.slice<dim = 0, parent = #tile.blocked<vec = 2, warps = 8>>,
+    tile.dot = #tile.dot_operand<opIdx = 0, parent = #tile.mma<kind = wgmma, consumers = 1>, kWidth = 2>,
+    tile.shared = #tile.shared<swizzle = 128, order = [1, 0]>} {
+  return
+}
