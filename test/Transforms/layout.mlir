@@ -75,3 +75,49 @@ func.func @reduces(%v: !tile.view<f32, 2>, %i: i32) attributes {tile.kernel} {
   return
 }
 
+
+// -----
+
+// The kernel's encoding goes on every tile type: results, loop-carried
+// values (block arguments) and dense constants.
+// CHECK-LABEL: func.func @encoded
+// CHECK: arith.constant dense<0.000000e+00> : tensor<256xf32, #tile.blocked<vec = 4, warps = 1>>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<256xf32, #tile.blocked<vec = 4, warps = 1>>)
+// CHECK: tile.load {{.*}} -> tensor<256xf32, #tile.blocked<vec = 4, warps = 1>>
+// CHECK: arith.addf {{.*}} : tensor<256xf32, #tile.blocked<vec = 4, warps = 1>>
+func.func @encoded(%v: !tile.view<f32, 1>, %n: i64) attributes {tile.kernel} {
+  %zero = arith.constant dense<0.0> : tensor<256xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %s = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<256xf32>) : i64 {
+    %t = tile.load %v[%k] : !tile.view<f32, 1>, i64 -> tensor<256xf32>
+    %y = arith.addf %x, %t : tensor<256xf32>
+    scf.yield %y : tensor<256xf32>
+  }
+  tile.store %s, %v[%c0] : tensor<256xf32>, !tile.view<f32, 1>, i64
+  return
+}
+
+// -----
+
+// A kernel with an mma pipeline keeps the #tile.mma encoding
+// tile-stage-shared chose; the operands of the pipelined mma are staged in
+// shared memory (#tile.shared), the accumulator is in the mma fragments.
+// CHECK-LABEL: func.func @pipelined
+// CHECK-SAME: tile.encoding = #tile.mma<kind = wgmma, consumers = 2>
+// CHECK: arith.constant dense<0.000000e+00> : tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>
+// CHECK: tile.load {{.*}} -> tensor<128x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+// CHECK: tile.load {{.*}} -> tensor<64x256xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+// CHECK: tile.mma {{.*}} : tensor<128x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, tensor<64x256xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>
+func.func @pipelined(%a: !tile.view<bf16, 2>, %n: i64) attributes {tile.kernel, tile.encoding = #tile.mma<kind = wgmma, consumers = 2>, tile.num_warps = 12 : i32} {
+  %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x256xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x256xbf16>
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32>
+    scf.yield %y : tensor<128x256xf32>
+  } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
+  return
+}

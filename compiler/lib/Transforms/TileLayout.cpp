@@ -1,7 +1,9 @@
 //===- TileLayout.cpp - choose the thread distribution of tiles -----------===//
 //
-// Every tile of a kernel is spread over the block's threads in one blocked
-// layout: thread t owns, for each repetition r, the `vec` consecutive
+// Every tile of a kernel is spread over the block's threads in one
+// distributed encoding, put on every tile type: #tile.mma for a kernel with
+// an mma pipeline (chosen by tile-stage-shared), else the #tile.blocked
+// layout chosen here: thread t owns, for each repetition r, the `vec` consecutive
 // elements starting at flat index (r * threads + t) * vec. Using one layout
 // for all tiles of a kernel means elementwise code never moves data between
 // threads. The vector width is what makes the widest element type's global
@@ -15,6 +17,7 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #define DEBUG_TYPE "tile-layout"
@@ -40,10 +43,51 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       if (minBlocksPerSM)
         func->setAttr(tile::kMinBlocksAttrName,
                       Builder(func.getContext()).getI32IntegerAttr(int32_t(minBlocksPerSM)));
-      // Kernels with an mma loop got their layout from tile-stage-shared.
-      if (tile::hasMmaPipeline(func))
+      // Kernels with an mma loop got their layout from tile-stage-shared
+      // (and a kernel may come with one, e.g. in a test).
+      if (!func->hasAttr(tile::kEncodingAttrName))
+        assignLayout(func);
+      encodeTiles(func);
+    });
+  }
+
+  /// Puts the kernel's encoding on the type of every tile in its body:
+  /// results, block arguments and dense constants. The operands of a
+  /// pipelined mma (the loads, and the reshape of a batched load) live in
+  /// the pipeline's shared-memory stages: #tile.shared, 128-byte swizzle.
+  void encodeTiles(func::FuncOp func) {
+    MLIRContext *ctx = func.getContext();
+    auto encoding = func->getAttrOfType<tile::DistributedEncodingAttr>(tile::kEncodingAttrName);
+    auto shared = tile::SharedEncodingAttr::get(ctx, 128, {1, 0});
+    DenseSet<Value> staged;
+    func.walk([&](tile::MmaOp mma) {
+      auto loop = mma->getParentOfType<scf::ForOp>();
+      if (!loop || !loop->hasAttr(tile::kPipelineAttrName))
         return;
-      assignLayout(func);
+      for (Value operand : {mma.getA(), mma.getB()}) {
+        staged.insert(operand);
+        if (auto reshape = operand.getDefiningOp<tile::ReshapeOp>())
+          staged.insert(reshape.getTile());
+      }
+    });
+    auto encode = [&](Value v) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || t.getEncoding())
+        return;
+      Attribute e = staged.contains(v) ? Attribute(shared) : Attribute(encoding);
+      v.setType(RankedTensorType::get(t.getShape(), t.getElementType(), e));
+    };
+    func.walk([&](Operation *op) {
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            encode(arg);
+      for (Value result : op->getResults())
+        encode(result);
+      if (auto cst = dyn_cast<arith::ConstantOp>(op))
+        if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+            dense && dense.getType() != cst.getType())
+          cst.setValueAttr(dense.reshape(cast<ShapedType>(cst.getType())));
     });
   }
 

@@ -329,6 +329,30 @@ struct ConvertTileToNVVMPass
     auto layout = func->getAttrOfType<ThreadLayout>(tile::kEncodingAttrName);
     if (!layout)
       return func.emitError("kernel has no thread layout; run tile-layout first");
+    // Every tile carries its encoding (tile-layout puts them on the types);
+    // one distributed encoding per kernel until tile.convert_layout exists.
+    WalkResult encoded = func.walk([&](Operation *op) {
+      auto check = [&](Value v) -> LogicalResult {
+        auto t = dyn_cast<RankedTensorType>(v.getType());
+        if (!t)
+          return success();
+        if (!t.getEncoding())
+          return op->emitError() << "tile " << t << " has no layout encoding; run tile-layout first";
+        if (isa<tile::DistributedEncodingAttr>(t.getEncoding()) && t.getEncoding() != layout)
+          return op->emitError() << "tile " << t << " is not in the kernel's layout " << layout
+                                 << " (one layout per kernel)";
+        return success();
+      };
+      for (Value v : op->getOperands())
+        if (failed(check(v)))
+          return WalkResult::interrupt();
+      for (Value v : op->getResults())
+        if (failed(check(v)))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (encoded.wasInterrupted())
+      return failure();
 
     MLIRContext *ctx = &getContext();
     auto bytesType = [&](int64_t n) -> Type {
@@ -427,8 +451,13 @@ struct ConvertTileToNVVMPass
                       LLVM::Linkage::External, /*alignment=*/1024);
     TypeConverter converter;
     converter.addConversion([](Type t) { return t; });
-    converter.addConversion([layout](RankedTensorType t) -> Type {
-      return perThreadType(layout, t);
+    // A tile becomes the vector of elements one thread holds under its
+    // encoding. Shared tiles (pipelined mma operands) have no register form:
+    // the mma pipeline consumes them whole.
+    converter.addConversion([](RankedTensorType t) -> Type {
+      if (auto encoding = dyn_cast_or_null<ThreadLayout>(t.getEncoding()))
+        return perThreadType(encoding, t);
+      return Type();
     });
 
     RewritePatternSet patterns(ctx);

@@ -167,7 +167,9 @@ LogicalResult ReduceOp::verify() {
       return emitOpError() << "axis " << *axis << " out of range";
     SmallVector<int64_t> dims(from.getShape());
     dims.erase(dims.begin() + *axis);
-    if (getType() != RankedTensorType::get(dims, arg ? IntegerType::get(getContext(), 32) : elem))
+    auto result = dyn_cast<RankedTensorType>(getType());
+    if (!result || result.getShape() != ArrayRef<int64_t>(dims) ||
+        result.getElementType() != (arg ? IntegerType::get(getContext(), 32) : elem))
       return emitOpError() << "result must be the tile without dimension " << *axis
                            << (arg ? ", of i32 indices" : "");
     if (!supported)
@@ -351,8 +353,8 @@ LogicalResult TakeOp::verify() {
     return emitOpError() << "takes from a 1-D tile";
   if (!isa<IntegerType>(getIndex().getType().getElementType()))
     return emitOpError() << "the index must be an integer tile";
-  if (getType() != RankedTensorType::get(getIndex().getType().getShape(),
-                                         getTile().getType().getElementType()))
+  if (getType().getShape() != getIndex().getType().getShape() ||
+      getType().getElementType() != getTile().getType().getElementType())
     return emitOpError() << "the result has the index's shape and the tile's element type";
   return success();
 }
