@@ -171,3 +171,11 @@ func.func @take_shape(%t: tensor<16xf32>, %i: tensor<8xi32>) {
   %r = tile.take %t[%i] : tensor<16xf32>, tensor<8xi32> -> tensor<16xf32>
   return
 }
+
+// -----
+
+func.func @convert_layout_shape(%a: tensor<64xf32>) {
+  // expected-error @+1 {{changes only the encoding}}
+  %b = tile.convert_layout %a : tensor<64xf32> -> tensor<32xf32>
+  return
+}

@@ -28,3 +28,10 @@ func.func @all_ops(%p: !llvm.ptr<1>, %n: i64, %m: i64, %s0: i64, %s1: i64, %a: f
   tile.store %sum, %v[%b, %b] : tensor<16x64xf32>, !tile.view<f32, 2>, i32, i32
   return
 }
+
+// CHECK-LABEL: func.func @convert_layout(
+// CHECK: tile.convert_layout %{{.*}} : tensor<64xf32, #tile.blocked<vec = 4, warps = 2>> -> tensor<64xf32, #tile.blocked<vec = 1, warps = 2>>
+func.func @convert_layout(%a: tensor<64xf32, #tile.blocked<vec = 4, warps = 2>>) -> tensor<64xf32, #tile.blocked<vec = 1, warps = 2>> {
+  %b = tile.convert_layout %a : tensor<64xf32, #tile.blocked<vec = 4, warps = 2>> -> tensor<64xf32, #tile.blocked<vec = 1, warps = 2>>
+  return %b : tensor<64xf32, #tile.blocked<vec = 1, warps = 2>>
+}

@@ -3,12 +3,13 @@
 // Every tile of a kernel is spread over the block's threads in one
 // distributed encoding, put on every tile type: #tile.mma for a kernel with
 // an mma pipeline (chosen by tile-stage-shared), else the #tile.blocked
-// layout chosen here: thread t owns, for each repetition r, the `vec` consecutive
-// elements starting at flat index (r * threads + t) * vec. Using one layout
-// for all tiles of a kernel means elementwise code never moves data between
-// threads. The vector width is what makes the widest element type's global
-// accesses 16 bytes, reduced until it divides every tile's innermost size so
-// that a vector never straddles two rows.
+// layouts chosen here: thread t owns, for each repetition r, the `vec`
+// consecutive elements starting at flat index (r * threads + t) * vec. The
+// kernel's vector width makes the widest element type's global accesses 16
+// bytes; each tile takes the widest width up to it that divides its own
+// innermost size, so that a vector never straddles two rows. Tiles of one
+// shape share one layout, so elementwise code never moves data between
+// threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,13 +52,30 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     });
   }
 
-  /// Puts the kernel's encoding on the type of every tile in its body:
-  /// results, block arguments and dense constants. The operands of a
-  /// pipelined mma (the loads, and the reshape of a batched load) live in
-  /// the pipeline's shared-memory stages: #tile.shared, 128-byte swizzle.
+  /// Puts an encoding on the type of every tile in the kernel's body:
+  /// results, block arguments and dense constants. In an mma kernel that is
+  /// the kernel's #tile.mma encoding, except for the operands of a
+  /// pipelined mma (the loads, and the reshape of a batched load), which
+  /// live in the pipeline's shared-memory stages: #tile.shared, 128-byte
+  /// swizzle. Otherwise a tile is #tile.blocked with the kernel's warps and
+  /// the widest vector up to the kernel's that divides the tile's innermost
+  /// size: a [BM, 1] tile is scalar, a [BM, BN] tile beside it keeps 16-byte
+  /// accesses. Tiles of one shape share one encoding, so elementwise work
+  /// never moves data; a reshape between shapes of different widths gets
+  /// tile.convert_layout around it (encodeReshapes).
   void encodeTiles(func::FuncOp func) {
     MLIRContext *ctx = func.getContext();
-    auto encoding = func->getAttrOfType<tile::DistributedEncodingAttr>(tile::kEncodingAttrName);
+    auto kernelEncoding =
+        func->getAttrOfType<tile::DistributedEncodingAttr>(tile::kEncodingAttrName);
+    auto blocked = dyn_cast<tile::BlockedEncodingAttr>(kernelEncoding);
+    auto encodingFor = [&](RankedTensorType t) -> Attribute {
+      if (!blocked)
+        return kernelEncoding;
+      unsigned v = blocked.getVec();
+      while (v > 1 && t.getShape().back() % v != 0)
+        v /= 2;
+      return tile::BlockedEncodingAttr::get(ctx, v, blocked.getWarps());
+    };
     auto shared = tile::SharedEncodingAttr::get(ctx, 128, {1, 0});
     DenseSet<Value> staged;
     func.walk([&](tile::MmaOp mma) {
@@ -74,7 +92,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       auto t = dyn_cast<RankedTensorType>(v.getType());
       if (!t || t.getEncoding())
         return;
-      Attribute e = staged.contains(v) ? Attribute(shared) : Attribute(encoding);
+      Attribute e = staged.contains(v) ? Attribute(shared) : encodingFor(t);
       v.setType(RankedTensorType::get(t.getShape(), t.getElementType(), e));
     };
     func.walk([&](Operation *op) {
@@ -88,6 +106,38 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
         if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
             dense && dense.getType() != cst.getType())
           cst.setValueAttr(dense.reshape(cast<ShapedType>(cst.getType())));
+    });
+    if (blocked)
+      encodeReshapes(func);
+  }
+
+  /// A reshape keeps every element in its thread only between blocked
+  /// encodings of one vector width (elements are dealt by flat index): it
+  /// runs at the narrower width of its source and result, with a
+  /// tile.convert_layout before or after it for the other.
+  void encodeReshapes(func::FuncOp func) {
+    func.walk([&](tile::ReshapeOp reshape) {
+      RankedTensorType from = reshape.getTile().getType(), to = reshape.getType();
+      auto src = cast<tile::BlockedEncodingAttr>(from.getEncoding());
+      auto res = cast<tile::BlockedEncodingAttr>(to.getEncoding());
+      if (src == res)
+        return;
+      auto narrow = src.getVec() < res.getVec() ? src : res;
+      OpBuilder b(reshape);
+      if (src != narrow) {
+        auto converted = tile::ConvertLayoutOp::create(
+            b, reshape.getLoc(),
+            RankedTensorType::get(from.getShape(), from.getElementType(), narrow),
+            reshape.getTile());
+        reshape.getTileMutable().assign(converted);
+      }
+      if (res != narrow) {
+        reshape.getResult().setType(
+            RankedTensorType::get(to.getShape(), to.getElementType(), narrow));
+        b.setInsertionPointAfter(reshape);
+        auto converted = tile::ConvertLayoutOp::create(b, reshape.getLoc(), to, reshape);
+        reshape.getResult().replaceAllUsesExcept(converted, converted);
+      }
     });
   }
 
@@ -116,12 +166,16 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
             maxAccessBytes,
             store.getValue().getType().getElementType().getIntOrFloatBitWidth() / 8);
     });
+    // Each tile gets the widest vector up to `vec` that divides its own
+    // innermost size (encodeTiles); the warps are still chosen from the
+    // width every tile allows (`minVec`), as they were tuned.
     unsigned vec = std::max(1u, 16 / maxAccessBytes);
+    unsigned minVec = vec;
     auto divides = [&](unsigned v) {
       return llvm::all_of(innerSizes, [&](int64_t s) { return s % v == 0; });
     };
-    while (vec > 1 && !divides(vec))
-      vec /= 2;
+    while (minVec > 1 && !divides(minVec))
+      minVec /= 2;
     // The option, else the kernel's @launch(num_warps = ...), else chosen.
     unsigned warps = numWarps;
     if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
@@ -140,7 +194,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       bool reduces = false;
       func.walk([&](tile::ReduceOp) { reduces = true; });
       int64_t vectorsPerThread = reduces ? (maxAccessBytes <= 2 ? 8 : 4) : 2;
-      int64_t want = maxNumel / (int64_t(vec) * 32 * vectorsPerThread);
+      int64_t want = maxNumel / (int64_t(minVec) * 32 * vectorsPerThread);
       warps = static_cast<unsigned>(std::clamp<int64_t>(want, 1, 8));
     }
     Builder b(func.getContext());

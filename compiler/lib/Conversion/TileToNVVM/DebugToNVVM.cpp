@@ -62,9 +62,8 @@ void declare(OpBuilder &b, ModuleOp module, StringRef name, Type result, ArrayRe
 /// Calls `fn(slot, flat)` for each element of `shape` this thread holds,
 /// under the padding guard.
 template <typename Fn>
-void forEachSlot(OpBuilder &b, Location loc, ThreadLayout layout, RankedTensorType shape,
-                 Fn fn) {
-  forEachThreadElement(b, loc, layout, shape, [&](int64_t slot, Value e, bool mayPad) {
+void forEachSlot(OpBuilder &b, Location loc, RankedTensorType shape, Fn fn) {
+  forEachThreadElement(b, loc, shape, [&](int64_t slot, Value e, bool mayPad) {
     if (!mayPad)
       return fn(slot, e);
     ifThen(b, loc, insideTile(b, loc, e, shape), [&] { fn(slot, e); });
@@ -155,7 +154,7 @@ struct PrintLowering : LayoutPattern<tile::PrintOp> {
         values.push_back(widen(v, k));
       emit(values);
     } else {
-      forEachSlot(rewriter, loc, layout, shape, [&](int64_t slot, Value e) {
+      forEachSlot(rewriter, loc, shape, [&](int64_t slot, Value e) {
         SmallVector<Value> values(pid);
         for (Value c : tileCoords(rewriter, loc, e, shape.getShape()))
           values.push_back(c);
@@ -199,7 +198,7 @@ struct AssertLowering : LayoutPattern<tile::AssertOp> {
     };
     Value cond = adaptor.getCond();
     if (auto shape = dyn_cast<RankedTensorType>(op.getCond().getType())) {
-      forEachSlot(rewriter, loc, layout, shape, [&](int64_t slot, Value) {
+      forEachSlot(rewriter, loc, shape, [&](int64_t slot, Value) {
         check(vector::ExtractOp::create(rewriter, loc, cond, ArrayRef<int64_t>{slot}));
       });
     } else {

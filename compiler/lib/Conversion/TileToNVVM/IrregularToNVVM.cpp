@@ -34,7 +34,7 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
                      RankedTensorType shape, ValueRange indices, Value mask,
                      Type elem, TypedAttr other, Body body) {
   bool produces = bool(other);
-  VectorType outTy = perThreadType(layout, RankedTensorType::get(shape.getShape(), elem));
+  VectorType outTy = perThreadType(RankedTensorType::get(shape.getShape(), elem, shape.getEncoding()));
   Value result = produces ? arith::ConstantOp::create(rewriter, loc, outTy,
                                                       DenseElementsAttr::get(outTy, other))
                                 .getResult()
@@ -50,7 +50,7 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
     byteStrides.push_back(bytes == 1 ? stride
                                      : Value(arith::MulIOp::create(
                                            rewriter, loc, stride, constI64(rewriter, loc, bytes))));
-  forEachThreadElement(rewriter, loc, layout, shape, [&](int64_t slot, Value e, bool mayPad) {
+  forEachThreadElement(rewriter, loc, shape, [&](int64_t slot, Value e, bool mayPad) {
     Value cond, offset;
     auto andI = [&](Value c) {
       cond = cond ? Value(arith::AndIOp::create(rewriter, loc, cond, c)) : c;

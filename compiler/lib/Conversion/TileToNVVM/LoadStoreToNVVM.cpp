@@ -78,7 +78,7 @@ public:
   /// First flat tile index of this thread's slot r.
   Value slotBase(int64_t r) {
     if (isPipelined(layout))
-      return groupBase(b, loc, layout, tileTy_, r);
+      return groupBase(b, loc, tileTy_, r);
     return arith::AddIOp::create(b, loc, tidBase,
                                  c64(r * int64_t(layout.getThreadsPerBlock()) * layout.getGroupWidth()));
   }
@@ -190,18 +190,19 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
     Location loc = op.getLoc();
     RankedTensorType tileTy = op.getType();
+    ThreadLayout encoding = encodingOf(tileTy);
     Type elemTy = tileTy.getElementType();
-    VectorType resTy = perThreadType(layout, tileTy);
-    VectorType vecTy = VectorType::get({layout.getGroupWidth()}, elemTy);
+    VectorType resTy = perThreadType(tileTy);
+    VectorType vecTy = VectorType::get({encoding.getGroupWidth()}, elemTy);
     TypedAttr padAttr = op.getPaddingAttr();
     if (!padAttr)
       padAttr = rewriter.getZeroAttr(elemTy);
 
-    TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), layout);
+    TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
     Value padAll = splatConst(rewriter, loc, resTy, padAttr);
     Value padVec = splatConst(rewriter, loc, vecTy, padAttr);
     Value padScalar = arith::ConstantOp::create(rewriter, loc, padAttr);
-    unsigned align = layout.getGroupWidth() * acc.elemBytes();
+    unsigned align = encoding.getGroupWidth() * acc.elemBytes();
 
     auto fastPath = [&]() -> Value {
       Value result = padAll;
@@ -217,7 +218,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
                                     vecTy, loadSlot, [&] { return padVec; })
                       : loadSlot();
         result = vector::InsertStridedSliceOp::create(
-            rewriter, loc, v, result, ArrayRef<int64_t>{r * layout.getGroupWidth()},
+            rewriter, loc, v, result, ArrayRef<int64_t>{r * encoding.getGroupWidth()},
             ArrayRef<int64_t>{1});
       }
       return result;
@@ -226,7 +227,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
       Value result = padAll;
       for (int64_t r = 0; r < acc.reps(); ++r) {
         Value base = acc.slotBase(r);
-        for (unsigned v = 0; v < layout.getGroupWidth(); ++v) {
+        for (unsigned v = 0; v < encoding.getGroupWidth(); ++v) {
           Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v)))
                       : base;
           Value inBounds;
@@ -238,7 +239,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
               },
               [&] { return padScalar; });
           result = vector::InsertOp::create(rewriter, loc, x, result,
-                                            ArrayRef<int64_t>{r * layout.getGroupWidth() + v});
+                                            ArrayRef<int64_t>{r * encoding.getGroupWidth() + v});
         }
       }
       return result;
@@ -261,9 +262,10 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
     Location loc = op.getLoc();
     RankedTensorType tileTy = op.getValue().getType();
+    ThreadLayout encoding = encodingOf(tileTy);
     Value values = adaptor.getValue();
-    TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), layout);
-    unsigned align = layout.getGroupWidth() * acc.elemBytes();
+    TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
+    unsigned align = encoding.getGroupWidth() * acc.elemBytes();
 
     auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, acc.fastCondition(),
                                   /*withElseRegion=*/true);
@@ -274,8 +276,8 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
         Value base = acc.slotBase(r);
         auto storeSlot = [&]() {
           Value v = vector::ExtractStridedSliceOp::create(
-              rewriter, loc, values, ArrayRef<int64_t>{r * layout.getGroupWidth()},
-              ArrayRef<int64_t>{layout.getGroupWidth()}, ArrayRef<int64_t>{1});
+              rewriter, loc, values, ArrayRef<int64_t>{r * encoding.getGroupWidth()},
+              ArrayRef<int64_t>{encoding.getGroupWidth()}, ArrayRef<int64_t>{1});
           Value addr = acc.address(acc.offsetOf(base, true, nullptr));
           acc.store(v, addr, align);
         };
@@ -288,13 +290,13 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
       rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
       for (int64_t r = 0; r < acc.reps(); ++r) {
         Value base = acc.slotBase(r);
-        for (unsigned v = 0; v < layout.getGroupWidth(); ++v) {
+        for (unsigned v = 0; v < encoding.getGroupWidth(); ++v) {
           Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v)))
                       : base;
           Value inBounds;
           Value off = acc.offsetOf(e, false, &inBounds);
           Value x = vector::ExtractOp::create(rewriter, loc, values,
-                                              ArrayRef<int64_t>{r * layout.getGroupWidth() + v});
+                                              ArrayRef<int64_t>{r * encoding.getGroupWidth() + v});
           acc.guardedVoid(inBounds, [&]() {
             acc.store(x, acc.address(off), acc.elemBytes());
           });
@@ -322,10 +324,12 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
     Location loc = op.getLoc();
     RankedTensorType resTy = op.getType();
     Type elemTy = resTy.getElementType();
-    auto srcTy = RankedTensorType::get(op.getSrcShape(), elemTy);
-    TileAccess acc(rewriter, loc, mk, srcTy, adaptor.getIndices(), layout);
+    // The source is read straight from memory for each result element: it
+    // has no register form of its own.
+    auto srcTy = RankedTensorType::get(op.getSrcShape(), elemTy, resTy.getEncoding());
+    TileAccess acc(rewriter, loc, mk, srcTy, adaptor.getIndices(), encodingOf(resTy));
     TypedAttr zero = rewriter.getZeroAttr(elemTy);
-    VectorType outTy = perThreadType(layout, resTy);
+    VectorType outTy = perThreadType(resTy);
     Value result = splatConst(rewriter, loc, outTy, zero);
     Value zeroScalar = arith::ConstantOp::create(rewriter, loc, zero);
     ArrayRef<int64_t> from = op.getSrcShape();
@@ -346,7 +350,7 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
       rewriter.replaceOp(op, vector::BroadcastOp::create(rewriter, loc, outTy, x));
       return success();
     }
-    forEachThreadElement(rewriter, loc, layout, resTy, [&](int64_t slot, Value e, bool mayPad) {
+    forEachThreadElement(rewriter, loc, resTy, [&](int64_t slot, Value e, bool mayPad) {
       // Result coordinates -> source flat index.
       Value src = tileFlat(rewriter, loc,
                            broadcastSource(tileCoords(rewriter, loc, e, resTy.getShape()), from),

@@ -28,15 +28,24 @@ using ThreadLayout = tile::DistributedEncodingAttr;
 /// Whether the kernel's tiles sit in an mma pipeline's accumulator layout
 /// (wgmma, mma_sync or fma fragments) rather than the blocked one.
 inline bool isPipelined(ThreadLayout layout) { return mlir::isa<tile::MmaEncodingAttr>(layout); }
-/// The vector of elements one thread holds of `t`.
-inline mlir::VectorType perThreadType(ThreadLayout layout, mlir::RankedTensorType t) {
-  return mlir::VectorType::get({layout.getElemsPerThread(t.getShape())}, t.getElementType());
+/// The distributed encoding of a tile (tile-layout puts one on every tile
+/// type; the conversion checks it before any pattern runs).
+inline ThreadLayout encodingOf(mlir::RankedTensorType t) {
+  return mlir::cast<ThreadLayout>(t.getEncoding());
 }
-/// The flat tile index (i64) of the first element of this thread's group g.
-mlir::Value groupBase(mlir::OpBuilder &b, mlir::Location loc, ThreadLayout layout,
-                      mlir::RankedTensorType t, int64_t g);
+/// The vector of elements one thread holds of `t` under its encoding.
+inline mlir::VectorType perThreadType(mlir::RankedTensorType t) {
+  return mlir::VectorType::get({encodingOf(t).getElemsPerThread(t.getShape())},
+                               t.getElementType());
+}
+/// The flat tile index (i64) of the first element of this thread's group g
+/// of `t`, under its encoding.
+mlir::Value groupBase(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType t,
+                      int64_t g);
 
-/// A conversion pattern that needs the kernel's thread layout.
+/// A conversion pattern that needs the kernel's thread layout (its thread
+/// count, its leader thread, whether it is an mma pipeline): the tiles' own
+/// encodings come from their types.
 template <typename OpTy>
 struct LayoutPattern : mlir::OpConversionPattern<OpTy> {
   LayoutPattern(const mlir::TypeConverter &tc, mlir::MLIRContext *ctx,
@@ -66,8 +75,7 @@ inline mlir::Value constI64(mlir::OpBuilder &b, mlir::Location loc, int64_t v) {
 /// index in the tile (i64), and `mayPad` whether `flat` may lie past the
 /// tile's end (padding slots of the blocked layout).
 void forEachThreadElement(
-    mlir::OpBuilder &b, mlir::Location loc, ThreadLayout layout,
-    mlir::RankedTensorType tile,
+    mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType tile,
     llvm::function_ref<void(int64_t slot, mlir::Value flat, bool mayPad)> fn);
 /// Whether flat index `flat` lies inside `tile` (not padding), as an i1.
 mlir::Value insideTile(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
@@ -90,7 +98,6 @@ llvm::SmallVector<mlir::Value> broadcastSource(llvm::ArrayRef<mlir::Value> coord
 /// The flat tile index of every element this thread holds, as a vector<P x
 /// i32>: slot (r, v) is (r * threads + tid) * vec + v.
 mlir::Value threadFlatIndices(mlir::OpBuilder &b, mlir::Location loc,
-                              ThreadLayout layout,
                               mlir::RankedTensorType tile);
 
 void populateLoadStoreToNVVMPatterns(const mlir::TypeConverter &converter,
@@ -160,7 +167,7 @@ int64_t relayoutScratchBytes(mlir::RankedTensorType src);
 /// `src` needs in it: a total per (group, thread) when a thread holds more
 /// than one group, and one per warp.
 std::string scanScratchName(llvm::StringRef kernel);
-int64_t scanScratchBytes(ThreadLayout layout, mlir::RankedTensorType src);
+int64_t scanScratchBytes(mlir::RankedTensorType src);
 /// The pipelined mma loops planned by tile-stage-shared (sm_90a).
 void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,
                                ThreadLayout layout,

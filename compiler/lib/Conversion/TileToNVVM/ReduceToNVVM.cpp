@@ -184,7 +184,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
       return constI32(rewriter, loc, v);
     };
     int64_t numel = tileTy.getNumElements();
-    bool padded = layout.mayPad(tileTy.getShape());
+    bool padded = encodingOf(tileTy).mayPad(tileTy.getShape());
     // A user combiner has no identity: padding slots carry a validity flag
     // instead.
     bool withValid = user && padded;
@@ -217,7 +217,7 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
       v = arith::ExtFOp::create(rewriter, loc, workVecTy, v);
     Value idx, valid;
     if (arg || padded)
-      idx = threadFlatIndices(rewriter, loc, layout, tileTy);
+      idx = threadFlatIndices(rewriter, loc, tileTy);
     if (padded) {
       Value limit = vector::BroadcastOp::create(rewriter, loc, idxTy, c32(int32_t(numel)));
       valid = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, idx, limit);

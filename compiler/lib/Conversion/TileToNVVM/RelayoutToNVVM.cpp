@@ -46,7 +46,8 @@ int64_t tilec::mmaOperandOffset(RankedTensorType a) {
   return (relayoutScratchBytes(a) + 15) / 16 * 16;
 }
 
-int64_t tilec::scanScratchBytes(ThreadLayout layout, RankedTensorType src) {
+int64_t tilec::scanScratchBytes(RankedTensorType src) {
+  ThreadLayout layout = encodingOf(src);
   // The scan's work type (f32 for f16/bf16) takes as many words as the
   // element type: with more than one group, a value per (group, thread);
   // then one per warp.
@@ -71,9 +72,9 @@ class RelayoutBuffer {
 public:
   /// `byteOffset`: where in the kernel's buffer this tile starts (an mma
   /// keeps both operands there).
-  RelayoutBuffer(ConversionPatternRewriter &rewriter, Location loc, ThreadLayout layout,
-                 LLVM::GlobalOp global, RankedTensorType srcTy, int64_t byteOffset = 0)
-      : b(rewriter), loc(loc), layout(layout), srcTy(srcTy) {
+  RelayoutBuffer(ConversionPatternRewriter &rewriter, Location loc, LLVM::GlobalOp global,
+                 RankedTensorType srcTy, int64_t byteOffset = 0)
+      : b(rewriter), loc(loc), srcTy(srcTy) {
     elem = srcTy.getElementType();
     stored = memoryType(elem);
     bytes = stored.getIntOrFloatBitWidth() / 8;
@@ -104,7 +105,7 @@ public:
   /// Stores this thread's elements of `src` (a per-thread vector), then
   /// synchronizes the block.
   void write(Value src) {
-    forEachThreadElement(b, loc, layout, srcTy, [&](int64_t slotIndex, Value e, bool mayPad) {
+    forEachThreadElement(b, loc, srcTy, [&](int64_t slotIndex, Value e, bool mayPad) {
       Value x = toMemory(b, loc, vector::ExtractOp::create(b, loc, src,
                                                            ArrayRef<int64_t>{slotIndex}));
       if (!mayPad)
@@ -124,9 +125,9 @@ public:
   /// result tile `resTy` (coordinates outermost first, i64; padding slots
   /// get the coordinates of element 0) and gathers the returned values.
   template <typename Fn> Value forEachResult(RankedTensorType resTy, Fn fn) {
-    VectorType outTy = perThreadType(layout, resTy);
+    VectorType outTy = perThreadType(resTy);
     Value result = arith::ConstantOp::create(b, loc, outTy, b.getZeroAttr(outTy));
-    forEachThreadElement(b, loc, layout, resTy, [&](int64_t slotIndex, Value e, bool mayPad) {
+    forEachThreadElement(b, loc, resTy, [&](int64_t slotIndex, Value e, bool mayPad) {
       if (mayPad)
         e = arith::SelectOp::create(b, loc, insideTile(b, loc, e, resTy), e, c64(0));
       result = vector::InsertOp::create(b, loc, fn(tileCoords(b, loc, e, resTy.getShape())),
@@ -139,7 +140,6 @@ public:
 
   ConversionPatternRewriter &b;
   Location loc;
-  ThreadLayout layout;
   RankedTensorType srcTy;
   Type elem, stored;
   int64_t bytes, inner, pitch;
@@ -170,7 +170,7 @@ struct RelayoutLowering : LayoutPattern<OpTy> {
     if (!global)
       return rewriter.notifyMatchFailure(op, "no relayout buffer");
     Location loc = op.getLoc();
-    RelayoutBuffer buf(rewriter, loc, layout, global,
+    RelayoutBuffer buf(rewriter, loc, global,
                        cast<RankedTensorType>(op.getTile().getType()));
     buf.write(adaptor.getTile());
     Value result = buf.forEachResult(cast<RankedTensorType>(op.getType()),
@@ -204,6 +204,15 @@ struct PermuteLowering : RelayoutLowering<tile::PermuteOp> {
     for (size_t d = 0; d < coords.size(); ++d)
       src[size_t(perm[d])] = coords[d];
     return tileFlat(b, loc, src, op.getTile().getType().getShape());
+  }
+};
+
+/// A layout conversion through shared memory: the same coordinates.
+struct ConvertLayoutLowering : RelayoutLowering<tile::ConvertLayoutOp> {
+  using RelayoutLowering::RelayoutLowering;
+  Value srcFlatOf(tile::ConvertLayoutOp op, OpBuilder &b, Location loc,
+                  ArrayRef<Value> coords) const override {
+    return tileFlat(b, loc, coords, op.getType().getShape());
   }
 };
 
@@ -244,7 +253,7 @@ struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
     bool user = kind == "fn";
     bool arg = kind == "argmax" || kind == "argmin";
     Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
-    RelayoutBuffer buf(rewriter, loc, layout, global, srcTy);
+    RelayoutBuffer buf(rewriter, loc, global, srcTy);
     buf.write(adaptor.getTile());
     Value result = buf.forEachResult(resTy, [&](ArrayRef<Value> coords) -> Value {
       auto element = [&](Value k) -> Value {
@@ -376,9 +385,10 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     };
 
     Value src = adaptor.getTile();
-    const int64_t G = layout.getGroups(tileTy.getShape());
-    const unsigned vec = layout.getGroupWidth();
-    const unsigned threads = layout.getThreadsPerBlock();
+    ThreadLayout encoding = encodingOf(tileTy);
+    const int64_t G = encoding.getGroups(tileTy.getShape());
+    const unsigned vec = encoding.getGroupWidth();
+    const unsigned threads = encoding.getThreadsPerBlock();
     const unsigned warps = threads / 32;
     const int32_t words = int32_t(wordCount(work));
     SmallVector<Value> x;
@@ -523,7 +533,7 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
     if (G > 1 || warps > 1)
       NVVM::Barrier0Op::create(rewriter, loc);
     // 6. result = prefix (+) element.
-    VectorType outTy = perThreadType(layout, tileTy);
+    VectorType outTy = perThreadType(tileTy);
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
     for (int64_t g = 0; g < G; ++g) {
       for (unsigned v = 0; v < vec; ++v) {
@@ -559,13 +569,13 @@ struct MmaBlockedLowering : LayoutPattern<tile::MmaOp> {
       return rewriter.notifyMatchFailure(op, "no relayout buffer");
     Location loc = op.getLoc();
     int64_t K = aTy.getDimSize(1);
-    RelayoutBuffer bufA(rewriter, loc, layout, global, aTy);
-    RelayoutBuffer bufB(rewriter, loc, layout, global, bTy, mmaOperandOffset(aTy));
+    RelayoutBuffer bufA(rewriter, loc, global, aTy);
+    RelayoutBuffer bufB(rewriter, loc, global, bTy, mmaOperandOffset(aTy));
     bufA.write(adaptor.getA());
     bufB.write(adaptor.getB());
     // This thread's (m, n) per slot (padding slots read row 0).
     SmallVector<Value> rows, cols;
-    forEachThreadElement(rewriter, loc, layout, accTy, [&](int64_t, Value e, bool mayPad) {
+    forEachThreadElement(rewriter, loc, accTy, [&](int64_t, Value e, bool mayPad) {
       if (mayPad)
         e = arith::SelectOp::create(rewriter, loc, insideTile(rewriter, loc, e, accTy), e,
                                     bufA.c64(0));
@@ -609,17 +619,17 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
     auto srcTy = op.getTile().getType();
     auto resTy = cast<RankedTensorType>(op.getType());
     Type elem = srcTy.getElementType();
-    RelayoutBuffer buf(rewriter, loc, layout, global, srcTy);
+    RelayoutBuffer buf(rewriter, loc, global, srcTy);
     if (!op->hasAttr(kTakeReuseAttrName))
       buf.write(adaptor.getTile());
     Value index = adaptor.getIndex();
-    VectorType outTy = perThreadType(layout, resTy);
+    VectorType outTy = perThreadType(resTy);
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
     Type i64 = rewriter.getI64Type();
     // A 32-bit index (signed or unsigned: either way a value outside the
     // tile is at least 2^31 as u32) is checked in 32 bits, then widened.
     bool narrow = op.getIndex().getType().getElementType().getIntOrFloatBitWidth() == 32;
-    forEachThreadElement(rewriter, loc, layout, resTy, [&](int64_t slotIndex, Value, bool) {
+    forEachThreadElement(rewriter, loc, resTy, [&](int64_t slotIndex, Value, bool) {
       Value i = vector::ExtractOp::create(rewriter, loc, index, ArrayRef<int64_t>{slotIndex});
       Value inside;
       if (narrow) {
@@ -658,7 +668,8 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            ThreadLayout layout,
                                            RewritePatternSet &patterns) {
-  patterns.add<BroadcastLowering, PermuteLowering, SliceLowering, AxisReduceLowering,
+  patterns.add<BroadcastLowering, ConvertLayoutLowering, PermuteLowering, SliceLowering,
+               AxisReduceLowering,
                ScanLowering, TakeLowering, MmaBlockedLowering>(
       converter, patterns.getContext(), layout);
 }

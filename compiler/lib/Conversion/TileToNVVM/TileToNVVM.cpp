@@ -45,18 +45,17 @@ bool tilec::needsNVVMLowering(Operation *op) {
          llvm::any_of(op->getResultTypes(), isTensor);
 }
 
-Value tilec::groupBase(OpBuilder &b, Location loc, ThreadLayout layout, RankedTensorType t,
-                       int64_t g) {
+Value tilec::groupBase(OpBuilder &b, Location loc, RankedTensorType t, int64_t g) {
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
-  return layout.emitGroupBase(b, loc, tid64, t.getShape(), g);
+  return encodingOf(t).emitGroupBase(b, loc, tid64, t.getShape(), g);
 }
 
-void tilec::forEachThreadElement(OpBuilder &b, Location loc, ThreadLayout layout,
-                                 RankedTensorType tile,
+void tilec::forEachThreadElement(OpBuilder &b, Location loc, RankedTensorType tile,
                                  function_ref<void(int64_t, Value, bool)> fn) {
+  ThreadLayout layout = encodingOf(tile);
   for (int64_t g = 0; g < layout.getGroups(tile.getShape()); ++g) {
-    Value base = groupBase(b, loc, layout, tile, g);
+    Value base = groupBase(b, loc, tile, g);
     for (unsigned v = 0; v < layout.getGroupWidth(); ++v) {
       Value e = v ? Value(arith::AddIOp::create(
                         b, loc, base, constI64(b, loc, v)))
@@ -142,8 +141,8 @@ SmallVector<Value> tilec::broadcastSource(ArrayRef<Value> coords, ArrayRef<int64
   return src;
 }
 
-Value tilec::threadFlatIndices(OpBuilder &b, Location loc, ThreadLayout layout,
-                               RankedTensorType tile) {
+Value tilec::threadFlatIndices(OpBuilder &b, Location loc, RankedTensorType tile) {
+  ThreadLayout layout = encodingOf(tile);
   auto ty = VectorType::get({layout.getElemsPerThread(tile.getShape())}, b.getI32Type());
   if (!isPipelined(layout)) {
     // Slot (r, v) is (r * threads + tid) * vec + v: a constant plus a splat.
@@ -160,7 +159,7 @@ Value tilec::threadFlatIndices(OpBuilder &b, Location loc, ThreadLayout layout,
   }
   Value result = arith::ConstantOp::create(
       b, loc, ty, DenseElementsAttr::get(ty, b.getI32IntegerAttr(0)));
-  forEachThreadElement(b, loc, layout, tile, [&](int64_t slot, Value flat, bool) {
+  forEachThreadElement(b, loc, tile, [&](int64_t slot, Value flat, bool) {
     Value e = arith::TruncIOp::create(b, loc, b.getI32Type(), flat);
     result = vector::InsertOp::create(b, loc, e, result, ArrayRef<int64_t>{slot});
   });
@@ -240,7 +239,7 @@ struct RangeLowering : LayoutPattern<tile::RangeOp> {
   LogicalResult
   matchAndRewrite(tile::RangeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, threadFlatIndices(rewriter, op.getLoc(), layout, op.getType()));
+    rewriter.replaceOp(op, threadFlatIndices(rewriter, op.getLoc(), op.getType()));
     return success();
   }
 };
@@ -269,7 +268,8 @@ static void addSharedGlobal(func::FuncOp func, StringRef name, Type type,
 /// have a buffer of their own).
 static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   auto reduce = dyn_cast<tile::ReduceOp>(op);
-  return isa<tile::BroadcastOp, tile::PermuteOp, tile::SliceOp, tile::TakeOp>(op) ||
+  return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,
+             tile::TakeOp>(op) ||
          (reduce && reduce.getAxis()) || (isa<tile::MmaOp>(op) && !pipelined);
 }
 
@@ -329,18 +329,34 @@ struct ConvertTileToNVVMPass
     auto layout = func->getAttrOfType<ThreadLayout>(tile::kEncodingAttrName);
     if (!layout)
       return func.emitError("kernel has no thread layout; run tile-layout first");
-    // Every tile carries its encoding (tile-layout puts them on the types);
-    // one distributed encoding per kernel until tile.convert_layout exists.
+    // Every tile carries its encoding (tile-layout puts them on the types),
+    // over the kernel's threads. Only the ops that move data between threads
+    // (through shared memory) may take and give tiles in different
+    // distributed encodings; every other op computes each element in the
+    // thread that holds it.
     WalkResult encoded = func.walk([&](Operation *op) {
+      bool movesData = isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp,
+                           tile::SliceOp, tile::TakeOp, tile::ReduceOp, tile::MmaOp,
+                           tile::BroadcastLoadOp>(op) ||
+                       op->getNumRegions() > 0 || op->hasTrait<OpTrait::IsTerminator>();
+      Attribute common;
       auto check = [&](Value v) -> LogicalResult {
         auto t = dyn_cast<RankedTensorType>(v.getType());
         if (!t)
           return success();
         if (!t.getEncoding())
           return op->emitError() << "tile " << t << " has no layout encoding; run tile-layout first";
-        if (isa<tile::DistributedEncodingAttr>(t.getEncoding()) && t.getEncoding() != layout)
-          return op->emitError() << "tile " << t << " is not in the kernel's layout " << layout
-                                 << " (one layout per kernel)";
+        auto distributed = dyn_cast<ThreadLayout>(t.getEncoding());
+        if (!distributed)
+          return success();
+        if (distributed.getThreadsPerBlock() != layout.getThreadsPerBlock())
+          return op->emitError() << "tile " << t << " is spread over "
+                                 << distributed.getThreadsPerBlock() << " threads, the kernel over "
+                                 << layout.getThreadsPerBlock();
+        if (!movesData && common && common != distributed)
+          return op->emitError() << "operands and results in different layouts " << common
+                                 << " and " << distributed << " (insert tile.convert_layout)";
+        common = distributed;
         return success();
       };
       for (Value v : op->getOperands())
@@ -390,7 +406,7 @@ struct ConvertTileToNVVMPass
     // before the next relayout writes (tile-elide-barriers removes it).
     int64_t scanBytes = 0;
     func.walk([&](tile::ScanOp scan) {
-      scanBytes = std::max(scanBytes, scanScratchBytes(layout, scan.getType()));
+      scanBytes = std::max(scanBytes, scanScratchBytes(scan.getType()));
     });
     if (scanBytes > 0 && !isPipelined(layout))
       addSharedGlobal(func, scanScratchName(func.getName()), bytesType(scanBytes));
@@ -456,7 +472,7 @@ struct ConvertTileToNVVMPass
     // the mma pipeline consumes them whole.
     converter.addConversion([](RankedTensorType t) -> Type {
       if (auto encoding = dyn_cast_or_null<ThreadLayout>(t.getEncoding()))
-        return perThreadType(encoding, t);
+        return perThreadType(t);
       return Type();
     });
 

@@ -188,6 +188,15 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult ConvertLayoutOp::verify() {
+  auto from = getTile().getType();
+  auto to = getType();
+  if (from.getShape() != to.getShape() || from.getElementType() != to.getElementType())
+    return emitOpError() << "changes only the encoding: " << from << " and " << to
+                         << " differ in shape or element type";
+  return success();
+}
+
 LogicalResult ReshapeOp::verify() {
   auto from = getTile().getType();
   auto to = getType();

@@ -147,6 +147,25 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
+  let summary = "the same tile in another layout encoding";
+  let description = [{
+    Moves a tile's elements between threads (or between registers and
+    shared memory) so that it is held in the result type's encoding; the
+    values are unchanged. tile-layout inserts it where an op needs its
+    operand in another encoding than the one it was produced in.
+
+    ```mlir
+    %r = tile.convert_layout %t : tensor<64xf32, #tile.blocked<vec = 4, warps = 2>>
+                                -> tensor<64xf32, #tile.blocked<vec = 1, warps = 2>>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$tile);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$tile attr-dict `:` type($tile) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
   let summary = "the same elements in row-major order, with another shape";
   let description = [{
