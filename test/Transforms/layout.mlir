@@ -41,10 +41,10 @@ func.func @mixed(%a: !tile.view<f16, 1>, %b: !tile.view<f32, 1>, %i: i32) attrib
 
 // -----
 
-// A vector never straddles two rows: an innermost size of 6 allows 2 (the
-// kernel's width stays 4, for its other tiles). A small tile gets one warp.
+// A vector never straddles two rows: an innermost size of 6 allows 2.
+// A small tile gets one warp.
 // CHECK-LABEL: func.func @odd_rows
-// CHECK-SAME: tile.encoding = #tile.blocked<vec = 4, warps = 1>
+// CHECK-SAME: tile.encoding = #tile.blocked<vec = 2, warps = 1>
 // CHECK-SAME: tile.num_warps = 1 : i32
 // CHECK: tile.load {{.*}} -> tensor<10x6xf32, #tile.blocked<vec = 2, warps = 1>>
 func.func @odd_rows(%v: !tile.view<f32, 2>, %i: i32) attributes {tile.kernel} {
@@ -125,10 +125,10 @@ func.func @pipelined(%a: !tile.view<bf16, 2>, %n: i64) attributes {tile.kernel, 
 
 // -----
 
-// The vector width is chosen per tile: the [1, 1024] row keeps 16-byte
-// accesses beside a [1] result (the kernel's warps are still chosen from
-// the narrowest width, as before). A reshape between widths runs at the
-// narrower one, with tile.convert_layout for the other.
+// A kernel that comes with a wider encoding than some of its tiles allow:
+// each tile gets the widest width up to the kernel's that divides its
+// innermost size, and a reshape between widths runs at the narrower one,
+// with tile.convert_layout for the other.
 // CHECK-LABEL: func.func @per_tile
 // CHECK-SAME: tile.encoding = #tile.blocked<vec = 4, warps = 8>
 // CHECK: tile.load {{.*}} -> tensor<1x1024xf32, #tile.blocked<vec = 4, warps = 8>>
@@ -139,7 +139,7 @@ func.func @pipelined(%a: !tile.view<bf16, 2>, %n: i64) attributes {tile.kernel, 
 // CHECK: %[[B:.*]] = tile.reshape %{{.*}} : tensor<64x1xf32, #tile.blocked<vec = 1, warps = 8>> -> tensor<64xf32, #tile.blocked<vec = 1, warps = 8>>
 // CHECK: %[[W:.*]] = tile.convert_layout %[[B]] : tensor<64xf32, #tile.blocked<vec = 1, warps = 8>> -> tensor<64xf32, #tile.blocked<vec = 4, warps = 8>>
 // CHECK: tile.store %[[W]]
-func.func @per_tile(%v: !tile.view<f32, 2>, %w: !tile.view<f32, 1>, %i: i32) attributes {tile.kernel} {
+func.func @per_tile(%v: !tile.view<f32, 2>, %w: !tile.view<f32, 1>, %i: i32) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 4, warps = 8>} {
   %t = tile.load %v[%i, %i] : !tile.view<f32, 2>, i32, i32 -> tensor<1x1024xf32>
   %m = tile.reduce "max" %t : tensor<1x1024xf32> -> f32
   %s = tile.splat %m : f32 -> tensor<1xf32>

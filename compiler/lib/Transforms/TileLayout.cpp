@@ -3,13 +3,11 @@
 // Every tile of a kernel is spread over the block's threads in one
 // distributed encoding, put on every tile type: #tile.mma for a kernel with
 // an mma pipeline (chosen by tile-stage-shared), else the #tile.blocked
-// layouts chosen here: thread t owns, for each repetition r, the `vec`
+// layout chosen here: thread t owns, for each repetition r, the `vec`
 // consecutive elements starting at flat index (r * threads + t) * vec. The
-// kernel's vector width makes the widest element type's global accesses 16
-// bytes; each tile takes the widest width up to it that divides its own
-// innermost size, so that a vector never straddles two rows. Tiles of one
-// shape share one layout, so elementwise code never moves data between
-// threads.
+// vector width makes the widest element type's global accesses 16 bytes,
+// narrowed until it divides every tile's innermost size so that a vector
+// never straddles two rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,10 +57,11 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
   /// live in the pipeline's shared-memory stages: #tile.shared, 128-byte
   /// swizzle. Otherwise a tile is #tile.blocked with the kernel's warps and
   /// the widest vector up to the kernel's that divides the tile's innermost
-  /// size: a [BM, 1] tile is scalar, a [BM, BN] tile beside it keeps 16-byte
-  /// accesses. Tiles of one shape share one encoding, so elementwise work
-  /// never moves data; a reshape between shapes of different widths gets
-  /// tile.convert_layout around it (encodeReshapes).
+  /// size (assignLayout's width divides every tile's, so today all tiles of
+  /// a kernel get it; a kernel that comes with a wider encoding gets narrower
+  /// tiles where they need it). Tiles of one shape share one encoding, so
+  /// elementwise work never moves data; a reshape between shapes of
+  /// different widths gets tile.convert_layout around it (encodeReshapes).
   void encodeTiles(func::FuncOp func) {
     MLIRContext *ctx = func.getContext();
     auto kernelEncoding =
@@ -166,16 +165,19 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
             maxAccessBytes,
             store.getValue().getType().getElementType().getIntOrFloatBitWidth() / 8);
     });
-    // Each tile gets the widest vector up to `vec` that divides its own
-    // innermost size (encodeTiles); the warps are still chosen from the
-    // width every tile allows (`minVec`), as they were tuned.
+    // One width for the kernel: 16-byte accesses of the widest element
+    // type, narrowed until it divides every tile's innermost size. Widths
+    // chosen per tile (encodeTiles gives a tile the widest width up to the
+    // kernel's that divides its innermost size) were measured slower on the
+    // H200 (docs/performance.md, session 7): the reshapes between widths
+    // cost a shared-memory round trip each (fold 2.0x slower) and the wider
+    // guarded edge accesses lost 7-14% (rowargmax, embedding gather).
     unsigned vec = std::max(1u, 16 / maxAccessBytes);
-    unsigned minVec = vec;
     auto divides = [&](unsigned v) {
       return llvm::all_of(innerSizes, [&](int64_t s) { return s % v == 0; });
     };
-    while (minVec > 1 && !divides(minVec))
-      minVec /= 2;
+    while (vec > 1 && !divides(vec))
+      vec /= 2;
     // The option, else the kernel's @launch(num_warps = ...), else chosen.
     unsigned warps = numWarps;
     if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
@@ -194,7 +196,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       bool reduces = false;
       func.walk([&](tile::ReduceOp) { reduces = true; });
       int64_t vectorsPerThread = reduces ? (maxAccessBytes <= 2 ? 8 : 4) : 2;
-      int64_t want = maxNumel / (int64_t(minVec) * 32 * vectorsPerThread);
+      int64_t want = maxNumel / (int64_t(vec) * 32 * vectorsPerThread);
       warps = static_cast<unsigned>(std::clamp<int64_t>(want, 1, 8));
     }
     Builder b(func.getContext());
