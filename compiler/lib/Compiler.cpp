@@ -14,6 +14,7 @@
 #include "tilec/Frontend/Parser.h"
 #include "tilec/Frontend/Sema.h"
 #include "tilec/Pipeline.h"
+#include "tilec/Stack.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -26,8 +27,19 @@ using namespace tilec;
 
 const char *tilec::compilerVersion() { return "tilec 0.1.0 (LLVM 22)"; }
 
+static CompileResult compileOnThisStack(std::string_view source,
+                                        const CompileOptions &options);
+
 CompileResult tilec::compile(std::string_view source,
                              const CompileOptions &options) {
+  // On a stack of known size: the caller's thread may have a small one.
+  CompileResult result;
+  runOnCompilerStack([&] { result = compileOnThisStack(source, options); });
+  return result;
+}
+
+static CompileResult compileOnThisStack(std::string_view source,
+                                        const CompileOptions &options) {
   CompileResult result;
   llvm::SourceMgr srcMgr;
   srcMgr.AddNewSourceBuffer(

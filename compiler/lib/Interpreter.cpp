@@ -14,6 +14,7 @@
 #include "tilec/Frontend/Parser.h"
 #include "tilec/Frontend/Sema.h"
 #include "tilec/Runtime/Runtime.h"
+#include "tilec/Stack.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -949,9 +950,23 @@ private:
 
 } // namespace
 
+static bool interpretOnThisStack(std::string_view source, const CompileOptions &options,
+                                 const std::string &kernel, const std::vector<HostArg> &args,
+                                 std::string &error);
+
 bool tilec::interpretKernel(std::string_view source, const CompileOptions &options,
                             const std::string &kernel, const std::vector<HostArg> &args,
                             std::string &error) {
+  // On a stack of known size, like compile(): evaluation recurses as deep as
+  // Sema did.
+  bool ok = false;
+  runOnCompilerStack([&] { ok = interpretOnThisStack(source, options, kernel, args, error); });
+  return ok;
+}
+
+static bool interpretOnThisStack(std::string_view source, const CompileOptions &options,
+                                 const std::string &kernel, const std::vector<HostArg> &args,
+                                 std::string &error) {
   llvm::SourceMgr srcMgr;
   srcMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
                                 llvm::StringRef(source.data(), source.size()),

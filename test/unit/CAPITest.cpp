@@ -110,6 +110,26 @@ TEST(CAPITest, ErrorsCarryTheDiagnostic) {
   tilec_error_destroy(e);
 }
 
+TEST(CAPITest, LongOperatorChainIsAnErrorNotACrash) {
+  // 20 000 terms (80 KB) once overflowed the stack in Sema and killed the host.
+  std::string src = "kernel k(x: tensor<f32, 1>) {\n    let a = load(x, [0], [16]);\n    let b = a";
+  for (int i = 1; i < 20000; ++i)
+    src += " + a";
+  src += ";\n    store(x, [0], b);\n}\n";
+  tilec_compile_options o;
+  tilec_compile_options_init(&o);
+  o.use_cache = 0;
+  o.file_name = "chain.tile";
+  tilec_program *p = nullptr;
+  tilec_error *e = tilec_compile(src.data(), src.size(), &o, &p);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(p, nullptr);
+  std::string msg = tilec_error_message(e);
+  EXPECT_NE(msg.find("chain.tile:3:"), std::string::npos) << msg.substr(0, 300);
+  EXPECT_NE(msg.find("error: expression is too deep"), std::string::npos) << msg.substr(0, 300);
+  tilec_error_destroy(e);
+}
+
 TEST(CAPITest, ArgumentHelpers) {
   int64_t sizes[2] = {3, 5};
   tilec_arg t = tilec_arg_tensor(0x1000, 2, sizes);

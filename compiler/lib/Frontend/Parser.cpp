@@ -114,6 +114,26 @@ private:
     e->op = op;
     e->args.push_back(std::move(lhs));
     e->args.push_back(std::move(rhs));
+    return sized(std::move(e));
+  }
+  /// Sets the height of `e` (complete with its operands); null, after an
+  /// error at `e`, past kMaxExprHeight. The binary levels build chains in
+  /// loops, not by recursion, so only this keeps `a + a + ... + a` from
+  /// growing a tree that Sema, MLIRGen, the interpreter (and the
+  /// destructors) would recurse through until the stack overflows.
+  ExprPtr sized(ExprPtr e) {
+    unsigned h = e->height - 1; // a combiner: its body's height
+    for (const ExprPtr &a : e->args)
+      h = std::max(h, a->height);
+    e->height = h + 1;
+    if (e->height > kMaxExprHeight) {
+      diags.error(e->loc, "expression is too deep: more than " +
+                              llvm::Twine(kMaxExprHeight) +
+                              " nested operations (each operator of a chain like "
+                              "a + b + c is one level); split it into 'let' bindings");
+      return nullptr;
+    }
+    innerHeight = std::max(innerHeight, e->height);
     return e;
   }
 
@@ -121,6 +141,8 @@ private:
   Lexer lexer;
   Token tok;
   unsigned depth = 0;
+  /// The tallest expression completed so far (in a combiner's body: in it).
+  unsigned innerHeight = 0;
 };
 
 struct DepthGuard {
@@ -648,7 +670,7 @@ ExprPtr Parser::parseUnary() {
     if (!operand)
       return nullptr;
     e->args.push_back(std::move(operand));
-    return e;
+    return sized(std::move(e));
   }
   return parsePostfix();
 }
@@ -672,7 +694,7 @@ ExprPtr Parser::parsePostfix() {
       return nullptr;
     field->args.push_back(std::move(e));
     field->args.push_back(std::move(dim));
-    e = std::move(field);
+    e = sized(std::move(field));
   }
   return e;
 }
@@ -739,13 +761,19 @@ ExprPtr Parser::parsePrimary() {
       return nullptr;
     bool wasInFn = inFn;
     inFn = true;
+    unsigned outerHeight = innerHeight;
+    innerHeight = 0;
     bool ok = parseBlock(f->body, "the body of 'fn'");
     inFn = wasInFn;
     if (!ok)
       return nullptr;
     auto e = std::make_unique<Expr>(Expr::Kind::Lambda, loc);
     e->lambda = std::move(f);
-    return e;
+    // As tall as its body's tallest expression: the lambda is inlined (and
+    // destroyed) through the expression it is an argument of.
+    e->height = innerHeight + 1;
+    innerHeight = outerHeight;
+    return sized(std::move(e));
   }
   case Tok::KwTrue:
   case Tok::KwFalse: {
@@ -766,7 +794,7 @@ ExprPtr Parser::parsePrimary() {
     auto e = std::make_unique<Expr>(Expr::Kind::List, loc);
     if (!parseExprList(Tok::RBracket, e->args, "to close the list"))
       return nullptr;
-    return e;
+    return sized(std::move(e));
   }
   case Tok::Ident: {
     std::string name = tok.text.str();
@@ -790,7 +818,7 @@ ExprPtr Parser::parsePrimary() {
       e->typeArg = std::move(typeArg);
       if (!parseExprList(Tok::RParen, e->args, "to close the call"))
         return nullptr;
-      return e;
+      return sized(std::move(e));
     }
     auto e = std::make_unique<Expr>(Expr::Kind::Name, loc);
     e->name = name;

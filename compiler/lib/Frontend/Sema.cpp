@@ -230,6 +230,12 @@ private:
   std::map<std::string, SemaType> earlyReturnTypes;
   bool checkStmt(Stmt &s);
   bool checkBlock(std::vector<StmtPtr> &body);
+  /// Sema, MLIRGen and the interpreter recurse through expressions and
+  /// statements, helpers' bodies included; the parser bounds each tree
+  /// (kMaxExprHeight) and this bounds them all nested in one another.
+  static constexpr unsigned kMaxCheckDepth = 2 * kMaxExprHeight;
+  unsigned depth = 0;
+  bool tooDeep(llvm::SMLoc loc);
   bool requireValue(Expr &e, const char *what);
   /// checkArgCount, then requireValue on every argument.
   bool requireValues(Expr &e, size_t lo, size_t hi, const char *what);
@@ -560,7 +566,25 @@ static std::optional<int64_t> foldInt(Expr::Op op, int64_t a, int64_t b,
   }
 }
 
+/// One level of Sema's recursion (an expression or a statement, helpers'
+/// bodies included) while it lasts.
+struct Nesting {
+  unsigned &depth;
+  explicit Nesting(unsigned &d) : depth(d) { ++depth; }
+  ~Nesting() { --depth; }
+};
+
+bool Checker::tooDeep(llvm::SMLoc loc) {
+  return error(loc, "expression is too deep after inlining helpers: more than " +
+                        llvm::Twine(kMaxCheckDepth) +
+                        " nested operations and statements; split it into 'let' "
+                        "bindings or call fewer helpers inside one another");
+}
+
 bool Checker::check(Expr &e) {
+  Nesting level(depth);
+  if (depth > kMaxCheckDepth)
+    return tooDeep(e.loc);
   switch (e.kind) {
   case Expr::Kind::IntLit:
     e.type = SemaType::scalar(e.intValue > INT32_MAX ? ScalarType::I64
@@ -1828,6 +1852,9 @@ bool Checker::checkCall(Expr &e) {
 }
 
 bool Checker::checkStmt(Stmt &s) {
+  Nesting level(depth);
+  if (depth > kMaxCheckDepth)
+    return tooDeep(s.loc);
   switch (s.kind) {
   case Stmt::Kind::Return:
     return error(s.loc, "a helper returns once, at the end of its body");

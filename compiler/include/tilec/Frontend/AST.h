@@ -68,6 +68,9 @@ struct SemaType {
   std::string str() const;
 };
 
+/// The tallest expression tree the parser accepts (see Expr::height).
+constexpr unsigned kMaxExprHeight = 4096;
+
 struct FnDecl;
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
@@ -92,6 +95,10 @@ struct Expr {
   std::unique_ptr<TypeExpr> typeArg; ///< Call: `cast<T>(...)`
   std::vector<ExprPtr> args;         ///< operands, call arguments, list items
   std::string argName;               ///< a named call argument (`axis = 1`)
+  /// The height of this tree as parsed (1 for a leaf; a chain a + b + c is
+  /// one level per operator; a combiner counts its body). The parser keeps
+  /// it at most kMaxExprHeight, which bounds every recursive walk of it.
+  unsigned height = 1;
 
   // Filled in by Sema.
   SemaType type;
