@@ -692,9 +692,17 @@ private:
     }
     if (fn == "cdiv") {
       Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
-      return zipWith(a, b, e.type, nullptr2, [](int64_t x, int64_t y, double, double) -> int64_t {
+      bool uns = isUnsignedIntType(e.type.elem);
+      return zipWith(a, b, e.type, nullptr2, [uns](int64_t x, int64_t y, double, double) -> int64_t {
+        // Defined where the host would trap: / 0 gives 0, MIN / -1 wraps.
         if (y == 0)
           return 0;
+        if (uns) {
+          uint64_t ux = uint64_t(x), uy = uint64_t(y);
+          return int64_t(ux / uy + (ux % uy != 0));
+        }
+        if (x == INT64_MIN && y == -1)
+          return x;
         return x / y + ((x % y != 0) && ((x < 0) == (y < 0)) ? 1 : 0);
       });
     }

@@ -88,3 +88,36 @@ kernel b(x: tensor<u32, 1>, y: tensor<i32, 1>, z: tensor<u32, 1>, w: tensor<i32,
   }
 }
 } // namespace
+
+namespace {
+TEST(InterpreterTest, IntegerDivisionNeverTraps) {
+  // INT64_MIN / -1 (and cdiv, %) trap on the host; x / 0 too. The
+  // interpreter defines them: the quotient wraps, the remainder is 0, and a
+  // zero divisor gives 0. cdiv(INT64_MIN, -1) on i64 tiles once hit SIGFPE.
+  const char *src = R"(
+kernel k(a: tensor<i64, 1>, b: tensor<i64, 1>, q: tensor<i64, 1>, r: tensor<i64, 1>,
+         c: tensor<i64, 1>, w: tensor<i32, 1>) {
+    let x = load(a, [0], [4]);
+    let y = load(b, [0], [4]);
+    store(q, [0], x / y);
+    store(r, [0], x % y);
+    store(c, [0], cdiv(x, y));
+    store(w, [0], cdiv(cast<i32>(x / 4294967296), cast<i32>(y)));
+}
+)";
+  const int64_t kMin = INT64_MIN;
+  std::vector<int64_t> a = {kMin, kMin, 7, -7}, b = {-1, 0, 2, 2};
+  std::vector<int64_t> q(4), r(4), c(4);
+  std::vector<int32_t> w(4);
+  std::vector<HostArg> args = {HostArg::tensor(a.data(), {4}, {1}), HostArg::tensor(b.data(), {4}, {1}),
+                               HostArg::tensor(q.data(), {4}, {1}), HostArg::tensor(r.data(), {4}, {1}),
+                               HostArg::tensor(c.data(), {4}, {1}), HostArg::tensor(w.data(), {4}, {1})};
+  std::string error;
+  ASSERT_TRUE(interpretKernel(src, CompileOptions(), "k", args, error)) << error;
+  EXPECT_EQ(q, (std::vector<int64_t>{kMin, 0, 3, -3}));
+  EXPECT_EQ(r, (std::vector<int64_t>{0, 0, 1, -1}));
+  EXPECT_EQ(c, (std::vector<int64_t>{kMin, 0, 4, -3}));
+  // i32: INT32_MIN / -1 wraps the same way.
+  EXPECT_EQ(w, (std::vector<int32_t>{INT32_MIN, 0, 0, 0}));
+}
+} // namespace

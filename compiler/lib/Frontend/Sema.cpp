@@ -559,7 +559,7 @@ static std::optional<int64_t> foldInt(Expr::Op op, int64_t a, int64_t b,
       return std::nullopt;
     }
     if (a == std::numeric_limits<int64_t>::min() && b == -1)
-      return std::nullopt;
+      return op == Expr::Op::Div ? std::nullopt : std::optional<int64_t>(0); // C traps on both
     return op == Expr::Op::Div ? a / b : a % b;
   default:
     return std::nullopt;
@@ -1810,6 +1810,10 @@ bool Checker::checkCall(Expr &e) {
       if (b == 0)
         return error(e.loc, "division by zero in a compile-time expression");
       int64_t a = *e.args[0]->constInt;
+      // The one quotient that does not fit (and traps on the host).
+      if (a == std::numeric_limits<int64_t>::min() && b == -1)
+        return error(e.loc, "compile-time integer overflow: cdiv(" + std::to_string(a) +
+                                ", -1) does not fit in 64 bits");
       e.constInt = a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0);
     }
     return true;
