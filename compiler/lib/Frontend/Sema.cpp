@@ -215,6 +215,9 @@ private:
   bool checkLaunch();
   bool resolveType(const TypeExpr &t, SemaType &out, bool allowTensor);
   bool check(Expr &e);
+  bool checkNode(Expr &e);
+  static constexpr int64_t kMaxTileElements = 1 << 16;
+  bool checkTileSize(const Expr &e);
   bool checkCall(Expr &e);
   bool checkIrregular(Expr &e);
   bool joinElementShape(Expr &call, Expr &x, const char *others);
@@ -581,10 +584,44 @@ bool Checker::tooDeep(llvm::SMLoc loc) {
                         "bindings or call fewer helpers inside one another");
 }
 
+/// The number of elements of `shape`, saturating at INT64_MAX.
+static int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::numeric_limits<int64_t>::max();
+  return n;
+}
+
 bool Checker::check(Expr &e) {
   Nesting level(depth);
   if (depth > kMaxCheckDepth)
     return tooDeep(e.loc);
+  return checkNode(e) && checkTileSize(e);
+}
+
+/// Every tile a value or an operation makes, not only those whose shape is
+/// written out: broadcasting ([300, 1] + [300]), gather/scatter index tiles
+/// and where() can make larger ones.
+bool Checker::checkTileSize(const Expr &e) {
+  for (const std::vector<int64_t> *shape :
+       {e.type.isTile() ? &e.type.shape : nullptr, &e.elementShape}) {
+    if (!shape || shape->empty())
+      continue;
+    int64_t n = numElements(*shape);
+    if (n > kMaxTileElements)
+      return error(e.loc, "tile of more than 65536 elements: this makes " +
+                              (shape == &e.type.shape ? e.type.str()
+                                                      : "a tile of shape " + shapeText(*shape)) +
+                              (n == std::numeric_limits<int64_t>::max()
+                                   ? std::string()
+                                   : ", " + std::to_string(n) + " elements") +
+                              "; use a smaller tile and more blocks");
+  }
+  return true;
+}
+
+bool Checker::checkNode(Expr &e) {
   switch (e.kind) {
   case Expr::Kind::IntLit:
     e.type = SemaType::scalar(e.intValue > INT32_MAX ? ScalarType::I64
