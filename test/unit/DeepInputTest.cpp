@@ -168,3 +168,34 @@ TEST(DeepInputTest, InterpreterOnASmallStack) {
 }
 
 } // namespace
+
+namespace {
+TEST(DeepInputTest, KernelsAndInlinedBodiesHaveASizeBudget) {
+  // 40 helpers each calling the previous twice: 2^40 copies once ran out of
+  // memory; the expansion stops at the budget.
+  std::string src = "fn h0(x) { return x * 2.0; }\n";
+  for (int i = 1; i <= 40; ++i)
+    src += "fn h" + std::to_string(i) + "(x) { return h" + std::to_string(i - 1) + "(x) + h" +
+           std::to_string(i - 1) + "(x); }\n";
+  src += "kernel k(x: tensor<f32, 1>) { let a = load(x, [0], [16]); store(x, [0], h40(a)); }\n";
+  CompileResult r = compileOnSmallStack(src, EmitKind::PTX);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(r.internalError);
+  EXPECT_NE(r.diagnostics.find("deep.tile:42:73: error: inlined body too large: more than "
+                               "100000 operations after inlining helpers, expanding kernel 'k' "
+                               "calls 'h40' at line 42, 'h40' calls 'h39' at line 41"),
+            std::string::npos)
+      << r.diagnostics;
+  // Without helpers: a kernel of more than 100000 operations.
+  std::string big = "kernel k(x: tensor<f32, 1>) {\n    var a = load(x, [0], [16]);\n";
+  for (int i = 0; i < 40000; ++i)
+    big += "    a = a + a;\n";
+  big += "    store(x, [0], a);\n}\n";
+  r = compileOnSmallStack(big, EmitKind::Tile);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.diagnostics.find("error: kernel 'k' is too large: more than 100000 operations; "
+                               "split it into several kernels"),
+            std::string::npos)
+      << r.diagnostics.substr(0, 300);
+}
+} // namespace

@@ -225,6 +225,13 @@ private:
   bool inlineCall(Expr &e, const FnDecl &fn);
   bool checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &what);
   std::set<std::string> inlining; ///< helpers being expanded (no recursion)
+  /// The calls being expanded, outermost first: the helper and the call.
+  std::vector<std::pair<std::string, llvm::SMLoc>> callStack;
+  /// Expressions checked in this kernel, helpers' copies included (each
+  /// becomes MLIR), at most kMaxCheckedExprs.
+  static constexpr uint64_t kMaxCheckedExprs = 100000;
+  uint64_t checkedExprs = 0;
+  bool tooLarge(llvm::SMLoc loc);
   unsigned inlineCount = 0;        ///< names the result slot of each expansion
   /// The result type of a helper with early returns, by helper, compile-time
   /// arguments and argument types (all its body can see): learning it takes
@@ -597,7 +604,40 @@ bool Checker::check(Expr &e) {
   Nesting level(depth);
   if (depth > kMaxCheckDepth)
     return tooDeep(e.loc);
+  if (++checkedExprs > kMaxCheckedExprs)
+    return tooLarge(e.loc);
   return checkNode(e) && checkTileSize(e);
+}
+
+/// Every helper call is checked (and generated) as a copy of the helper's
+/// body, so helpers that call others more than once grow exponentially (40
+/// helpers each calling the previous twice ran out of memory). The error
+/// is at the outermost call and names the chain of calls being expanded.
+bool Checker::tooLarge(llvm::SMLoc loc) {
+  std::string what = "kernel '" + kernel.name + "' is too large: more than " +
+                     std::to_string(kMaxCheckedExprs) + " operations";
+  if (callStack.empty())
+    return error(loc, what + "; split it into several kernels");
+  std::string chain;
+  auto link = [&](size_t i) {
+    const auto &[name, at] = callStack[i];
+    std::string caller = i == 0 ? "kernel '" + kernel.name + "'" : "'" + callStack[i - 1].first + "'";
+    return caller + " calls '" + name + "' at line " + std::to_string(diags.lineCol(at).first);
+  };
+  size_t n = callStack.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (n > 5 && i == 3) {
+      chain += ", ...";
+      i = n - 2;
+      continue;
+    }
+    chain += (i ? ", " : "") + link(i);
+  }
+  return error(callStack.front().second,
+               "inlined body too large: more than " + std::to_string(kMaxCheckedExprs) +
+                   " operations after inlining helpers, expanding " + chain +
+                   " (every call copies the helper's body: a helper that calls another "
+                   "twice is twice its size)");
 }
 
 /// Every tile a value or an operation makes, not only those whose shape is
@@ -1093,10 +1133,12 @@ bool Checker::inlineCall(Expr &e, const FnDecl &fn) {
   symbols.clear();
   if (!lambda)
     inlining.insert(fn.name);
+  callStack.push_back({lambda ? std::string("a combiner") : fn.name, e.loc});
   auto finish = [&](bool ok) {
     symbols = std::move(saved);
     if (!lambda)
       inlining.erase(fn.name);
+    callStack.pop_back();
     return ok;
   };
   for (const ConstParam &cp : fn.constParams) {
