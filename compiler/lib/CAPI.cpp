@@ -64,6 +64,8 @@ const char *tilec_error_message(const tilec_error *error) {
 void tilec_error_destroy(tilec_error *error) { delete error; }
 
 void tilec_compile_options_init(tilec_compile_options *o) {
+  if (!o)
+    return;
   *o = tilec_compile_options{};
   o->opt_level = 3;
   o->use_cache = 1;
@@ -120,6 +122,11 @@ tilec_error *tilec_compile(const char *source, size_t size,
 void tilec_program_destroy(tilec_program *program) { delete program; }
 
 const char *tilec_program_ptx(const tilec_program *p, size_t *size) {
+  if (!p) {
+    if (size)
+      *size = 0;
+    return nullptr;
+  }
   if (size)
     *size = p->result->ptx.size();
   return p->result->ptx.c_str();
@@ -128,6 +135,15 @@ const char *tilec_program_ptx(const tilec_program *p, size_t *size) {
 tilec_error *tilec_program_cubin(tilec_program *p, const char *arch,
                                  const char **data, size_t *size) {
   return guard([&]() -> tilec_error * {
+    if (data)
+      *data = nullptr;
+    if (size)
+      *size = 0;
+    if (!p)
+      return makeError("tilec_program_cubin: program is NULL");
+    if (!data || !size)
+      return makeError(std::string("tilec_program_cubin: ") + (data ? "size" : "data") +
+                       " is NULL");
     std::string a = arch ? arch : p->arch;
     auto it = p->cubins.find(a);
     if (it == p->cubins.end()) {
@@ -143,11 +159,11 @@ tilec_error *tilec_program_cubin(tilec_program *p, const char *arch,
 }
 
 size_t tilec_program_num_kernels(const tilec_program *p) {
-  return p->result->kernels.size();
+  return p ? p->result->kernels.size() : 0;
 }
 
 static const tilec::KernelSignature *sigAt(const tilec_program *p, size_t k) {
-  return k < p->result->kernels.size() ? &p->result->kernels[k] : nullptr;
+  return p && k < p->result->kernels.size() ? &p->result->kernels[k] : nullptr;
 }
 
 const char *tilec_program_kernel_name(const tilec_program *p, size_t k) {
@@ -167,7 +183,7 @@ unsigned tilec_program_kernel_grid_dims(const tilec_program *p, size_t k) {
 
 const char *tilec_program_kernel_grid(const tilec_program *p, size_t k,
                                       unsigned dim) {
-  if (k >= p->grids.size() || dim >= p->grids[k].size())
+  if (!p || k >= p->grids.size() || dim >= p->grids[k].size())
     return nullptr;
   return p->grids[k][dim].c_str();
 }
@@ -179,6 +195,8 @@ size_t tilec_program_kernel_num_params(const tilec_program *p, size_t k) {
 
 void tilec_program_kernel_param(const tilec_program *p, size_t k, size_t param,
                                 tilec_param_info *info) {
+  if (!info)
+    return;
   *info = tilec_param_info{};
   auto *s = sigAt(p, k);
   if (!s || param >= s->params.size())
@@ -200,7 +218,11 @@ int tilec_device_count(void) {
 
 tilec_error *tilec_module_load(const tilec_program *program, tilec_module **out) {
   return guard([&]() -> tilec_error * {
+    if (!out)
+      return makeError("tilec_module_load: out is NULL");
     *out = nullptr;
+    if (!program)
+      return makeError("tilec_module_load: program is NULL");
     tilec::Context::get();
     auto m = std::unique_ptr<tilec_module>(
         new tilec_module{tilec::Module::loadPTX(program->result->ptx),
@@ -215,8 +237,14 @@ void tilec_module_destroy(tilec_module *module) { delete module; }
 tilec_error *tilec_module_get_kernel(tilec_module *module, const char *name,
                                      tilec_kernel **out) {
   return guard([&]() -> tilec_error * {
+    if (!out)
+      return makeError("tilec_module_get_kernel: out is NULL");
     *out = nullptr;
-    std::string n = name ? name : "";
+    if (!module)
+      return makeError("tilec_module_get_kernel: module is NULL");
+    if (!name)
+      return makeError("tilec_module_get_kernel: name is NULL");
+    std::string n = name;
     auto it = module->kernels.find(n);
     if (it != module->kernels.end()) {
       *out = it->second.get();
@@ -252,7 +280,16 @@ tilec_arg tilec_arg_tensor(uint64_t ptr, unsigned rank, const int64_t *sizes) {
   tilec_arg a{};
   a.kind = TILEC_ARG_TENSOR;
   a.ptr = ptr;
-  a.rank = rank > 4 ? 4 : rank;
+  // A rank above 4 or NULL sizes cannot be represented; the argument keeps
+  // the rank (or gets size -1) so that tilec_launch refuses it by name.
+  a.rank = rank;
+  if (rank > 4)
+    return a;
+  if (!sizes && rank) {
+    for (unsigned d = 0; d < rank; ++d)
+      a.sizes[d] = -1;
+    return a;
+  }
   int64_t stride = 1;
   for (int d = static_cast<int>(a.rank) - 1; d >= 0; --d) {
     a.sizes[d] = sizes[d];
@@ -270,6 +307,9 @@ static std::map<uint64_t, tilec::Buffer> &allocations() {
 
 tilec_error *tilec_malloc(size_t bytes, uint64_t *ptr) {
   return guard([&]() -> tilec_error * {
+    if (!ptr)
+      return makeError("tilec_malloc: ptr is NULL");
+    *ptr = 0;
     tilec::Context::get();
     tilec::Buffer b(bytes);
     *ptr = b.ptr();
@@ -290,6 +330,8 @@ tilec_error *tilec_free(uint64_t ptr) {
 
 tilec_error *tilec_memcpy_htod(uint64_t dst, const void *src, size_t bytes) {
   return guard([&]() -> tilec_error * {
+    if (!src && bytes)
+      return makeError("tilec_memcpy_htod: src is NULL");
     tilec::copyHostToDevice(dst, src, bytes);
     return nullptr;
   });
@@ -297,6 +339,8 @@ tilec_error *tilec_memcpy_htod(uint64_t dst, const void *src, size_t bytes) {
 
 tilec_error *tilec_memcpy_dtoh(void *dst, uint64_t src, size_t bytes) {
   return guard([&]() -> tilec_error * {
+    if (!dst && bytes)
+      return makeError("tilec_memcpy_dtoh: dst is NULL");
     tilec::copyDeviceToHost(dst, src, bytes);
     return nullptr;
   });
@@ -312,6 +356,30 @@ tilec_error *tilec_synchronize(void) {
 tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
                           size_t num_args, void *stream) {
   return guard([&]() -> tilec_error * {
+    // The arguments are checked first, before the kernel and the driver are
+    // needed: tilec_arg holds at most 4 dimensions.
+    if (!args && num_args)
+      return makeError("tilec_launch: args is NULL but num_args is " +
+                       std::to_string(num_args));
+    for (size_t i = 0; i < num_args; ++i) {
+      const tilec_arg &a = args[i];
+      std::string where = "tilec_launch: argument " + std::to_string(i);
+      if (a.kind != TILEC_ARG_INT && a.kind != TILEC_ARG_FLOAT && a.kind != TILEC_ARG_TENSOR)
+        return makeError(where + " has an unknown kind " +
+                         std::to_string(static_cast<long long>(a.kind)));
+      if (a.kind != TILEC_ARG_TENSOR)
+        continue;
+      if (a.rank > 4)
+        return makeError(where + " has rank " + std::to_string(a.rank) +
+                         "; a tilec_arg tensor has at most 4 dimensions");
+      for (unsigned d = 0; d < a.rank; ++d)
+        if (a.sizes[d] < 0)
+          return makeError(where + " has a negative size (" + std::to_string(a.sizes[d]) +
+                           ") in dimension " + std::to_string(d) +
+                           (a.sizes[d] == -1 ? " (were the sizes NULL?)" : ""));
+    }
+    if (!kernel)
+      return makeError("tilec_launch: kernel is NULL");
     const tilec::KernelSignature &sig = kernel->kernel.signature();
     if (num_args != sig.params.size())
       return makeError("tilec: kernel '" + sig.name + "' takes " +

@@ -140,6 +140,99 @@ TEST(CAPITest, ArgumentHelpers) {
   EXPECT_EQ(tilec_arg_float(2.5).f, 2.5);
 }
 
+// Every entry point with NULL handles and NULL out-pointers: an error object
+// (or NULL/0 as documented in tilec.h), never a crash.
+static void expectError(tilec_error *e, const char *text) {
+  ASSERT_NE(e, nullptr) << text;
+  EXPECT_NE(std::string(tilec_error_message(e)).find(text), std::string::npos)
+      << tilec_error_message(e);
+  tilec_error_destroy(e);
+}
+
+TEST(CAPITest, NullHandlesAreErrorsNotCrashes) {
+  EXPECT_STREQ(tilec_error_message(nullptr), "");
+  tilec_error_destroy(nullptr);
+  tilec_compile_options_init(nullptr);
+  tilec_program_destroy(nullptr);
+  tilec_module_destroy(nullptr);
+
+  size_t size = 7;
+  EXPECT_EQ(tilec_program_ptx(nullptr, &size), nullptr);
+  EXPECT_EQ(size, 0u);
+  EXPECT_EQ(tilec_program_ptx(nullptr, nullptr), nullptr);
+  const char *data = "x";
+  size = 7;
+  expectError(tilec_program_cubin(nullptr, nullptr, &data, &size), "program is NULL");
+  EXPECT_EQ(data, nullptr);
+  EXPECT_EQ(size, 0u);
+  EXPECT_EQ(tilec_program_num_kernels(nullptr), 0u);
+  EXPECT_EQ(tilec_program_kernel_name(nullptr, 0), nullptr);
+  EXPECT_EQ(tilec_program_kernel_threads(nullptr, 0), 0u);
+  EXPECT_EQ(tilec_program_kernel_grid(nullptr, 0, 0), nullptr);
+  EXPECT_EQ(tilec_program_kernel_grid_dims(nullptr, 0), 0u);
+  EXPECT_EQ(tilec_program_kernel_num_params(nullptr, 0), 0u);
+  tilec_param_info info;
+  info.name = "x";
+  tilec_program_kernel_param(nullptr, 0, 0, &info);
+  EXPECT_EQ(info.name, nullptr);
+
+  tilec_program *p = nullptr;
+  ASSERT_EQ(tilec_compile(kSrc, std::strlen(kSrc), nullptr, &p), nullptr);
+  tilec_program_kernel_param(p, 0, 0, nullptr);
+  expectError(tilec_program_cubin(p, nullptr, nullptr, &size), "data is NULL");
+  expectError(tilec_program_cubin(p, nullptr, &data, nullptr), "size is NULL");
+
+  // The module and kernel calls check their arguments before the driver.
+  tilec_module *m = reinterpret_cast<tilec_module *>(1);
+  expectError(tilec_module_load(nullptr, &m), "program is NULL");
+  EXPECT_EQ(m, nullptr);
+  expectError(tilec_module_load(p, nullptr), "out is NULL");
+  tilec_kernel *k = reinterpret_cast<tilec_kernel *>(1);
+  expectError(tilec_module_get_kernel(nullptr, "saxpy", &k), "module is NULL");
+  EXPECT_EQ(k, nullptr);
+  expectError(tilec_module_get_kernel(nullptr, "saxpy", nullptr), "out is NULL");
+  if (tilec_device_count() > 0) {
+    ASSERT_EQ(tilec_module_load(p, &m), nullptr);
+    expectError(tilec_module_get_kernel(m, nullptr, &k), "name is NULL");
+    tilec_module_destroy(m);
+  }
+
+  expectError(tilec_malloc(16, nullptr), "ptr is NULL");
+  expectError(tilec_memcpy_htod(0x1000, nullptr, 16), "src is NULL");
+  expectError(tilec_memcpy_dtoh(nullptr, 0x1000, 16), "dst is NULL");
+
+  int64_t n = 16;
+  tilec_arg args[3] = {tilec_arg_float(0.5), tilec_arg_tensor(0x1000, 1, &n),
+                       tilec_arg_tensor(0x2000, 1, &n)};
+  expectError(tilec_launch(nullptr, args, 3, nullptr), "kernel is NULL");
+  expectError(tilec_launch(nullptr, nullptr, 3, nullptr), "args is NULL");
+  tilec_program_destroy(p);
+}
+
+TEST(CAPITest, LaunchRefusesABadRankBeforeReadingPastTheArrays) {
+  int64_t n = 16;
+  tilec_arg args[3] = {tilec_arg_float(0.5), tilec_arg_tensor(0x1000, 1, &n),
+                       tilec_arg_tensor(0x2000, 1, &n)};
+  args[1].rank = 100000000; // once read 10^8 sizes past a 4-element array
+  expectError(tilec_launch(nullptr, args, 3, nullptr),
+              "argument 1 has rank 100000000; a tilec_arg tensor has at most 4 dimensions");
+  args[1].rank = 5;
+  expectError(tilec_launch(nullptr, args, 3, nullptr), "argument 1 has rank 5");
+  // tilec_arg_tensor keeps a bad rank (it used to clamp it to 4 silently) and
+  // marks NULL sizes, so that the launch refuses them.
+  int64_t sizes[5] = {1, 2, 3, 4, 5};
+  args[2] = tilec_arg_tensor(0x2000, 5, sizes);
+  args[1] = tilec_arg_tensor(0x1000, 1, &n);
+  EXPECT_EQ(args[2].rank, 5u);
+  expectError(tilec_launch(nullptr, args, 3, nullptr), "argument 2 has rank 5");
+  args[2] = tilec_arg_tensor(0x2000, 2, nullptr);
+  expectError(tilec_launch(nullptr, args, 3, nullptr),
+              "argument 2 has a negative size (-1) in dimension 0 (were the sizes NULL?)");
+  args[2] = tilec_arg_tensor(0x2000, 1, &n);
+  args[0].kind = static_cast<tilec_arg_kind>(9);
+  expectError(tilec_launch(nullptr, args, 3, nullptr), "argument 0 has an unknown kind 9");
+}
+
 TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {
   if (tilec_device_count() == 0) {
     // Without a driver every runtime call is an error object, not a crash.
@@ -175,6 +268,14 @@ TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {
   ASSERT_EQ(tilec_memcpy_dtoh(out.data(), dy, n * 4), nullptr);
   for (int64_t i = 0; i < n; ++i)
     ASSERT_FLOAT_EQ(out[i], 2.0f) << i;
+  tilec_arg badRank[3] = {tilec_arg_float(0.5), tilec_arg_tensor(dx, 1, &n),
+                          tilec_arg_tensor(dy, 1, &n)};
+  badRank[2].rank = 100000000;
+  e = tilec_launch(k, badRank, 3, nullptr);
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(std::string(tilec_error_message(e)).find("argument 2 has rank"), std::string::npos);
+  tilec_error_destroy(e);
+  expectError(tilec_module_get_kernel(m, nullptr, &missing), "name is NULL");
   // A scalar where a tensor belongs: an error naming the kernel and argument.
   tilec_arg wrong[3] = {tilec_arg_float(0.5), tilec_arg_float(1.0), tilec_arg_tensor(dy, 1, &n)};
   e = tilec_launch(k, wrong, 3, nullptr);

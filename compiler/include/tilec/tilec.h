@@ -7,6 +7,13 @@
  * (the failing CUDA call, the CUDA error name, the kernel). Nothing here
  * prints, throws or aborts.
  *
+ * NULL handles and out-pointers are misuse that is reported, not a crash:
+ * functions returning tilec_error* return an error naming the NULL argument;
+ * the inspection functions return NULL or 0 for a NULL program (or an
+ * out-of-range index); the _destroy functions and tilec_error_message accept
+ * NULL; tilec_compile_options_init(NULL) and tilec_program_kernel_param with
+ * a NULL info do nothing.
+ *
  *   tilec_compile_options o;  tilec_compile_options_init(&o);
  *   tilec_program *p;
  *   tilec_error *e = tilec_compile(src, strlen(src), &o, &p);
@@ -109,11 +116,14 @@ typedef struct tilec_arg {
 
 tilec_arg tilec_arg_int(int64_t value);
 tilec_arg tilec_arg_float(double value);
-/* A contiguous (row-major) tensor. */
+/* A contiguous (row-major) tensor. A rank above 4, or NULL sizes with a
+ * nonzero rank, give an argument that tilec_launch refuses with an error. */
 tilec_arg tilec_arg_tensor(uint64_t ptr, unsigned rank, const int64_t *sizes);
 
 /* Launches on `stream` (a CUstream; NULL: the default stream). The grid is
- * evaluated from the arguments. */
+ * evaluated from the arguments. The arguments are checked first (args NULL
+ * with num_args > 0, an unknown kind, a tensor rank above 4, a negative size:
+ * errors), before the kernel (NULL: an error) and the driver are used. */
 tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
                           size_t num_args, void *stream);
 
