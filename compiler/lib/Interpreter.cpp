@@ -1017,6 +1017,16 @@ static bool interpretOnThisStack(std::string_view source, const CompileOptions &
               "') does not match the parameter";
       return false;
     }
+    if (a.isTensor && !a.data) {
+      bool empty = false;
+      for (int64_t n : a.sizes)
+        empty |= n == 0;
+      if (!empty) {
+        error = "argument " + std::to_string(p + 1) + " ('" + info.name +
+                "') is a tensor with a NULL data pointer";
+        return false;
+      }
+    }
     if (a.isTensor)
       values.emplace_back(TensorArg{0, a.sizes, a.strides});
     else if (isFloatType(info.dtype))
@@ -1030,6 +1040,14 @@ static bool interpretOnThisStack(std::string_view source, const CompileOptions &
                         {kInterpreterSMs, kInterpreterSMs * kInterpreterProgramsPerSM});
   } catch (const std::exception &e) {
     error = e.what();
+    return false;
+  }
+  uint64_t programs = uint64_t(grid[0]) * grid[1] * grid[2];
+  if (programs > kInterpreterMaxPrograms) {
+    error = "the grid of kernel '" + kernel + "' is too large for the CPU interpreter: " +
+            std::to_string(grid[0]) + " x " + std::to_string(grid[1]) + " x " +
+            std::to_string(grid[2]) + " = " + std::to_string(programs) +
+            " programs (at most " + std::to_string(kInterpreterMaxPrograms) + ")";
     return false;
   }
   Interp interp(inst, args, grid);

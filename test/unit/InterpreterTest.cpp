@@ -54,6 +54,40 @@ TEST(InterpreterTest, BadCallsAreErrors) {
   EXPECT_NE(error.find("e.tile:1:"), std::string::npos) << error;
 }
 
+TEST(InterpreterTest, NullDataAndHugeGridsAreErrors) {
+  // A tensor with a NULL data pointer once read as zeros (and a store
+  // through it would have crashed); an empty one needs no storage.
+  const char *src = "kernel k(x: tensor<f32, 1>, y: tensor<f32, 1>) grid(1) {\n"
+                    "    store(y, [0], load(x, [0], [4]));\n}\n";
+  std::vector<float> y(4, 1.0f);
+  std::string error;
+  EXPECT_FALSE(interpretKernel(src, CompileOptions(), "k",
+                               {HostArg::tensor(nullptr, {4}, {1}),
+                                HostArg::tensor(y.data(), {4}, {1})},
+                               error));
+  EXPECT_NE(error.find("argument 1 ('x') is a tensor with a NULL data pointer"),
+            std::string::npos)
+      << error;
+  EXPECT_TRUE(interpretKernel(src, CompileOptions(), "k",
+                              {HostArg::tensor(nullptr, {0}, {1}),
+                               HostArg::tensor(y.data(), {4}, {1})},
+                              error))
+      << error;
+  // The header promises an error for a grid that is too large: 2^31-1
+  // programs once ran (for hours).
+  const char *big = "kernel k(x: tensor<f32, 1>) grid(2147483647) { }";
+  std::vector<float> x(4);
+  EXPECT_FALSE(interpretKernel(big, CompileOptions(), "k",
+                               {HostArg::tensor(x.data(), {4}, {1})}, error));
+  EXPECT_NE(error.find("too large for the CPU interpreter"), std::string::npos) << error;
+  const char *big2 = "kernel k(x: tensor<f32, 1>) grid(4097, 4096) { }";
+  EXPECT_FALSE(interpretKernel(big2, CompileOptions(), "k",
+                               {HostArg::tensor(x.data(), {4}, {1})}, error));
+  EXPECT_NE(error.find("4097 x 4096 x 1 = 16781312 programs (at most 16777216)"),
+            std::string::npos)
+      << error;
+}
+
 } // namespace
 
 namespace {

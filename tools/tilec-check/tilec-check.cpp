@@ -70,6 +70,12 @@ struct Reference {
   /// Tensors the kernel expects to be zero on entry: zeroed on the host, and
   /// before every timed launch (the memset counts in the time).
   std::vector<unsigned> zeroed;
+  /// Tensors the reference reads or writes as integers (`ints`: any integer
+  /// type or i1); the others are floating point (`values`). With
+  /// anyElementType the reference handles both kinds for every tensor.
+  /// Element types of the other kind (e.g. -D T=i32 for vadd) are refused.
+  std::vector<unsigned> intTensors;
+  bool anyElementType = false;
 };
 
 template <typename Fn> void forEachIndex(const HostTensor &t, Fn fn) {
@@ -234,6 +240,7 @@ std::map<std::string, Reference> references() {
         z.ints[off] = int64_t(((a ^ 0x80000000u) & 0xFFFF0000u) | (~b >> 31));
       });
     };
+    r.intTensors = {0, 1, 2};
     refs["bits"] = r;
   }
   {
@@ -254,6 +261,7 @@ std::map<std::string, Reference> references() {
         out.ints[i * out.strides[0]] = best;
       }
     };
+    r.intTensors = {1};
     refs["rowargmax"] = r;
   }
   {
@@ -425,6 +433,7 @@ std::map<std::string, Reference> references() {
         bin = int64_t(int32_t(uint32_t(bin) + 1u));
       }
     };
+    r.intTensors = {0, 1};
     refs["histogram"] = r;
   }
   {
@@ -449,6 +458,7 @@ std::map<std::string, Reference> references() {
                                   : 0.0f;
       }
     };
+    r.intTensors = {0};
     refs["embedding"] = r;
   }
   {
@@ -550,6 +560,7 @@ std::map<std::string, Reference> references() {
         b.ints[blk * b.strides[0]] = int64_t(int32_t(acc));
       }
     };
+    bor.intTensors = {0, 1};
     refs["block_or"] = bor;
     Reference rmax;
     rmax.written = {1};
@@ -576,6 +587,7 @@ std::map<std::string, Reference> references() {
         pos.ints[i * pos.strides[0]] = v > 0.0f;
       }
     };
+    r.intTensors = {1, 3};
     refs["masked_fill"] = r;
   }
   {
@@ -632,6 +644,7 @@ std::map<std::string, Reference> references() {
     r.atolFor = [](const std::vector<int64_t> &shape) {
       return 2e-5 * std::sqrt(double(shape[0])) + 1e-4;
     };
+    r.intTensors = {1};
     refs["segment_sum"] = r;
   }
   {
@@ -650,6 +663,7 @@ std::map<std::string, Reference> references() {
     };
     auto intAt = [](HostTensor &t, int64_t i) { return t.ints[i * t.strides[0]]; };
     Reference sums;
+    sums.anyElementType = true;
     sums.written = {1};
     sums.rtolScale = 4096;
     sums.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
@@ -669,6 +683,7 @@ std::map<std::string, Reference> references() {
     };
     refs["block_sums"] = sums;
     Reference offsets;
+    offsets.anyElementType = true;
     offsets.written = {0};
     offsets.writtenAreRead = true;
     offsets.rtolScale = 4096;
@@ -686,6 +701,7 @@ std::map<std::string, Reference> references() {
     };
     refs["scan_offsets"] = offsets;
     Reference add;
+    add.anyElementType = true;
     add.written = {2};
     add.rtolScale = 4096;
     add.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
@@ -1135,6 +1151,31 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
   return ok;
 }
 
+/// Whether the host reference handles the element type of every tensor of
+/// `sig` (the references compute floating-point tensors through `values` and
+/// integer ones through `ints`); prints why not.
+bool referenceSupports(const KernelSignature &sig, const Reference &ref) {
+  if (ref.anyElementType)
+    return true;
+  size_t k = 0;
+  for (const ParamInfo &p : sig.params) {
+    if (!p.isTensor)
+      continue;
+    bool wantInt = std::count(ref.intTensors.begin(), ref.intTensors.end(), unsigned(k));
+    if (p.dtype != ScalarType::F64 && isFloatType(p.dtype) == wantInt) {
+      std::fprintf(stderr,
+                   "tilec-check: the host reference of '%s' supports only %s element types "
+                   "for tensor '%s', not %s (check it with %s)\n",
+                   sig.name.c_str(), wantInt ? "integer" : "floating-point", p.name.c_str(),
+                   scalarTypeName(p.dtype),
+                   wantInt ? "an integer type" : "f16, bf16 or f32");
+      return false;
+    }
+    ++k;
+  }
+  return true;
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: tilec-check FILE... [-D NAME=VALUE]... [--size N]... "
@@ -1142,6 +1183,18 @@ int usage() {
                "[--bench ITERS] [--no-verify] [--num-warps N] [--min-blocks-per-sm N] [--ptx-dir DIR] "
                "[--tune [--tuning-db FILE]] [--cpu]\n");
   return 2;
+}
+
+/// The largest --size or --shape dimension (the host reference keeps every
+/// tensor in memory).
+constexpr int64_t kMaxExtent = int64_t(1) << 40;
+
+/// Parses a whole decimal number in [lo, kMaxExtent].
+bool parseExtent(const std::string &s, int64_t lo, int64_t &out) {
+  if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  out = std::stoll(s);
+  return out >= lo && out <= kMaxExtent;
 }
 
 } // namespace
@@ -1165,13 +1218,30 @@ int main(int argc, char **argv) {
           return usage();
         opts.defines[d.substr(0, eq)] = d.substr(eq + 1);
       } else if (a == "--size") {
-        opts.sizes.push_back(std::stoll(next()));
+        std::string s = next();
+        int64_t n;
+        if (!parseExtent(s, 0, n)) {
+          std::fprintf(stderr,
+                       "tilec-check: --size needs a number of elements from 0 to %lld, "
+                       "got '%s'\n",
+                       (long long)kMaxExtent, s.c_str());
+          return 2;
+        }
+        opts.sizes.push_back(n);
       } else if (a == "--shape") {
         std::string s = next();
         std::vector<int64_t> dims;
         for (size_t start = 0;;) {
           size_t x = s.find('x', start);
-          dims.push_back(std::stoll(s.substr(start, x - start)));
+          int64_t d;
+          if (!parseExtent(s.substr(start, x - start), 1, d)) {
+            std::fprintf(stderr,
+                         "tilec-check: --shape needs dimensions from 1 to %lld separated "
+                         "by 'x' (e.g. 1000x3000), got '%s'\n",
+                         (long long)kMaxExtent, s.c_str());
+            return 2;
+          }
+          dims.push_back(d);
           if (x == std::string::npos)
             break;
           start = x + 1;
@@ -1285,6 +1355,10 @@ int main(int argc, char **argv) {
           std::printf("SKIP %s: no host reference\n", sig.name.c_str());
           continue;
         }
+        if (!referenceSupports(sig, it->second)) {
+          ++failures;
+          continue;
+        }
         std::optional<Kernel> kernel;
         if (gpu)
           kernel.emplace(module->getKernel(sig));
@@ -1304,6 +1378,9 @@ int main(int argc, char **argv) {
       }
     } catch (const RuntimeError &e) {
       std::fprintf(stderr, "%s\n", e.what());
+      ++failures;
+    } catch (const std::bad_alloc &) {
+      std::fprintf(stderr, "tilec-check: not enough host memory for the problem size\n");
       ++failures;
     }
   }

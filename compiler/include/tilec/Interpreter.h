@@ -58,9 +58,13 @@ struct HostArg {
 inline constexpr int64_t kInterpreterSMs = 4;
 inline constexpr int64_t kInterpreterProgramsPerSM = 2;
 
+/// The most programs (grid x * y * z) the interpreter runs in one call.
+inline constexpr uint64_t kInterpreterMaxPrograms = uint64_t(1) << 24;
+
 /// Runs kernel `kernel` of `source` (compiled with `options`' defines) on
 /// the CPU over its whole grid. Returns false with the reason in `error`
-/// (a compile error, a bad argument list, a grid that is too large).
+/// (a compile error, a bad argument list, a tensor with NULL data and a
+/// nonzero size, a grid of more than kInterpreterMaxPrograms programs).
 bool interpretKernel(std::string_view source, const CompileOptions &options,
                      const std::string &kernel, const std::vector<HostArg> &args,
                      std::string &error);
