@@ -1216,7 +1216,14 @@ int main(int argc, char **argv) {
         size_t eq = d.find('=');
         if (eq == std::string::npos)
           return usage();
-        opts.defines[d.substr(0, eq)] = d.substr(eq + 1);
+        std::string name = d.substr(0, eq), value = d.substr(eq + 1);
+        auto [it, inserted] = opts.defines.emplace(name, value);
+        if (!inserted && it->second != value) {
+          std::fprintf(stderr, "tilec-check: parameter '%s' is defined twice, as -D %s=%s and -D %s=%s\n",
+                       name.c_str(), name.c_str(), it->second.c_str(), name.c_str(),
+                       value.c_str());
+          return 2;
+        }
       } else if (a == "--size") {
         std::string s = next();
         int64_t n;

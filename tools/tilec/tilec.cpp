@@ -180,7 +180,28 @@ int main(int argc, char **argv) {
       llvm::errs() << "tilec: error: -D expects NAME=VALUE, got '" << d << "'\n";
       return 1;
     }
-    options.defines[d.substr(0, eq)] = d.substr(eq + 1);
+    std::string name = d.substr(0, eq), value = d.substr(eq + 1);
+    auto [it, inserted] = options.defines.emplace(name, value);
+    if (!inserted && it->second != value) {
+      llvm::errs() << "tilec: error: parameter '" << name << "' is defined twice, as -D "
+                   << name << "=" << it->second << " and -D " << name << "=" << value
+                   << "\n";
+      return 1;
+    }
+  }
+  // Like a C compiler, never overwrite the source with the output.
+  if (outputFile != "-" && inputFile != "-") {
+    bool same = false;
+    if (llvm::sys::fs::equivalent(inputFile, outputFile, same) || !same) {
+      llvm::SmallString<256> in(inputFile), out(outputFile);
+      same = !llvm::sys::fs::make_absolute(in) && !llvm::sys::fs::make_absolute(out) &&
+             in == out;
+    }
+    if (same) {
+      llvm::errs() << "tilec: error: the output file '" << outputFile
+                   << "' is the input file; refusing to overwrite the source\n";
+      return 1;
+    }
   }
 
   // With --split-input-file each chunk is compiled alone; the other chunks'
@@ -258,7 +279,19 @@ int main(int argc, char **argv) {
                  << ec.message() << "\n";
     return 1;
   }
+  // A write error (e.g. a full disk) is an error naming the file, not the
+  // stream's fatal "IO failure on output stream" at exit.
   out.os() << output;
+  out.os().close();
+  if (std::error_code wec = out.os().error()) {
+    out.os().clear_error();
+    if (outputFile == "-" || !llvm::sys::fs::is_regular_file(outputFile))
+      out.keep(); // never remove a device such as /dev/full
+    llvm::errs() << "tilec: error: cannot write '"
+                 << (outputFile == "-" ? std::string("<stdout>") : std::string(outputFile))
+                 << "': " << wec.message() << "\n";
+    return 1;
+  }
   out.keep();
   return failed ? 1 : 0;
 }

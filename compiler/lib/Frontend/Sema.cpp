@@ -2077,6 +2077,9 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
     case Expr::Op::Rem: k = GridExpr::Kind::Rem; break;
     default: return error(e.loc, "grid sizes are integers; comparisons are not allowed here");
     }
+    if ((k == GridExpr::Kind::Div || k == GridExpr::Kind::Rem) && e.args[1]->constInt &&
+        *e.args[1]->constInt == 0)
+      return error(e.loc, "division by zero in the grid: it would fail at every launch");
     out.kind = k;
     out.operands.resize(2);
     return toGridExpr(*e.args[0], out.operands[0]) &&
@@ -2089,6 +2092,9 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
       return true;
     }
     if (e.name == "cdiv" || e.name == "min" || e.name == "max") {
+      if (e.name == "cdiv" && e.args[1]->constInt && *e.args[1]->constInt == 0)
+        return error(e.loc, "division by zero in the grid: cdiv(..., 0) would fail at "
+                            "every launch");
       out.kind = e.name == "cdiv"  ? GridExpr::Kind::CDiv
                  : e.name == "min" ? GridExpr::Kind::Min
                                    : GridExpr::Kind::Max;
