@@ -54,6 +54,38 @@ TEST(InterpreterTest, BadCallsAreErrors) {
   EXPECT_NE(error.find("e.tile:1:"), std::string::npos) << error;
 }
 
+TEST(InterpreterTest, ScalarAtomicsUpdateOneElement) {
+  // Scalar indices, values and mask: a [1] tile atomic per program (they
+  // were refused with "needs at least one index tile").
+  const char *src = R"(
+kernel k(out: tensor<f32, 1>, cnt: tensor<i32, 1>, big: tensor<i64, 1>, s: f32) grid(4) {
+    let p = block_id(0);
+    atomic_add(out, [0], s);
+    let old = atomic_add(cnt, [1], 1);
+    atomic_max(cnt, [0], old);
+    atomic_cas(big, [p], cast<i64>(0), cast<i64>(p) + 10, p < 2);
+}
+)";
+  std::vector<float> out(2, 0.5f);
+  std::vector<int32_t> cnt(2, 0);
+  std::vector<int64_t> big(4, 0);
+  std::string error;
+  ASSERT_TRUE(interpretKernel(src, CompileOptions(), "k",
+                              {HostArg::tensor(out.data(), {2}, {1}),
+                               HostArg::tensor(cnt.data(), {2}, {1}),
+                               HostArg::tensor(big.data(), {4}, {1}), HostArg::scalarFloat(0.25)},
+                              error))
+      << error;
+  EXPECT_EQ(out[0], 1.5f); // 0.5 + 4 * 0.25
+  EXPECT_EQ(out[1], 0.5f);
+  EXPECT_EQ(cnt[1], 4);    // one add per program
+  EXPECT_EQ(cnt[0], 3);    // the largest old value
+  EXPECT_EQ(big[0], 10);
+  EXPECT_EQ(big[1], 11);
+  EXPECT_EQ(big[2], 0);    // masked off
+  EXPECT_EQ(big[3], 0);
+}
+
 TEST(InterpreterTest, NullDataAndHugeGridsAreErrors) {
   // A tensor with a NULL data pointer once read as zeros (and a store
   // through it would have crashed); an empty one needs no storage.

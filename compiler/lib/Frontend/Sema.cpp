@@ -919,6 +919,10 @@ bool Checker::checkIrregular(Expr &e) {
     if (isFloatType(fill.type.elem) && !isFloatType(elem))
       return error(fill.loc, "a float fill value cannot fill " + view.type.str());
   }
+  // A scalar atomic (scalar indices, values and mask) updates one element: it
+  // is a [1] tile operation and returns the old value as a [1] tile.
+  if (isAtomic && e.elementShape.empty())
+    e.elementShape = {1};
   const std::vector<int64_t> &shape = e.elementShape;
   if (shape.empty())
     return error(idx.loc, "'" + f + "' needs at least one index tile (range(...) gives one)");
