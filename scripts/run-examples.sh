@@ -59,6 +59,8 @@ done
 "$check" "${mode[@]}" "${mm[@]}" --kernel matmul_bias_gelu examples/matmul.tile || status=1
 "$check" "${mode[@]}" "${mm[@]}" --kernel matmul_scaled examples/matmul.tile || status=1
 "$check" "${mode[@]}" "${bm[@]}" --kernel bmm examples/matmul.tile || status=1
+# A softmax epilogue over the accumulator's rows, in registers.
+"$check" "${mode[@]}" "${mm[@]}" examples/matmul_softmax.tile || status=1
 # f32 on the CUDA cores (the pipelined fma path on sm_90a).
 "$check" "${mode[@]}" -D T=f32 -D BM=128 -D BN=128 -D BK=32 "${mm[@]}" --kernel matmul \
   examples/matmul.tile || status=1

@@ -36,13 +36,23 @@ func.func @f(%a: tensor<128x96xf32, #tile.mma<kind = fma, consumers = 2>>) { ret
 
 // -----
 
-// expected-error @+1 {{#tile.slice: the parent must be a distributed encoding (#tile.blocked or #tile.mma), got #tile.shared}}
+// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding (other parents are not supported yet), got #tile.shared}}
 func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.shared<swizzle = 0, order = [0]>>} { return }
 
 // -----
 
-// expected-error @+1 {{#tile.slice: an mma accumulator has dimensions 0 (rows) and 1 (columns), got dim = 2}}
-func.func @f() attributes {tile.e = #tile.slice<dim = 2, parent = #tile.mma<kind = wgmma, consumers = 1>>} { return }
+// expected-error @+1 {{#tile.slice: only dim = 1 (a reduction over the accumulator's columns, leaving its rows) is supported, got dim = 0}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 1>>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding (other parents are not supported yet), got #tile.mma<kind = fma, consumers = 1>}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.mma<kind = fma, consumers = 1>>} { return }
+
+// -----
+
+// expected-error @+1 {{holds [BM] or [BM, 1] tiles with BM a multiple of 64 per consumer, not [128, 2]}}
+func.func @f(%a: tensor<128x2xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>) { return }
 
 // -----
 

@@ -6,10 +6,14 @@
 // CHECK-SAME: tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>
 // CHECK-SAME: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>
 // CHECK-SAME: tensor<128x128xf32, #tile.mma<kind = fma, consumers = 2>>
+// CHECK-SAME: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>
+// CHECK-SAME: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>
 func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
                     %b: tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>,
                     %c: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>,
-                    %d: tensor<128x128xf32, #tile.mma<kind = fma, consumers = 2>>) {
+                    %d: tensor<128x128xf32, #tile.mma<kind = fma, consumers = 2>>,
+                    %e: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>,
+                    %f: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>) {
   return
 }
 
@@ -18,11 +22,9 @@ func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
 // CHECK-SAME: tile.dot = #tile.dot_operand<opIdx = 0, parent = #tile.mma<kind = wgmma, consumers = 1>, kWidth = 2>
 // CHECK-SAME: tile.shared = #tile.shared<swizzle = 128, order = [1, 0]>
 // CHECK-SAME: tile.slice = #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>
-// CHECK-SAME: tile.slice_blocked = #tile.slice<dim = 0, parent = #tile.blocked<vec = 2, warps = 8>>
 func.func @as_attributes() attributes {
     tile.blocked = #tile.blocked<vec = 1, warps = 32>,
     tile.slice = #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>,
-    tile.slice_blocked = #tile.slice<dim = 0, parent = #tile.blocked<vec = 2, warps = 8>>,
     tile.dot = #tile.dot_operand<opIdx = 0, parent = #tile.mma<kind = wgmma, consumers = 1>, kWidth = 2>,
     tile.shared = #tile.shared<swizzle = 128, order = [1, 0]>} {
   return

@@ -28,8 +28,8 @@ class EncodingTest : public ::testing::Test {
 protected:
   EncodingTest() { ctx.loadDialect<TileDialect, arith::ArithDialect>(); }
 
-  /// Checks that threads [first, first + count) hold every element of
-  /// `shape` exactly once.
+  /// Checks that of threads [first, first + count), every element of
+  /// `shape` is held by exactly one owner (isOwner).
   void expectEachElementOnce(DistributedEncodingAttr enc, ArrayRef<int64_t> shape,
                              unsigned first, unsigned count) {
     int64_t numel = ShapedType::getNumElements(shape);
@@ -43,7 +43,9 @@ protected:
             continue;
           }
           ASSERT_GE(e, 0);
-          ++held[e];
+          ASSERT_LT(e, numel) << "thread " << t << " group " << g;
+          if (enc.isOwner(t))
+            ++held[e];
         }
     for (int64_t e = 0; e < numel; ++e)
       ASSERT_EQ(held[e], 1) << "element " << e;
@@ -128,6 +130,28 @@ TEST_F(EncodingTest, FmaHoldsEachElementOnceInItsConsumers) {
   EXPECT_EQ(enc.getGroupWidth(), 4u);
   expectEachElementOnce(enc, {128, 128}, 128, 256);
   expectIRMatches(enc, {128, 128});
+}
+
+TEST_F(EncodingTest, SliceOfWgmmaHoldsEachRowInOneQuad) {
+  auto mma = MmaEncodingAttr::get(&ctx, MmaKind::wgmma, 2);
+  auto enc = SliceEncodingAttr::get(&ctx, 1, mma);
+  DistributedEncodingAttr slice = enc;
+  EXPECT_EQ(slice.getThreadsPerBlock(), 384u);
+  expectEachElementOnce(slice, {128}, 128, 256);
+  expectEachElementOnce(slice, {256, 1}, 128, 256);
+  // Each thread holds the rows its accumulator fragments cover.
+  for (unsigned t : {128u, 133u, 200u, 383u})
+    for (int64_t g = 0; g < slice.getGroups({128}); ++g)
+      EXPECT_EQ(slice.getGroupBase({128}, t, g),
+                DistributedEncodingAttr(mma).getGroupBase({128, 64}, t, 2 * (g / 2) * 8 + g % 2) / 64)
+          << "thread " << t << " group " << g;
+  expectIRMatches(slice, {128});
+}
+
+TEST_F(EncodingTest, SliceOfMmaSyncHoldsEachRowInOneQuad) {
+  auto enc = SliceEncodingAttr::get(&ctx, 1, MmaEncodingAttr::get(&ctx, MmaKind::mma_sync, 2));
+  expectEachElementOnce(enc, {128}, 0, 256);
+  expectIRMatches(enc, {128});
 }
 
 } // namespace

@@ -360,6 +360,55 @@ std::map<std::string, Reference> references() {
     refs["matmul_add"] = matmulRef(false, false, /*accumulate=*/true);
     refs["matmul_tf32"] = matmulRef(false, false, false, /*tf32=*/true);
     {
+      // P = the softmax over its columns of each [128, 128] block of A * B
+      // (the kernel's default BN = 128; columns past N are zeros of the
+      // block), L[r, c] = the log-sum-exp of row r of column block c.
+      // Products in f32 on the GPU against double here, then exp/log
+      // (ex2.approx, lg2.approx): 1e-3 relative, 1e-5 absolute.
+      constexpr int64_t kBN = 128;
+      Reference r;
+      r.written = {2, 3};
+      r.rtolScale = 1000;
+      r.atolFor = [](const std::vector<int64_t> &) { return 1e-5; };
+      r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+        int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : N;
+        switch (k) {
+        case 0: return std::vector<int64_t>{M, K};
+        case 1: return std::vector<int64_t>{K, N};
+        case 2: return std::vector<int64_t>{M, N};
+        default: return std::vector<int64_t>{M, (N + kBN - 1) / kBN};
+        }
+      };
+      r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+        HostTensor &a = *ts[0], &b = *ts[1], &p = *ts[2], &l = *ts[3];
+        int64_t M = a.sizes[0], K = a.sizes[1], N = b.sizes[1];
+        std::vector<double> row(static_cast<size_t>(N));
+        for (int64_t m = 0; m < M; ++m) {
+          std::fill(row.begin(), row.end(), 0.0);
+          for (int64_t k = 0; k < K; ++k) {
+            double av = a.values[m * a.strides[0] + k * a.strides[1]];
+            for (int64_t n = 0; n < N; ++n)
+              row[n] += av * b.values[k * b.strides[0] + n * b.strides[1]];
+          }
+          for (int64_t c = 0; c * kBN < N; ++c) {
+            int64_t end = std::min(N, (c + 1) * kBN);
+            bool padded = end < (c + 1) * kBN;
+            double mx = padded ? 0.0 : row[c * kBN];
+            for (int64_t n = c * kBN; n < end; ++n)
+              mx = std::max(mx, row[n]);
+            double sum = double((c + 1) * kBN - end) * std::exp(-mx);
+            for (int64_t n = c * kBN; n < end; ++n)
+              sum += std::exp(row[n] - mx);
+            for (int64_t n = c * kBN; n < end; ++n)
+              p.values[m * p.strides[0] + n * p.strides[1]] =
+                  static_cast<float>(std::exp(row[n] - mx) / sum);
+            l.values[m * l.strides[0] + c * l.strides[1]] = static_cast<float>(mx + std::log(sum));
+          }
+        }
+      };
+      refs["matmul_softmax"] = r;
+    }
+    {
       // C = diag(sa) * A * B * diag(sb); sa is M x 1. The CPU interpreter
       // rounds the scaled operands to T before the product (the language's
       // semantics), the GPU scales the f32 accumulator (exact): each of the K

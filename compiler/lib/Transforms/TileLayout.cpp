@@ -67,7 +67,18 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     auto kernelEncoding =
         func->getAttrOfType<tile::DistributedEncodingAttr>(tile::kEncodingAttrName);
     auto blocked = dyn_cast<tile::BlockedEncodingAttr>(kernelEncoding);
+    // In an mma kernel (wgmma or mma.sync fragments), a [BM] or [BM, 1] tile
+    // of rows (a reduction over the accumulator's columns and what is
+    // computed from it) is the accumulator's row slice.
+    int64_t accRows = 0;
+    auto mma = dyn_cast<tile::MmaEncodingAttr>(kernelEncoding);
+    if (mma && mma.getKind() != tile::MmaKind::fma)
+      func.walk([&](tile::MmaOp op) { accRows = op.getAcc().getType().getShape().end()[-2]; });
     auto encodingFor = [&](RankedTensorType t) -> Attribute {
+      ArrayRef<int64_t> shape = t.getShape();
+      if (accRows && shape[0] == accRows &&
+          (shape.size() == 1 || (shape.size() == 2 && shape[1] == 1)))
+        return tile::SliceEncodingAttr::get(ctx, 1, kernelEncoding);
       if (!blocked)
         return kernelEncoding;
       unsigned v = blocked.getVec();

@@ -265,12 +265,35 @@ struct TileStageSharedPass
         return op->getBlock() == forOp->getBlock() && op->isBeforeInBlock(forOp);
       return a->isBeforeInBlock(b);
     };
+    // [BM, BN] or, for a batched result, [1, ..., 1, BM, BN].
+    auto accShaped = [&](RankedTensorType tt) {
+      ArrayRef<int64_t> s = tt.getShape();
+      if (s.size() < 2 || s.end()[-2] != BM || s.end()[-1] != BN)
+        return false;
+      return llvm::all_of(s.drop_back(2), [](int64_t d) { return d == 1; });
+    };
+    // With the wgmma / mma.sync fragments, a [BM] or [BM, 1] tile of rows
+    // (a reduction over the accumulator's columns, #tile.slice) stays in the
+    // registers of the threads that hold the rows.
+    auto rowsShaped = [&](RankedTensorType tt) {
+      ArrayRef<int64_t> s = tt.getShape();
+      return !fma && !s.empty() && s[0] == BM && (s.size() == 1 || (s.size() == 2 && s[1] == 1));
+    };
     WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
       if (forOp->isAncestor(op))
         return WalkResult::advance();
-      if (isa<tile::ReduceOp>(op)) {
-        op->emitError() << "reductions in a kernel with mma are not supported yet";
-        return WalkResult::interrupt();
+      if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
+        StringRef kind = reduce.getKind();
+        RankedTensorType from = reduce.getTile().getType();
+        if (fma || !reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2 ||
+            !accShaped(from) || kind == "argmax" || kind == "argmin") {
+          op->emitError() << "in a kernel with mma, a reduction must run over the rows of "
+                             "the [" << BM << ", " << BN << "] accumulator (axis = 1, sum, "
+                             "max, min, prod or a combiner"
+                          << (fma ? ", with bf16/f16 operands" : "")
+                          << "); other reductions are not supported yet";
+          return WalkResult::interrupt();
+        }
       }
       if (isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op) &&
           runsBefore(op)) {
@@ -283,23 +306,24 @@ struct TileStageSharedPass
                            "supported yet";
         return WalkResult::interrupt();
       }
-      if (isa<tile::BroadcastOp>(op)) {
-        op->emitError() << "in a kernel with mma, only loaded tiles can be broadcast "
-                           "(e.g. acc + load(bias, [n], [BN])); this one is computed";
-        return WalkResult::interrupt();
+      if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
+        RankedTensorType from = broadcast.getTile().getType();
+        if (!(rowsShaped(from) && from.getRank() == 2 && accShaped(broadcast.getType()))) {
+          op->emitError() << "in a kernel with mma, only loaded tiles"
+                          << (fma ? "" : " and [BM, 1] columns of row values")
+                          << " can be broadcast (e.g. acc + load(bias, [n], [BN])"
+                          << (fma ? "" : ", acc - expand_dims(max(acc, axis = 1), 1)")
+                          << "); this one is " << shapeStr(from);
+          return WalkResult::interrupt();
+        }
       }
-      // [BM, BN] or, for a batched result, [1, ..., 1, BM, BN].
-      auto accShaped = [&](RankedTensorType tt) {
-        ArrayRef<int64_t> s = tt.getShape();
-        if (s.size() < 2 || s.end()[-2] != BM || s.end()[-1] != BN)
-          return false;
-        return llvm::all_of(s.drop_back(2), [](int64_t d) { return d == 1; });
-      };
       for (Type t : op->getResultTypes())
-        if (auto tt = dyn_cast<RankedTensorType>(t); tt && !accShaped(tt)) {
+        if (auto tt = dyn_cast<RankedTensorType>(t); tt && !accShaped(tt) && !rowsShaped(tt)) {
           op->emitError() << "in a kernel with mma, every tile outside the mma "
                              "loop must have the accumulator's shape ["
-                          << BM << ", " << BN << "]; this one is " << shapeStr(tt)
+                          << BM << ", " << BN << "]"
+                          << (fma ? "" : " or be a [BM] / [BM, 1] tile of row values")
+                          << "; this one is " << shapeStr(tt)
                           << " (a loaded tile may be broadcast to it)";
           return WalkResult::interrupt();
         }

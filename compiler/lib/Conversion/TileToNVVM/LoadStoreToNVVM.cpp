@@ -45,7 +45,7 @@ public:
       origins.push_back(arith::MulIOp::create(b, loc, i, c64(shape[d])));
     }
     tileTy_ = tileTy;
-    if (!isPipelined(layout)) {
+    if (isa<tile::BlockedEncodingAttr>(layout)) {
       Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
       Value tid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), tid);
       tidBase = arith::MulIOp::create(b, loc, tid64, c64(layout.getGroupWidth()));
@@ -77,7 +77,7 @@ public:
   bool slotNeedsGuard(int64_t r) const { return layout.groupMayPad(tileTy_.getShape(), r); }
   /// First flat tile index of this thread's slot r.
   Value slotBase(int64_t r) {
-    if (isPipelined(layout))
+    if (!isa<tile::BlockedEncodingAttr>(layout))
       return groupBase(b, loc, tileTy_, r);
     return arith::AddIOp::create(b, loc, tidBase,
                                  c64(r * int64_t(layout.getThreadsPerBlock()) * layout.getGroupWidth()));
@@ -264,6 +264,18 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     RankedTensorType tileTy = op.getValue().getType();
     ThreadLayout encoding = encodingOf(tileTy);
     Value values = adaptor.getValue();
+    // An encoding that holds an element in several threads (accumulator
+    // rows: the 4 lanes of a quad) stores it from its owner only.
+    OpBuilder::InsertionGuard ownerGuard(rewriter);
+    {
+      Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+      Value tid64 = arith::ExtUIOp::create(rewriter, loc, rewriter.getI64Type(), tid);
+      if (Value owner = encoding.emitOwner(rewriter, loc, tid64)) {
+        auto ownerIf = scf::IfOp::create(rewriter, loc, TypeRange{}, owner,
+                                         /*withElseRegion=*/false);
+        rewriter.setInsertionPointToStart(&ownerIf.getThenRegion().front());
+      }
+    }
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
     unsigned align = encoding.getGroupWidth() * acc.elemBytes();
 

@@ -324,10 +324,65 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
   }
 };
 
+/// A reduction over the columns of an mma accumulator (axis = 1) into its
+/// row slice, in registers: in the wgmma / mma.sync fragments a thread holds,
+/// for each 64-row block mb and half h, 2 columns of each 8-column chunk j
+/// of one row, and the 4 lanes of a quad hold the rest of the row. Each
+/// thread combines its 2 * chunks values of the row, then two butterfly
+/// shuffles (lane ^ 1, lane ^ 2) combine the quad; every lane of the quad
+/// ends with the row's value (#tile.slice holds it in all four).
+struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto resTy = dyn_cast<RankedTensorType>(op.getType());
+    if (!resTy || !isa_and_nonnull<tile::SliceEncodingAttr>(resTy.getEncoding()))
+      return rewriter.notifyMatchFailure(op, "not a reduction into an accumulator's rows");
+    Location loc = op.getLoc();
+    RankedTensorType srcTy = op.getTile().getType();
+    StringRef kind = op.getKind();
+    Type elem = srcTy.getElementType();
+    bool isFloat = isa<FloatType>(elem);
+    bool user = kind == "fn";
+    Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
+    auto combine = [&](Value x, Value y) {
+      return user ? inlineCombiner(rewriter, op.getCombiner(), x, y)
+                  : combineReduction(rewriter, loc, kind, isFloat, x, y);
+    };
+    auto widen = [&](Value v) {
+      return work == elem ? v : Value(arith::ExtFOp::create(rewriter, loc, work, v));
+    };
+    int64_t chunks = srcTy.getShape().back() / 8;
+    ThreadLayout rows = encodingOf(resTy);
+    VectorType outTy = perThreadType(resTy);
+    Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
+    Value src = adaptor.getTile();
+    for (int64_t r = 0; r < rows.getGroups(resTy.getShape()); ++r) {
+      int64_t mb = r / 2, h = r % 2;
+      Value acc;
+      for (int64_t j = 0; j < chunks; ++j)
+        for (int64_t v = 0; v < 2; ++v) {
+          int64_t slot = ((mb * chunks + j) * 2 + h) * 2 + v;
+          Value x = widen(vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{slot}));
+          acc = acc ? combine(acc, x) : x;
+        }
+      for (int32_t offset : {1, 2})
+        acc = combine(acc, shuffleValue(rewriter, loc, acc, constI32(rewriter, loc, offset),
+                                        NVVM::ShflKind::bfly));
+      if (work != elem)
+        acc = arith::TruncFOp::create(rewriter, loc, elem, acc);
+      result = vector::InsertOp::create(rewriter, loc, acc, result, ArrayRef<int64_t>{r});
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void tilec::populateReduceToNVVMPatterns(const TypeConverter &converter,
                                          ThreadLayout layout,
                                          RewritePatternSet &patterns) {
   patterns.add<ReduceLowering>(converter, patterns.getContext(), layout);
+  patterns.add<AccRowReduceLowering>(converter, patterns.getContext());
 }

@@ -183,6 +183,33 @@ struct RelayoutLowering : LayoutPattern<OpTy> {
 };
 
 
+/// A [BM, 1] column of row values (#tile.slice of the accumulator) broadcast
+/// to the accumulator: every thread already holds the rows of its fragments,
+/// so it only repeats them: slot ((mb * chunks + j) * 2 + h) * 2 + v of the
+/// result takes row register mb * 2 + h.
+struct SliceBroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(tile::BroadcastOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto srcTy = cast<RankedTensorType>(op.getTile().getType());
+    auto slice = dyn_cast_or_null<tile::SliceEncodingAttr>(srcTy.getEncoding());
+    if (!slice)
+      return rewriter.notifyMatchFailure(op, "not a broadcast of accumulator rows");
+    auto resTy = cast<RankedTensorType>(op.getType());
+    if (resTy.getEncoding() != slice.getParent())
+      return op.emitError("a column of accumulator rows broadcasts to that accumulator only");
+    int64_t chunks = resTy.getShape().back() / 8;
+    int64_t slots = encodingOf(resTy).getElemsPerThread(resTy.getShape());
+    SmallVector<int64_t> mask;
+    for (int64_t s = 0; s < slots; ++s) {
+      int64_t g = s / 2, h = g % 2, mb = g / 2 / chunks;
+      mask.push_back(mb * 2 + h);
+    }
+    rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getTile(), adaptor.getTile(), mask);
+    return success();
+  }
+};
+
 /// Broadcast: source dimension d (aligned at the innermost) takes the
 /// result's coordinate, or 0 where the source has size 1.
 struct BroadcastLowering : RelayoutLowering<tile::BroadcastOp> {
@@ -240,6 +267,8 @@ struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     if (!op.getAxis())
       return rewriter.notifyMatchFailure(op, "a whole-tile reduction");
+    if (isa<tile::SliceEncodingAttr>(cast<RankedTensorType>(op.getType()).getEncoding()))
+      return rewriter.notifyMatchFailure(op, "a reduction into an accumulator's rows");
     LLVM::GlobalOp global = relayoutGlobal(op);
     if (!global)
       return rewriter.notifyMatchFailure(op, "no relayout buffer");
@@ -668,6 +697,7 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            ThreadLayout layout,
                                            RewritePatternSet &patterns) {
+  patterns.add<SliceBroadcastLowering>(converter, patterns.getContext(), /*benefit=*/2);
   patterns.add<BroadcastLowering, ConvertLayoutLowering, PermuteLowering, SliceLowering,
                AxisReduceLowering,
                ScanLowering, TakeLowering, MmaBlockedLowering>(

@@ -144,7 +144,7 @@ SmallVector<Value> tilec::broadcastSource(ArrayRef<Value> coords, ArrayRef<int64
 Value tilec::threadFlatIndices(OpBuilder &b, Location loc, RankedTensorType tile) {
   ThreadLayout layout = encodingOf(tile);
   auto ty = VectorType::get({layout.getElemsPerThread(tile.getShape())}, b.getI32Type());
-  if (!isPipelined(layout)) {
+  if (isa<tile::BlockedEncodingAttr>(layout)) {
     // Slot (r, v) is (r * threads + tid) * vec + v: a constant plus a splat.
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
     Value base = arith::MulIOp::create(
@@ -267,6 +267,10 @@ static void addSharedGlobal(func::FuncOp func, StringRef name, Type type,
 /// only in the blocked layout; the mma pipeline has its own memory; scans
 /// have a buffer of their own).
 static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
+  // In an mma pipeline kernel reductions and broadcasts work on the
+  // accumulator's rows, in registers (tile-stage-shared allows no others).
+  if (pipelined && isa<tile::ReduceOp, tile::BroadcastOp>(op))
+    return false;
   auto reduce = dyn_cast<tile::ReduceOp>(op);
   return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,
              tile::TakeOp>(op) ||
@@ -353,6 +357,15 @@ struct ConvertTileToNVVMPass
           return op->emitError() << "tile " << t << " is spread over "
                                  << distributed.getThreadsPerBlock() << " threads, the kernel over "
                                  << layout.getThreadsPerBlock();
+        // A tile of accumulator rows is held by the 4 lanes of a quad: only
+        // work that treats each copy alike may take it.
+        if (isa<tile::SliceEncodingAttr>(distributed) && llvm::is_contained(op->getOperands(), v) &&
+            !isa<tile::ReshapeOp, tile::BroadcastOp, tile::StoreOp>(op) &&
+            !isa<arith::ArithDialect, math::MathDialect, scf::SCFDialect>(op->getDialect()))
+          return op->emitError() << "a tile of accumulator rows (a reduction over axis 1) can be "
+                                    "used in elementwise work, broadcast back to the accumulator "
+                                    "or stored; '"
+                                 << op->getName() << "' on it is not supported yet";
         if (!movesData && common && common != distributed)
           return op->emitError() << "operands and results in different layouts " << common
                                  << " and " << distributed << " (insert tile.convert_layout)";

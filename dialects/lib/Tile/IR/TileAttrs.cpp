@@ -62,6 +62,8 @@ LogicalResult BlockedEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
 unsigned BlockedEncodingAttr::getThreadsPerBlock() const { return 32 * getWarps(); }
 unsigned BlockedEncodingAttr::getGroupWidth() const { return getVec(); }
 unsigned BlockedEncodingAttr::getLeaderThread() const { return 0; }
+bool BlockedEncodingAttr::isOwner(unsigned) const { return true; }
+Value BlockedEncodingAttr::emitOwner(OpBuilder &, Location, Value) const { return Value(); }
 
 int64_t BlockedEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
   int64_t chunk = int64_t(getThreadsPerBlock()) * getVec();
@@ -127,6 +129,10 @@ unsigned MmaEncodingAttr::getThreadsPerBlock() const { return 32 * getWarps(); }
 unsigned MmaEncodingAttr::getGroupWidth() const { return getKind() == MmaKind::fma ? 4 : 2; }
 // The producer warpgroup (threads 0-127) leaves after the loop.
 unsigned MmaEncodingAttr::getLeaderThread() const { return hasProducer() ? 128 : 0; }
+// A producer thread mirrors consumer 0 but never stores (it has left by the
+// epilogue).
+bool MmaEncodingAttr::isOwner(unsigned thread) const { return !hasProducer() || thread >= 128; }
+Value MmaEncodingAttr::emitOwner(OpBuilder &, Location, Value) const { return Value(); }
 
 int64_t MmaEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
   return ShapedType::getNumElements(shape) / (128 * int64_t(getConsumers())) / getGroupWidth();
@@ -205,15 +211,86 @@ Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
 
 LogicalResult SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                         unsigned dim, Attribute parent) {
-  if (!isa<DistributedEncodingAttr>(parent))
-    return emitError() << "#tile.slice: the parent must be a distributed encoding "
-                          "(#tile.blocked or #tile.mma), got "
+  auto mma = dyn_cast<MmaEncodingAttr>(parent);
+  if (!mma || mma.getKind() == MmaKind::fma)
+    return emitError() << "#tile.slice: the parent must be a wgmma or mma_sync #tile.mma "
+                          "encoding (other parents are not supported yet), got "
                        << parent;
-  if (isa<MmaEncodingAttr>(parent) && dim > 1)
-    return emitError() << "#tile.slice: an mma accumulator has dimensions 0 (rows) and "
-                          "1 (columns), got dim = "
+  if (dim != 1)
+    return emitError() << "#tile.slice: only dim = 1 (a reduction over the accumulator's "
+                          "columns, leaving its rows) is supported, got dim = "
                        << dim;
   return success();
+}
+
+// A [BM] or [BM, 1] tile of rows, in the parent's row distribution: thread
+// t holds, for each 64-row block mb and half h, row
+// consumer * rowsPerWG + 16 * warp + lane / 4 + 64 * mb + 8 * h.
+LogicalResult SliceEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                                                function_ref<InFlightDiagnostic()> emitError) const {
+  auto mma = cast<MmaEncodingAttr>(getParent());
+  if (shape.empty() || shape.size() > 2 || (shape.size() == 2 && shape[1] != 1) ||
+      shape[0] % (64 * int64_t(mma.getConsumers())) != 0)
+    return emitError() << "#tile.slice of " << mma << " holds [BM] or [BM, 1] tiles with BM a "
+                       << "multiple of 64 per consumer, not " << shapeText(shape);
+  return success();
+}
+
+unsigned SliceEncodingAttr::getThreadsPerBlock() const {
+  return cast<DistributedEncodingAttr>(getParent()).getThreadsPerBlock();
+}
+unsigned SliceEncodingAttr::getGroupWidth() const { return 1; }
+unsigned SliceEncodingAttr::getLeaderThread() const {
+  return cast<DistributedEncodingAttr>(getParent()).getLeaderThread();
+}
+int64_t SliceEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
+  auto mma = cast<MmaEncodingAttr>(getParent());
+  return shape[0] / (64 * int64_t(mma.getConsumers())) * 2;
+}
+bool SliceEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return false; }
+
+int64_t SliceEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
+                                        int64_t g) const {
+  auto mma = cast<MmaEncodingAttr>(getParent());
+  int64_t tid = thread, rowsPerWG = shape[0] / mma.getConsumers();
+  int64_t mb = g / 2, h = g % 2, wg = tid / 128;
+  int64_t consumer = mma.hasProducer() ? std::max<int64_t>(wg, 1) - 1 : wg;
+  int64_t warp = (tid / 32) % 4, lane = tid % 32;
+  return consumer * rowsPerWG + warp * 16 + lane / 4 + mb * 64 + 8 * h;
+}
+
+Value SliceEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
+                                       ArrayRef<int64_t> shape, int64_t g) const {
+  auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
+  auto mma = cast<MmaEncodingAttr>(getParent());
+  int64_t rowsPerWG = shape[0] / mma.getConsumers();
+  int64_t mb = g / 2, h = g % 2;
+  Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));
+  Value consumer = mma.hasProducer() ? Value(arith::SubIOp::create(
+                                           b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)),
+                                           c64(1)))
+                                     : wg;
+  Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
+  Value lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
+  return arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, consumer, c64(rowsPerWG)),
+                            arith::MulIOp::create(b, loc, warp, c64(16))),
+      arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c64(4)),
+                            c64(mb * 64 + 8 * h)));
+}
+
+bool SliceEncodingAttr::isOwner(unsigned thread) const {
+  auto mma = cast<MmaEncodingAttr>(getParent());
+  return mma.isOwner(thread) && thread % 4 == 0;
+}
+
+Value SliceEncodingAttr::emitOwner(OpBuilder &b, Location loc, Value tid64) const {
+  // Lane 0 of each quad; the producer warpgroup has left by the epilogue.
+  Value quadLane = arith::AndIOp::create(b, loc, tid64,
+                                         arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3)));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, quadLane,
+                               arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
 }
 
 LogicalResult DotOperandEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,

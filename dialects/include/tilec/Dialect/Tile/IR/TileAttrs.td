@@ -56,6 +56,14 @@ def Tile_DistributedEncodingInterface : AttrInterface<"DistributedEncodingAttr">
     InterfaceMethod<"A thread that runs the whole kernel (for work done once "
                     "per program).",
       "unsigned", "getLeaderThread">,
+    InterfaceMethod<"Whether thread `thread` is the one that writes its "
+                    "elements to memory (an encoding that holds an element "
+                    "in several threads names one of them).",
+      "bool", "isOwner", (ins "unsigned":$thread)>,
+    InterfaceMethod<"isOwner as IR (an i1 from the i64 thread id `tid`), or a "
+                    "null Value when every thread owns its elements.",
+      "::mlir::Value", "emitOwner",
+      (ins "::mlir::OpBuilder &":$b, "::mlir::Location":$loc, "::mlir::Value":$tid)>,
   ];
   let extraClassDeclaration = [{
     /// Registers (elements) each thread holds of a tile of this shape.
@@ -155,7 +163,9 @@ def Tile_MmaEncodingAttr : Tile_Attr<"MmaEncoding", "mma",
 // slice, dot operand, shared
 //===----------------------------------------------------------------------===//
 
-def Tile_SliceEncodingAttr : Tile_Attr<"SliceEncoding", "slice"> {
+def Tile_SliceEncodingAttr : Tile_Attr<"SliceEncoding", "slice",
+    [DeclareAttrInterfaceMethods<Tile_DistributedEncodingInterface>,
+     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "a parent encoding with one dimension reduced away";
   let description = [{
     The encoding of the result of a reduction over dimension `dim` of a tile
@@ -163,6 +173,11 @@ def Tile_SliceEncodingAttr : Tile_Attr<"SliceEncoding", "slice"> {
     (or column) i of the parent, so the reduced value stays with the
     threads that will use it (e.g. a row maximum of a wgmma accumulator
     lives in the quad that holds the row).
+
+    Supported today: `dim = 1` of a `wgmma` or `mma_sync` accumulator, on
+    `[BM]` and `[BM, 1]` tiles: each thread holds the rows its accumulator
+    fragments cover, one register per row (the 4 lanes of a quad hold the
+    same rows; lane 0 of the quad owns them).
 
     ```mlir
     #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>
