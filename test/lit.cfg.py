@@ -42,7 +42,10 @@ ptxas = shutil.which("ptxas") or (
     "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
 if ptxas:
     config.available_features.add("ptxas")
-    config.substitutions.append(("%ptxas", ptxas))
+    # Through scripts/ptxas-strict.sh: wgmma serialization warnings
+    # (C7515/C7520) fail the test.
+    strict = os.path.join(config.test_source_root, "..", "scripts", "ptxas-strict.sh")
+    config.substitutions.append(("%ptxas", "bash " + os.path.abspath(strict) + " " + ptxas))
 
 
 def has_gpu():
