@@ -78,6 +78,17 @@ struct Reference {
   bool anyElementType = false;
 };
 
+/// Row m of the product of 2-D host tensors a and b (any strides), in double.
+static void productRow(const HostTensor &a, const HostTensor &b, int64_t m,
+                       std::vector<double> &row) {
+  std::fill(row.begin(), row.end(), 0.0);
+  for (int64_t k = 0; k < a.sizes[1]; ++k) {
+    double av = a.values[m * a.strides[0] + k * a.strides[1]];
+    for (int64_t n = 0; n < int64_t(row.size()); ++n)
+      row[n] += av * b.values[k * b.strides[0] + n * b.strides[1]];
+  }
+}
+
 template <typename Fn> void forEachIndex(const HostTensor &t, Fn fn) {
   if (t.sizes.size() == 1) {
     for (int64_t i = 0; i < t.sizes[0]; ++i)
@@ -381,15 +392,10 @@ std::map<std::string, Reference> references() {
       };
       r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
         HostTensor &a = *ts[0], &b = *ts[1], &p = *ts[2], &l = *ts[3];
-        int64_t M = a.sizes[0], K = a.sizes[1], N = b.sizes[1];
+        int64_t M = a.sizes[0], N = b.sizes[1];
         std::vector<double> row(static_cast<size_t>(N));
         for (int64_t m = 0; m < M; ++m) {
-          std::fill(row.begin(), row.end(), 0.0);
-          for (int64_t k = 0; k < K; ++k) {
-            double av = a.values[m * a.strides[0] + k * a.strides[1]];
-            for (int64_t n = 0; n < N; ++n)
-              row[n] += av * b.values[k * b.strides[0] + n * b.strides[1]];
-          }
+          productRow(a, b, m, row);
           for (int64_t c = 0; c * kBN < N; ++c) {
             int64_t end = std::min(N, (c + 1) * kBN);
             bool padded = end < (c + 1) * kBN;
@@ -434,15 +440,10 @@ std::map<std::string, Reference> references() {
       };
       r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
         HostTensor &a = *ts[0], &b = *ts[1], &sa = *ts[2], &sb = *ts[3], &c = *ts[4];
-        int64_t M = a.sizes[0], K = a.sizes[1], N = b.sizes[1];
+        int64_t M = a.sizes[0], N = b.sizes[1];
         std::vector<double> row(static_cast<size_t>(N));
         for (int64_t m = 0; m < M; ++m) {
-          std::fill(row.begin(), row.end(), 0.0);
-          for (int64_t k = 0; k < K; ++k) {
-            double av = a.values[m * a.strides[0] + k * a.strides[1]];
-            for (int64_t n = 0; n < N; ++n)
-              row[n] += av * b.values[k * b.strides[0] + n * b.strides[1]];
-          }
+          productRow(a, b, m, row);
           for (int64_t n = 0; n < N; ++n)
             c.values[m * c.strides[0] + n * c.strides[1]] = static_cast<float>(
                 row[n] * sa.values[m * sa.strides[0]] * sb.values[n * sb.strides[0]]);
