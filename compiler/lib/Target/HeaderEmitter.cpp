@@ -9,6 +9,7 @@
 
 #include "tilec/Compiler.h"
 
+#include <set>
 #include <sstream>
 
 using namespace tilec;
@@ -63,6 +64,64 @@ static void writeRawString(std::ostream &os, const std::string &text) {
   }
 }
 
+/// C++ keywords, alternative tokens, names the header uses unqualified or
+/// that <cstdint> and the C library may define as macros or types: a kernel
+/// or parameter with one of these names gets a trailing underscore.
+static bool isReservedCppName(const std::string &name) {
+  static const std::set<std::string> names = {
+      // Keywords (C++20) and alternative tokens.
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "char8_t", "char16_t",
+      "char32_t", "class", "compl", "concept", "const", "consteval",
+      "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do",
+      "double", "dynamic_cast", "else", "enum", "explicit", "export",
+      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
+      "int", "long", "mutable", "namespace", "new", "noexcept", "not",
+      "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected",
+      "public", "register", "reinterpret_cast", "requires", "return",
+      "short", "signed", "sizeof", "static", "static_assert", "static_cast",
+      "struct", "switch", "template", "this", "thread_local", "throw",
+      "true", "try", "typedef", "typeid", "typename", "union", "unsigned",
+      "using", "virtual", "void", "volatile", "wchar_t", "while", "xor",
+      "xor_eq", "final", "override", "import", "module",
+      // Names the generated code uses.
+      "stream", "kernel", "ptx", "signatures", "tilec",
+      "std", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+      "uint16_t", "uint32_t", "uint64_t", "size_t",
+      // Common C library macros.
+      "NULL", "EOF", "assert", "errno", "stdin", "stdout", "stderr",
+      "offsetof", "INT8_MAX", "INT16_MAX", "INT32_MAX", "INT64_MAX",
+      "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "SIZE_MAX",
+      "INT8_MIN", "INT16_MIN", "INT32_MIN", "INT64_MIN"};
+  return names.count(name) != 0;
+}
+
+/// The C++ spelling of `name`: unchanged unless it is reserved, then with
+/// trailing underscores until it is neither reserved nor in `taken`.
+static std::string cppName(const std::string &name,
+                           const std::set<std::string> &taken) {
+  if (!isReservedCppName(name))
+    return name;
+  std::string out = name + "_";
+  while (isReservedCppName(out) || taken.count(out))
+    out += "_";
+  return out;
+}
+
+/// C++ names for `names`, in order: reserved names are mangled and a
+/// mangled name never collides with another (original or mangled) one.
+static std::vector<std::string> cppNames(const std::vector<std::string> &names) {
+  std::set<std::string> taken(names.begin(), names.end());
+  std::vector<std::string> out;
+  for (const std::string &n : names) {
+    std::string c = cppName(n, taken);
+    taken.insert(c);
+    out.push_back(c);
+  }
+  return out;
+}
+
 std::string tilec::generateHeader(const CompileResult &result,
                                   const std::string &ns,
                                   const std::string &sourceName) {
@@ -87,8 +146,16 @@ std::string tilec::generateHeader(const CompileResult &result,
      << "  static tilec::Module m = (tilec::Context::get(), "
         "tilec::Module::loadPTX(ptx()));\n"
      << "  return m;\n}\n\n";
+  std::vector<std::string> kernelNames;
+  for (const KernelSignature &sig : result.kernels)
+    kernelNames.push_back(sig.name);
+  kernelNames = cppNames(kernelNames);
   for (size_t k = 0; k < result.kernels.size(); ++k) {
     const KernelSignature &sig = result.kernels[k];
+    std::vector<std::string> paramNames;
+    for (const ParamInfo &p : sig.params)
+      paramNames.push_back(p.name);
+    paramNames = cppNames(paramNames);
     os << "/// kernel " << sig.name << "(";
     for (size_t i = 0; i < sig.params.size(); ++i) {
       const ParamInfo &p = sig.params[i];
@@ -102,12 +169,12 @@ std::string tilec::generateHeader(const CompileResult &result,
     for (size_t i = 0; i < sig.grid.size(); ++i)
       os << (i ? ", " : "") << sig.grid[i].str(sig.params);
     os << "), " << sig.numThreads << " threads per block\n";
-    os << "inline void " << sig.name << "(";
+    os << "inline void " << kernelNames[k] << "(";
     for (size_t i = 0; i < sig.params.size(); ++i) {
       const ParamInfo &p = sig.params[i];
       os << (i ? ", " : "")
          << (p.isTensor ? "const tilec::TensorArg &" : std::string(cppType(p.dtype)) + " ")
-         << p.name;
+         << paramNames[i];
     }
     os << (sig.params.empty() ? "" : ", ")
        << "tilec::Stream *stream = nullptr) {\n"
@@ -118,13 +185,13 @@ std::string tilec::generateHeader(const CompileResult &result,
       const ParamInfo &p = sig.params[i];
       os << (i ? ", " : "");
       if (p.isTensor)
-        os << p.name;
+        os << paramNames[i];
       else if (isFloatType(p.dtype))
         os << "tilec::ArgValue::scalar(tilec::ScalarType::" << enumName(p.dtype)
-           << ", static_cast<double>(" << p.name << "))";
+           << ", static_cast<double>(" << paramNames[i] << "))";
       else
         os << "tilec::ArgValue::scalar(tilec::ScalarType::" << enumName(p.dtype)
-           << ", static_cast<int64_t>(" << p.name << "))";
+           << ", static_cast<int64_t>(" << paramNames[i] << "))";
     }
     os << "}, stream);\n}\n\n";
   }
