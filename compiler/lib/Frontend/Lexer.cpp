@@ -71,7 +71,11 @@ const char *tilec::tokName(Tok kind) {
 }
 
 Lexer::Lexer(llvm::StringRef buffer, DiagEngine &diags)
-    : buffer(buffer), cur(buffer.begin()), diags(diags) {}
+    : buffer(buffer), cur(buffer.begin()), diags(diags) {
+  // A UTF-8 byte-order mark (editors on Windows write one) is not source.
+  if (buffer.starts_with("\xEF\xBB\xBF"))
+    cur += 3;
+}
 
 Token Lexer::make(Tok kind, const char *start) {
   Token t;
