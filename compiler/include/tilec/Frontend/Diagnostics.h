@@ -38,6 +38,9 @@ public:
   llvm::StringRef fileName() const;
 
 private:
+  void print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
+             const llvm::Twine &msg);
+
   llvm::SourceMgr &srcMgr;
   std::string out;
   unsigned numErrors = 0;
