@@ -153,7 +153,76 @@ int main(int argc, char **argv) {
     return rc < 0 ? 1 : rc;
   }
   cl::HideUnrelatedOptions(tilecCategory);
-  cl::ParseCommandLineOptions(argc, argv, "tilec: tile kernel compiler\n");
+  {
+    // LLVM's messages ("tilec: for the --emit option: Cannot find option
+    // named 'x'!") become tilec errors; a bad -emit lists the valid values.
+    // Values LLVM would reject with its own message on stderr are checked
+    // first: -emit against its values, the counts as unsigned integers.
+    for (int i = 1; i < argc; ++i) {
+      llvm::StringRef arg(argv[i]);
+      if (arg == "--")
+        break;
+      if (!arg.consume_front("-"))
+        continue;
+      arg.consume_front("-");
+      auto [name, value] = arg.split('=');
+      bool hasValue = arg.contains('=');
+      if (!hasValue && (name == "emit" || name == "num-warps" || name == "min-blocks-per-sm") &&
+          i + 1 < argc)
+        value = argv[i + 1], hasValue = true;
+      if (!hasValue)
+        continue;
+      if (name == "emit") {
+        bool known = false;
+        for (unsigned j = 0, e = emit.getParser().getNumOptions(); j < e; ++j)
+          known |= value == emit.getParser().getOption(j);
+        if (!known) {
+          llvm::errs() << "tilec: error: unknown -emit value '" << value << "'; the values are ";
+          for (unsigned j = 0, e = emit.getParser().getNumOptions(); j < e; ++j)
+            llvm::errs() << (j ? ", " : "") << emit.getParser().getOption(j);
+          llvm::errs() << "\n";
+          return 1;
+        }
+      } else if (name == "num-warps" || name == "min-blocks-per-sm") {
+        unsigned n;
+        if (value.getAsInteger(0, n)) {
+          llvm::errs() << "tilec: error: -" << name << " needs a non-negative integer, not '"
+                       << value << "'\n";
+          return 1;
+        }
+      }
+    }
+    std::string parseErrors;
+    llvm::raw_string_ostream errs(parseErrors);
+    if (!cl::ParseCommandLineOptions(argc, argv, "tilec: tile kernel compiler\n", &errs)) {
+      llvm::StringRef rest(parseErrors);
+      bool first = true;
+      while (!rest.empty()) {
+        auto [line, tail] = rest.split('\n');
+        rest = tail;
+        line = line.trim();
+        if (line.empty())
+          continue;
+        line.consume_front("tilec: ");
+        if (line.starts_with("Must specify at least 1 positional"))
+          continue;
+        if (line.starts_with("Not enough positional"))
+          line = "no input file (usage: tilec FILE.tile [options]; see tilec --help)";
+        line.consume_back("!");
+        llvm::errs() << (first ? "tilec: error: " : "tilec: note: ") << line;
+        first = false;
+        if (line.contains("-emit option")) {
+          llvm::errs() << "; the values are ";
+          for (unsigned i = 0, e = emit.getParser().getNumOptions(); i < e; ++i)
+            llvm::errs() << (i ? ", " : "") << emit.getParser().getOption(i);
+        }
+        llvm::errs() << "\n";
+      }
+      if (first)
+        llvm::errs() << "tilec: error: invalid command line (see tilec --help)\n";
+      return 1;
+    }
+  }
 
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
   if (std::error_code ec = buffer.getError()) {
