@@ -267,14 +267,13 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     // An encoding that holds an element in several threads (accumulator
     // rows: the 4 lanes of a quad) stores it from its owner only.
     OpBuilder::InsertionGuard ownerGuard(rewriter);
-    {
-      Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
-      Value tid64 = arith::ExtUIOp::create(rewriter, loc, rewriter.getI64Type(), tid);
-      if (Value owner = encoding.emitOwner(rewriter, loc, tid64)) {
-        auto ownerIf = scf::IfOp::create(rewriter, loc, TypeRange{}, owner,
-                                         /*withElseRegion=*/false);
-        rewriter.setInsertionPointToStart(&ownerIf.getThenRegion().front());
-      }
+    auto tid = [&]() -> Value {
+      Value t = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+      return arith::ExtUIOp::create(rewriter, loc, rewriter.getI64Type(), t);
+    };
+    if (Value owner = encoding.emitOwner(rewriter, loc, tid)) {
+      auto ownerIf = scf::IfOp::create(rewriter, loc, TypeRange{}, owner, /*withElseRegion=*/false);
+      rewriter.setInsertionPointToStart(&ownerIf.getThenRegion().front());
     }
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
     unsigned align = encoding.getGroupWidth() * acc.elemBytes();

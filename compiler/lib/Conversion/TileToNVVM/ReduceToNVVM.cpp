@@ -362,7 +362,7 @@ struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
       Value acc;
       for (int64_t j = 0; j < chunks; ++j)
         for (int64_t v = 0; v < 2; ++v) {
-          int64_t slot = ((mb * chunks + j) * 2 + h) * 2 + v;
+          int64_t slot = tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v;
           Value x = widen(vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{slot}));
           acc = acc ? combine(acc, x) : x;
         }

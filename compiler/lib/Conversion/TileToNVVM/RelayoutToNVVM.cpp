@@ -185,8 +185,8 @@ struct RelayoutLowering : LayoutPattern<OpTy> {
 
 /// A [BM, 1] column of row values (#tile.slice of the accumulator) broadcast
 /// to the accumulator: every thread already holds the rows of its fragments,
-/// so it only repeats them: slot ((mb * chunks + j) * 2 + h) * 2 + v of the
-/// result takes row register mb * 2 + h.
+/// so it only repeats them: both slots of fragment group g take row register
+/// rowRegisterOfGroup(g).
 struct SliceBroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(tile::BroadcastOp op, OpAdaptor adaptor,
@@ -201,10 +201,8 @@ struct SliceBroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
     int64_t chunks = resTy.getShape().back() / 8;
     int64_t slots = encodingOf(resTy).getElemsPerThread(resTy.getShape());
     SmallVector<int64_t> mask;
-    for (int64_t s = 0; s < slots; ++s) {
-      int64_t g = s / 2, h = g % 2, mb = g / 2 / chunks;
-      mask.push_back(mb * 2 + h);
-    }
+    for (int64_t s = 0; s < slots; ++s)
+      mask.push_back(tile::MmaEncodingAttr::rowRegisterOfGroup(s / 2, chunks));
     rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getTile(), adaptor.getTile(), mask);
     return success();
   }

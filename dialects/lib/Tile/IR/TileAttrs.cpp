@@ -63,7 +63,9 @@ unsigned BlockedEncodingAttr::getThreadsPerBlock() const { return 32 * getWarps(
 unsigned BlockedEncodingAttr::getGroupWidth() const { return getVec(); }
 unsigned BlockedEncodingAttr::getLeaderThread() const { return 0; }
 bool BlockedEncodingAttr::isOwner(unsigned) const { return true; }
-Value BlockedEncodingAttr::emitOwner(OpBuilder &, Location, Value) const { return Value(); }
+Value BlockedEncodingAttr::emitOwner(OpBuilder &, Location, function_ref<Value()>) const {
+  return Value();
+}
 
 int64_t BlockedEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
   int64_t chunk = int64_t(getThreadsPerBlock()) * getVec();
@@ -132,13 +134,49 @@ unsigned MmaEncodingAttr::getLeaderThread() const { return hasProducer() ? 128 :
 // A producer thread mirrors consumer 0 but never stores (it has left by the
 // epilogue).
 bool MmaEncodingAttr::isOwner(unsigned thread) const { return !hasProducer() || thread >= 128; }
-Value MmaEncodingAttr::emitOwner(OpBuilder &, Location, Value) const { return Value(); }
+Value MmaEncodingAttr::emitOwner(OpBuilder &, Location, function_ref<Value()>) const {
+  return Value();
+}
 
 int64_t MmaEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
   return ShapedType::getNumElements(shape) / (128 * int64_t(getConsumers())) / getGroupWidth();
 }
 
 bool MmaEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return false; }
+
+// The row of the wgmma / mma.sync fragments that thread `tid` holds in
+// 64-row block mb, half h (upper/lower 8 rows), of an accumulator with
+// rowsPerWG rows per consumer: consumer * rowsPerWG + 16 * warp + lane / 4 +
+// 64 * mb + 8 * h. Code before the mma loop also runs in the producer
+// warpgroup (0): it takes consumer 0's positions, so its loads stay inside
+// the tile (its values are never stored: side effects come after the loop).
+// The mma and slice encodings share it, on the host and as IR.
+static int64_t fragmentRow(MmaEncodingAttr mma, int64_t tid, int64_t rowsPerWG, int64_t mb,
+                           int64_t h) {
+  int64_t wg = tid / 128;
+  int64_t consumer = mma.hasProducer() ? std::max<int64_t>(wg, 1) - 1 : wg;
+  int64_t warp = (tid / 32) % 4, lane = tid % 32;
+  return consumer * rowsPerWG + warp * 16 + lane / 4 + mb * 64 + 8 * h;
+}
+
+/// fragmentRow as IR (i64); `lane` is set to the thread's lane.
+static Value emitFragmentRow(OpBuilder &b, Location loc, MmaEncodingAttr mma, Value tid64,
+                             int64_t rowsPerWG, int64_t mb, int64_t h, Value &lane) {
+  auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
+  Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));
+  Value consumer = mma.hasProducer() ? Value(arith::SubIOp::create(
+                                           b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)),
+                                           c64(1)))
+                                     : wg;
+  Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
+  lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
+  return arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, consumer, c64(rowsPerWG)),
+                            arith::MulIOp::create(b, loc, warp, c64(16))),
+      arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c64(4)),
+                            c64(mb * 64 + 8 * h)));
+}
 
 int64_t MmaEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
                                       int64_t g) const {
@@ -151,13 +189,10 @@ int64_t MmaEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
     int64_t tx = c % 16, ty = c / 16;
     return (4 * ty + rb * rowStep + i) * cols + 4 * tx + cb * 64;
   }
-  int64_t rowsPerWG = rows / getConsumers(), chunks = cols / 8;
+  int64_t chunks = cols / 8;
   int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
-  int64_t wg = tid / 128;
-  int64_t consumer = hasProducer() ? std::max<int64_t>(wg, 1) - 1 : wg;
-  int64_t warp = (tid / 32) % 4, lane = tid % 32;
-  int64_t row = consumer * rowsPerWG + warp * 16 + lane / 4 + mb * 64 + 8 * h;
-  return row * cols + 2 * (lane % 4) + 8 * j;
+  int64_t row = fragmentRow(*this, tid, rows / getConsumers(), mb, h);
+  return row * cols + 2 * (tid % 32 % 4) + 8 * j;
 }
 
 Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
@@ -181,24 +216,10 @@ Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
     return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
   }
   // g = (mb, j, h): 64-row block, 8-column chunk, upper/lower 8 rows.
-  int64_t rowsPerWG = rows / getConsumers();
   int64_t chunks = cols / 8;
   int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
-  Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));
-  // Code before the mma loop also runs in the producer warpgroup (0): it
-  // takes consumer 0's positions, so its loads stay inside the tile (its
-  // values are never stored: side effects come after the loop).
-  Value consumer = hasProducer() ? Value(arith::SubIOp::create(
-                                       b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)), c64(1)))
-                                 : wg;
-  Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
-  Value lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
-  Value row = arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, consumer, c64(rowsPerWG)),
-                            arith::MulIOp::create(b, loc, warp, c64(16))),
-      arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c64(4)),
-                            c64(mb * 64 + 8 * h)));
+  Value lane;
+  Value row = emitFragmentRow(b, loc, *this, tid64, rows / getConsumers(), mb, h, lane);
   Value col = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c64(4)), c64(2)),
       c64(8 * j));
@@ -252,32 +273,14 @@ bool SliceEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return f
 int64_t SliceEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
                                         int64_t g) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
-  int64_t tid = thread, rowsPerWG = shape[0] / mma.getConsumers();
-  int64_t mb = g / 2, h = g % 2, wg = tid / 128;
-  int64_t consumer = mma.hasProducer() ? std::max<int64_t>(wg, 1) - 1 : wg;
-  int64_t warp = (tid / 32) % 4, lane = tid % 32;
-  return consumer * rowsPerWG + warp * 16 + lane / 4 + mb * 64 + 8 * h;
+  return fragmentRow(mma, thread, shape[0] / mma.getConsumers(), g / 2, g % 2);
 }
 
 Value SliceEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
                                        ArrayRef<int64_t> shape, int64_t g) const {
-  auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
   auto mma = cast<MmaEncodingAttr>(getParent());
-  int64_t rowsPerWG = shape[0] / mma.getConsumers();
-  int64_t mb = g / 2, h = g % 2;
-  Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));
-  Value consumer = mma.hasProducer() ? Value(arith::SubIOp::create(
-                                           b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)),
-                                           c64(1)))
-                                     : wg;
-  Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
-  Value lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
-  return arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, consumer, c64(rowsPerWG)),
-                            arith::MulIOp::create(b, loc, warp, c64(16))),
-      arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c64(4)),
-                            c64(mb * 64 + 8 * h)));
+  Value lane;
+  return emitFragmentRow(b, loc, mma, tid64, shape[0] / mma.getConsumers(), g / 2, g % 2, lane);
 }
 
 bool SliceEncodingAttr::isOwner(unsigned thread) const {
@@ -285,9 +288,9 @@ bool SliceEncodingAttr::isOwner(unsigned thread) const {
   return mma.isOwner(thread) && thread % 4 == 0;
 }
 
-Value SliceEncodingAttr::emitOwner(OpBuilder &b, Location loc, Value tid64) const {
+Value SliceEncodingAttr::emitOwner(OpBuilder &b, Location loc, function_ref<Value()> tid) const {
   // Lane 0 of each quad; the producer warpgroup has left by the epilogue.
-  Value quadLane = arith::AndIOp::create(b, loc, tid64,
+  Value quadLane = arith::AndIOp::create(b, loc, tid(),
                                          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3)));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, quadLane,
                                arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));

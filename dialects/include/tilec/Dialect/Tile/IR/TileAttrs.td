@@ -60,10 +60,12 @@ def Tile_DistributedEncodingInterface : AttrInterface<"DistributedEncodingAttr">
                     "elements to memory (an encoding that holds an element "
                     "in several threads names one of them).",
       "bool", "isOwner", (ins "unsigned":$thread)>,
-    InterfaceMethod<"isOwner as IR (an i1 from the i64 thread id `tid`), or a "
-                    "null Value when every thread owns its elements.",
+    InterfaceMethod<"isOwner as IR (an i1; `tid` builds the i64 thread id "
+                    "when it is needed), or a null Value when every thread "
+                    "that runs the code owns its elements.",
       "::mlir::Value", "emitOwner",
-      (ins "::mlir::OpBuilder &":$b, "::mlir::Location":$loc, "::mlir::Value":$tid)>,
+      (ins "::mlir::OpBuilder &":$b, "::mlir::Location":$loc,
+           "::llvm::function_ref<::mlir::Value()>":$tid)>,
   ];
   let extraClassDeclaration = [{
     /// Registers (elements) each thread holds of a tile of this shape.
@@ -156,6 +158,15 @@ def Tile_MmaEncodingAttr : Tile_Attr<"MmaEncoding", "mma",
     /// Whether warpgroup 0 is a producer that only copies (wgmma, fma).
     bool hasProducer() const { return getKind() != MmaKind::mma_sync; }
     unsigned getWarps() const { return 4 * (getConsumers() + (hasProducer() ? 1 : 0)); }
+    /// wgmma / mma.sync fragments of a tile `chunks` 8-column chunks wide:
+    /// the group (of 2 registers) for 64-row block mb, chunk j, half h, and
+    /// the register of the row slice (#tile.slice) that holds a group's row.
+    static int64_t fragmentGroup(int64_t mb, int64_t j, int64_t h, int64_t chunks) {
+      return (mb * chunks + j) * 2 + h;
+    }
+    static int64_t rowRegisterOfGroup(int64_t g, int64_t chunks) {
+      return g / (2 * chunks) * 2 + g % 2;
+    }
   }];
 }
 
