@@ -61,6 +61,11 @@ done
 "$check" "${mode[@]}" "${bm[@]}" --kernel bmm examples/matmul.tile || status=1
 # A softmax epilogue over the accumulator's rows, in registers.
 "$check" "${mode[@]}" "${mm[@]}" examples/matmul_softmax.tile || status=1
+# FlashAttention forward: two mmas per iteration, the softmax in registers.
+if [ ${#mode[@]} = 0 ]; then at=(--shape 4x1000x777x64 --shape 2x2048x2048x64)
+else at=(--shape 2x200x300x64); fi
+"$check" "${mode[@]}" "${at[@]}" examples/attention.tile || status=1
+"$check" "${mode[@]}" "${at[@]}" -D CAUSAL=1 -D T=f16 examples/attention.tile || status=1
 # f32 on the CUDA cores (the pipelined fma path on sm_90a).
 "$check" "${mode[@]}" -D T=f32 -D BM=128 -D BN=128 -D BK=32 "${mm[@]}" --kernel matmul \
   examples/matmul.tile || status=1

@@ -707,7 +707,9 @@ private:
       });
     }
     if (fn == "where") {
-      Val c = eval(*e.args[0]);
+      SemaType condTy = e.type;
+      condTy.elem = ScalarType::I1;
+      Val c = e.args[0]->type.isTile() ? evalAs(*e.args[0], condTy) : eval(*e.args[0]);
       Val a = evalAs(*e.args[1], e.type), b = evalAs(*e.args[2], e.type);
       Val r = a;
       for (size_t k = 0; k < r.size(); ++k) {

@@ -51,7 +51,7 @@ func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.mma<kind
 
 // -----
 
-// expected-error @+1 {{holds [BM] or [BM, 1] tiles with BM a multiple of 64 per consumer, not [128, 2]}}
+// expected-error @+1 {{holds [BM], [BM, 1] or [1, BM] tiles with BM a multiple of 64 per consumer, not [128, 2]}}
 func.func @f(%a: tensor<128x2xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>) { return }
 
 // -----

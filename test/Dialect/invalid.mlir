@@ -96,8 +96,8 @@ func.func @reduce_type(%t: tensor<16xf32>) {
 // -----
 
 func.func @range_shape() {
-  // expected-error @+1 {{result #0 must be 1D tensor of 32-bit signless integer values}}
-  %r = tile.range : tensor<4x4xi32>
+  // expected-error @+1 {{dim 2 is not a dimension of 'tensor<4x4xi32>'}}
+  %r = tile.range {dim = 2 : i64} : tensor<4x4xi32>
   return
 }
 

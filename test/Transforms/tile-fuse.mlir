@@ -164,3 +164,45 @@ func.func @store_in_loop(%v: !tile.view<f32, 2>, %i: i32, %n: index) attributes 
   }
   return
 }
+
+// -----
+
+// A broadcast of index arithmetic (the column index j * 128 + range(128) of
+// a score tile, compared with a length) is computed at the broadcast's
+// shape: a 2-D tile.range along dimension 1, so that each thread makes the
+// indices of the elements it holds (no exchange through shared memory).
+// CHECK-LABEL: func.func @index_mask
+// CHECK-NOT:     tile.broadcast
+// CHECK:         %[[R:.*]] = tile.range {dim = 1 : i64} : tensor<64x128xi32>
+// CHECK:         %[[E:.*]] = arith.extsi %[[R]] : tensor<64x128xi32> to tensor<64x128xi64>
+// CHECK:         %[[A:.*]] = arith.addi %{{.*}}, %[[E]] : tensor<64x128xi64>
+// CHECK:         arith.cmpi slt, %[[A]], %{{.*}} : tensor<64x128xi64>
+// CHECK-NOT:     tile.broadcast
+func.func @index_mask(%j: i64, %n: i64, %s: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %c128 = arith.constant 128 : i64
+  %off = arith.muli %j, %c128 : i64
+  %o = tile.splat %off : i64 -> tensor<128xi64>
+  %r = tile.range : tensor<128xi32>
+  %r64 = arith.extsi %r : tensor<128xi32> to tensor<128xi64>
+  %cols = arith.addi %o, %r64 : tensor<128xi64>
+  %row = tile.reshape %cols : tensor<128xi64> -> tensor<1x128xi64>
+  %len = tile.splat %n : i64 -> tensor<1x128xi64>
+  %ok = arith.cmpi slt, %row, %len : tensor<1x128xi64>
+  %ok2 = tile.broadcast %ok : tensor<1x128xi1> -> tensor<64x128xi1>
+  %neg = arith.constant dense<-3.0e38> : tensor<64x128xf32>
+  %m = arith.select %ok2, %s, %neg : tensor<64x128xi1>, tensor<64x128xf32>
+  return %m : tensor<64x128xf32>
+}
+
+// -----
+
+// Rows broadcast along the columns: range along dimension 0.
+// CHECK-LABEL: func.func @index_rows
+// CHECK:         tile.range {dim = 0 : i64} : tensor<128x64xi32>
+// CHECK-NOT:     tile.broadcast
+func.func @index_rows() -> tensor<128x64xi32> {
+  %r = tile.range : tensor<128xi32>
+  %c = tile.reshape %r : tensor<128xi32> -> tensor<128x1xi32>
+  %b = tile.broadcast %c : tensor<128x1xi32> -> tensor<128x64xi32>
+  return %b : tensor<128x64xi32>
+}

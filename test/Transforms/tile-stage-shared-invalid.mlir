@@ -43,14 +43,15 @@ func.func @no_loop(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel}
   %c0 = arith.constant 0 : i64
   %ta = tile.load %a[%c0, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
   %tb = tile.load %a[%c0, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
-  // expected-error @+1 {{mma must accumulate in a 'for' loop that carries only the accumulator: acc = mma(load(A, ...), load(B, ...), acc)}}
+  // expected-error @+1 {{kernel 'no_loop': an mma must be in a 'for' loop (the loop over K)}}
   %y = tile.mma %ta, %tb, %zero : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
   return
 }
 
 // -----
 
-// Work on an operand before the mma (a prologue) is not staged yet.
+// A computed second operand is not supported (a computed first operand is
+// held in registers by the general pipeline).
 func.func @prologue(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
   %zero = arith.constant dense<0.0> : tensor<128x128xf32>
@@ -58,10 +59,10 @@ func.func @prologue(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel
   %c1 = arith.constant 1 : i64
   %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
-    %t2 = arith.addf %ta, %ta : tensor<128x64xbf16>
     %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
-    // expected-error @+1 {{the operands of mma must be tiles loaded in the same loop (mma(load(A, ...), load(B, ...), acc)); computing on them before the mma is not supported yet}}
-    %y = tile.mma %t2, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+    %t2 = arith.addf %tb, %tb : tensor<64x128xbf16>
+    // expected-error @+1 {{the second operand of mma must be a tile loaded in the loop (load(B, ...) or transpose(load(K, ...))); a computed tile as b is not supported yet}}
+    %y = tile.mma %ta, %t2, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
     scf.yield %y : tensor<128x128xf32>
   }
   return

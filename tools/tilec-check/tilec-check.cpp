@@ -143,8 +143,16 @@ struct Rng {
   }
 };
 
+/// The value of compile-time parameter `name` given with -D, or `dflt`.
+static int64_t defineOr(const std::map<std::string, std::string> &defines,
+                        const std::string &name, int64_t dflt) {
+  auto it = defines.find(name);
+  return it == defines.end() ? dflt : std::stoll(it->second);
+}
+
 /// References by kernel name (tensor parameters are numbered in order).
-std::map<std::string, Reference> references() {
+/// `defines` are the -D values the kernels are compiled with.
+std::map<std::string, Reference> references(const std::map<std::string, std::string> &defines) {
   std::map<std::string, Reference> refs;
   refs["vadd"] = elementwise({0, 1}, 2, [](auto &x, auto &) { return x[0] + x[1]; });
   refs["saxpy"] = elementwise({0, 1}, 1, [](auto &x, auto &s) {
@@ -451,6 +459,75 @@ std::map<std::string, Reference> references() {
       };
       refs["matmul_scaled"] = r;
     }
+  }
+  {
+    // Attention (examples/attention.tile): the problem shape is
+    // BH x Sq x Sk x D; O = softmax(scale * Q K^T (masked)) V per head and
+    // L = the rows' log-sum-exp, in double. Q is scaled by 1/sqrt(D) on
+    // entry so that the scores are O(1) and the softmax is not one-hot. The
+    // GPU rounds P to T before P V: O is within T's tolerance, L (f32, from
+    // ex2/lg2.approx) within 2e-4.
+    bool causal = defineOr(defines, "CAUSAL", 0) != 0;
+    Reference r;
+    r.written = {3, 4};
+    r.rtolFloor = 2e-4;
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      int64_t BH = shape[0], Sq = shape[1], Sk = shape.size() > 2 ? shape[2] : Sq;
+      int64_t D = shape.size() > 3 ? shape[3] : 64;
+      switch (k) {
+      case 1: case 2: return std::vector<int64_t>{BH, Sk, D};
+      case 4: return std::vector<int64_t>{BH, Sq};
+      default: return std::vector<int64_t>{BH, Sq, D};
+      }
+    };
+    r.prepare = [](std::vector<HostTensor> &ts) {
+      HostTensor &q = ts[0];
+      double f = 1.0 / std::sqrt(double(q.sizes[2]));
+      for (float &v : q.values)
+        v = static_cast<float>(roundToFloatType(q.dtype, v * f));
+    };
+    r.run = [causal](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
+      HostTensor &q = *ts[0], &k = *ts[1], &v = *ts[2], &o = *ts[3], &l = *ts[4];
+      int64_t BH = q.sizes[0], Sq = q.sizes[1], D = q.sizes[2], Sk = k.sizes[1];
+      double scale = scalars[0];
+      auto rowsFrom = [&](int64_t begin, int64_t end) {
+        std::vector<double> s(static_cast<size_t>(Sk)), out(static_cast<size_t>(D));
+        for (int64_t rr = begin; rr < end; ++rr) {
+          int64_t b = rr / Sq, r = rr % Sq;
+          int64_t last = causal ? std::min(Sk - 1, r + Sk - Sq) : Sk - 1;
+          double mx = -1e300;
+          for (int64_t c = 0; c <= last; ++c) {
+            double acc = 0;
+            for (int64_t d = 0; d < D; ++d)
+              acc += double(q.values[b * q.strides[0] + r * q.strides[1] + d * q.strides[2]]) *
+                     k.values[b * k.strides[0] + c * k.strides[1] + d * k.strides[2]];
+            s[c] = acc * scale;
+            mx = std::max(mx, s[c]);
+          }
+          double sum = 0;
+          std::fill(out.begin(), out.end(), 0.0);
+          for (int64_t c = 0; c <= last; ++c) {
+            double p = std::exp(s[c] - mx);
+            sum += p;
+            for (int64_t d = 0; d < D; ++d)
+              out[d] += p * v.values[b * v.strides[0] + c * v.strides[1] + d * v.strides[2]];
+          }
+          for (int64_t d = 0; d < D; ++d)
+            o.values[b * o.strides[0] + r * o.strides[1] + d * o.strides[2]] =
+                static_cast<float>(roundToFloatType(o.dtype, out[d] / sum));
+          l.values[b * l.strides[0] + r * l.strides[1]] = static_cast<float>(mx + std::log(sum));
+        }
+      };
+      int64_t rows = BH * Sq;
+      int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 64);
+      workers = std::min(workers, std::max<int64_t>(1, rows * Sk * D / (1 << 22)));
+      std::vector<std::thread> pool;
+      for (int64_t w = 0; w < workers; ++w)
+        pool.emplace_back(rowsFrom, rows * w / workers, rows * (w + 1) / workers);
+      for (std::thread &t : pool)
+        t.join();
+    };
+    refs["attention"] = r;
   }
   {
     // y[r, j] = x[r, j] * sigmoid(w[j]).
@@ -1355,7 +1432,7 @@ int main(int argc, char **argv) {
   bool gpu = !opts.compileOnly && !opts.cpu && gpuPresent();
   if (!opts.compileOnly && !opts.cpu && !gpu)
     std::printf("no GPU found: compiling only\n");
-  auto refs = references();
+  auto refs = references(opts.defines);
   int failures = 0;
   uint64_t seed = 12345;
   for (const std::string &file : opts.files) {

@@ -437,7 +437,14 @@ Value Gen::genCall(const Expr &e) {
   }
   if (fn == "where") {
     const Expr &c = *e.args[0];
-    Value cond = gen(c);
+    Value cond;
+    if (c.type.isTile()) {
+      SemaType condTy = e.type;
+      condTy.elem = ScalarType::I1;
+      cond = genAs(c, condTy);
+    } else {
+      cond = gen(c);
+    }
     Value x = genAs(*e.args[1], e.type);
     Value y = genAs(*e.args[2], e.type);
     return arith::SelectOp::create(b, l, cond, x, y);
@@ -521,7 +528,7 @@ Value Gen::genCall(const Expr &e) {
     return tile::MmaOp::create(b, l, gen(*e.args[0]), gen(*e.args[1]), gen(*e.args[2]),
                                e.tf32);
   if (fn == "range")
-    return tile::RangeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)));
+    return tile::RangeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)), IntegerAttr());
   if (fn == "cast") {
     Value x = gen(*e.args[0]);
     return convert(x, e.args[0]->type, e.type.elem, l);

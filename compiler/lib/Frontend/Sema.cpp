@@ -1911,9 +1911,15 @@ bool Checker::checkCall(Expr &e) {
     Unified u = unifyOperands(e.args[1]->type, e.args[2]->type, "select between");
     if (!u.error.empty())
       return error(e.loc, u.error);
-    if (c.isTile() && u.type.isTile() && c.shape != u.type.shape)
-      return error(e.loc, "the condition " + c.str() + " and the values " +
-                              u.type.str() + " of 'where' have different shapes");
+    // The condition broadcasts with the values like a binary operator's
+    // operands (numpy rules).
+    if (c.isTile() && u.type.isTile() && c.shape != u.type.shape) {
+      std::optional<std::vector<int64_t>> s = broadcastShapes(c.shape, u.type.shape);
+      if (!s)
+        return error(e.loc, "the condition " + c.str() + " and the values " +
+                                u.type.str() + " of 'where' do not broadcast to one shape");
+      u.type.shape = *s;
+    }
     if (c.isTile() && !u.type.isTile()) {
       u.type.kind = SemaType::Kind::Tile;
       u.type.shape = c.shape;

@@ -1,5 +1,8 @@
 //===- TileFuse.cpp - fuse tile producers into consumers ------------------===//
 //
+// A broadcast of index arithmetic (range, splats, elementwise ops) is
+// recomputed at the broadcast's shape.
+//
 // A broadcast of a loaded tile becomes one tile.broadcast_load: each thread
 // then loads exactly the elements it holds in the broadcast result, so the
 // small tile never has to be exchanged between threads (the layouts of a
@@ -135,6 +138,129 @@ struct SinkCastBelowBroadcast : OpRewritePattern<tile::BroadcastOp> {
   }
 };
 
+/// Whether `v` is index arithmetic: computed from tile.range, splats and
+/// splat constants by elementwise ops and reshapes that only add or drop
+/// unit dimensions, in at most `budget` ops. `ranges` counts the ranges.
+static bool isIndexTree(Value v, int &budget, int &ranges) {
+  Operation *op = v.getDefiningOp();
+  if (!op || --budget < 0)
+    return false;
+  if (isa<tile::RangeOp>(op)) {
+    ++ranges;
+    return true;
+  }
+  if (isa<tile::SplatOp>(op))
+    return true;
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    return dense && dense.isSplat();
+  }
+  if (auto r = dyn_cast<tile::ReshapeOp>(op)) {
+    auto unit = [](ArrayRef<int64_t> s) {
+      SmallVector<int64_t> kept;
+      for (int64_t d : s)
+        if (d != 1)
+          kept.push_back(d);
+      return kept;
+    };
+    if (unit(r.getTile().getType().getShape()) != unit(r.getType().getShape()))
+      return false;
+    return isIndexTree(r.getTile(), budget, ranges);
+  }
+  if (auto b = dyn_cast<tile::BroadcastOp>(op))
+    return isIndexTree(b.getTile(), budget, ranges);
+  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1 ||
+      op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+    return false;
+  for (Value operand : op->getOperands())
+    if (!isa<RankedTensorType>(operand.getType()) || !isIndexTree(operand, budget, ranges))
+      return false;
+  return true;
+}
+
+/// Rebuilds the index tree `v` (see isIndexTree) at the shape of `target`;
+/// `dims[d]` is the target dimension of v's dimension d (-1 for a unit
+/// dimension, which broadcasts).
+static Value rematerialize(PatternRewriter &rewriter, Value v, ArrayRef<int64_t> target,
+                           ArrayRef<int64_t> dims) {
+  Operation *op = v.getDefiningOp();
+  Location loc = op->getLoc();
+  auto typed = [&](Type elem) { return RankedTensorType::get(target, elem); };
+  auto vTy = cast<RankedTensorType>(v.getType());
+  if (auto r = dyn_cast<tile::RangeOp>(op)) {
+    int64_t d = dims[r.getIndexDim()];
+    return tile::RangeOp::create(rewriter, loc, typed(vTy.getElementType()),
+                                 rewriter.getI64IntegerAttr(d));
+  }
+  if (auto sp = dyn_cast<tile::SplatOp>(op))
+    return tile::SplatOp::create(rewriter, loc, typed(vTy.getElementType()), sp.getOperand());
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = cast<DenseElementsAttr>(c.getValue());
+    return arith::ConstantOp::create(rewriter, loc,
+                                     DenseElementsAttr::get(typed(vTy.getElementType()),
+                                                            dense.getSplatValue<Attribute>()));
+  }
+  // A source dimension's target dimension, through unit-dimension reshapes
+  // (non-unit dimensions correspond in order) and broadcasts (aligned at
+  // the innermost dimension).
+  auto sourceDims = [&](RankedTensorType from, bool aligned) {
+    SmallVector<int64_t> out(from.getRank(), -1);
+    if (aligned) {
+      int64_t lead = vTy.getRank() - from.getRank();
+      for (int64_t d = 0; d < from.getRank(); ++d)
+        if (from.getDimSize(d) != 1)
+          out[d] = dims[d + lead];
+      return out;
+    }
+    int64_t k = 0;
+    for (int64_t d = 0; d < from.getRank(); ++d) {
+      if (from.getDimSize(d) == 1)
+        continue;
+      while (vTy.getDimSize(k) == 1)
+        ++k;
+      out[d] = dims[k++];
+    }
+    return out;
+  };
+  if (auto r = dyn_cast<tile::ReshapeOp>(op))
+    return rematerialize(rewriter, r.getTile(), target,
+                         sourceDims(r.getTile().getType(), /*aligned=*/false));
+  if (auto b = dyn_cast<tile::BroadcastOp>(op))
+    return rematerialize(rewriter, b.getTile(), target,
+                         sourceDims(b.getTile().getType(), /*aligned=*/true));
+  IRMapping map;
+  for (Value operand : op->getOperands())
+    map.map(operand, rematerialize(rewriter, operand, target, dims));
+  Operation *copy = rewriter.clone(*op, map);
+  Value res = copy->getResult(0);
+  res.setType(typed(getElementTypeOrSelf(res.getType())));
+  return res;
+}
+
+/// broadcast(f(range, splats)) -> f(range'): index arithmetic (the column
+/// or row index of each element of a score tile, for a mask) is computed
+/// at the broadcast's shape, where each thread evaluates it for the
+/// elements it holds, instead of being computed small and exchanged
+/// between threads through shared memory (or, in an mma kernel, not at
+/// all).
+struct RematerializeIndexBroadcast : OpRewritePattern<tile::BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tile::BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
+    int budget = 24, ranges = 0;
+    if (!isIndexTree(op.getTile(), budget, ranges) || ranges == 0)
+      return rewriter.notifyMatchFailure(op, "not a broadcast of index arithmetic");
+    RankedTensorType from = op.getTile().getType(), to = op.getType();
+    SmallVector<int64_t> dims(from.getRank(), -1);
+    int64_t lead = to.getRank() - from.getRank();
+    for (int64_t d = 0; d < from.getRank(); ++d)
+      if (from.getDimSize(d) != 1)
+        dims[d] = d + lead;
+    rewriter.replaceOp(op, rematerialize(rewriter, op.getTile(), to.getShape(), dims));
+    return success();
+  }
+};
+
 /// Clones the computation of `v` in front of `loop` when it does not depend
 /// on the loop's induction variable or carried values; null otherwise.
 static Value hoistOutOf(scf::ForOp loop, Value v, OpBuilder &b, IRMapping &map) {
@@ -234,7 +360,8 @@ static void fuseMmaPrologues(scf::ForOp loop) {
 struct TileFusePass : tilec::impl::TileFuseBase<TileFusePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseBroadcastOfLoad, SinkCastBelowBroadcast>(&getContext());
+    patterns.add<FuseBroadcastOfLoad, SinkCastBelowBroadcast, RematerializeIndexBroadcast>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     SmallVector<scf::ForOp> loops;

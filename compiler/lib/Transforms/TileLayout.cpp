@@ -74,11 +74,17 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     auto mma = dyn_cast<tile::MmaEncodingAttr>(kernelEncoding);
     if (mma && mma.getKind() != tile::MmaKind::fma)
       func.walk([&](tile::MmaOp op) { accRows = op.getAcc().getType().getShape().end()[-2]; });
-    auto encodingFor = [&](RankedTensorType t) -> Attribute {
+    auto encodingFor = [&](Value value, RankedTensorType t) -> Attribute {
       ArrayRef<int64_t> shape = t.getShape();
       if (accRows && shape[0] == accRows &&
           (shape.size() == 1 || (shape.size() == 2 && shape[1] == 1)))
         return tile::SliceEncodingAttr::get(ctx, 1, kernelEncoding);
+      // A [BM] tile of rows reshaped to [1, BM] (to store into a row of a
+      // matrix) keeps the rows' slice.
+      if (accRows && shape.size() == 2 && shape[0] == 1 && shape[1] == accRows)
+        if (auto reshape = value.getDefiningOp<tile::ReshapeOp>())
+          if (reshape.getTile().getType().getShape().front() == accRows)
+            return tile::SliceEncodingAttr::get(ctx, 1, kernelEncoding);
       if (!blocked)
         return kernelEncoding;
       unsigned v = blocked.getVec();
@@ -87,22 +93,31 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       return tile::BlockedEncodingAttr::get(ctx, v, blocked.getWarps());
     };
     auto shared = tile::SharedEncodingAttr::get(ctx, 128, {1, 0});
-    DenseSet<Value> staged;
+    // A transposed operand is the same shared tile read column-major.
+    auto sharedT = tile::SharedEncodingAttr::get(ctx, 128, {0, 1});
+    DenseMap<Value, Attribute> staged;
     func.walk([&](tile::MmaOp mma) {
       auto loop = mma->getParentOfType<scf::ForOp>();
       if (!loop || !loop->hasAttr(tile::kPipelineAttrName))
         return;
       for (Value operand : {mma.getA(), mma.getB()}) {
-        staged.insert(operand);
+        tile::SharedOperand so = tile::getSharedOperand(operand);
+        if (!so.load)
+          continue; // held in registers (a computed tile)
+        if (so.transpose) {
+          staged[operand] = sharedT;
+          operand = so.transpose.getTile();
+        }
+        staged[operand] = shared;
         if (auto reshape = operand.getDefiningOp<tile::ReshapeOp>())
-          staged.insert(reshape.getTile());
+          staged[reshape.getTile()] = shared;
       }
     });
     auto encode = [&](Value v) {
       auto t = dyn_cast<RankedTensorType>(v.getType());
       if (!t || t.getEncoding())
         return;
-      Attribute e = staged.contains(v) ? Attribute(shared) : encodingFor(t);
+      Attribute e = staged.count(v) ? staged.lookup(v) : encodingFor(v, t);
       v.setType(RankedTensorType::get(t.getShape(), t.getElementType(), e));
     };
     func.walk([&](Operation *op) {

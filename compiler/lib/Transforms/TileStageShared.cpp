@@ -99,8 +99,33 @@ struct TileStageSharedPass
     return mk;
   }
 
+  /// acc = mma(load(A), load(B), acc) in a loop that carries only acc:
+  /// the matmul pipeline (planPipeline).
+  static bool isMatmulForm(tile::MmaOp mma) {
+    auto forOp = dyn_cast<scf::ForOp>(mma->getParentOp());
+    auto accArg = dyn_cast<BlockArgument>(mma.getAcc());
+    if (!forOp || !accArg || accArg.getOwner() != forOp.getBody() ||
+        forOp.getNumRegionIterArgs() != 1 || !mma->hasOneUse() ||
+        !isa<scf::YieldOp>(*mma->getUsers().begin()))
+      return false;
+    tile::LoadOp a = tile::getStagedLoad(mma.getA()), b = tile::getStagedLoad(mma.getB());
+    return a && b && a->getParentOp() == forOp && b->getParentOp() == forOp;
+  }
+
   LogicalResult plan(func::FuncOp func, ArrayRef<tile::MmaOp> mmas) {
     StringRef name = func.getName();
+    tile::MmaOp first = mmas.front();
+    Type elem0 = first.getA().getType().getElementType();
+    bool tensorCores = (elem0.isBF16() || elem0.isF16());
+    if (tensorCores && (mmas.size() > 1 || !isMatmulForm(mmas.front()))) {
+      if (arch == "sm_90a")
+        return planGeneral(func, mmas);
+      if (mmas.size() > 1)
+        return mmas[1]->emitError()
+               << "kernel '" << name << "' has more than one mma; on " << arch
+               << " this version supports one mma loop per kernel (several mmas in a loop "
+                  "need --arch sm_90a)";
+    }
     if (mmas.size() > 1)
       return mmas[1]->emitError()
              << "kernel '" << name
@@ -125,6 +150,291 @@ struct TileStageSharedPass
       return success();
     }
     return planPipeline(func, mma);
+  }
+
+  /// The general pipeline (sm_90a, f16/bf16): any number of mmas in one
+  /// loop, e.g. attention's
+  ///   s = mma(q, transpose(load(K, [.., j, ..])), zeros)
+  ///   ... softmax of s in registers ...
+  ///   acc = mma(cast<bf16>(p), load(V, [.., j, ..]), acc * alpha)
+  /// An mma operand is one of
+  ///  - a load in the loop (through the reshape of a batched load, and
+  ///    for b optionally a transpose): staged by TMA into a STAGES-deep ring
+  ///    (one stage holds every such tile of an iteration);
+  ///  - a load before the loop (a): loaded once by TMA, read by every
+  ///    iteration;
+  ///  - (a only) any other tile, e.g. P: its register fragments are wgmma's
+  ///    A operand directly (the accumulator's layout is the A fragment's).
+  /// The loop may carry any tiles and scalars; everything in it runs in the
+  /// consumer warpgroups, with every tile in the accumulators' layout
+  /// (#tile.mma over [BM, N] tiles, #tile.slice for [BM] rows). The plan
+  /// is recorded as attributes: tile.pipeline on the loop (general),
+  /// tile.smem on each staged load; tile-pipeline-lowering (in
+  /// convert-tile-to-nvvm) builds the producer, the barriers and the ring.
+  LogicalResult planGeneral(func::FuncOp func, ArrayRef<tile::MmaOp> mmaList) {
+    StringRef name = func.getName();
+    SmallVector<tile::MmaOp> mmas(mmaList.begin(), mmaList.end());
+    MLIRContext *ctx = func.getContext();
+    auto forOp = dyn_cast<scf::ForOp>(mmas.front()->getParentOp());
+    if (!forOp)
+      return mmas.front().emitError()
+             << "kernel '" << name << "': an mma must be in a 'for' loop (the loop over K)";
+    for (tile::MmaOp mma : mmas)
+      if (mma->getParentOp() != forOp.getOperation())
+        return mma.emitError() << "kernel '" << name
+                               << "': all mmas of a kernel must be in the same loop, at its top "
+                                  "level (not in an 'if'), in this version";
+    for (Operation *p = forOp->getParentOp(); p && !isa<func::FuncOp>(p); p = p->getParentOp())
+      if (isa<scf::ForOp, scf::WhileOp>(p))
+        return mmas.front().emitError()
+               << "kernel '" << name
+               << "': the mma loop cannot be inside another loop yet; use one program "
+                  "per output tile (the grid)";
+    if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
+        s && s.getInt() != 0 && (s.getInt() < 2 || s.getInt() > 8))
+      return mmas.front().emitError()
+             << "kernel '" << name << "': STAGES must be 2 to 8, got " << s.getInt();
+    int64_t BM = mmas.front().getAcc().getType().getDimSize(0);
+    Type elem = mmas.front().getA().getType().getElementType();
+    auto shapeError = [&](tile::MmaOp mma, const Twine &what) {
+      return mma.emitError() << "kernel '" << name << "': " << what << " (mma of "
+                             << shapeStr(mma.getA().getType()) << " and "
+                             << shapeStr(mma.getB().getType()) << ")";
+    };
+    if (BM != 64 && BM != 128)
+      return shapeError(mmas.front(), "with several mmas in a loop, the rows of a (BM) must be "
+                                      "64 or 128 (one 64-row block per consumer warpgroup)");
+    unsigned consumers = unsigned(BM / 64);
+    struct Staged {
+      tile::LoadOp load;
+      bool resident;
+    };
+    SmallVector<Staged> staged;
+    DenseSet<Operation *> chain; // the ops of staged operands
+    int64_t accRegs = 0;
+    for (tile::MmaOp mma : mmas) {
+      auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
+      if (aTy.getElementType() != elem)
+        return shapeError(mma, "all mmas of a kernel must multiply the same element type");
+      if (mma.getAcc().getType().getDimSize(0) != BM)
+        return shapeError(mma, "all mmas of a kernel must have the same number of rows (BM)");
+      int64_t K = aTy.getDimSize(1), N = bTy.getDimSize(1);
+      if (K % 16 != 0)
+        return shapeError(mma, "the shared dimension must be a multiple of 16");
+      if (N % 8 != 0 || N > 256)
+        return shapeError(mma, "the columns of b must be a multiple of 8, at most 256");
+      accRegs += BM * N / (128 * consumers);
+      for (int which = 0; which < 2; ++which) {
+        Value operand = which ? mma.getB() : mma.getA();
+        tile::SharedOperand so = tile::getSharedOperand(operand);
+        if (!so.load) {
+          // A reshape that reorders a loaded tile is not what the copy stages.
+          if (auto reshape = operand.getDefiningOp<tile::ReshapeOp>();
+              reshape && reshape.getTile().getDefiningOp<tile::LoadOp>())
+            return mma.emitError()
+                   << "the operands of mma must be tiles loaded in the same loop "
+                      "(mma(load(A, ...), load(B, ...), acc), or reshape(load(X, [b, i, j], "
+                      "[1, R, C]), [R, C]) from a batched tensor); this reshape reorders the "
+                      "loaded tile";
+          if (which == 1)
+            return mma.emitError()
+                   << "the second operand of mma must be a tile loaded in the loop "
+                      "(load(B, ...) or transpose(load(K, ...))); a computed tile as b is "
+                      "not supported yet";
+          if (!forOp->isAncestor(operand.getParentBlock()->getParentOp()) &&
+              operand.getParentBlock() != forOp.getBody())
+            return mma.emitError() << "a computed first operand of mma must be computed in "
+                                      "the loop (it is held in registers)";
+          continue;
+        }
+        if (which == 0 && so.transpose)
+          return mma.emitError() << "a transposed first operand of mma is not supported yet";
+        FailureOr<tile::MakeViewOp> view = stagedView(so.load, which ? "second" : "first");
+        if (failed(view))
+          return failure();
+        bool inLoop = so.load->getParentOp() == forOp.getOperation();
+        bool before = !inLoop && so.load->getBlock() == forOp->getBlock() &&
+                      so.load->isBeforeInBlock(forOp);
+        if (!inLoop && !(before && which == 0))
+          return mma.emitError()
+                 << "the operands of mma must be loaded in the loop (or, for the first, "
+                    "just before it)";
+        if (!so.load->hasOneUse())
+          return so.load.emitError() << "a tile loaded for an mma may feed only that mma";
+        RankedTensorType lt = so.load.getType();
+        int64_t cols = lt.getShape().back(), rows = lt.getShape().end()[-2];
+        int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+        if ((cols * elemBytes) % 128 != 0 || rows > 256 || rows % 8 != 0)
+          return so.load.emitError()
+                 << "a tile staged for an mma needs a multiple of " << 128 / elemBytes
+                 << " columns and a multiple of 8 rows up to 256 (a 128-byte swizzled TMA "
+                    "box); this one is " << shapeStr(lt);
+        staged.push_back({so.load, !inLoop});
+        chain.insert(so.load);
+        if (auto r = dyn_cast<tile::ReshapeOp>(*so.load->getUsers().begin()))
+          chain.insert(r);
+        if (so.transpose)
+          chain.insert(so.transpose);
+      }
+    }
+    // fma consumers would also need a and b fragments; with wgmma the
+    // accumulators and the loop's other tiles share 255 registers.
+    if (accRegs > 160)
+      return mmas.front().emitError()
+             << "kernel '" << name << "': the mma results need " << accRegs
+             << " f32 registers per thread in each of the " << consumers
+             << " consumer warpgroups; at most 160 leave room for the rest (255 per "
+                "thread); use smaller tiles";
+
+    // Every other tile has [BM, N] or [BM] / [BM, 1] shape; stores come
+    // after the loop (the producer warpgroup runs the code before it).
+    Block *top = &func.getBody().front();
+    auto runsBefore = [&](Operation *op) {
+      Operation *a = top->findAncestorOpInBlock(*op);
+      Operation *b = top->findAncestorOpInBlock(*forOp);
+      if (a == b)
+        return op->getBlock() == forOp->getBlock() && op->isBeforeInBlock(forOp);
+      return a->isBeforeInBlock(b);
+    };
+    auto rowsShaped = [&](RankedTensorType tt) {
+      ArrayRef<int64_t> s = tt.getShape();
+      return !s.empty() && s[0] == BM && (s.size() == 1 || (s.size() == 2 && s[1] == 1));
+    };
+    auto accShaped = [&](RankedTensorType tt) {
+      ArrayRef<int64_t> s = tt.getShape();
+      if (s.size() < 2 || s.end()[-2] != BM || s.end()[-1] % 8 != 0)
+        return false;
+      return llvm::all_of(s.drop_back(2), [](int64_t d) { return d == 1; });
+    };
+    // [1, BM] row values reshaped from [BM] rows, to be stored in a row.
+    auto rowOfRows = [&](Operation *op, RankedTensorType tt) {
+      auto reshape = dyn_cast<tile::ReshapeOp>(op);
+      return reshape && tt.getRank() == 2 && tt.getDimSize(0) == 1 && tt.getDimSize(1) == BM &&
+             reshape.getTile().getType().getDimSize(0) == BM;
+    };
+    WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+      if (chain.contains(op))
+        return WalkResult::advance();
+      if (isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op) &&
+          (runsBefore(op) || forOp->isAncestor(op))) {
+        op->emitError() << "in a kernel with several mmas, stores, atomics, print and assert "
+                           "must come after the mma loop";
+        return WalkResult::interrupt();
+      }
+      if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp, tile::GatherOp,
+              tile::BroadcastLoadOp>(op)) {
+        op->emitError() << "'" << op->getName().stripDialect()
+                        << "' in a kernel with several mmas is not supported yet";
+        return WalkResult::interrupt();
+      }
+      if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
+        RankedTensorType from = reduce.getTile().getType();
+        if (!reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2 ||
+            reduce.getKind() == "argmax" || reduce.getKind() == "argmin") {
+          op->emitError() << "in a kernel with mma, a reduction must run over the rows of "
+                             "a [" << BM << ", N] tile (axis = 1, sum, max, min, prod or a "
+                             "combiner); other reductions are not supported yet";
+          return WalkResult::interrupt();
+        }
+      }
+      if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
+        RankedTensorType from = broadcast.getTile().getType();
+        if (!(rowsShaped(from) && from.getRank() == 2)) {
+          op->emitError() << "in a kernel with several mmas, only [BM, 1] columns of row "
+                             "values can be broadcast (e.g. expand_dims(max(s, axis = 1), 1)); "
+                             "this one is " << shapeStr(from);
+          return WalkResult::interrupt();
+        }
+      }
+      for (Type t : op->getResultTypes())
+        if (auto tt = dyn_cast<RankedTensorType>(t);
+            tt && !accShaped(tt) && !rowsShaped(tt) && !rowOfRows(op, tt)) {
+          op->emitError() << "in a kernel with several mmas, every tile must have " << BM
+                          << " rows and a multiple of 8 columns, or be a [" << BM
+                          << "] / [" << BM << ", 1] tile of row values; this one is "
+                          << shapeStr(tt);
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    // Shared memory: the resident tiles, then the ring.
+    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+    int64_t residentBytes = 0, stageBytes = 0;
+    SmallVector<int64_t> offsets;
+    for (Staged &st : staged) {
+      RankedTensorType lt = st.load.getType();
+      int64_t bytes = tile::stagedTileBytes(lt.getShape().end()[-2], lt.getShape().back(),
+                                            elemBytes);
+      int64_t &at = st.resident ? residentBytes : stageBytes;
+      offsets.push_back(at);
+      at += bytes;
+    }
+    int64_t maxStages = stageBytes ? (kMaxSharedBytesSm90 - kSharedOverhead - residentBytes) /
+                                         stageBytes
+                                   : 8;
+    int64_t stages = 2;
+    if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName); s && s.getInt() != 0)
+      stages = s.getInt();
+    int64_t need = residentBytes + stages * stageBytes + kSharedOverhead;
+    if (need > kMaxSharedBytesSm90)
+      return mmas.front().emitError()
+             << "kernel '" << name << "' needs " << need << " bytes of shared memory for "
+             << residentBytes << " bytes of tiles loaded once and STAGES=" << stages
+             << " stages of " << stageBytes << " bytes, but " << kMaxSharedBytesSm90
+             << " are available per block on " << arch << "; use "
+             << (maxStages >= 2 ? "STAGES=" + std::to_string(maxStages) + " or "
+                                : std::string())
+             << "smaller tiles";
+
+    Builder b(ctx);
+    auto encoding = tile::MmaEncodingAttr::get(ctx, tile::MmaKind::wgmma, consumers);
+    int32_t warps = int32_t(encoding.getWarps());
+    if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
+        requested && requested.getInt() != warps)
+      return func.emitError() << "kernel '" << name << "' runs its mma loop as a pipeline of "
+                              << warps << " warps; @launch(num_warps = " << requested.getInt()
+                              << ") cannot change that: remove it";
+    forOp->setAttr(tile::kPipelineAttrName,
+                   b.getDictionaryAttr({b.getNamedAttr("stages", b.getI32IntegerAttr(stages)),
+                                        b.getNamedAttr("consumers",
+                                                       b.getI32IntegerAttr(consumers)),
+                                        b.getNamedAttr("general", b.getUnitAttr()),
+                                        b.getNamedAttr("resident_bytes",
+                                                       b.getI64IntegerAttr(residentBytes)),
+                                        b.getNamedAttr("stage_bytes",
+                                                       b.getI64IntegerAttr(stageBytes))}));
+    func->setAttr(tile::kEncodingAttrName, encoding);
+    func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
+    func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));
+    SmallVector<Attribute> tmaOps;
+    int64_t boxCols = 128 / elemBytes;
+    for (auto [i, st] : llvm::enumerate(staged)) {
+      auto mk = st.load.getView().getDefiningOp<tile::MakeViewOp>();
+      int32_t param = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt();
+      int64_t rows = st.load.getType().getShape().end()[-2];
+      tmaOps.push_back(b.getDenseI64ArrayAttr({param, boxCols, rows}));
+      NamedAttrList attrs;
+      attrs.append(LLVM::LLVMDialect::getByValAttrName(),
+                   TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
+      attrs.append(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(64));
+      unsigned n = func.getNumArguments();
+      if (failed(func.insertArgument(n, LLVM::LLVMPointerType::get(ctx),
+                                     attrs.getDictionary(ctx), func.getLoc())) ||
+          failed(func.insertArgument(n + 1, b.getI32Type(), DictionaryAttr(),
+                                     func.getLoc())))
+        return func.emitError("internal: cannot add the TMA parameters");
+      NamedAttrList smem;
+      smem.append("offset", b.getI64IntegerAttr(offsets[i]));
+      smem.append("tma", b.getI32IntegerAttr(int32_t(i)));
+      if (st.resident)
+        smem.append("resident", b.getUnitAttr());
+      st.load->setAttr(tile::kSmemAttrName, smem.getDictionary(ctx));
+    }
+    func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
+    return success();
   }
 
   LogicalResult planPipeline(func::FuncOp func, tile::MmaOp mma) {

@@ -10,6 +10,7 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -169,6 +170,10 @@ int64_t relayoutScratchBytes(mlir::RankedTensorType src);
 std::string scanScratchName(llvm::StringRef kernel);
 int64_t scanScratchBytes(mlir::RankedTensorType src);
 /// The pipelined mma loops planned by tile-stage-shared (sm_90a).
+/// Builds the general mma pipelines of `func` (loops tile-stage-shared
+/// planned with `general`) as producer code, mbarriers and tile.shared_tile
+/// operands, before the conversion patterns run (MmaToNVVM.cpp).
+mlir::LogicalResult lowerGeneralPipelines(mlir::func::FuncOp func);
 void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,
                                ThreadLayout layout,
                                mlir::RewritePatternSet &patterns);

@@ -239,7 +239,25 @@ struct RangeLowering : LayoutPattern<tile::RangeOp> {
   LogicalResult
   matchAndRewrite(tile::RangeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, threadFlatIndices(rewriter, op.getLoc(), op.getType()));
+    RankedTensorType ty = op.getType();
+    Value flat = threadFlatIndices(rewriter, op.getLoc(), ty);
+    if (ty.getRank() > 1) {
+      // The index along `dim`: (flat / inner) % size.
+      int64_t d = op.getIndexDim(), inner = 1;
+      for (int64_t k = d + 1; k < ty.getRank(); ++k)
+        inner *= ty.getDimSize(k);
+      auto vt = cast<VectorType>(flat.getType());
+      auto splat = [&](int64_t v) {
+        return arith::ConstantOp::create(rewriter, op.getLoc(), vt,
+                                         DenseElementsAttr::get(vt, rewriter.getI32IntegerAttr(
+                                                                        int32_t(v))));
+      };
+      if (inner > 1)
+        flat = arith::DivUIOp::create(rewriter, op.getLoc(), flat, splat(inner));
+      if (d > 0)
+        flat = arith::RemUIOp::create(rewriter, op.getLoc(), flat, splat(ty.getDimSize(d)));
+    }
+    rewriter.replaceOp(op, flat);
     return success();
   }
 };
@@ -333,6 +351,10 @@ struct ConvertTileToNVVMPass
     auto layout = func->getAttrOfType<ThreadLayout>(tile::kEncodingAttrName);
     if (!layout)
       return func.emitError("kernel has no thread layout; run tile-layout first");
+    // General mma pipelines become producer code, mbarriers and operands in
+    // shared memory (tile.shared_tile) first; the patterns lower the rest.
+    if (failed(lowerGeneralPipelines(func)))
+      return failure();
     // Every tile carries its encoding (tile-layout puts them on the types),
     // over the kernel's threads. Only the ops that move data between threads
     // (through shared memory) may take and give tiles in different
@@ -483,9 +505,12 @@ struct ConvertTileToNVVMPass
     // A tile becomes the vector of elements one thread holds under its
     // encoding. Shared tiles (pipelined mma operands) have no register form:
     // the mma pipeline consumes them whole.
-    converter.addConversion([](RankedTensorType t) -> Type {
+    converter.addConversion([ctx](RankedTensorType t) -> Type {
       if (auto encoding = dyn_cast_or_null<ThreadLayout>(t.getEncoding()))
         return perThreadType(t);
+      // A tile.shared_tile of a general pipeline is its address.
+      if (isa_and_nonnull<tile::SharedEncodingAttr>(t.getEncoding()))
+        return LLVM::LLVMPointerType::get(ctx, 3);
       return Type();
     });
 

@@ -247,13 +247,24 @@ LogicalResult SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitE
 // A [BM] or [BM, 1] tile of rows, in the parent's row distribution: thread
 // t holds, for each 64-row block mb and half h, row
 // consumer * rowsPerWG + 16 * warp + lane / 4 + 64 * mb + 8 * h.
+/// The rows a #tile.slice tile holds: [BM], [BM, 1] or (a row of row
+/// values, to store into a row of a matrix) [1, BM]; its flat index is the
+/// row.
+static int64_t sliceRows(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
 LogicalResult SliceEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
                                                 function_ref<InFlightDiagnostic()> emitError) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
-  if (shape.empty() || shape.size() > 2 || (shape.size() == 2 && shape[1] != 1) ||
-      shape[0] % (64 * int64_t(mma.getConsumers())) != 0)
-    return emitError() << "#tile.slice of " << mma << " holds [BM] or [BM, 1] tiles with BM a "
-                       << "multiple of 64 per consumer, not " << shapeText(shape);
+  bool rowsShape = !shape.empty() && shape.size() <= 2 &&
+                   (shape.size() == 1 || shape[1] == 1 || shape[0] == 1);
+  if (!rowsShape || sliceRows(shape) % (64 * int64_t(mma.getConsumers())) != 0)
+    return emitError() << "#tile.slice of " << mma << " holds [BM], [BM, 1] or [1, BM] tiles "
+                       << "with BM a multiple of 64 per consumer, not " << shapeText(shape);
   return success();
 }
 
@@ -266,21 +277,22 @@ unsigned SliceEncodingAttr::getLeaderThread() const {
 }
 int64_t SliceEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
-  return shape[0] / (64 * int64_t(mma.getConsumers())) * 2;
+  return sliceRows(shape) / (64 * int64_t(mma.getConsumers())) * 2;
 }
 bool SliceEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return false; }
 
 int64_t SliceEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
                                         int64_t g) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
-  return fragmentRow(mma, thread, shape[0] / mma.getConsumers(), g / 2, g % 2);
+  return fragmentRow(mma, thread, sliceRows(shape) / mma.getConsumers(), g / 2, g % 2);
 }
 
 Value SliceEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
                                        ArrayRef<int64_t> shape, int64_t g) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
   Value lane;
-  return emitFragmentRow(b, loc, mma, tid64, shape[0] / mma.getConsumers(), g / 2, g % 2, lane);
+  return emitFragmentRow(b, loc, mma, tid64, sliceRows(shape) / mma.getConsumers(), g / 2, g % 2,
+                         lane);
 }
 
 bool SliceEncodingAttr::isOwner(unsigned thread) const {

@@ -130,6 +130,9 @@ LogicalResult StoreOp::verify() {
 LogicalResult RangeOp::verify() {
   if (!getType().hasStaticShape() || getType().getNumElements() <= 0)
     return emitOpError() << "needs a static, non-empty shape";
+  if (getIndexDim() < 0 || getIndexDim() >= getType().getRank())
+    return emitOpError() << "dim " << getIndexDim() << " is not a dimension of "
+                         << getType();
   return success();
 }
 
@@ -185,6 +188,13 @@ LogicalResult ReduceOp::verify() {
                          << " does not match the tile element type " << elem;
   if (!supported)
     return emitOpError() << "reductions of " << elem << " are not supported";
+  return success();
+}
+
+LogicalResult SharedTileOp::verify() {
+  auto t = getType();
+  if (!isa_and_nonnull<SharedEncodingAttr>(t.getEncoding()) || t.getRank() != 2)
+    return emitOpError() << "gives a 2-D tile in a #tile.shared encoding, not " << t;
   return success();
 }
 
@@ -273,6 +283,23 @@ LoadOp tilec::tile::getStagedLoad(Value operand) {
       reshape.getType().getShape() != load.getType().getShape().drop_front())
     return LoadOp();
   return load;
+}
+
+SharedOperand tilec::tile::getSharedOperand(Value operand) {
+  SharedOperand r;
+  if (auto permute = operand.getDefiningOp<PermuteOp>()) {
+    ArrayRef<int64_t> perm = permute.getPermutation();
+    if (!permute->hasOneUse() || perm.size() != 2 || perm[0] != 1 || perm[1] != 0)
+      return r;
+    operand = permute.getTile();
+    if (!operand.hasOneUse())
+      return r;
+    r.transpose = permute;
+  }
+  r.load = getStagedLoad(operand);
+  if (!r.load)
+    r.transpose = PermuteOp();
+  return r;
 }
 
 /// What gather, scatter and atomic share: one index tile per view dimension,

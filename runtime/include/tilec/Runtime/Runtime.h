@@ -273,8 +273,11 @@ struct LaunchConfig {
   LaunchConfig(const LaunchConfig &) = delete;
   LaunchConfig &operator=(const LaunchConfig &) = delete;
   static constexpr size_t kMaxParams = 96;
+  /// Room for the values: a kernel with five 3-D tensors and three TMA
+  /// descriptors (128 bytes each, 64-byte aligned) takes about 800 bytes.
+  static constexpr size_t kStorageWords = 256;
   std::array<uint32_t, 3> grid{};
-  uint64_t storage[kMaxParams];
+  alignas(64) uint64_t storage[kStorageWords];
   void *params[kMaxParams];
   size_t numParams = 0;
 };

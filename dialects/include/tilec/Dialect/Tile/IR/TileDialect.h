@@ -58,6 +58,21 @@ inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
 inline constexpr llvm::StringLiteral kTmaAttrName = "tile.tma";
 /// On an scf.for: the mma pipeline tile-stage-shared planned for it.
 inline constexpr llvm::StringLiteral kPipelineAttrName = "tile.pipeline";
+/// On a load that a general mma pipeline stages (tile-stage-shared): where
+/// its tile lives in shared memory, {offset (bytes; in each stage of the
+/// ring, or from the start for a tile loaded once before the loop),
+/// resident (unit: loaded once), tma (its descriptor among tile.tma)}.
+inline constexpr llvm::StringLiteral kSmemAttrName = "tile.smem";
+
+/// The chain of an mma operand that lives in shared memory: a load
+/// (getStagedLoad: through the reshape of a batched load) and, for
+/// `transpose(load(..))`, the transpose. Empty `load` when the operand is
+/// another tile (held in registers).
+struct SharedOperand {
+  LoadOp load;
+  PermuteOp transpose;
+};
+SharedOperand getSharedOperand(mlir::Value operand);
 
 /// The load that feeds an mma operand: `load(...)` of a 2-D tile, or
 /// `reshape(load(...))` of a [1, R, C] tile from a batched 3-D view (the

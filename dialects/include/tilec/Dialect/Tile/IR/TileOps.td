@@ -100,13 +100,25 @@ def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
 }
 
 def Tile_RangeOp : Tile_Op<"range", [Pure]> {
-  let summary = "the tile [0, 1, ..., n-1]";
+  let summary = "the tile [0, 1, ..., n-1], or each element's index along a dimension";
   let description = [{
+    A 1-D tile holds 0, 1, ..., n-1. A tile of higher rank holds, at every
+    element, its index along dimension `dim` (default 0): tile-fuse makes
+    one from a broadcast of index arithmetic on a 1-D range (column
+    indices of a `[BM, BN]` score tile), so that every thread computes the
+    indices of the elements it holds instead of receiving them.
+
     ```mlir
     %r = tile.range : tensor<128xi32>
+    %c = tile.range {dim = 1 : i64} : tensor<64x128xi32>
     ```
   }];
-  let results = (outs 1DTensorOf<[I32]>:$result);
+  let arguments = (ins OptionalAttr<I64Attr>:$dim);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let extraClassDeclaration = [{
+    /// The dimension whose index each element holds.
+    int64_t getIndexDim() { return getDim() ? int64_t(*getDim()) : 0; }
+  }];
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -144,6 +156,27 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
   let assemblyFormat = [{
     $kind $tile attr-dict `:` type($tile) `->` type($result) ($combiner^)?
   }];
+  let hasVerifier = 1;
+}
+
+def Tile_SharedTileOp : Tile_Op<"shared_tile", [Pure]> {
+  let summary = "a tile that lives in shared memory at an address";
+  let description = [{
+    The pipeline lowering of a general mma loop (TileToNVVM's
+    PipelineLowering) replaces each staged mma operand (a load, the
+    reshape of a batched load, a transpose) with the tile its copy put in
+    shared memory: `ptr` is where the stage holds it, the result type's
+    #tile.shared encoding says how (order [1, 0]: rows of 128-byte swizzled
+    boxes as copied; order [0, 1]: the same bytes read as the transposed
+    tile, a K-major operand). Only mma takes such a tile.
+
+    ```mlir
+    %k = tile.shared_tile %p : !llvm.ptr<3> -> tensor<64x128xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$ptr);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$ptr attr-dict `:` qualified(type($ptr)) `->` type($result)";
   let hasVerifier = 1;
 }
 

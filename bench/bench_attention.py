@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""FlashAttention forward (examples/attention.tile) next to torch SDPA's cuDNN
+and FLASH_ATTENTION backends, interleaved for --rounds rounds in one GPU
+session. Q, K, V, O are [B, H, S, D] bf16 (tilec views them as [B*H, S, D]);
+TF/s counts 4*B*H*Sq*Sk*D, half of it when causal. tilec is timed by
+tilec-check's CUDA-event loop (its own process: tilec has no Python binding
+yet), torch by the same kind of loop here.
+
+usage: bench/bench_attention.py [--tilec-check PATH] [--shape BxHxSxD] [--causal]
+                                [--rounds R] [--define NAME=V ...]
+"""
+import argparse
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from benchlib import median_ms, tilec_bench
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--tilec-check", default="build/bin/tilec-check")
+ap.add_argument("--shape", default="4x16x4096x128")
+ap.add_argument("--causal", action="store_true")
+ap.add_argument("--rounds", type=int, default=3)
+ap.add_argument("--iters", type=int, default=30)
+ap.add_argument("--define", action="append", default=[])
+args = ap.parse_args()
+B, H, S, D = (int(v) for v in args.shape.split("x"))
+flops = 4.0 * B * H * S * S * D * (0.5 if args.causal else 1.0)
+q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+
+
+def sdpa(backend):
+    def run():
+        with sdpa_kernel(backend):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+    return run
+
+
+def tf(ms):
+    return flops / (ms * 1e-3) / 1e12
+
+
+defines = ["-D", f"D={D}"] + (["-D", "CAUSAL=1"] if args.causal else [])
+for d in args.define:
+    defines += ["-D", d]
+for r in range(args.rounds):
+    rows = tilec_bench(args.tilec_check, ["examples/attention.tile", "--shape",
+                                          f"{B * H}x{S}x{S}x{D}", "--no-verify",
+                                          "--bench", str(args.iters)] + defines)
+    t = [x for x in rows if x["impl"] == "tilec"][0]["ms"]
+    cudnn = median_ms(sdpa(SDPBackend.CUDNN_ATTENTION), args.iters)
+    flash = median_ms(sdpa(SDPBackend.FLASH_ATTENTION), args.iters)
+    print(f"round {r + 1} {args.shape}{' causal' if args.causal else ''}: "
+          f"tilec {t:.4f} ms ({tf(t):.0f} TF/s)  cuDNN {cudnn:.4f} ms ({tf(cudnn):.0f} TF/s)  "
+          f"FLASH {flash:.4f} ms ({tf(flash):.0f} TF/s)", flush=True)
