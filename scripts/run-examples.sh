@@ -66,6 +66,10 @@ if [ ${#mode[@]} = 0 ]; then at=(--shape 4x1000x777x64 --shape 2x2048x2048x64)
 else at=(--shape 2x200x300x64); fi
 "$check" "${mode[@]}" "${at[@]}" examples/attention.tile || status=1
 "$check" "${mode[@]}" "${at[@]}" -D CAUSAL=1 -D T=f16 examples/attention.tile || status=1
+# The fused MLP: the hidden block stays in registers between two mmas.
+if [ ${#mode[@]} = 0 ]; then ml=(--shape 1000x100x700x300 --shape 4096x128x1024x512)
+else ml=(--shape 200x128x192x128); fi
+"$check" "${mode[@]}" "${ml[@]}" examples/mlp.tile || status=1
 # f32 on the CUDA cores (the pipelined fma path on sm_90a).
 "$check" "${mode[@]}" -D T=f32 -D BM=128 -D BN=128 -D BK=32 "${mm[@]}" --kernel matmul \
   examples/matmul.tile || status=1

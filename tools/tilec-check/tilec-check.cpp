@@ -530,6 +530,61 @@ std::map<std::string, Reference> references(const std::map<std::string, std::str
     refs["attention"] = r;
   }
   {
+    // y = gelu(x W1 + b1) W2 (examples/mlp.tile): the problem shape is
+    // M x Din x H x Dout. gelu is the tanh form; g is rounded to T before
+    // the second product, as the kernel does (cast<T>(g)).
+    Reference r;
+    r.written = {4};
+    r.rtolScale = 2;
+    r.atolFor = [](const std::vector<int64_t> &shape) {
+      return 0.02 * std::sqrt(double(shape.size() > 2 ? shape[2] : 64));
+    };
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      int64_t M = shape[0], Din = shape[1], H = shape.size() > 2 ? shape[2] : 64,
+              Dout = shape.size() > 3 ? shape[3] : 128;
+      switch (k) {
+      case 0: return std::vector<int64_t>{M, Din};
+      case 1: return std::vector<int64_t>{Din, H};
+      case 2: return std::vector<int64_t>{H};
+      case 3: return std::vector<int64_t>{H, Dout};
+      default: return std::vector<int64_t>{M, Dout};
+      }
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &w1 = *ts[1], &b1 = *ts[2], &w2 = *ts[3], &y = *ts[4];
+      int64_t M = x.sizes[0], Din = x.sizes[1], H = w1.sizes[1], Dout = w2.sizes[1];
+      auto rowsFrom = [&](int64_t begin, int64_t end) {
+        std::vector<double> g(static_cast<size_t>(H)), out(static_cast<size_t>(Dout));
+        for (int64_t m = begin; m < end; ++m) {
+          for (int64_t h = 0; h < H; ++h) {
+            double a = 0;
+            for (int64_t k = 0; k < Din; ++k)
+              a += double(x.values[m * x.strides[0] + k * x.strides[1]]) *
+                   w1.values[k * w1.strides[0] + h * w1.strides[1]];
+            a += b1.values[h * b1.strides[0]];
+            double v = 0.5 * a * (1.0 + std::tanh(0.7978845608 * (a + 0.044715 * a * a * a)));
+            g[h] = roundToFloatType(x.dtype, v);
+          }
+          std::fill(out.begin(), out.end(), 0.0);
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t n = 0; n < Dout; ++n)
+              out[n] += g[h] * w2.values[h * w2.strides[0] + n * w2.strides[1]];
+          for (int64_t n = 0; n < Dout; ++n)
+            y.values[m * y.strides[0] + n * y.strides[1]] =
+                static_cast<float>(roundToFloatType(y.dtype, out[n]));
+        }
+      };
+      int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 64);
+      workers = std::min(workers, std::max<int64_t>(1, M * H * (Din + Dout) / (1 << 22)));
+      std::vector<std::thread> pool;
+      for (int64_t w = 0; w < workers; ++w)
+        pool.emplace_back(rowsFrom, M * w / workers, M * (w + 1) / workers);
+      for (std::thread &t : pool)
+        t.join();
+    };
+    refs["mlp"] = r;
+  }
+  {
     // y[r, j] = x[r, j] * sigmoid(w[j]).
     Reference r;
     r.written = {2};

@@ -321,8 +321,7 @@ struct TileStageSharedPass
                            "must come after the mma loop";
         return WalkResult::interrupt();
       }
-      if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp, tile::GatherOp,
-              tile::BroadcastLoadOp>(op)) {
+      if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp, tile::GatherOp>(op)) {
         op->emitError() << "'" << op->getName().stripDialect()
                         << "' in a kernel with several mmas is not supported yet";
         return WalkResult::interrupt();

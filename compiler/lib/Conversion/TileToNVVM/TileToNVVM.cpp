@@ -232,6 +232,49 @@ struct ReshapeLowering : OpConversionPattern<tile::ReshapeOp> {
   }
 };
 
+/// The index along `dim` of each element a thread holds of the n-D tile
+/// `ty`, as one splat plus a constant vector, when the encoding allows
+/// it: the index of slot s is the index of the thread's first element
+/// plus an offset that is the same for every thread (true of the mma
+/// fragments: a column is 2 * (lane % 4) + 8j + v). Null otherwise.
+static Value indexAlongDim(OpBuilder &b, Location loc, RankedTensorType ty, int64_t dim) {
+  ThreadLayout layout = encodingOf(ty);
+  ArrayRef<int64_t> shape = ty.getShape();
+  if (ty.getRank() < 2 || layout.mayPad(shape))
+    return Value();
+  int64_t inner = 1;
+  for (int64_t k = dim + 1; k < ty.getRank(); ++k)
+    inner *= shape[k];
+  auto coord = [&](int64_t flat) { return (flat / inner) % shape[dim]; };
+  int64_t groups = layout.getGroups(shape), width = layout.getGroupWidth();
+  SmallVector<int32_t> offsets;
+  bool seen = false;
+  for (unsigned t = 0; t < layout.getThreadsPerBlock(); ++t) {
+    if (!layout.isOwner(t)) // the producer warpgroup holds no tiles
+      continue;
+    int64_t first = coord(layout.getGroupBase(shape, t, 0));
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t v = 0; v < width; ++v) {
+        int64_t off = coord(layout.getGroupBase(shape, t, g) + v) - first;
+        size_t slot = size_t(g * width + v);
+        if (!seen)
+          offsets.push_back(int32_t(off));
+        else if (offsets[slot] != off)
+          return Value();
+      }
+    seen = true;
+  }
+  auto vt = VectorType::get({int64_t(offsets.size())}, b.getI32Type());
+  Value base = arith::TruncIOp::create(b, loc, b.getI32Type(), groupBase(b, loc, ty, 0));
+  if (inner > 1)
+    base = arith::DivUIOp::create(b, loc, base, constI32(b, loc, int32_t(inner)));
+  if (dim > 0)
+    base = arith::RemUIOp::create(b, loc, base, constI32(b, loc, int32_t(shape[dim])));
+  Value offs = arith::ConstantOp::create(
+      b, loc, vt, DenseElementsAttr::get(vt, ArrayRef<int32_t>(offsets)));
+  return arith::AddIOp::create(b, loc, vector::BroadcastOp::create(b, loc, vt, base), offs);
+}
+
 /// `tile.range`: thread t's slot (r, v) holds flat index (r*threads + t)*vec + v,
 /// which for a 1-D tile is the element's value.
 struct RangeLowering : LayoutPattern<tile::RangeOp> {
@@ -240,6 +283,10 @@ struct RangeLowering : LayoutPattern<tile::RangeOp> {
   matchAndRewrite(tile::RangeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType ty = op.getType();
+    if (Value fast = indexAlongDim(rewriter, op.getLoc(), ty, op.getIndexDim())) {
+      rewriter.replaceOp(op, fast);
+      return success();
+    }
     Value flat = threadFlatIndices(rewriter, op.getLoc(), ty);
     if (ty.getRank() > 1) {
       // The index along `dim`: (flat / inner) % size.
