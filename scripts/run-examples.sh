@@ -58,6 +58,7 @@ for T in bf16 f16; do
 done
 "$check" "${mode[@]}" "${mm[@]}" --kernel matmul_bias_gelu examples/matmul.tile || status=1
 "$check" "${mode[@]}" "${mm[@]}" --kernel matmul_scaled examples/matmul.tile || status=1
+"$check" "${mode[@]}" "${mm[@]}" --kernel matmul_persistent examples/matmul.tile || status=1
 "$check" "${mode[@]}" "${bm[@]}" --kernel bmm examples/matmul.tile || status=1
 # A softmax epilogue over the accumulator's rows, in registers.
 "$check" "${mode[@]}" "${mm[@]}" examples/matmul_softmax.tile || status=1

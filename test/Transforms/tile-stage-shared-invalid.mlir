@@ -109,17 +109,18 @@ func.func @one_stage(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kerne
 
 // -----
 
-// The producer warpgroup leaves after the mma loop: it must run once.
+// An mma loop in an outer loop (a persistent kernel) must run the same
+// number of iterations for every outer one: the ring counts across them.
 func.func @nested(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
   %zero = arith.constant dense<0.0> : tensor<128x128xf32>
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
   scf.for %t = %c0 to %n step %c1 : i64 {
-    %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
+    %acc = scf.for %k = %c0 to %t step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
       %ta = tile.load %a[%t, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
       %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
-      // expected-error @+1 {{kernel 'nested': the mma loop cannot be inside another loop yet; use one program per output tile (the grid)}}
+      // expected-error @+1 {{kernel 'nested': the bounds of an mma loop inside an outer loop must not change between its iterations (compute them before the outer loop)}}
       %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
       scf.yield %y : tensor<128x128xf32>
     }

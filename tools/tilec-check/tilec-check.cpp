@@ -374,6 +374,7 @@ std::map<std::string, Reference> references(const std::map<std::string, std::str
     };
     refs["matmul"] = matmulRef(false, false);
     refs["matmul_grouped"] = matmulRef(false, false);
+    refs["matmul_persistent"] = matmulRef(false, false);
     refs["matmul_bias_gelu"] = matmulRef(true, false);
     refs["bmm"] = matmulRef(false, true);
     refs["matmul_add"] = matmulRef(false, false, /*accumulate=*/true);

@@ -109,7 +109,10 @@ struct TileStageSharedPass
         !isa<scf::YieldOp>(*mma->getUsers().begin()))
       return false;
     tile::LoadOp a = tile::getStagedLoad(mma.getA()), b = tile::getStagedLoad(mma.getB());
-    return a && b && a->getParentOp() == forOp && b->getParentOp() == forOp;
+    if (!a || !b || a->getParentOp() != forOp || b->getParentOp() != forOp)
+      return false;
+    // In an outer loop (a persistent kernel) it is the general pipeline's.
+    return !isa<scf::ForOp>(forOp->getParentOp());
   }
 
   LogicalResult plan(func::FuncOp func, ArrayRef<tile::MmaOp> mmas) {
@@ -184,12 +187,25 @@ struct TileStageSharedPass
         return mma.emitError() << "kernel '" << name
                                << "': all mmas of a kernel must be in the same loop, at its top "
                                   "level (not in an 'if'), in this version";
-    for (Operation *p = forOp->getParentOp(); p && !isa<func::FuncOp>(p); p = p->getParentOp())
-      if (isa<scf::ForOp, scf::WhileOp>(p))
+    // A persistent kernel: the mma loop directly in one outer 'for' (over
+    // output tiles), whose trip count does not depend on the outer loop.
+    auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
+    for (Operation *p = forOp->getParentOp(); p && !isa<func::FuncOp>(p); p = p->getParentOp()) {
+      if (p == outer.getOperation())
+        continue;
+      if (isa<scf::ForOp, scf::WhileOp>(p) || (isa<scf::IfOp>(p) && outer))
         return mmas.front().emitError()
                << "kernel '" << name
-               << "': the mma loop cannot be inside another loop yet; use one program "
-                  "per output tile (the grid)";
+               << "': an mma loop may sit directly in one outer 'for' loop (a persistent "
+                  "kernel), not deeper or in a 'while'";
+    }
+    if (outer)
+      for (Value bound : {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()})
+        if (outer->isAncestor(bound.getParentBlock()->getParentOp()))
+          return mmas.front().emitError()
+                 << "kernel '" << name
+                 << "': the bounds of an mma loop inside an outer loop must not change "
+                    "between its iterations (compute them before the outer loop)";
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
         s && s.getInt() != 0 && (s.getInt() < 2 || s.getInt() > 8))
       return mmas.front().emitError()
@@ -259,6 +275,10 @@ struct TileStageSharedPass
           return mma.emitError()
                  << "the operands of mma must be loaded in the loop (or, for the first, "
                     "just before it)";
+        if (!inLoop && outer)
+          return so.load.emitError()
+                 << "in a persistent kernel (an mma loop inside another loop) the operands "
+                    "of mma must be loaded in the mma loop";
         if (!so.load->hasOneUse())
           return so.load.emitError() << "a tile loaded for an mma may feed only that mma";
         RankedTensorType lt = so.load.getType();

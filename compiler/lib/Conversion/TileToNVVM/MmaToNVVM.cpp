@@ -789,6 +789,10 @@ static Value warpgroupIndex(Emit &e) {
                               UnitAttr());
 }
 
+/// On a tile.mma of a general pipeline whose result only feeds the next
+/// iteration (acc = mma(.., acc)): wait for the previous group, not this one.
+static constexpr llvm::StringLiteral kWgmmaPendingAttrName = "tile.wgmma_pending";
+
 /// `tile.shared_tile`: the tile is its address.
 struct SharedTileLowering : OpConversionPattern<tile::SharedTileOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -935,7 +939,10 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
+    // A pure accumulation keeps this group in flight (the pipeline waits
+    // for it after the loop, see lowerGeneralPipeline).
+    NVVM::WgmmaWaitGroupSyncOp::create(
+        rewriter, loc, rewriter.getI64IntegerAttr(op->hasAttr(kWgmmaPendingAttrName) ? 1 : 0));
     auto resTy = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     Value result = arith::ConstantOp::create(
         rewriter, loc, resTy, DenseElementsAttr::get(resTy, rewriter.getF32FloatAttr(0)));
@@ -975,7 +982,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   int64_t stageBytes = cast<IntegerAttr>(plan.get("stage_bytes")).getInt();
   MLIRContext *ctx = func.getContext();
   Location loc = forOp.getLoc();
-  OpBuilder b(forOp);
+  // A persistent kernel's mma loop sits in an outer loop (tile-stage-shared
+  // checked that its bounds do not change with it): the ring's iterations
+  // count on across the outer loop, g = outer index * trips + inner index.
+  auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
+  OpBuilder b(outer ? outer.getOperation() : forOp.getOperation());
   Emit e{b, loc};
 
   struct Staged {
@@ -1054,6 +1065,19 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   Value trips = arith::MaxSIOp::create(
       b, loc, arith::CeilDivSIOp::create(b, loc, span, step64), e.i64(0));
   Value trips32 = arith::TruncIOp::create(b, loc, b.getI32Type(), trips);
+  Value outerLb64, outerStep64, outerTrips32;
+  Type outerIvTy;
+  if (outer) {
+    outerIvTy = outer.getInductionVar().getType();
+    outerLb64 = toI64(outer.getLowerBound());
+    outerStep64 = toI64(outer.getStep());
+    Value ospan = arith::SubIOp::create(b, loc, toI64(outer.getUpperBound()), outerLb64);
+    Value otrips = arith::MaxSIOp::create(
+        b, loc, arith::CeilDivSIOp::create(b, loc, ospan, outerStep64), e.i64(0));
+    outerTrips32 = arith::TruncIOp::create(b, loc, b.getI32Type(), otrips);
+  }
+  // The ops (of the mma loop's body, and of the outer loop's) that the
+  // positions of the staged loads are computed by.
   SetVector<Operation *> slice;
   for (Staged &st : staged) {
     if (st.resident)
@@ -1063,14 +1087,19 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       while (!work.empty()) {
         Value v = work.pop_back_val();
         if (auto arg = dyn_cast<BlockArgument>(v)) {
-          if (arg.getOwner() == forOp.getBody() && arg != forOp.getInductionVar())
+          bool carried = (arg.getOwner() == forOp.getBody() && arg != forOp.getInductionVar()) ||
+                         (outer && arg.getOwner() == outer.getBody() &&
+                          arg != outer.getInductionVar());
+          if (carried)
             return st.o.load.emitError()
                    << "the position of a tile loaded for an mma may depend on the loop "
                       "variable but not on values the loop carries";
           continue;
         }
         Operation *def = v.getDefiningOp();
-        if (def->getBlock() != forOp.getBody() || slice.contains(def))
+        bool inside = def->getBlock() == forOp.getBody() ||
+                      (outer && def->getBlock() == outer.getBody());
+        if (!inside || slice.contains(def))
           continue;
         if (def->getNumRegions() || !isMemoryEffectFree(def))
           return st.o.load.emitError() << "the position of a tile loaded for an mma must be "
@@ -1081,14 +1110,24 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       }
     }
   }
-  auto originsAt = [&](Value i, Staged &st) {
+  // The induction variable of iteration `index` (i32) of a loop.
+  auto ivAt = [&](Value index, Value lb, Value step, Type ty) -> Value {
+    Value iv = e.add(lb, e.mul(e.zext64(index), step));
+    if (!ty.isInteger(64))
+      iv = arith::TruncIOp::create(b, loc, ty, iv);
+    return iv;
+  };
+  auto originsAt = [&](Value o, Value i, Staged &st) {
     SmallVector<Value> origins;
     IRMapping map;
     if (!st.resident) {
-      Value iv = e.add(lb64, e.mul(e.zext64(i), step64));
-      if (!ivTy.isInteger(64))
-        iv = arith::TruncIOp::create(b, loc, ivTy, iv);
-      map.map(forOp.getInductionVar(), iv);
+      if (outer) {
+        map.map(outer.getInductionVar(), ivAt(o, outerLb64, outerStep64, outerIvTy));
+        for (Operation &op : outer.getBody()->without_terminator())
+          if (slice.contains(&op))
+            b.clone(op, map);
+      }
+      map.map(forOp.getInductionVar(), ivAt(i, lb64, step64, ivTy));
       for (Operation &op : forOp.getBody()->without_terminator())
         if (slice.contains(&op))
           b.clone(op, map);
@@ -1100,13 +1139,13 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   };
   // Copies the tiles `which` of iteration i into `base` (+ their offsets)
   // and arrives on `bar` when they are there.
-  auto copyInto = [&](Value i, Value base, Value bar, bool resident) {
+  auto copyInto = [&](Value o, Value i, Value base, Value bar, bool resident) {
     SmallVector<SmallVector<Value>> origins;
     SmallVector<Staged *> these;
     for (Staged &st : staged)
       if (st.resident == resident) {
         these.push_back(&st);
-        origins.push_back(originsAt(i, st));
+        origins.push_back(originsAt(o, i, st));
       }
     for (size_t k = 0; k < these.size(); ++k) {
       Staged *sp = these[k];
@@ -1139,19 +1178,30 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // ---- producer: warpgroup 0 ---------------------------------------------
   e.ifThen(e.eq(wg, e.i32(0)), [&] {
     if (anyResident)
-      copyInto(Value(), smem, barrierAt(e.i64(2 * S)), /*resident=*/true);
+      copyInto(Value(), Value(), smem, barrierAt(e.i64(2 * S)), /*resident=*/true);
+    Block *exitBlock = b.getInsertionBlock();
+    Block::iterator exitPoint = b.getInsertionPoint();
+    Value o = e.i32(0);
+    scf::ForOp loopO;
+    if (outer) {
+      loopO = scf::ForOp::create(b, loc, e.i32(0), outerTrips32, e.i32(1));
+      b.setInsertionPointToStart(loopO.getBody());
+      o = loopO.getInductionVar();
+    }
     auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1));
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       Value i = loop.getInductionVar();
-      Value s64 = e.zext64(e.remu(i, e.i32(S)));
-      Value parity = e.bxor(e.band(e.divu(i, e.i32(S)), e.i32(1)), e.i32(1));
+      Value gi = e.add(e.mul(o, trips32), i); // the ring's iteration
+      Value s64 = e.zext64(e.remu(gi, e.i32(S)));
+      Value parity = e.bxor(e.band(e.divu(gi, e.i32(S)), e.i32(1)), e.i32(1));
       NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(S), s64)), parity,
                                             e.i32(10000000));
       Value stage = e.gep(smem, e.add(e.i64(ringOffset), e.mul(s64, e.i64(stageBytes))));
-      copyInto(i, stage, barrierAt(s64), /*resident=*/false);
+      copyInto(o, i, stage, barrierAt(s64), /*resident=*/false);
     }
+    b.setInsertionPoint(exitBlock, exitPoint);
     LLVM::CallIntrinsicOp::create(b, loc, b.getStringAttr("llvm.nvvm.exit"), ValueRange{});
   });
 
@@ -1172,12 +1222,30 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       if (st.resident)
         replaceChain(st, e.gep(smem, e.i64(st.o.smemOffset)));
   }
+  // Whether every mma of the loop only accumulates into what the loop
+  // carries (the matmul): then WgmmaLowering keeps one group in flight.
+  SmallVector<tile::MmaOp> loopMmas(forOp.getBody()->getOps<tile::MmaOp>());
+  bool deferred = !loopMmas.empty() && llvm::all_of(loopMmas, [&](tile::MmaOp mma) {
+    auto arg = dyn_cast<BlockArgument>(mma.getAcc());
+    return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
+           arg.getOwner() == forOp.getBody();
+  });
+  if (deferred)
+    for (tile::MmaOp mma : loopMmas)
+      mma->setAttr(kWgmmaPendingAttrName, UnitAttr::get(ctx));
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(forOp.getBody());
     Value iv = toI64(forOp.getInductionVar());
     Value i = arith::TruncIOp::create(b, loc, b.getI32Type(),
                                       arith::DivSIOp::create(b, loc, e.sub(iv, lb64), step64));
+    Value inner = i;
+    if (outer) {
+      Value ivO = toI64(outer.getInductionVar());
+      Value o = arith::TruncIOp::create(
+          b, loc, b.getI32Type(), arith::DivSIOp::create(b, loc, e.sub(ivO, outerLb64), outerStep64));
+      i = e.add(e.mul(o, trips32), i);
+    }
     Value s64 = e.zext64(e.remu(i, e.i32(S)));
     Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
@@ -1186,11 +1254,36 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       if (!st.resident)
         replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
     // Every mma of the iteration has completed (WgmmaLowering waits for
-    // each): one arrival per consumer warp releases the stage.
+    // each): one arrival per consumer warp releases the stage. When every
+    // mma only accumulates (acc = mma(.., acc), the matmul), each keeps its
+    // group in flight and the stage of the iteration before is released.
     b.setInsertionPoint(forOp.getBody()->getTerminator());
-    e.ifThen(e.eq(lane, e.i32(0)), [&] {
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), s64)), Value());
-    });
+    if (!deferred) {
+      e.ifThen(e.eq(lane, e.i32(0)), [&] {
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), s64)), Value());
+      });
+    } else {
+      e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), e.eq(lane, e.i32(0))), [&] {
+        Value prev = e.zext64(e.remu(e.sub(i, e.i32(1)), e.i32(S)));
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), prev)), Value());
+      });
+      // After the loop: the last group, then the last iteration's stage.
+      b.setInsertionPointAfter(forOp);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+      Value last = e.sub(trips32, e.i32(1));
+      if (outer) {
+        Value ivO = toI64(outer.getInductionVar());
+        Value o = arith::TruncIOp::create(
+            b, loc, b.getI32Type(),
+            arith::DivSIOp::create(b, loc, e.sub(ivO, outerLb64), outerStep64));
+        last = e.add(e.mul(o, trips32), last);
+      }
+      Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
+      e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))), [&] {
+        Value s = e.zext64(e.remu(last, e.i32(S)));
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), s)), Value());
+      });
+    }
   }
   for (Staged &st : staged)
     for (Operation *op : llvm::reverse(st.chain))
