@@ -394,7 +394,10 @@ struct TileStageSharedPass
     int64_t maxStages = stageBytes ? (kMaxSharedBytesSm90 - kSharedOverhead - residentBytes) /
                                          stageBytes
                                    : 8;
-    int64_t stages = 2;
+    // As many stages as fit, at most 4 (as the matmul pipeline): with a
+    // pure accumulation a stage is released one iteration late, so two
+    // stages would leave the copies only one iteration ahead.
+    int64_t stages = std::clamp<int64_t>(maxStages, 2, 4);
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName); s && s.getInt() != 0)
       stages = s.getInt();
     int64_t need = residentBytes + stages * stageBytes + kSharedOverhead;

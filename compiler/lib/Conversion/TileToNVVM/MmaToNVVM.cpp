@@ -1117,16 +1117,20 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       iv = arith::TruncIOp::create(b, loc, ty, iv);
     return iv;
   };
+  // The outer loop's part of the positions, made once per outer iteration
+  // (at the top of the producer's outer loop): it may hold 64-bit
+  // divisions (a grouped tile order), too slow to redo per stage.
+  IRMapping outerMap;
+  auto cloneOuterSlice = [&](Value o) {
+    outerMap.map(outer.getInductionVar(), ivAt(o, outerLb64, outerStep64, outerIvTy));
+    for (Operation &op : outer.getBody()->without_terminator())
+      if (slice.contains(&op))
+        b.clone(op, outerMap);
+  };
   auto originsAt = [&](Value o, Value i, Staged &st) {
     SmallVector<Value> origins;
-    IRMapping map;
+    IRMapping map = outerMap;
     if (!st.resident) {
-      if (outer) {
-        map.map(outer.getInductionVar(), ivAt(o, outerLb64, outerStep64, outerIvTy));
-        for (Operation &op : outer.getBody()->without_terminator())
-          if (slice.contains(&op))
-            b.clone(op, map);
-      }
       map.map(forOp.getInductionVar(), ivAt(i, lb64, step64, ivTy));
       for (Operation &op : forOp.getBody()->without_terminator())
         if (slice.contains(&op))
@@ -1187,6 +1191,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       loopO = scf::ForOp::create(b, loc, e.i32(0), outerTrips32, e.i32(1));
       b.setInsertionPointToStart(loopO.getBody());
       o = loopO.getInductionVar();
+      cloneOuterSlice(o);
     }
     auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1));
     {
