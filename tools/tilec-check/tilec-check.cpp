@@ -89,6 +89,18 @@ static void productRow(const HostTensor &a, const HostTensor &b, int64_t m,
   }
 }
 
+/// Runs fn(begin, end) over the rows [0, rows) split across the host's
+/// cores, one thread per 2^22 of `work` (the reference's inner steps).
+template <typename Fn> static void parallelRows(int64_t rows, int64_t work, Fn fn) {
+  int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 64);
+  workers = std::min(workers, std::max<int64_t>(1, work / (1 << 22)));
+  std::vector<std::thread> pool;
+  for (int64_t w = 0; w < workers; ++w)
+    pool.emplace_back(fn, rows * w / workers, rows * (w + 1) / workers);
+  for (std::thread &t : pool)
+    t.join();
+}
+
 template <typename Fn> void forEachIndex(const HostTensor &t, Fn fn) {
   if (t.sizes.size() == 1) {
     for (int64_t i = 0; i < t.sizes[0]; ++i)
@@ -362,13 +374,7 @@ std::map<std::string, Reference> references(const std::map<std::string, std::str
           }
         };
         int64_t rows = batches * M;
-        int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 64);
-        workers = std::min(workers, std::max<int64_t>(1, rows * N * K / (1 << 22)));
-        std::vector<std::thread> pool;
-        for (int64_t w = 0; w < workers; ++w)
-          pool.emplace_back(rowsFrom, rows * w / workers, rows * (w + 1) / workers);
-        for (std::thread &t : pool)
-          t.join();
+        parallelRows(rows, rows * N * K, rowsFrom);
       };
       return r;
     };
@@ -519,14 +525,7 @@ std::map<std::string, Reference> references(const std::map<std::string, std::str
           l.values[b * l.strides[0] + r * l.strides[1]] = static_cast<float>(mx + std::log(sum));
         }
       };
-      int64_t rows = BH * Sq;
-      int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 64);
-      workers = std::min(workers, std::max<int64_t>(1, rows * Sk * D / (1 << 22)));
-      std::vector<std::thread> pool;
-      for (int64_t w = 0; w < workers; ++w)
-        pool.emplace_back(rowsFrom, rows * w / workers, rows * (w + 1) / workers);
-      for (std::thread &t : pool)
-        t.join();
+      parallelRows(BH * Sq, BH * Sq * Sk * D, rowsFrom);
     };
     refs["attention"] = r;
   }
@@ -575,13 +574,7 @@ std::map<std::string, Reference> references(const std::map<std::string, std::str
                 static_cast<float>(roundToFloatType(y.dtype, out[n]));
         }
       };
-      int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 64);
-      workers = std::min(workers, std::max<int64_t>(1, M * H * (Din + Dout) / (1 << 22)));
-      std::vector<std::thread> pool;
-      for (int64_t w = 0; w < workers; ++w)
-        pool.emplace_back(rowsFrom, M * w / workers, M * (w + 1) / workers);
-      for (std::thread &t : pool)
-        t.join();
+      parallelRows(M, M * H * (Din + Dout), rowsFrom);
     };
     refs["mlp"] = r;
   }

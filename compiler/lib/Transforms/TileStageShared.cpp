@@ -99,6 +99,17 @@ struct TileStageSharedPass
     return mk;
   }
 
+  /// Whether `op` runs before the mma loop `forOp` starts (in every
+  /// warpgroup, the producer's too).
+  static bool runsBeforeLoop(func::FuncOp func, Operation *op, scf::ForOp forOp) {
+    Block *top = &func.getBody().front();
+    Operation *a = top->findAncestorOpInBlock(*op);
+    Operation *b = top->findAncestorOpInBlock(*forOp);
+    if (a == b)
+      return op->getBlock() == forOp->getBlock() && op->isBeforeInBlock(forOp);
+    return a->isBeforeInBlock(b);
+  }
+
   /// acc = mma(load(A), load(B), acc) in a loop that carries only acc:
   /// the matmul pipeline (planPipeline).
   static bool isMatmulForm(tile::MmaOp mma) {
@@ -308,14 +319,7 @@ struct TileStageSharedPass
 
     // Every other tile has [BM, N] or [BM] / [BM, 1] shape; stores come
     // after the loop (the producer warpgroup runs the code before it).
-    Block *top = &func.getBody().front();
-    auto runsBefore = [&](Operation *op) {
-      Operation *a = top->findAncestorOpInBlock(*op);
-      Operation *b = top->findAncestorOpInBlock(*forOp);
-      if (a == b)
-        return op->getBlock() == forOp->getBlock() && op->isBeforeInBlock(forOp);
-      return a->isBeforeInBlock(b);
-    };
+    auto runsBefore = [&](Operation *op) { return runsBeforeLoop(func, op, forOp); };
     auto rowsShaped = [&](RankedTensorType tt) {
       ArrayRef<int64_t> s = tt.getShape();
       return !s.empty() && s[0] == BM && (s.size() == 1 || (s.size() == 2 && s[1] == 1));
@@ -434,20 +438,8 @@ struct TileStageSharedPass
     SmallVector<Attribute> tmaOps;
     int64_t boxCols = 128 / elemBytes;
     for (auto [i, st] : llvm::enumerate(staged)) {
-      auto mk = st.load.getView().getDefiningOp<tile::MakeViewOp>();
-      int32_t param = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt();
-      int64_t rows = st.load.getType().getShape().end()[-2];
-      tmaOps.push_back(b.getDenseI64ArrayAttr({param, boxCols, rows}));
-      NamedAttrList attrs;
-      attrs.append(LLVM::LLVMDialect::getByValAttrName(),
-                   TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
-      attrs.append(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(64));
-      unsigned n = func.getNumArguments();
-      if (failed(func.insertArgument(n, LLVM::LLVMPointerType::get(ctx),
-                                     attrs.getDictionary(ctx), func.getLoc())) ||
-          failed(func.insertArgument(n + 1, b.getI32Type(), DictionaryAttr(),
-                                     func.getLoc())))
-        return func.emitError("internal: cannot add the TMA parameters");
+      if (failed(addTmaOperand(func, st.load, boxCols, tmaOps)))
+        return failure();
       NamedAttrList smem;
       smem.append("offset", b.getI64IntegerAttr(offsets[i]));
       smem.append("tma", b.getI32IntegerAttr(int32_t(i)));
@@ -589,14 +581,7 @@ struct TileStageSharedPass
     // The accumulator layout covers [BM, BN] tiles only: the rest of the
     // kernel (its epilogue) must work on tiles of that shape.
     // Before the loop every warpgroup runs the code (the producer too).
-    Block *top = &func.getBody().front();
-    auto runsBefore = [&](Operation *op) {
-      Operation *a = top->findAncestorOpInBlock(*op);
-      Operation *b = top->findAncestorOpInBlock(*forOp);
-      if (a == b)
-        return op->getBlock() == forOp->getBlock() && op->isBeforeInBlock(forOp);
-      return a->isBeforeInBlock(b);
-    };
+    auto runsBefore = [&](Operation *op) { return runsBeforeLoop(func, op, forOp); };
     // [BM, BN] or, for a batched result, [1, ..., 1, BM, BN].
     auto accShaped = [&](RankedTensorType tt) {
       ArrayRef<int64_t> s = tt.getShape();
@@ -692,23 +677,33 @@ struct TileStageSharedPass
     // One TMA descriptor (by value, 64-byte aligned) and a valid flag per
     // operand, appended to the kernel parameters.
     SmallVector<Attribute> tmaOps;
-    MLIRContext *ctx = func.getContext();
-    for (auto [mk, load] : {std::pair{*aView, aLoad}, std::pair{*bView, bLoad}}) {
-      int32_t param = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt();
-      int64_t rows = load.getType().getShape().end()[-2];
-      tmaOps.push_back(b.getDenseI64ArrayAttr({param, boxCols, rows}));
-      NamedAttrList attrs;
-      attrs.append(LLVM::LLVMDialect::getByValAttrName(),
-                   TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
-      attrs.append(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(64));
-      unsigned n = func.getNumArguments();
-      if (failed(func.insertArgument(n, LLVM::LLVMPointerType::get(ctx),
-                                     attrs.getDictionary(ctx), func.getLoc())) ||
-          failed(func.insertArgument(n + 1, b.getI32Type(), DictionaryAttr(),
-                                     func.getLoc())))
-        return func.emitError("internal: cannot add the TMA parameters");
-    }
+    for (tile::LoadOp load : {aLoad, bLoad})
+      if (failed(addTmaOperand(func, load, boxCols, tmaOps)))
+        return failure();
     func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
+    return success();
+  }
+
+  /// Appends a TMA descriptor (by value, 64-byte aligned) and its valid flag
+  /// for the view `load` reads to the kernel's parameters, and its entry
+  /// [param, box columns, box rows] to `tmaOps` (the runtime encodes it).
+  static LogicalResult addTmaOperand(func::FuncOp func, tile::LoadOp load, int64_t boxCols,
+                                     SmallVectorImpl<Attribute> &tmaOps) {
+    MLIRContext *ctx = func.getContext();
+    Builder b(ctx);
+    auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
+    int32_t param = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt();
+    int64_t rows = load.getType().getShape().end()[-2];
+    tmaOps.push_back(b.getDenseI64ArrayAttr({param, boxCols, rows}));
+    NamedAttrList attrs;
+    attrs.append(LLVM::LLVMDialect::getByValAttrName(),
+                 TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
+    attrs.append(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(64));
+    unsigned n = func.getNumArguments();
+    if (failed(func.insertArgument(n, LLVM::LLVMPointerType::get(ctx), attrs.getDictionary(ctx),
+                                   func.getLoc())) ||
+        failed(func.insertArgument(n + 1, b.getI32Type(), DictionaryAttr(), func.getLoc())))
+      return func.emitError("internal: cannot add the TMA parameters");
     return success();
   }
 };

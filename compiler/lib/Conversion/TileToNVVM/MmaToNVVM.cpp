@@ -793,17 +793,6 @@ static Value warpgroupIndex(Emit &e) {
 /// iteration (acc = mma(.., acc)): wait for the previous group, not this one.
 static constexpr llvm::StringLiteral kWgmmaPendingAttrName = "tile.wgmma_pending";
 
-/// `tile.shared_tile`: the tile is its address.
-struct SharedTileLowering : OpConversionPattern<tile::SharedTileOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(tile::SharedTileOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, adaptor.getPtr());
-    return success();
-  }
-};
-
 /// An mma of the general pipeline (b in shared memory, a in shared memory or
 /// in registers) in consumer warpgroup wg - 1, which holds rows
 /// (wg - 1) * BM / C ... of the accumulator: wgmma m64nNk16 per 64-row
@@ -1314,5 +1303,5 @@ void tilec::populateMmaToNVVMPatterns(const TypeConverter &converter,
                                       ThreadLayout layout,
                                       RewritePatternSet &patterns) {
   patterns.add<MmaLoopLowering, WgmmaLowering>(converter, patterns.getContext(), layout);
-  patterns.add<SharedTileLowering>(converter, patterns.getContext());
+  patterns.add<ForwardOperandLowering<tile::SharedTileOp>>(converter, patterns.getContext());
 }

@@ -55,6 +55,20 @@ struct LayoutPattern : mlir::OpConversionPattern<OpTy> {
   ThreadLayout layout;
 };
 
+/// An op whose lowering is its converted operand: a reshape keeps every
+/// element in the thread and register it was in, a tile.shared_tile is its
+/// address.
+template <typename OpTy>
+struct ForwardOperandLowering : mlir::OpConversionPattern<OpTy> {
+  using mlir::OpConversionPattern<OpTy>::OpConversionPattern;
+  mlir::LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  mlir::ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getOperands()[0]);
+    return mlir::success();
+  }
+};
+
 /// Booleans are one byte each in memory, global or shared (like
 /// torch.bool): `memoryType` is the type an element is kept as (i8 for i1);
 /// `toMemory` widens an i1 value (scalar or vector) to it, `fromMemory`

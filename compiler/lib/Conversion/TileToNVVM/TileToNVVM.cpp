@@ -222,15 +222,6 @@ struct SplatLowering : OpConversionPattern<tile::SplatOp> {
 
 /// `tile.reshape` keeps the row-major order, and the blocked layout assigns
 /// elements by flat index: every thread already holds the right elements.
-struct ReshapeLowering : OpConversionPattern<tile::ReshapeOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(tile::ReshapeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, adaptor.getTile());
-    return success();
-  }
-};
 
 /// The index along `dim` of each element a thread holds of the n-D tile
 /// `ty`, as one splat plus a constant vector, when the encoding allows
@@ -565,7 +556,7 @@ struct ConvertTileToNVVMPass
     patterns.add<BlockIdLowering, NumBlocksLowering,
                  ViewQueryLowering<tile::ViewDimOp, true>,
                  ViewQueryLowering<tile::ViewStrideOp, false>, SplatLowering,
-                 ReshapeLowering>(
+                 ForwardOperandLowering<tile::ReshapeOp>>(
         converter, ctx);
     patterns.add<RangeLowering>(converter, ctx, layout);
     populateReduceToNVVMPatterns(converter, layout, patterns);
