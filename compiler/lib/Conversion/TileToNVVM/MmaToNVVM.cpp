@@ -1168,8 +1168,21 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     });
   };
 
+  // Registers: with two consumer warpgroups (384 threads, 168 registers
+  // each at launch) the producer gives most of its own to them
+  // (setmaxnreg: 40 for the producer, 232 for each consumer; 128 * (40 +
+  // 2 * 232) fits the 64K of an SM), as FlashAttention-3 does (24/240).
+  bool reallocate = C == 2;
+  auto setMaxRegisters = [&](int32_t count, bool increase) {
+    NVVM::SetMaxRegisterOp::create(
+        b, loc, b.getI32IntegerAttr(count),
+        NVVM::SetMaxRegisterActionAttr::get(ctx, increase ? NVVM::SetMaxRegisterAction::increase
+                                                          : NVVM::SetMaxRegisterAction::decrease));
+  };
   // ---- producer: warpgroup 0 ---------------------------------------------
   e.ifThen(e.eq(wg, e.i32(0)), [&] {
+    if (reallocate)
+      setMaxRegisters(72, false);
     if (anyResident)
       copyInto(Value(), Value(), smem, barrierAt(e.i64(2 * S)), /*resident=*/true);
     Block *exitBlock = b.getInsertionBlock();
@@ -1200,6 +1213,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   });
 
   // ---- consumers -------------------------------------------------------------
+  if (reallocate)
+    setMaxRegisters(216, true);
   // The loaded (possibly reshaped) tile, or for a transpose the same bytes
   // read transposed, where the copy put it; the chain goes once everything
   // is built (the builder may point at one of its ops).
