@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <cstring>
 #include <map>
@@ -133,6 +134,32 @@ private:
     return v;
   }
 
+  /// Float to integer as the GPU's cvt.rzi (docs/language.md): toward
+  /// zero, NaN gives 0, out-of-range values the type's minimum or maximum.
+  static int64_t saturatingToInt(ScalarType to, double x) {
+    if (std::isnan(x))
+      return 0;
+    x = std::trunc(x);
+    unsigned bits = unsigned(scalarTypeSize(to) * 8);
+    if (isUnsignedIntType(to)) {
+      if (x <= 0)
+        return 0;
+      if (bits == 64)
+        return x >= 18446744073709551616.0 ? int64_t(-1) : int64_t(uint64_t(x));
+      double hi = double((uint64_t(1) << bits) - 1);
+      return int64_t(x >= hi ? hi : x);
+    }
+    if (bits == 64) {
+      if (x >= 9223372036854775808.0)
+        return std::numeric_limits<int64_t>::max();
+      if (x <= -9223372036854775808.0)
+        return std::numeric_limits<int64_t>::min();
+      return int64_t(x);
+    }
+    double hi = double((int64_t(1) << (bits - 1)) - 1), lo = -hi - 1;
+    return int64_t(x >= hi ? hi : x <= lo ? lo : x);
+  }
+
   static Val convert(const Val &v, ScalarType to) {
     if (v.type.elem == to)
       return v;
@@ -155,7 +182,7 @@ private:
                                              ? double(uint64_t(v.i[k]))
                                              : double(v.i[k])));
       else if (fromF) {
-        r.i[k] = wrapInt(to, truncToInt64(v.f[k]));
+        r.i[k] = saturatingToInt(to, v.f[k]);
       } else
         r.i[k] = wrapInt(to, v.i[k]);
     }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace tilec;
@@ -186,4 +187,49 @@ kernel k(a: tensor<i64, 1>, b: tensor<i64, 1>, q: tensor<i64, 1>, r: tensor<i64,
   // i32: INT32_MIN / -1 wraps the same way.
   EXPECT_EQ(w, (std::vector<int32_t>{INT32_MIN, 0, 0, 0}));
 }
+} // namespace
+
+namespace {
+
+// Float-to-integer casts saturate as the GPU's cvt.rzi does (docs/
+// language.md): toward zero, NaN to 0, out-of-range values to the type's
+// minimum or maximum (measured on the H200 for i32 and u8: 1e30 ->
+// 2147483647, -1e30 -> -2147483648, NaN -> 0, 3e9 -> 2147483647,
+// cast<u8>(-1.0) -> 0; the interpreter used to wrap).
+template <typename T> std::vector<T> castAll(const char *type, const std::vector<float> &x) {
+  std::string src = std::string("kernel k(x: tensor<f32, 1>, y: tensor<") + type +
+                    ", 1>) grid(1) { store(y, [0], cast<" + type + ">(load(x, [0], [16]))); }";
+  std::vector<float> in(x);
+  std::vector<T> out(x.size(), T(0x5A));
+  int64_t n = int64_t(x.size());
+  std::vector<HostArg> args = {HostArg::tensor(in.data(), {n}, {1}),
+                               HostArg::tensor(out.data(), {n}, {1})};
+  std::string error;
+  EXPECT_TRUE(interpretKernel(src, CompileOptions(), "k", args, error)) << error;
+  return out;
+}
+
+TEST(InterpreterTest, FloatToIntCastsSaturate) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x = {1e30f, -1e30f, nan, 3e9f, inf, -inf, -1.0f, 300.0f, -300.0f, 2.7f, -2.7f};
+  auto i32 = castAll<int32_t>("i32", x);
+  std::vector<int32_t> wantI32 = {INT32_MAX, INT32_MIN, 0, INT32_MAX, INT32_MAX, INT32_MIN,
+                                  -1,        300,       -300, 2,     -2};
+  EXPECT_EQ(i32, wantI32);
+  auto u8 = castAll<uint8_t>("u8", x);
+  std::vector<uint8_t> wantU8 = {255, 0, 0, 255, 255, 0, 0, 255, 0, 2, 0};
+  EXPECT_EQ(u8, wantU8);
+  auto i8 = castAll<int8_t>("i8", x);
+  std::vector<int8_t> wantI8 = {127, -128, 0, 127, 127, -128, -1, 127, -128, 2, -2};
+  EXPECT_EQ(i8, wantI8);
+  auto u32 = castAll<uint32_t>("u32", x);
+  std::vector<uint32_t> wantU32 = {UINT32_MAX, 0, 0, 3000000000u, UINT32_MAX, 0, 0, 300, 0, 2, 0};
+  EXPECT_EQ(u32, wantU32);
+  auto i64 = castAll<int64_t>("i64", x);
+  std::vector<int64_t> wantI64 = {INT64_MAX, INT64_MIN, 0, 3000000000, INT64_MAX, INT64_MIN,
+                                  -1, 300, -300, 2, -2};
+  EXPECT_EQ(i64, wantI64);
+}
+
 } // namespace

@@ -363,6 +363,28 @@ static void markSharedTakes(func::FuncOp func, bool pipelined) {
   });
 }
 
+/// Float-to-integer casts saturate (docs/language.md): NaN gives 0, values
+/// outside the type's range its minimum or maximum. PTX's cvt.rzi does
+/// that for 16, 32 and 64 bits, but LLVM converts to 8 bits through 16 and
+/// truncates (300.0 to i8 would be 44): those become llvm.fpto[su]i.sat,
+/// which NVPTX clamps.
+static void saturateNarrowFloatToInt(func::FuncOp func) {
+  SmallVector<Operation *> casts;
+  func.walk([&](Operation *op) {
+    if (isa<arith::FPToSIOp, arith::FPToUIOp>(op) &&
+        getElementTypeOrSelf(op->getResult(0).getType()).getIntOrFloatBitWidth() == 8)
+      casts.push_back(op);
+  });
+  for (Operation *op : casts) {
+    OpBuilder b(op);
+    StringRef name = isa<arith::FPToSIOp>(op) ? "llvm.fptosi.sat" : "llvm.fptoui.sat";
+    auto call = LLVM::CallIntrinsicOp::create(b, op->getLoc(), op->getResult(0).getType(),
+                                              b.getStringAttr(name), op->getOperands());
+    op->getResult(0).replaceAllUsesWith(call.getResult(0));
+    op->erase();
+  }
+}
+
 struct ConvertTileToNVVMPass
     : tilec::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
   void runOnOperation() override {
@@ -574,6 +596,7 @@ struct ConvertTileToNVVMPass
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return failure();
+    saturateNarrowFloatToInt(func);
 
     // Views are fully consumed by now.
     for (auto mk : llvm::make_early_inc_range(func.getOps<tile::MakeViewOp>())) {
