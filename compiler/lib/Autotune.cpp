@@ -12,7 +12,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 using namespace tilec;
@@ -83,17 +86,53 @@ void Autotuner::load() {
   }
 }
 
+namespace {
+/// An exclusive lock on `path`.lock for as long as it lives (flock: other
+/// processes, and other open files of this one, wait for it).
+struct DatabaseLock {
+  int fd = -1;
+  explicit DatabaseLock(const std::string &path) {
+    fd = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~DatabaseLock() {
+    if (fd >= 0)
+      ::close(fd); // releases the lock
+  }
+};
+} // namespace
+
+/// Whether a remembered choice is one of `space`'s points: it sets every
+/// tuned parameter, no other, to one of its candidates. Anything else (a
+/// stale or hand-edited line, a type parameter) is ignored and retuned.
+static bool inTuneSpace(const std::map<std::string, std::string> &defines,
+                        const std::vector<std::pair<std::string, std::vector<int64_t>>> &space) {
+  if (defines.size() != space.size())
+    return false;
+  for (const auto &[name, values] : space) {
+    auto it = defines.find(name);
+    if (it == defines.end() ||
+        llvm::none_of(values, [&](int64_t v) { return it->second == std::to_string(v); }))
+      return false;
+  }
+  return true;
+}
+
 void Autotuner::save(const std::string &key, const Entry &entry) {
   entries[key] = entry;
   if (path.empty())
     return;
-  // Re-read first so that choices written by other processes survive.
+  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
+  // Under the lock, re-read first so that choices written by other
+  // processes (or other tuners of this one) survive, then replace the file.
+  DatabaseLock lock(path);
   std::map<std::string, Entry> mine = entries;
   entries.clear();
   load();
   for (auto &[k, e] : mine)
     entries[k] = e;
-  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   {
     std::error_code ec;
@@ -164,7 +203,7 @@ Autotuner::select(std::string_view source, const CompileOptions &options,
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = entries.find(k);
-    if (it != entries.end()) {
+    if (it != entries.end() && inTuneSpace(it->second.defines, space)) {
       auto chosen = withDefines(it->second.defines);
       if (chosen->ok) {
         if (choice) {

@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 using namespace tilec;
 
@@ -118,6 +119,65 @@ TEST(AutotuneTest, FailedCandidatesAreSkipped) {
                         });
   ASSERT_TRUE(r->ok);
   EXPECT_EQ(choice.defines.at("BLOCK"), "1024");
+}
+
+// A remembered choice outside the kernel's @tune space (a stale or
+// hand-merged database: a value that is not a candidate, a parameter that
+// is not tuned, such as a type) is ignored and the kernel retuned; it used
+// to be applied as it was (T=f16 made the program take f16 tensors).
+TEST(AutotuneTest, EntriesOutsideTheTuneSpaceAreRetuned) {
+  llvm::SmallString<128> dir;
+  llvm::sys::fs::createUniqueDirectory("tilec-tune-stale", dir);
+  std::string db = std::string(dir) + "/tuning.db";
+  std::string key = Autotuner::key(kSrc, CompileOptions(), "vadd", argsFor(5000));
+  for (const char *bad : {"BLOCK=512,T=f16,WARPS=2", "BLOCK=333,WARPS=2", "BLOCK=512"}) {
+    {
+      std::ofstream out(db);
+      out << key << "\t" << bad << "\t1.000\n";
+    }
+    FakeTimer fake;
+    Autotuner tuner(db);
+    TuneChoice choice;
+    auto r = tuner.select(kSrc, CompileOptions(), "vadd", argsFor(5000), &choice, fake.timer());
+    ASSERT_TRUE(r->ok);
+    EXPECT_FALSE(choice.fromDatabase) << bad;
+    EXPECT_EQ(fake.calls, 6) << bad;
+    EXPECT_EQ(choice.defines.count("T"), 0u);
+    EXPECT_EQ(choice.defines.at("BLOCK"), "512");
+  }
+  llvm::sys::fs::remove_directories(dir);
+}
+
+// Tuners writing one database at once (threads with a tuner each, as
+// processes would have) keep every choice: the writes merge under a lock
+// (before, 8 threads kept 18 of 32).
+TEST(AutotuneTest, ConcurrentWritersKeepEveryChoice) {
+  llvm::SmallString<128> dir;
+  llvm::sys::fs::createUniqueDirectory("tilec-tune-concurrent", dir);
+  std::string db = std::string(dir) + "/tuning.db";
+  // Compile every configuration once first (the compile cache is shared).
+  {
+    FakeTimer warm;
+    Autotuner("").select(kSrc, CompileOptions(), "vadd", argsFor(1), nullptr, warm.timer());
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      FakeTimer fake;
+      Autotuner tuner(db);
+      for (int k = 0; k < 4; ++k)
+        tuner.select(kSrc, CompileOptions(), "vadd", argsFor(1000 + 10 * t + k), nullptr,
+                     fake.timer());
+    });
+  for (std::thread &t : threads)
+    t.join();
+  std::ifstream in(db);
+  std::string line;
+  int entries = 0;
+  while (std::getline(in, line))
+    entries += !line.empty() && line[0] != '#';
+  EXPECT_EQ(entries, 32);
+  llvm::sys::fs::remove_directories(dir);
 }
 
 } // namespace
