@@ -148,10 +148,36 @@ decodeEntry(llvm::StringRef data, const std::string &key,
   return result;
 }
 
+/// Whether `path` is a regular file (not followed if a symbolic link): the
+/// cache opens nothing else, so a FIFO, a device or a link to one named
+/// like an entry cannot hang or abort a lookup.
+static bool isRegularFile(const std::string &path, struct stat *st = nullptr) {
+  struct stat local;
+  struct stat &s = st ? *st : local;
+  return ::lstat(path.c_str(), &s) == 0 && S_ISREG(s.st_mode);
+}
+
+/// Temporary files of writers that died before their rename (older than an
+/// hour; `all` for every one), removed by clear() and the size bound.
+static void removeStaleTemporaries(const std::string &dir, bool all) {
+  std::error_code ec;
+  std::time_t now = std::time(nullptr);
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    struct stat st;
+    if (!name.starts_with(".tmp-") || !isRegularFile(it->path(), &st))
+      continue;
+    if (all || now - st.st_mtime > 3600)
+      llvm::sys::fs::remove(it->path());
+  }
+}
+
 std::shared_ptr<const CompileResult> CompileCache::readDisk(const std::string &key) {
   if (dir.empty())
     return nullptr;
   std::string path = entryPath(dir, key);
+  if (!isRegularFile(path))
+    return nullptr;
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
@@ -193,7 +219,9 @@ void CompileCache::writeDisk(const std::string &key, const CompileResult &r) {
 }
 
 void CompileCache::evict() {
-  std::vector<Entry> entries = list();
+  // Sizes and times only (a stat per entry): reading and decoding every
+  // entry on every store made a store at 1000 entries take 200 ms.
+  std::vector<Entry> entries = list(/*decode=*/false);
   uint64_t total = 0;
   for (const Entry &e : entries)
     total += e.bytes;
@@ -204,6 +232,7 @@ void CompileCache::evict() {
     llvm::sys::fs::remove(entryPath(dir, it->key));
     total -= it->bytes;
   }
+  removeStaleTemporaries(dir, /*all=*/false);
 }
 
 std::shared_ptr<const CompileResult> CompileCache::lookup(const std::string &key) {
@@ -232,7 +261,7 @@ void CompileCache::store(const std::string &key,
   writeDisk(key, *result);
 }
 
-std::vector<CompileCache::Entry> CompileCache::list() const {
+std::vector<CompileCache::Entry> CompileCache::list(bool decode) const {
   std::vector<Entry> entries;
   if (dir.empty())
     return entries;
@@ -243,14 +272,16 @@ std::vector<CompileCache::Entry> CompileCache::list() const {
     if (!name.ends_with(kSuffix))
       continue;
     struct stat st;
-    if (::stat(it->path().c_str(), &st) != 0)
-      continue;
+    if (!isRegularFile(it->path(), &st))
+      continue; // a directory, FIFO, device or link named like an entry
     Entry e;
     e.key = name.drop_back(kSuffix.size()).str();
     e.bytes = st.st_size;
     e.lastUse = st.st_mtime;
-    auto buffer = llvm::MemoryBuffer::getFile(it->path(), false, false);
-    e.valid = buffer && decodeEntry((*buffer)->getBuffer(), e.key, &e.kernels);
+    if (decode) {
+      auto buffer = llvm::MemoryBuffer::getFile(it->path(), false, false);
+      e.valid = buffer && decodeEntry((*buffer)->getBuffer(), e.key, &e.kernels);
+    }
     entries.push_back(std::move(e));
   }
   std::sort(entries.begin(), entries.end(),
@@ -265,8 +296,10 @@ void CompileCache::clearMemory() {
 
 void CompileCache::clear() {
   clearMemory();
-  for (const Entry &e : list())
+  for (const Entry &e : list(/*decode=*/false))
     llvm::sys::fs::remove(entryPath(dir, e.key));
+  if (!dir.empty())
+    removeStaleTemporaries(dir, /*all=*/true);
 }
 
 CompileCache::Stats CompileCache::stats() const {

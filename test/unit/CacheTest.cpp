@@ -12,7 +12,10 @@
 #include <sstream>
 #include <thread>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <utime.h>
+#include <ctime>
 
 using namespace tilec;
 
@@ -201,6 +204,45 @@ TEST(CacheTest, ConcurrentProcessesShareTheCache) {
   for (llvm::sys::fs::directory_iterator it(dir.path, ec), end; it != end && !ec;
        it.increment(ec))
     EXPECT_FALSE(llvm::sys::path::filename(it->path()).starts_with(".tmp"));
+}
+
+// Hostile directory contents (issue 17, item 10): a FIFO, a link to
+// /dev/zero and a directory named like the entry are not opened (a FIFO
+// hung the lookup, the link aborted it, the directory was reported corrupt
+// forever); temporaries of writers that died are removed by clear() and,
+// once an hour old, by the size bound.
+TEST(CacheTest, OnlyRegularFilesAreEntries) {
+  CompileOptions opts;
+  std::string key = cacheKey(kSrc, opts);
+  for (int kind = 0; kind < 3; ++kind) {
+    TempDir dir;
+    std::string path = dir.path + "/" + key + ".tce";
+    if (kind == 0)
+      ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+    else if (kind == 1)
+      ASSERT_EQ(::symlink("/dev/zero", path.c_str()), 0);
+    else
+      ASSERT_FALSE(llvm::sys::fs::create_directory(path));
+    CompileCache cache(dir.path, 1 << 20);
+    EXPECT_TRUE(cache.list().empty()) << kind;
+    auto r = compileCached(kSrc, opts, cache);
+    EXPECT_TRUE(r->ok) << kind;
+    EXPECT_EQ(cache.stats().corrupt, 0u) << kind;
+    EXPECT_EQ(cache.stats().misses, 1u) << kind;
+  }
+  TempDir dir;
+  CompileCache cache(dir.path, 1 << 20);
+  std::string fresh = dir.path + "/.tmp-" + key + "-1-0", old = dir.path + "/.tmp-" + key + "-2-0";
+  std::ofstream(fresh) << "partial";
+  std::ofstream(old) << "partial";
+  struct utimbuf longAgo = {std::time(nullptr) - 7200, std::time(nullptr) - 7200};
+  ASSERT_EQ(::utime(old.c_str(), &longAgo), 0);
+  CompileCache tiny(dir.path, 1); // every store runs the size bound
+  compileCached(kSrc, opts, tiny);
+  EXPECT_FALSE(llvm::sys::fs::exists(old));
+  EXPECT_TRUE(llvm::sys::fs::exists(fresh));
+  cache.clear();
+  EXPECT_FALSE(llvm::sys::fs::exists(fresh));
 }
 
 TEST(CacheTest, ErrorsAreNotCached) {

@@ -53,8 +53,10 @@ public:
     std::vector<std::string> kernels;
     bool valid = true;
   };
-  /// Disk entries, most recently used first.
-  std::vector<Entry> list() const;
+  /// Disk entries (regular files only), most recently used first; with
+  /// `decode` each is read and checked (`valid`, `kernels`), else only
+  /// stat'ed.
+  std::vector<Entry> list(bool decode = true) const;
   /// Removes every disk entry and forgets the in-process ones.
   void clear();
   void clearMemory();
