@@ -199,3 +199,51 @@ TEST(DeepInputTest, KernelsAndInlinedBodiesHaveASizeBudget) {
       << r.diagnostics.substr(0, 300);
 }
 } // namespace
+
+namespace {
+
+/// `if i == 0 {..} else if i == 1 {..} ...` with `branches` branches.
+std::string elseIfChain(int branches) {
+  std::string s = "kernel k(x: tensor<f32, 1>) grid(1) { var a = load(x, [0], [16]); "
+                  "let i = block_id(0); if i == 0 { a = a + 1.0; }";
+  for (int j = 1; j < branches; ++j)
+    s += " else if i == " + std::to_string(j) + " { a = a + " + std::to_string(j) + ".0; }";
+  return s + " store(x, [0], a); }";
+}
+
+/// `depth` ifs nested in one another.
+std::string nestedIfs(int depth) {
+  std::string s = "kernel k(x: tensor<f32, 1>) grid(1) { var a = load(x, [0], [16]); "
+                  "let i = block_id(0); ";
+  for (int j = 0; j < depth; ++j)
+    s += "if i < " + std::to_string(j + 1) + " { ";
+  s += "a = a + 1.0;";
+  s += std::string(size_t(depth), '}');
+  return s + " store(x, [0], a); }";
+}
+
+// Statements and expressions are counted apart, and an else-if chain is
+// parsed in a loop (issue 17, item 11): 128 nested ifs and a chain of 255
+// branches used to fail with "expression is nested too deeply".
+TEST(DeepInputTest, NestedIfsAndLongElseIfChains) {
+  for (int n : {128, 255}) { // the kernel body is a block too
+    CompileResult r = compileOnSmallStack(nestedIfs(n), EmitKind::Tile);
+    EXPECT_TRUE(r.ok) << n << ": " << r.diagnostics.substr(0, 300);
+  }
+  CompileResult r = compileOnSmallStack(nestedIfs(300), EmitKind::Tile);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.diagnostics.find("blocks are nested too deeply"), std::string::npos)
+      << r.diagnostics.substr(0, 300);
+  for (int n : {255, 1024}) {
+    r = compileOnSmallStack(elseIfChain(n), EmitKind::Tile);
+    EXPECT_TRUE(r.ok) << n << ": " << r.diagnostics.substr(0, 300);
+  }
+  r = compileOnSmallStack(elseIfChain(300), EmitKind::PTX);
+  EXPECT_TRUE(r.ok) << r.diagnostics.substr(0, 300);
+  r = compileOnSmallStack(elseIfChain(1025), EmitKind::Tile);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.diagnostics.find("more than 1024 branches"), std::string::npos)
+      << r.diagnostics.substr(0, 300);
+}
+
+} // namespace

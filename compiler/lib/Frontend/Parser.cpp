@@ -43,7 +43,13 @@ public:
   std::unique_ptr<ModuleDecl> parseModule();
 
 private:
+  /// Expressions nested in expressions (parentheses, operands).
   static constexpr unsigned kMaxDepth = 256;
+  /// Blocks nested in blocks (if / for / while bodies), counted apart from
+  /// expressions, and the branches of one `else if` chain (parsed in a loop;
+  /// later stages walk the chain as nested ifs).
+  static constexpr unsigned kMaxBlockDepth = 256;
+  static constexpr unsigned kMaxElseIfChain = 1024;
 
   void advance() { tok = lexer.next(); }
   bool is(Tok k) const { return tok.kind == k; }
@@ -141,6 +147,7 @@ private:
   Lexer lexer;
   Token tok;
   unsigned depth = 0;
+  unsigned blockDepth = 0;
   /// The tallest expression completed so far (in a combiner's body: in it).
   unsigned innerHeight = 0;
 };
@@ -411,9 +418,9 @@ std::unique_ptr<TypeExpr> Parser::parseType() {
 bool Parser::parseBlock(std::vector<StmtPtr> &body, const char *what) {
   if (!expect(Tok::LBrace, (std::string("to start ") + what).c_str()))
     return false;
-  DepthGuard guard(depth);
-  if (depth > kMaxDepth)
-    return fail("blocks are nested too deeply (more than 256 levels)");
+  DepthGuard guard(blockDepth);
+  if (blockDepth > kMaxBlockDepth)
+    return fail("blocks are nested too deeply (more than 256 levels of if, for and while)");
   while (!is(Tok::RBrace)) {
     if (is(Tok::Eof))
       return fail("expected '}' to close the block, found end of file");
@@ -474,25 +481,32 @@ StmtPtr Parser::parseStmt() {
     return s;
   }
   if (is(Tok::KwIf)) {
-    DepthGuard guard(depth);
-    if (depth > kMaxDepth) {
-      fail("'if' statements are nested too deeply (more than 256 levels)");
-      return nullptr;
-    }
+    // if ... else if ... else if ...: each else-if is an if inside the
+    // previous else branch, parsed in this loop (a chain of 255 branches
+    // used to exhaust the nesting limit).
     auto s = std::make_unique<Stmt>(Stmt::Kind::If, loc);
-    advance();
-    s->value = parseExpr();
-    if (!s->value || !parseBlock(s->body, "the 'if' branch"))
-      return nullptr;
-    if (consumeIf(Tok::KwElse)) {
-      if (is(Tok::KwIf)) {
-        auto nested = parseStmt(); // else if: an if inside the else branch
-        if (!nested)
+    Stmt *current = s.get();
+    for (unsigned branches = 1;; ++branches) {
+      advance(); // 'if'
+      current->value = parseExpr();
+      if (!current->value || !parseBlock(current->body, "the 'if' branch"))
+        return nullptr;
+      if (!consumeIf(Tok::KwElse))
+        break;
+      if (!is(Tok::KwIf)) {
+        if (!parseBlock(current->elseBody, "the 'else' branch"))
           return nullptr;
-        s->elseBody.push_back(std::move(nested));
-      } else if (!parseBlock(s->elseBody, "the 'else' branch")) {
+        break;
+      }
+      if (branches == kMaxElseIfChain) {
+        fail("this 'else if' chain has more than 1024 branches; split it or look the "
+             "value up (take, gather)");
         return nullptr;
       }
+      auto next = std::make_unique<Stmt>(Stmt::Kind::If, tok.loc);
+      Stmt *n = next.get();
+      current->elseBody.push_back(std::move(next));
+      current = n;
     }
     return s;
   }
