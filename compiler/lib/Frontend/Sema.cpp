@@ -661,6 +661,15 @@ bool Checker::checkTileSize(const Expr &e) {
   return true;
 }
 
+/// A compile-time integer is typed like a literal of its value: i32, or i64
+/// when it does not fit (`2147483647 + 1` is 2147483648, an i64, as the
+/// literal 2147483648 is; it used to stay i32 and wrap to -2147483648).
+static void widenFoldedInt(Expr &e) {
+  if (e.constInt && e.type.weak && e.type.elem == ScalarType::I32 &&
+      (*e.constInt > INT32_MAX || *e.constInt < INT32_MIN))
+    e.type.elem = ScalarType::I64;
+}
+
 bool Checker::checkNode(Expr &e) {
   switch (e.kind) {
   case Expr::Kind::IntLit:
@@ -762,6 +771,7 @@ bool Checker::checkNode(Expr &e) {
                                     " is out of range in a compile-time expression");
           e.constInt = e.op == Expr::Op::Shl ? int64_t(uint64_t(x) << y) : (x >> y);
         }
+        widenFoldedInt(e);
       }
       return true;
     }
@@ -777,6 +787,7 @@ bool Checker::checkNode(Expr &e) {
           return error(e.loc, "division by zero in a compile-time expression");
         if (!e.constInt)
           return error(e.loc, "compile-time integer overflow");
+        widenFoldedInt(e);
       }
       return true;
     }
