@@ -299,6 +299,16 @@ tilec_arg tilec_arg_tensor(uint64_t ptr, unsigned rank, const int64_t *sizes) {
   return a;
 }
 
+tilec_arg tilec_arg_tensor_typed(uint64_t ptr, unsigned rank, const int64_t *sizes,
+                                 const int64_t *strides, const char *dtype) {
+  tilec_arg a = tilec_arg_tensor(ptr, rank, sizes);
+  if (strides && rank <= 4)
+    for (unsigned d = 0; d < rank; ++d)
+      a.strides[d] = strides[d];
+  a.dtype = dtype;
+  return a;
+}
+
 static std::mutex allocationsMutex;
 static std::map<uint64_t, tilec::Buffer> &allocations() {
   static std::map<uint64_t, tilec::Buffer> a;
@@ -377,6 +387,8 @@ tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
           return makeError(where + " has a negative size (" + std::to_string(a.sizes[d]) +
                            ") in dimension " + std::to_string(d) +
                            (a.sizes[d] == -1 ? " (were the sizes NULL?)" : ""));
+      if (a.dtype && !tilec::parseScalarType(a.dtype))
+        return makeError(where + " has an unknown dtype '" + std::string(a.dtype) + "'");
     }
     if (!kernel)
       return makeError("tilec_launch: kernel is NULL");
@@ -396,6 +408,8 @@ tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
         t.ptr = a.ptr;
         t.sizes.assign(a.sizes, a.sizes + a.rank);
         t.strides.assign(a.strides, a.strides + a.rank);
+        if (a.dtype)
+          t.dtype = tilec::parseScalarType(a.dtype);
         values.emplace_back(std::move(t));
         break;
       }

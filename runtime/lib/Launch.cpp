@@ -321,6 +321,9 @@ void checkArguments(const KernelSignature &sig,
       fail(argPrefix(sig, i) + " must be " + describeParam(p) +
            ", got a tensor with " + std::to_string(t.sizes.size()) +
            " sizes and " + std::to_string(t.strides.size()) + " strides");
+    if (t.dtype && *t.dtype != p.dtype)
+      fail(argPrefix(sig, i) + " must be " + describeParam(p) + ", got a tensor of " +
+           scalarTypeName(*t.dtype));
   }
 }
 

@@ -233,6 +233,24 @@ TEST(CAPITest, LaunchRefusesABadRankBeforeReadingPastTheArrays) {
   expectError(tilec_launch(nullptr, args, 3, nullptr), "argument 0 has an unknown kind 9");
 }
 
+// tilec_arg_tensor_typed carries strides and a dtype; an unknown dtype is
+// refused before the kernel is needed (the check against the parameter's
+// type is the runtime's, tested in RuntimeTest's TensorDtypeIsChecked).
+TEST(CAPITest, TypedTensorArguments) {
+  int64_t sizes[2] = {3, 5}, strides[2] = {1, 3};
+  tilec_arg a = tilec_arg_tensor_typed(0x1000, 2, sizes, strides, "bf16");
+  EXPECT_EQ(a.kind, TILEC_ARG_TENSOR);
+  EXPECT_EQ(a.strides[0], 1);
+  EXPECT_EQ(a.strides[1], 3);
+  EXPECT_STREQ(a.dtype, "bf16");
+  tilec_arg c = tilec_arg_tensor_typed(0x1000, 2, sizes, nullptr, nullptr);
+  EXPECT_EQ(c.strides[0], 5);
+  EXPECT_EQ(c.dtype, nullptr);
+  EXPECT_EQ(tilec_arg_tensor(0x1000, 2, sizes).dtype, nullptr);
+  tilec_arg args[2] = {tilec_arg_float(1.0), tilec_arg_tensor_typed(0x1000, 2, sizes, strides, "f33")};
+  expectError(tilec_launch(nullptr, args, 2, nullptr), "argument 1 has an unknown dtype 'f33'");
+}
+
 TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {
   if (tilec_device_count() == 0) {
     // Without a driver every runtime call is an error object, not a crash.

@@ -175,6 +175,24 @@ TEST(GridTest, Saxpy) {
             (std::array<uint32_t, 3>{0, 1, 1}));
 }
 
+// A tensor argument that says its element type is checked against the
+// parameter's before anything is launched (issue 17, item 6: an f16 buffer
+// passed for a tensor<f32, 1> used to be read as f32); one that does not
+// say is not checked.
+TEST(GridTest, TensorDtypeIsChecked) {
+  KernelSignature sig = saxpySignature();
+  std::vector<ArgValue> ok = {2.0f, TensorArg::contiguous(0x1000, {64}, ScalarType::F32),
+                              TensorArg::contiguous(0x2000, {64})};
+  EXPECT_EQ(evaluateGrid(sig, ok), (std::array<uint32_t, 3>{1, 1, 1}));
+  std::vector<ArgValue> bad = {2.0f, TensorArg::contiguous(0x1000, {64}),
+                               TensorArg::contiguous(0x2000, {64}, ScalarType::F16)};
+  std::string e = errorOf([&] { evaluateGrid(sig, bad); });
+  EXPECT_NE(e.find("'y'"), std::string::npos) << e;
+  EXPECT_NE(e.find("got a tensor of f16"), std::string::npos) << e;
+  EXPECT_NE(errorOf([&] { packArguments(sig, bad); }).find("got a tensor of f16"),
+            std::string::npos);
+}
+
 TEST(GridTest, TwoDimensionsAndScalars) {
   KernelSignature sig;
   sig.name = "matmul";

@@ -31,7 +31,9 @@
 extern "C" {
 #endif
 
-#define TILEC_C_API_VERSION 1
+/* 2: tilec_arg has a dtype (tilec_arg_tensor_typed); arrays of tilec_arg
+ * built against version 1 must be rebuilt. */
+#define TILEC_C_API_VERSION 2
 
 typedef struct tilec_error tilec_error;
 typedef struct tilec_program tilec_program;
@@ -112,6 +114,9 @@ typedef struct tilec_arg {
   unsigned rank;
   int64_t sizes[4];
   int64_t strides[4];  /* in elements */
+  /* The tensor's element type ("f32", "bf16", ...; as tilec_param_info's),
+   * checked at launch against the parameter's; NULL: not checked. */
+  const char *dtype;
 } tilec_arg;
 
 tilec_arg tilec_arg_int(int64_t value);
@@ -119,6 +124,11 @@ tilec_arg tilec_arg_float(double value);
 /* A contiguous (row-major) tensor. A rank above 4, or NULL sizes with a
  * nonzero rank, give an argument that tilec_launch refuses with an error. */
 tilec_arg tilec_arg_tensor(uint64_t ptr, unsigned rank, const int64_t *sizes);
+/* A tensor with its strides (in elements; NULL: contiguous) and element
+ * type (NULL: not checked): a launch refuses a dtype other than the
+ * parameter's, naming the parameter. */
+tilec_arg tilec_arg_tensor_typed(uint64_t ptr, unsigned rank, const int64_t *sizes,
+                                 const int64_t *strides, const char *dtype);
 
 /* Launches on `stream` (a CUstream; NULL: the default stream). The grid is
  * evaluated from the arguments. The arguments are checked first (args NULL

@@ -170,9 +170,19 @@ struct TensorArg {
   uint64_t ptr = 0;
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
+  /// The element type of the memory, when the caller knows it: a launch
+  /// checks it against the parameter's (an f16 buffer passed for a
+  /// tensor<f32, 1> is an error naming the parameter). Unset: not checked.
+  std::optional<ScalarType> dtype;
 
   /// A row-major contiguous tensor of the given sizes.
   static TensorArg contiguous(uint64_t ptr, std::vector<int64_t> sizes);
+  /// The same, of element type `dtype`.
+  static TensorArg contiguous(uint64_t ptr, std::vector<int64_t> sizes, ScalarType dtype) {
+    TensorArg t = contiguous(ptr, std::move(sizes));
+    t.dtype = dtype;
+    return t;
+  }
 };
 
 /// One launch argument: a tensor, or a scalar with its type and raw bytes.
