@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/tilec.h"
+#include "tilec/Interpreter.h"
 
 #include "tilec/Cache.h"
 #include "tilec/Compiler.h"
@@ -71,6 +72,69 @@ void tilec_compile_options_init(tilec_compile_options *o) {
   o->use_cache = 1;
 }
 
+/// The C options as the C++ ones; an error names `fn` for a NULL define.
+static tilec_error *toCompileOptions(const tilec_compile_options &o, const char *fn,
+                                     tilec::CompileOptions &opts) {
+  if (o.file_name)
+    opts.fileName = o.file_name;
+  if (o.arch)
+    opts.arch = o.arch;
+  if (o.kernel)
+    opts.kernel = o.kernel;
+  opts.optLevel = o.opt_level;
+  opts.numWarps = o.num_warps;
+  opts.minBlocksPerSM = o.min_blocks_per_sm;
+  for (size_t i = 0; i < o.num_defines; ++i) {
+    if (!o.define_names || !o.define_values || !o.define_names[i] || !o.define_values[i])
+      return makeError(std::string(fn) + ": define " + std::to_string(i) + " is NULL");
+    opts.defines[o.define_names[i]] = o.define_values[i];
+  }
+  return nullptr;
+}
+
+tilec_error *tilec_interpret(const char *source, size_t size,
+                             const tilec_compile_options *options, const char *kernel,
+                             const tilec_host_arg *args, size_t num_args) {
+  return guard([&]() -> tilec_error * {
+    if (!source && size)
+      return makeError("tilec_interpret: source is NULL");
+    if (!kernel)
+      return makeError("tilec_interpret: kernel is NULL");
+    if (!args && num_args)
+      return makeError("tilec_interpret: args is NULL but num_args is " +
+                       std::to_string(num_args));
+    tilec_compile_options defaults;
+    tilec_compile_options_init(&defaults);
+    tilec::CompileOptions opts;
+    if (tilec_error *e = toCompileOptions(options ? *options : defaults, "tilec_interpret", opts))
+      return e;
+    std::vector<tilec::HostArg> host;
+    for (size_t i = 0; i < num_args; ++i) {
+      const tilec_host_arg &a = args[i];
+      std::string where = "tilec_interpret: argument " + std::to_string(i);
+      switch (a.kind) {
+      case TILEC_ARG_INT: host.push_back(tilec::HostArg::scalarInt(a.i)); break;
+      case TILEC_ARG_FLOAT: host.push_back(tilec::HostArg::scalarFloat(a.f)); break;
+      case TILEC_ARG_TENSOR:
+        if (a.rank > 8)
+          return makeError(where + " has rank " + std::to_string(a.rank) +
+                           "; a tilec_host_arg tensor has at most 8 dimensions");
+        host.push_back(tilec::HostArg::tensor(a.data, {a.sizes, a.sizes + a.rank},
+                                              {a.strides, a.strides + a.rank}));
+        break;
+      default:
+        return makeError(where + " has an unknown kind " +
+                         std::to_string(static_cast<long long>(a.kind)));
+      }
+    }
+    std::string error;
+    if (!tilec::interpretKernel(std::string_view(source ? source : "", size), opts, kernel, host,
+                                error))
+      return makeError(error);
+    return nullptr;
+  });
+}
+
 tilec_error *tilec_compile(const char *source, size_t size,
                            const tilec_compile_options *options,
                            tilec_program **out) {
@@ -84,21 +148,8 @@ tilec_error *tilec_compile(const char *source, size_t size,
     tilec_compile_options_init(&defaults);
     const tilec_compile_options &o = options ? *options : defaults;
     tilec::CompileOptions opts;
-    if (o.file_name)
-      opts.fileName = o.file_name;
-    if (o.arch)
-      opts.arch = o.arch;
-    if (o.kernel)
-      opts.kernel = o.kernel;
-    opts.optLevel = o.opt_level;
-    opts.numWarps = o.num_warps;
-    opts.minBlocksPerSM = o.min_blocks_per_sm;
-    for (size_t i = 0; i < o.num_defines; ++i) {
-      if (!o.define_names || !o.define_values || !o.define_names[i] ||
-          !o.define_values[i])
-        return makeError("tilec_compile: define " + std::to_string(i) + " is NULL");
-      opts.defines[o.define_names[i]] = o.define_values[i];
-    }
+    if (tilec_error *e = toCompileOptions(o, "tilec_compile", opts))
+      return e;
     std::string_view src(source ? source : "", size);
     std::shared_ptr<const tilec::CompileResult> result =
         o.use_cache ? tilec::compileCached(src, opts)

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
+
+#include <cstring>
 #include <string>
 
 namespace {
@@ -249,6 +252,42 @@ TEST(CAPITest, TypedTensorArguments) {
   EXPECT_EQ(tilec_arg_tensor(0x1000, 2, sizes).dtype, nullptr);
   tilec_arg args[2] = {tilec_arg_float(1.0), tilec_arg_tensor_typed(0x1000, 2, sizes, strides, "f33")};
   expectError(tilec_launch(nullptr, args, 2, nullptr), "argument 1 has an unknown dtype 'f33'");
+}
+
+// The CPU interpreter through the C API (what the Python package runs
+// numpy arrays on): host memory in, results in place; errors as messages.
+TEST(CAPITest, InterpretsOnTheHost) {
+  const char *src = "kernel saxpy<BLOCK: int = 64>(a: f32, x: tensor<f32, 1>, y: tensor<f32, 1>)\n"
+                    "    grid(cdiv(x.shape[0], BLOCK)) {\n"
+                    "  let i = block_id(0);\n"
+                    "  store(y, [i], a * load(x, [i], [BLOCK]) + load(y, [i], [BLOCK]));\n}\n";
+  std::vector<float> x(100), y(100, 1.0f);
+  for (int i = 0; i < 100; ++i)
+    x[i] = float(i);
+  tilec_host_arg args[3] = {};
+  args[0].kind = TILEC_ARG_FLOAT;
+  args[0].f = 2.0;
+  for (int k = 1; k < 3; ++k) {
+    args[k].kind = TILEC_ARG_TENSOR;
+    args[k].data = k == 1 ? x.data() : y.data();
+    args[k].rank = 1;
+    args[k].sizes[0] = 100;
+    args[k].strides[0] = 1;
+  }
+  tilec_compile_options o;
+  tilec_compile_options_init(&o);
+  ASSERT_EQ(tilec_interpret(src, strlen(src), &o, "saxpy", args, 3), nullptr);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(y[i], 2.0f * float(i) + 1.0f) << i;
+  args[1].rank = 9;
+  expectError(tilec_interpret(src, strlen(src), &o, "saxpy", args, 3),
+              "argument 1 has rank 9; a tilec_host_arg tensor has at most 8 dimensions");
+  args[1].rank = 1;
+  expectError(tilec_interpret(src, strlen(src), &o, "saxpy", args, 2), "takes 3 arguments");
+  expectError(tilec_interpret(src, strlen(src), &o, nullptr, args, 3), "kernel is NULL");
+  o.file_name = "s.tile";
+  const char *bad = "kernel k(x: tensor<f32, 1>) grid(1) { store(x, [0], q); }";
+  expectError(tilec_interpret(bad, strlen(bad), &o, "k", args, 1), "s.tile:1:");
 }
 
 TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {

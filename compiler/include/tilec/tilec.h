@@ -130,6 +130,25 @@ tilec_arg tilec_arg_tensor(uint64_t ptr, unsigned rank, const int64_t *sizes);
 tilec_arg tilec_arg_tensor_typed(uint64_t ptr, unsigned rank, const int64_t *sizes,
                                  const int64_t *strides, const char *dtype);
 
+/* The CPU reference interpreter ---------------------------------------------
+ * Runs `kernel` of `source` on the host (no GPU needed), on host memory:
+ * every program of the grid in turn, with the language's semantics (the
+ * reference the GPU is tested against). Tensor data is read and written as
+ * the parameter's element type. Compile errors and run-time failures (an
+ * assertion, an out-of-range grid) come back as the error's message. */
+typedef struct tilec_host_arg {
+  tilec_arg_kind kind;
+  int64_t i;
+  double f;
+  void *data;          /* host memory */
+  unsigned rank;       /* at most 8 */
+  int64_t sizes[8];
+  int64_t strides[8];  /* in elements */
+} tilec_host_arg;
+tilec_error *tilec_interpret(const char *source, size_t size,
+                             const tilec_compile_options *options, const char *kernel,
+                             const tilec_host_arg *args, size_t num_args);
+
 /* Launches on `stream` (a CUstream; NULL: the default stream). The grid is
  * evaluated from the arguments. The arguments are checked first (args NULL
  * with num_args > 0, an unknown kind, a tensor rank above 4, a negative size:

@@ -1,0 +1,97 @@
+"""tilec from Python on the CPU reference interpreter (numpy arrays)."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import tilec  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def example(name):
+    return os.path.join(ROOT, "examples", name)
+
+
+def test_saxpy_runs_on_numpy_arrays():
+    lib = tilec.load(example("saxpy.tile"))
+    x = np.arange(3000, dtype=np.float32)
+    y = np.ones(3000, dtype=np.float32)
+    lib.saxpy(2.0, x, y)
+    np.testing.assert_array_equal(y, 2 * np.arange(3000, dtype=np.float32) + 1)
+
+
+def test_compile_time_parameters_as_keywords_and_strided_arrays():
+    lib = tilec.load(example("saxpy.tile"))
+    base = np.arange(2000, dtype=np.float32)
+    x = base[::2]  # a strided view: every other element
+    y = np.zeros(1000, dtype=np.float32)
+    lib.saxpy(3.0, x, y, BLOCK=256)
+    np.testing.assert_array_equal(y, 3 * base[::2])
+    assert lib.with_defines(BLOCK=256) is lib.with_defines(BLOCK=256)  # compiled once
+
+
+def test_f16_and_type_parameters():
+    lib = tilec.load(example("saxpy.tile"), T="f16")
+    x = np.linspace(-1, 1, 500).astype(np.float16)
+    y = np.ones(500, dtype=np.float16)
+    lib.saxpy(0.5, x, y)
+    want = (0.5 * x.astype(np.float32) + 1).astype(np.float16)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_two_dimensional_kernel():
+    lib = tilec.load(example("transpose.tile"))
+    sig = lib.transpose.signature
+    assert [p["rank"] for p in sig["params"] if p["tensor"]] == [2, 2]
+    x = np.random.default_rng(0).standard_normal((70, 130)).astype(np.float32)
+    y = np.zeros((130, 70), dtype=np.float32)
+    lib.transpose(x, y)
+    np.testing.assert_array_equal(y, x.T)
+
+
+def test_mismatches_are_errors_before_anything_runs():
+    lib = tilec.load(example("saxpy.tile"))
+    x = np.zeros(10, dtype=np.float32)
+    with pytest.raises(tilec.ArgumentError, match=r"takes 3 arguments \(a, x, y\), got 2"):
+        lib.saxpy(1.0, x)
+    with pytest.raises(tilec.ArgumentError,
+                       match=r"argument 2 \('x'\) must be a tensor<f32, 1>, got an array of f64"):
+        lib.saxpy(1.0, np.zeros(10), x)
+    with pytest.raises(tilec.ArgumentError, match=r"got an array of rank 2"):
+        lib.saxpy(1.0, np.zeros((2, 5), dtype=np.float32), x)
+    with pytest.raises(tilec.ArgumentError, match=r"argument 1 \('a'\) must be a scalar f32, got str"):
+        lib.saxpy("2", x, x)
+    with pytest.raises(AttributeError, match="no kernel named 'saxpi'"):
+        lib.saxpi
+
+
+def test_compile_error_has_the_located_diagnostic():
+    with pytest.raises(tilec.CompileError) as e:
+        tilec.compile("kernel k(x: tensor<f32, 1>) grid(1) {\n    store(x, [0], y);\n}\n",
+                      file_name="bad.tile")
+    text = str(e.value)
+    assert "bad.tile:2:19: error: unknown name 'y'" in text
+    assert "^" in text
+
+
+def test_runtime_failures_raise():
+    src = """kernel k(x: tensor<f32, 1>) grid(1) {
+    assert(load(x, [0], [16]) > 0.0, "x must be positive");
+}
+"""
+    lib = tilec.compile(src, file_name="a.tile")
+    lib.k(np.ones(16, dtype=np.float32))
+    with pytest.raises(RuntimeError, match="x must be positive"):
+        lib.k(np.zeros(16, dtype=np.float32))
+
+
+def test_cuda_tensors_are_refused_clearly():
+    class FakeCuda:
+        class device:
+            type = "cuda"
+    lib = tilec.load(example("saxpy.tile"))
+    with pytest.raises(NotImplementedError, match="GPU from Python is not implemented yet"):
+        lib.saxpy(1.0, FakeCuda(), FakeCuda())

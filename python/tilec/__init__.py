@@ -1,0 +1,293 @@
+"""tilec from Python: compile tile programs and run their kernels.
+
+    import numpy as np, tilec
+    lib = tilec.load("examples/saxpy.tile")
+    x = np.arange(1000, dtype=np.float32); y = np.ones(1000, np.float32)
+    lib.saxpy(2.0, x, y)            # numpy arrays: the CPU reference interpreter
+    lib.saxpy(2.0, x, y, BLOCK=256) # compile-time parameters as keywords
+
+This version runs kernels on the CPU reference interpreter (numpy arrays,
+any strides); launching on the GPU from Python is not implemented yet (a
+CUDA tensor is refused with an error that says so). The package is pure
+Python over the C API (libtilec.so) through ctypes.
+"""
+import ctypes
+import os
+
+__all__ = ["CompileError", "ArgumentError", "compile", "load", "Program", "Kernel"]
+
+
+class CompileError(Exception):
+    """A compile error: the message is the file:line:col diagnostic with the
+    source line and a caret."""
+
+
+class ArgumentError(TypeError):
+    """Arguments that do not match a kernel's parameters (count, kind, rank,
+    element type), found before anything runs."""
+
+
+# --- the C API ---------------------------------------------------------------
+
+_ARG_INT, _ARG_FLOAT, _ARG_TENSOR = 0, 1, 2
+
+
+class _CompileOptions(ctypes.Structure):
+    _fields_ = [("file_name", ctypes.c_char_p), ("arch", ctypes.c_char_p),
+                ("kernel", ctypes.c_char_p),
+                ("define_names", ctypes.POINTER(ctypes.c_char_p)),
+                ("define_values", ctypes.POINTER(ctypes.c_char_p)),
+                ("num_defines", ctypes.c_size_t), ("opt_level", ctypes.c_uint),
+                ("num_warps", ctypes.c_uint), ("use_cache", ctypes.c_int),
+                ("min_blocks_per_sm", ctypes.c_uint)]
+
+
+class _ParamInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("is_tensor", ctypes.c_int),
+                ("dtype", ctypes.c_char_p), ("rank", ctypes.c_uint)]
+
+
+class _HostArg(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("i", ctypes.c_int64), ("f", ctypes.c_double),
+                ("data", ctypes.c_void_p), ("rank", ctypes.c_uint),
+                ("sizes", ctypes.c_int64 * 8), ("strides", ctypes.c_int64 * 8)]
+
+
+def _library_path():
+    env = os.environ.get("TILEC_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.path.join(here, "libtilec.so"),
+                      os.path.join(here, "..", "..", "build", "lib", "libtilec.so")):
+        if os.path.exists(candidate):
+            return candidate
+    return "libtilec.so"  # the loader's search path
+
+
+_lib_handle = None
+
+
+def _lib():
+    global _lib_handle
+    if _lib_handle is None:
+        lib = ctypes.CDLL(_library_path())
+        err = ctypes.c_void_p
+        lib.tilec_error_message.restype = ctypes.c_char_p
+        lib.tilec_error_message.argtypes = [err]
+        lib.tilec_error_destroy.argtypes = [err]
+        lib.tilec_compile_options_init.argtypes = [ctypes.POINTER(_CompileOptions)]
+        lib.tilec_compile.restype = err
+        lib.tilec_compile.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
+                                      ctypes.POINTER(_CompileOptions),
+                                      ctypes.POINTER(ctypes.c_void_p)]
+        lib.tilec_program_destroy.argtypes = [ctypes.c_void_p]
+        lib.tilec_program_num_kernels.restype = ctypes.c_size_t
+        lib.tilec_program_num_kernels.argtypes = [ctypes.c_void_p]
+        lib.tilec_program_kernel_name.restype = ctypes.c_char_p
+        lib.tilec_program_kernel_name.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        lib.tilec_program_kernel_num_params.restype = ctypes.c_size_t
+        lib.tilec_program_kernel_num_params.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        lib.tilec_program_kernel_param.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                                   ctypes.c_size_t, ctypes.POINTER(_ParamInfo)]
+        lib.tilec_program_kernel_grid_dims.restype = ctypes.c_uint
+        lib.tilec_program_kernel_grid_dims.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        lib.tilec_program_kernel_grid.restype = ctypes.c_char_p
+        lib.tilec_program_kernel_grid.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                                  ctypes.c_uint]
+        lib.tilec_interpret.restype = err
+        lib.tilec_interpret.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
+                                        ctypes.POINTER(_CompileOptions), ctypes.c_char_p,
+                                        ctypes.POINTER(_HostArg), ctypes.c_size_t]
+        _lib_handle = lib
+    return _lib_handle
+
+
+def _take_error(err):
+    """The message of a tilec_error* (destroyed), or None."""
+    if not err:
+        return None
+    lib = _lib()
+    message = lib.tilec_error_message(err).decode("utf-8", "replace")
+    lib.tilec_error_destroy(err)
+    return message
+
+
+def _options(file_name, arch, defines, keep):
+    o = _CompileOptions()
+    _lib().tilec_compile_options_init(ctypes.byref(o))
+    o.file_name = file_name.encode()
+    o.arch = arch.encode()
+    names = [str(k).encode() for k in defines]
+    values = [str(v).encode() for v in defines.values()]
+    if names:
+        o.define_names = (ctypes.c_char_p * len(names))(*names)
+        o.define_values = (ctypes.c_char_p * len(values))(*values)
+        o.num_defines = len(names)
+    keep.append((names, values, o))  # keep the buffers alive while used
+    return o
+
+
+# --- numpy arrays ------------------------------------------------------------
+
+_NUMPY_TO_TILE = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8",
+                  "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+                  "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1"}
+
+
+def _is_cuda(value):
+    return getattr(getattr(value, "device", None), "type", None) == "cuda"
+
+
+def _as_numpy(value):
+    """A numpy array for a numpy array or a CPU torch tensor (sharing
+    memory), else None."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        return None
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "numpy") and hasattr(value, "device") and not _is_cuda(value):
+        return value.numpy()
+    return None
+
+
+class Kernel:
+    """One kernel of a compiled program: call it with its arguments."""
+
+    def __init__(self, program, index, name):
+        self.program = program
+        self.name = name
+        lib = _lib()
+        handle = program._handle
+        self.params = []
+        for p in range(lib.tilec_program_kernel_num_params(handle, index)):
+            info = _ParamInfo()
+            lib.tilec_program_kernel_param(handle, index, p, ctypes.byref(info))
+            self.params.append({"name": info.name.decode(), "tensor": bool(info.is_tensor),
+                                "dtype": info.dtype.decode(), "rank": info.rank})
+        self.grid = [lib.tilec_program_kernel_grid(handle, index, d).decode()
+                     for d in range(lib.tilec_program_kernel_grid_dims(handle, index))]
+
+    @property
+    def signature(self):
+        """The parameters (name, tensor or scalar, element type, rank) and the
+        grid clause as written."""
+        return {"name": self.name, "params": list(self.params), "grid": list(self.grid)}
+
+    def _describe(self, p):
+        if p["tensor"]:
+            return f"a tensor<{p['dtype']}, {p['rank']}>"
+        return f"a scalar {p['dtype']}"
+
+    def __call__(self, *args, **defines):
+        if defines:
+            return self.program.with_defines(**defines)[self.name](*args)
+        if len(args) != len(self.params):
+            raise ArgumentError(f"kernel '{self.name}' takes {len(self.params)} arguments "
+                                f"({', '.join(p['name'] for p in self.params)}), got {len(args)}")
+        host = (_HostArg * max(len(args), 1))()
+        for i, (a, p) in enumerate(zip(args, self.params)):
+            where = f"kernel '{self.name}': argument {i + 1} ('{p['name']}')"
+            if not p["tensor"]:
+                if isinstance(a, bool) or not isinstance(a, (int, float)):
+                    raise ArgumentError(f"{where} must be {self._describe(p)}, got {type(a).__name__}")
+                is_float_param = p["dtype"] in ("f16", "bf16", "f32", "f64")
+                if is_float_param:
+                    host[i].kind, host[i].f = _ARG_FLOAT, float(a)
+                else:
+                    if isinstance(a, float) and not a.is_integer():
+                        raise ArgumentError(f"{where} must be {self._describe(p)}, got {a}")
+                    host[i].kind, host[i].i = _ARG_INT, int(a)
+                continue
+            if _is_cuda(a):
+                raise NotImplementedError(
+                    f"{where}: launching on the GPU from Python is not implemented yet; "
+                    "pass numpy arrays or CPU tensors to run on the CPU interpreter")
+            arr = _as_numpy(a)
+            if arr is None:
+                raise ArgumentError(f"{where} must be {self._describe(p)}, got {type(a).__name__}")
+            if arr.ndim != p["rank"]:
+                raise ArgumentError(f"{where} must be {self._describe(p)}, got an array of rank {arr.ndim}")
+            dtype = _NUMPY_TO_TILE.get(arr.dtype.name)
+            if dtype != p["dtype"]:
+                raise ArgumentError(f"{where} must be {self._describe(p)}, got an array of "
+                                    f"{dtype or arr.dtype.name}")
+            if any(s % arr.itemsize for s in arr.strides):
+                raise ArgumentError(f"{where}: strides {arr.strides} are not whole elements")
+            if not arr.flags.writeable:
+                raise ArgumentError(f"{where}: the array is read-only")
+            host[i].kind = _ARG_TENSOR
+            host[i].data = arr.ctypes.data
+            host[i].rank = arr.ndim
+            for d in range(arr.ndim):
+                host[i].sizes[d] = arr.shape[d]
+                host[i].strides[d] = arr.strides[d] // arr.itemsize
+        keep = []
+        o = _options(self.program.file_name, self.program.arch, self.program.defines, keep)
+        src = self.program.source.encode()
+        message = _take_error(_lib().tilec_interpret(src, len(src), ctypes.byref(o),
+                                                     self.name.encode(), host, len(args)))
+        if message is not None:
+            raise RuntimeError(message)
+
+
+class Program:
+    """A compiled tile program: its kernels by name (`program.saxpy` or
+    `program["saxpy"]`)."""
+
+    def __init__(self, source, file_name="<source>", arch="sm_90a", **defines):
+        self.source, self.file_name, self.arch = source, file_name, arch
+        self.defines = {k: str(v) for k, v in defines.items()}
+        self._variants = {}
+        keep = []
+        o = _options(file_name, arch, self.defines, keep)
+        handle = ctypes.c_void_p()
+        src = source.encode()
+        message = _take_error(_lib().tilec_compile(src, len(src), ctypes.byref(o),
+                                                   ctypes.byref(handle)))
+        if message is not None:
+            raise CompileError(message)
+        self._handle = handle
+        lib = _lib()
+        self.kernels = {}
+        for k in range(lib.tilec_program_num_kernels(handle)):
+            name = lib.tilec_program_kernel_name(handle, k).decode()
+            self.kernels[name] = Kernel(self, k, name)
+
+    def with_defines(self, **defines):
+        """The program compiled with more compile-time parameters (cached)."""
+        merged = dict(self.defines)
+        merged.update({k: str(v) for k, v in defines.items()})
+        key = tuple(sorted(merged.items()))
+        if key not in self._variants:
+            self._variants[key] = Program(self.source, self.file_name, self.arch, **merged)
+        return self._variants[key]
+
+    def __getitem__(self, name):
+        return self.kernels[name]
+
+    def __getattr__(self, name):
+        kernels = self.__dict__.get("kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError(f"no kernel named '{name}' (the program has "
+                             f"{', '.join(kernels) or 'none'})")
+
+    def __del__(self):
+        handle = self.__dict__.get("_handle")
+        if handle and _lib_handle is not None:
+            _lib_handle.tilec_program_destroy(handle)
+
+
+def compile(source, *, file_name="<source>", arch="sm_90a", **defines):
+    """Compiles `source`; compile-time parameters as keywords (BLOCK=256,
+    T="f16"). Raises CompileError with the diagnostic."""
+    return Program(source, file_name, arch, **defines)
+
+
+def load(path, *, arch="sm_90a", **defines):
+    """Compiles the .tile file at `path` (diagnostics name the file)."""
+    with open(path, encoding="utf-8") as f:
+        return Program(f.read(), path, arch, **defines)
