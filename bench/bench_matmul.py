@@ -158,7 +158,9 @@ def main():
                                                     "--bench", str(args.iters),
                                                     "--bench-reps", str(reps), "--no-verify"]):
                 if r["impl"] == "tilec":
-                    name = f"tilec {tiles}" + (" grouped" if kernel != "matmul" else "")
+                    # "tilec 128x256x64", "tilec 128x256x64 grouped", "... persistent"
+                    name = f"tilec {tiles}" + ("" if kernel == "matmul"
+                                               else " " + kernel[len("matmul_"):])
                     rows.append(((m, n, k), name, r["ms"], tflops(m, n, k, r["ms"])))
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
