@@ -95,6 +95,39 @@ static Value wgmmaDescriptor(Emit &e, Value addr, int64_t lbo, int64_t sbo) {
   return e.bor(d, e.i64(int64_t(hi)));
 }
 
+/// The accumulator vector (slots mb * fields + f) as one wgmma struct of
+/// `fields` f32 per 64-row block; with `undefined`, structs of undefined
+/// values (a first wgmma that does not read its accumulator).
+static SmallVector<Value> toWgmmaStructs(OpBuilder &b, Location loc, Value vec,
+                                         int64_t mBlocks, int64_t fields, bool undefined = false) {
+  auto structTy = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(fields, b.getF32Type()));
+  SmallVector<Value> accs;
+  for (int64_t mb = 0; mb < mBlocks; ++mb) {
+    Value st = LLVM::UndefOp::create(b, loc, structTy);
+    if (!undefined)
+      for (int64_t f = 0; f < fields; ++f) {
+        Value x = vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{mb * fields + f});
+        st = LLVM::InsertValueOp::create(b, loc, st, x, ArrayRef<int64_t>{f});
+      }
+    accs.push_back(st);
+  }
+  return accs;
+}
+/// The inverse of toWgmmaStructs: a vector of type `ty`.
+static Value fromWgmmaStructs(OpBuilder &b, Location loc, ValueRange accs, VectorType ty,
+                              int64_t fields) {
+  Value result = arith::ConstantOp::create(
+      b, loc, ty, DenseElementsAttr::get(ty, b.getF32FloatAttr(0)));
+  for (auto [mb, acc] : llvm::enumerate(accs))
+    for (int64_t f = 0; f < fields; ++f) {
+      Value x = LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{f});
+      result = vector::InsertOp::create(b, loc, x, result,
+                                        ArrayRef<int64_t>{int64_t(mb) * fields + f});
+    }
+  return result;
+}
+
 /// What one staged operand needs.
 struct Operand {
   tile::LoadOp load;
@@ -289,16 +322,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     auto structTy = LLVM::LLVMStructType::getLiteral(
         ctx, SmallVector<Type>(fields, rewriter.getF32Type()));
     auto wgmmaType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-    SmallVector<Value> accs;
-    for (int64_t mb = 0; mb < mBlocks; ++mb) {
-      Value st = LLVM::UndefOp::create(rewriter, loc, structTy);
-      for (int64_t f = 0; f < fields; ++f) {
-        Value x = vector::ExtractOp::create(rewriter, loc, init,
-                                            ArrayRef<int64_t>{mb * fields + f});
-        st = LLVM::InsertValueOp::create(rewriter, loc, st, x, ArrayRef<int64_t>{f});
-      }
-      accs.push_back(st);
-    }
+    SmallVector<Value> accs = toWgmmaStructs(rewriter, loc, init, mBlocks, fields);
     auto descriptor = [&](Value addr, int64_t lbo, int64_t sbo) {
       return wgmmaDescriptor(e, addr, lbo, sbo);
     };
@@ -348,16 +372,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       scf::YieldOp::create(rewriter, loc, cur);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
-    VectorType resTy = cast<VectorType>(init.getType());
-    result = arith::ConstantOp::create(
-        rewriter, loc, resTy, DenseElementsAttr::get(resTy, rewriter.getF32FloatAttr(0)));
-    for (int64_t mb = 0; mb < mBlocks; ++mb)
-      for (int64_t f = 0; f < fields; ++f) {
-        Value x = LLVM::ExtractValueOp::create(rewriter, loc, loop.getResult(mb),
-                                               ArrayRef<int64_t>{f});
-        result = vector::InsertOp::create(rewriter, loc, x, result,
-                                          ArrayRef<int64_t>{mb * fields + f});
-      }
+    result = fromWgmmaStructs(rewriter, loc, loop.getResults(),
+                              cast<VectorType>(init.getType()), fields);
     }
     rewriter.replaceOp(forOp, result);
     return success();
@@ -838,18 +854,8 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
     auto structTy = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(fields, f32));
     Value consumer64 = e.zext64(e.sub(warpgroupIndex(e), e.i32(1)));
-    Value accVec = adaptor.getAcc();
-    SmallVector<Value> accs;
-    for (int64_t mb = 0; mb < mBlocks; ++mb) {
-      Value st = LLVM::UndefOp::create(rewriter, loc, structTy);
-      if (!zeroAcc)
-        for (int64_t f = 0; f < fields; ++f) {
-          Value x = vector::ExtractOp::create(rewriter, loc, accVec,
-                                              ArrayRef<int64_t>{mb * fields + f});
-          st = LLVM::InsertValueOp::create(rewriter, loc, st, x, ArrayRef<int64_t>{f});
-        }
-      accs.push_back(st);
-    }
+    SmallVector<Value> accs =
+        toWgmmaStructs(rewriter, loc, adaptor.getAcc(), mBlocks, fields, zeroAcc);
     auto addrOf = [&](Value ptr) {
       return LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(), ptr).getResult();
     };
@@ -932,16 +938,10 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     // for it after the loop, see lowerGeneralPipeline).
     NVVM::WgmmaWaitGroupSyncOp::create(
         rewriter, loc, rewriter.getI64IntegerAttr(op->hasAttr(kWgmmaPendingAttrName) ? 1 : 0));
-    auto resTy = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-    Value result = arith::ConstantOp::create(
-        rewriter, loc, resTy, DenseElementsAttr::get(resTy, rewriter.getF32FloatAttr(0)));
-    for (int64_t mb = 0; mb < mBlocks; ++mb)
-      for (int64_t f = 0; f < fields; ++f) {
-        Value x = LLVM::ExtractValueOp::create(rewriter, loc, accs[mb], ArrayRef<int64_t>{f});
-        result = vector::InsertOp::create(rewriter, loc, x, result,
-                                          ArrayRef<int64_t>{mb * fields + f});
-      }
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, fromWgmmaStructs(
+                               rewriter, loc, accs,
+                               cast<VectorType>(getTypeConverter()->convertType(op.getType())),
+                               fields));
     return success();
   }
 };
@@ -1040,7 +1040,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   });
   NVVM::Barrier0Op::create(b, loc);
 
-  // The trip count and, for the producer, the load origins of iteration i
+  // The trip counts and, for the producer, the load origins of iteration i
   // (the loop body's scalar code the staged loads' indices depend on,
   // cloned with the induction variable of iteration i).
   auto toI64 = [&](Value v) -> Value {
@@ -1048,23 +1048,37 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       return v;
     return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
   };
-  Type ivTy = forOp.getInductionVar().getType();
-  Value lb64 = toI64(forOp.getLowerBound()), step64 = toI64(forOp.getStep());
-  Value span = arith::SubIOp::create(b, loc, toI64(forOp.getUpperBound()), lb64);
-  Value trips = arith::MaxSIOp::create(
-      b, loc, arith::CeilDivSIOp::create(b, loc, span, step64), e.i64(0));
-  Value trips32 = arith::TruncIOp::create(b, loc, b.getI32Type(), trips);
-  Value outerLb64, outerStep64, outerTrips32;
-  Type outerIvTy;
-  if (outer) {
-    outerIvTy = outer.getInductionVar().getType();
-    outerLb64 = toI64(outer.getLowerBound());
-    outerStep64 = toI64(outer.getStep());
-    Value ospan = arith::SubIOp::create(b, loc, toI64(outer.getUpperBound()), outerLb64);
-    Value otrips = arith::MaxSIOp::create(
-        b, loc, arith::CeilDivSIOp::create(b, loc, ospan, outerStep64), e.i64(0));
-    outerTrips32 = arith::TruncIOp::create(b, loc, b.getI32Type(), otrips);
-  }
+  /// A loop's bounds in i64, its trip count in i32, and the conversions
+  /// between an iteration's index (i32) and its induction variable.
+  struct Counter {
+    scf::ForOp loop;
+    Value lb64, step64, trips32;
+  };
+  auto counterOf = [&](scf::ForOp loop) {
+    Counter c{loop, toI64(loop.getLowerBound()), toI64(loop.getStep()), Value()};
+    Value span = arith::SubIOp::create(b, loc, toI64(loop.getUpperBound()), c.lb64);
+    Value trips = arith::MaxSIOp::create(
+        b, loc, arith::CeilDivSIOp::create(b, loc, span, c.step64), e.i64(0));
+    c.trips32 = arith::TruncIOp::create(b, loc, b.getI32Type(), trips);
+    return c;
+  };
+  auto ivAt = [&](Counter c, Value index) -> Value {
+    Value iv = e.add(c.lb64, e.mul(e.zext64(index), c.step64));
+    Type ty = c.loop.getInductionVar().getType();
+    if (!ty.isInteger(64))
+      iv = arith::TruncIOp::create(b, loc, ty, iv);
+    return iv;
+  };
+  auto indexOf = [&](Counter c) -> Value {
+    Value iv = toI64(c.loop.getInductionVar());
+    return arith::TruncIOp::create(b, loc, b.getI32Type(),
+                                   arith::DivSIOp::create(b, loc, e.sub(iv, c.lb64), c.step64));
+  };
+  Counter innerCount = counterOf(forOp);
+  Value trips32 = innerCount.trips32;
+  Counter outerCount;
+  if (outer)
+    outerCount = counterOf(outer);
   // The ops (of the mma loop's body, and of the outer loop's) that the
   // positions of the staged loads are computed by.
   SetVector<Operation *> slice;
@@ -1099,19 +1113,12 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       }
     }
   }
-  // The induction variable of iteration `index` (i32) of a loop.
-  auto ivAt = [&](Value index, Value lb, Value step, Type ty) -> Value {
-    Value iv = e.add(lb, e.mul(e.zext64(index), step));
-    if (!ty.isInteger(64))
-      iv = arith::TruncIOp::create(b, loc, ty, iv);
-    return iv;
-  };
   // The outer loop's part of the positions, made once per outer iteration
   // (at the top of the producer's outer loop): it may hold 64-bit
   // divisions (a grouped tile order), too slow to redo per stage.
   IRMapping outerMap;
   auto cloneOuterSlice = [&](Value o) {
-    outerMap.map(outer.getInductionVar(), ivAt(o, outerLb64, outerStep64, outerIvTy));
+    outerMap.map(outer.getInductionVar(), ivAt(outerCount, o));
     for (Operation &op : outer.getBody()->without_terminator())
       if (slice.contains(&op))
         b.clone(op, outerMap);
@@ -1120,7 +1127,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     SmallVector<Value> origins;
     IRMapping map = outerMap;
     if (!st.resident) {
-      map.map(forOp.getInductionVar(), ivAt(i, lb64, step64, ivTy));
+      map.map(forOp.getInductionVar(), ivAt(innerCount, i));
       for (Operation &op : forOp.getBody()->without_terminator())
         if (slice.contains(&op))
           b.clone(op, map);
@@ -1190,7 +1197,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     Value o = e.i32(0);
     scf::ForOp loopO;
     if (outer) {
-      loopO = scf::ForOp::create(b, loc, e.i32(0), outerTrips32, e.i32(1));
+      loopO = scf::ForOp::create(b, loc, e.i32(0), outerCount.trips32, e.i32(1));
       b.setInsertionPointToStart(loopO.getBody());
       o = loopO.getInductionVar();
       cloneOuterSlice(o);
@@ -1245,16 +1252,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(forOp.getBody());
-    Value iv = toI64(forOp.getInductionVar());
-    Value i = arith::TruncIOp::create(b, loc, b.getI32Type(),
-                                      arith::DivSIOp::create(b, loc, e.sub(iv, lb64), step64));
+    Value i = indexOf(innerCount);
     Value inner = i;
-    if (outer) {
-      Value ivO = toI64(outer.getInductionVar());
-      Value o = arith::TruncIOp::create(
-          b, loc, b.getI32Type(), arith::DivSIOp::create(b, loc, e.sub(ivO, outerLb64), outerStep64));
-      i = e.add(e.mul(o, trips32), i);
-    }
+    if (outer)
+      i = e.add(e.mul(indexOf(outerCount), trips32), i);
     Value s64 = e.zext64(e.remu(i, e.i32(S)));
     Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
@@ -1280,13 +1281,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       b.setInsertionPointAfter(forOp);
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
       Value last = e.sub(trips32, e.i32(1));
-      if (outer) {
-        Value ivO = toI64(outer.getInductionVar());
-        Value o = arith::TruncIOp::create(
-            b, loc, b.getI32Type(),
-            arith::DivSIOp::create(b, loc, e.sub(ivO, outerLb64), outerStep64));
-        last = e.add(e.mul(o, trips32), last);
-      }
+      if (outer)
+        last = e.add(e.mul(indexOf(outerCount), trips32), last);
       Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
       e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))), [&] {
         Value s = e.zext64(e.remu(last, e.i32(S)));
