@@ -7,7 +7,10 @@ tilec-check's CUDA-event loop (its own process: tilec has no Python binding
 yet), torch by the same kind of loop here.
 
 usage: bench/bench_attention.py [--tilec-check PATH] [--shape BxHxSxD] [--causal]
-                                [--rounds R] [--define NAME=V ...]
+                                [--rounds R] [--define NAME=V ...] [--old PATH]
+
+--old PATH also times a second tilec-check (another compiler build) in each
+round, right after the first: an A/B of two compilers in the same loop.
 """
 import argparse
 
@@ -23,6 +26,7 @@ ap.add_argument("--causal", action="store_true")
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--iters", type=int, default=30)
 ap.add_argument("--define", action="append", default=[])
+ap.add_argument("--old", help="a second tilec-check to time in the same rounds")
 args = ap.parse_args()
 B, H, S, D = (int(v) for v in args.shape.split("x"))
 flops = 4.0 * B * H * S * S * D * (0.5 if args.causal else 1.0)
@@ -43,11 +47,19 @@ def tf(ms):
 defines = ["-D", f"D={D}"] + (["-D", "CAUSAL=1"] if args.causal else [])
 for d in args.define:
     defines += ["-D", d]
+def tilec_ms(tilec_check):
+    rows = tilec_bench(tilec_check, ["examples/attention.tile", "--shape",
+                                     f"{B * H}x{S}x{S}x{D}", "--no-verify",
+                                     "--bench", str(args.iters)] + defines)
+    return [x for x in rows if x["impl"] == "tilec"][0]["ms"]
+
+
 for r in range(args.rounds):
-    rows = tilec_bench(args.tilec_check, ["examples/attention.tile", "--shape",
-                                          f"{B * H}x{S}x{S}x{D}", "--no-verify",
-                                          "--bench", str(args.iters)] + defines)
-    t = [x for x in rows if x["impl"] == "tilec"][0]["ms"]
+    t = tilec_ms(args.tilec_check)
+    if args.old:
+        o = tilec_ms(args.old)
+        print(f"round {r + 1} {args.shape}{' causal' if args.causal else ''}: "
+              f"old {o:.4f} ms ({tf(o):.0f} TF/s)", flush=True)
     cudnn = median_ms(sdpa(SDPBackend.CUDNN_ATTENTION), args.iters)
     flash = median_ms(sdpa(SDPBackend.FLASH_ATTENTION), args.iters)
     print(f"round {r + 1} {args.shape}{' causal' if args.causal else ''}: "

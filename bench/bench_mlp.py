@@ -21,6 +21,7 @@ ap.add_argument("--shape", default="16384x128x2048x256")
 ap.add_argument("--rounds", type=int, default=2)
 ap.add_argument("--iters", type=int, default=50)
 ap.add_argument("--file", default="examples/mlp.tile")
+ap.add_argument("--old", help="a second tilec-check to time in the same rounds")
 args = ap.parse_args()
 M, Din, H, Dout = (int(v) for v in args.shape.split("x"))
 flops = 2.0 * M * H * (Din + Dout)
@@ -38,10 +39,17 @@ def tf(ms):
     return flops / (ms * 1e-3) / 1e12
 
 
+def tilec_ms(tilec_check):
+    rows = tilec_bench(tilec_check, [args.file, "--shape", args.shape, "-D", f"DIN={Din}",
+                                     "--no-verify", "--bench", str(args.iters)])
+    return [x for x in rows if x["impl"] == "tilec"][0]["ms"]
+
+
 for r in range(args.rounds):
-    rows = tilec_bench(args.tilec_check, [args.file, "--shape", args.shape, "-D", f"DIN={Din}",
-                                          "--no-verify", "--bench", str(args.iters)])
-    t = [x for x in rows if x["impl"] == "tilec"][0]["ms"]
+    t = tilec_ms(args.tilec_check)
+    if args.old:
+        o = tilec_ms(args.old)
+        print(f"round {r + 1} {args.shape}: old {o:.4f} ms ({tf(o):.0f} TF/s)", flush=True)
     e = median_ms(eager, args.iters)
     print(f"round {r + 1} {args.shape}: tilec {t:.4f} ms ({tf(t):.0f} TF/s)  "
           f"torch eager {e:.4f} ms ({tf(e):.0f} TF/s)", flush=True)

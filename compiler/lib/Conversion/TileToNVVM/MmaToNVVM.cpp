@@ -809,6 +809,26 @@ static Value warpgroupIndex(Emit &e) {
 /// iteration (acc = mma(.., acc)): wait for the previous group, not this one.
 static constexpr llvm::StringLiteral kWgmmaPendingAttrName = "tile.wgmma_pending";
 
+/// Ping-pong of two consumer warpgroups (FlashAttention-3's scheduler
+/// barriers): on the mma that opens a warpgroup's turn at the tensor cores,
+/// wait for the turn (`sync`); on the one that closes it, hand the turn to
+/// the other warpgroup once its wgmmas are issued (`arrive`). Consumer
+/// warpgroup w (1 or 2) waits on named barrier w + 1 and arrives on the
+/// other's, 256 threads each (lowerGeneralPipeline places the turns).
+static constexpr llvm::StringLiteral kPingPongAttrName = "tile.pingpong";
+static constexpr int32_t kPingPongSync = 1, kPingPongArrive = 2;
+
+static Value pingPongBarrier(Emit &e, Value wg, bool own) {
+  return own ? e.add(wg, e.i32(1)) : e.sub(e.i32(4), wg);
+}
+static void pingPongSync(Emit &e, Value wg) {
+  NVVM::BarrierOp::create(e.b, e.loc, TypeRange{}, pingPongBarrier(e, wg, true), e.i32(256),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+static void pingPongArrive(Emit &e, Value wg) {
+  NVVM::BarrierArriveOp::create(e.b, e.loc, pingPongBarrier(e, wg, false), e.i32(256));
+}
+
 /// An mma of the general pipeline (b in shared memory, a in shared memory or
 /// in registers) in consumer warpgroup wg - 1, which holds rows
 /// (wg - 1) * BM / C ... of the accumulator: wgmma m64nNk16 per 64-row
@@ -853,7 +873,11 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     bool zeroAcc = matchPattern(op.getAcc(), m_AnyZeroFloat());
     Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
     auto structTy = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(fields, f32));
-    Value consumer64 = e.zext64(e.sub(warpgroupIndex(e), e.i32(1)));
+    Value wg = warpgroupIndex(e);
+    Value consumer64 = e.zext64(e.sub(wg, e.i32(1)));
+    int32_t pingPong = 0;
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kPingPongAttrName))
+      pingPong = attr.getInt();
     SmallVector<Value> accs =
         toWgmmaStructs(rewriter, loc, adaptor.getAcc(), mBlocks, fields, zeroAcc);
     auto addrOf = [&](Value ptr) {
@@ -865,6 +889,8 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     if (!aShared)
       aElems = unpackVector(rewriter, loc, adaptor.getA());
     auto wgmmaType = bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    if (pingPong & kPingPongSync)
+      pingPongSync(e, wg);
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     for (int64_t kk = 0; kk < K / 16; ++kk) {
       Value descB =
@@ -934,6 +960,8 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+    if (pingPong & kPingPongArrive)
+      pingPongArrive(e, wg);
     // A pure accumulation keeps this group in flight (the pipeline waits
     // for it after the loop, see lowerGeneralPipeline).
     NVVM::WgmmaWaitGroupSyncOp::create(
@@ -947,6 +975,37 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
 };
 
 } // namespace
+
+/// Whether ping-pong pays for the mma loop `forOp`: one warpgroup's
+/// non-mma work (softmax) hides under the other's wgmmas only when the
+/// wgmmas take at least as long. Estimated per iteration and SM: wgmma at
+/// 4096 flops a cycle (bf16/f16 dense); other tile work at 128 elements a
+/// cycle, transcendentals (MUFU) at 16; the ops in nested regions (the
+/// masked iterations' `if`) are left out as rare. Measured on the H200
+/// (docs/performance.md): attention at D = 128 (ratio 1.07) gains 3-5%,
+/// at D = 64 (0.55) loses 1-2%, the MLP (0.89) loses a third.
+static bool pingPongPays(scf::ForOp forOp) {
+  double mmaCycles = 0, otherCycles = 0;
+  for (Operation &op : forOp.getBody()->without_terminator()) {
+    if (auto mma = dyn_cast<tile::MmaOp>(op)) {
+      auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
+      mmaCycles += 2.0 * aTy.getDimSize(0) * aTy.getDimSize(1) * bTy.getDimSize(1) / 4096;
+      continue;
+    }
+    // Free (views, index and broadcast forms) or not tile work.
+    if (isa<tile::LoadOp, tile::SharedTileOp, tile::ReshapeOp, tile::PermuteOp, tile::SplatOp,
+            tile::BroadcastOp, tile::RangeOp, arith::ConstantOp>(op))
+      continue;
+    int64_t elements = 0;
+    for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
+      if (auto ty = dyn_cast<RankedTensorType>(t))
+        elements = std::max(elements, ty.getNumElements());
+    bool mufu = isa<math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op, math::TanhOp,
+                    math::SinOp, math::CosOp, math::RsqrtOp, math::SqrtOp, arith::DivFOp>(op);
+    otherCycles += double(elements) / (mufu ? 16 : 128);
+  }
+  return mmaCycles >= otherCycles;
+}
 
 /// Builds the general pipeline that tile-stage-shared planned for `forOp`
 /// (tile.pipeline with `general`), as IR that the conversion then lowers:
@@ -1249,6 +1308,24 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   if (deferred)
     for (tile::MmaOp mma : loopMmas)
       mma->setAttr(kWgmmaPendingAttrName, UnitAttr::get(ctx));
+  // Two consumer warpgroups with several dependent mmas per iteration
+  // (attention: S = QK^T, softmax, O += PV) take turns at the tensor cores,
+  // so that one's softmax runs while the other's wgmmas do: a turn runs
+  // from the last mma of an iteration to the first of the next (PV(j) and
+  // QK^T(j + 1), issued back to back). Warpgroup 1 takes the first turn
+  // (warpgroup 2 arrives on its barrier before the loop) and closes its last
+  // after the loop, so every arrival meets a wait.
+  if (C == 2 && !deferred && loopMmas.size() >= 2 && pingPongPays(forOp)) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(forOp);
+    Value own = e.sub(wg, e.i32(1)); // 0 or 1
+    e.ifThen(e.eq(own, e.i32(1)), [&] { pingPongArrive(e, wg); });
+    pingPongSync(e, wg);
+    loopMmas.front()->setAttr(kPingPongAttrName, b.getI32IntegerAttr(kPingPongArrive));
+    loopMmas.back()->setAttr(kPingPongAttrName, b.getI32IntegerAttr(kPingPongSync));
+    b.setInsertionPointAfter(forOp);
+    e.ifThen(e.eq(own, e.i32(0)), [&] { pingPongArrive(e, wg); });
+  }
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(forOp.getBody());
