@@ -36,10 +36,12 @@ struct tilec_module {
   tilec::Module module;
   std::vector<tilec::KernelSignature> signatures;
   std::map<std::string, std::unique_ptr<tilec_kernel>> kernels;
+  int device = 0;
 };
 
 struct tilec_kernel {
   tilec::Kernel kernel;
+  int device = 0; // its module's: made current for each launch
 };
 
 static tilec_error *makeError(std::string message) {
@@ -267,17 +269,24 @@ int tilec_device_count(void) {
   }
 }
 
+int tilec_c_api_version(void) { return TILEC_C_API_VERSION; }
+
 tilec_error *tilec_module_load(const tilec_program *program, tilec_module **out) {
+  return tilec_module_load_device(program, 0, out);
+}
+
+tilec_error *tilec_module_load_device(const tilec_program *program, int device,
+                                      tilec_module **out) {
   return guard([&]() -> tilec_error * {
     if (!out)
       return makeError("tilec_module_load: out is NULL");
     *out = nullptr;
     if (!program)
       return makeError("tilec_module_load: program is NULL");
-    tilec::Context::get();
+    tilec::Context::get(device);
     auto m = std::unique_ptr<tilec_module>(
         new tilec_module{tilec::Module::loadPTX(program->result->ptx),
-                         program->result->kernels, {}});
+                         program->result->kernels, {}, device});
     *out = m.release();
     return nullptr;
   });
@@ -304,7 +313,7 @@ tilec_error *tilec_module_get_kernel(tilec_module *module, const char *name,
     for (const tilec::KernelSignature &sig : module->signatures)
       if (sig.name == n) {
         auto k = std::unique_ptr<tilec_kernel>(
-            new tilec_kernel{module->module.getKernel(sig)});
+            new tilec_kernel{module->module.getKernel(sig), module->device});
         *out = k.get();
         module->kernels.emplace(n, std::move(k));
         return nullptr;
@@ -478,6 +487,7 @@ tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
     }
     // launch() checks kinds and ranks against the signature and names any
     // mismatch.
+    tilec::Context::get(kernel->device);
     tilec::Stream borrowed = tilec::Stream::borrow(stream);
     kernel->kernel.launch(values, stream ? &borrowed : nullptr);
     return nullptr;

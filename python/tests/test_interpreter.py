@@ -86,12 +86,3 @@ def test_runtime_failures_raise():
     lib.k(np.ones(16, dtype=np.float32))
     with pytest.raises(RuntimeError, match="x must be positive"):
         lib.k(np.zeros(16, dtype=np.float32))
-
-
-def test_cuda_tensors_are_refused_clearly():
-    class FakeCuda:
-        class device:
-            type = "cuda"
-    lib = tilec.load(example("saxpy.tile"))
-    with pytest.raises(NotImplementedError, match="GPU from Python is not implemented yet"):
-        lib.saxpy(1.0, FakeCuda(), FakeCuda())

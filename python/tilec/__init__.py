@@ -6,13 +6,20 @@
     lib.saxpy(2.0, x, y)            # numpy arrays: the CPU reference interpreter
     lib.saxpy(2.0, x, y, BLOCK=256) # compile-time parameters as keywords
 
-This version runs kernels on the CPU reference interpreter (numpy arrays,
-any strides); launching on the GPU from Python is not implemented yet (a
-CUDA tensor is refused with an error that says so). The package is pure
-Python over the C API (libtilec.so) through ctypes.
+    import torch
+    x = torch.randn(1 << 20, device="cuda"); y = torch.zeros_like(x)
+    lib.saxpy(2.0, x, y)            # CUDA tensors: launched on the GPU, on
+                                    # torch's current stream of their device
+    run = lib.saxpy.bind(2.0, x, y) # the arguments checked and packed once
+    run()                           # for hot loops
+
+numpy arrays and CPU tensors run on the CPU reference interpreter (any
+strides); CUDA tensors (any strides, rank <= 4) launch on their device. The
+package is pure Python over the C API (libtilec.so) through ctypes.
 """
 import ctypes
 import os
+import struct
 
 __all__ = ["CompileError", "ArgumentError", "compile", "load", "Program", "Kernel"]
 
@@ -45,6 +52,20 @@ class _CompileOptions(ctypes.Structure):
 class _ParamInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("is_tensor", ctypes.c_int),
                 ("dtype", ctypes.c_char_p), ("rank", ctypes.c_uint)]
+
+
+class _Arg(ctypes.Structure):  # tilec_arg
+    _fields_ = [("kind", ctypes.c_int), ("i", ctypes.c_int64), ("f", ctypes.c_double),
+                ("ptr", ctypes.c_uint64), ("rank", ctypes.c_uint),
+                ("sizes", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4),
+                ("dtype", ctypes.c_char_p)]
+
+
+# tilec_arg packed by struct (much faster per call than setting ctypes
+# fields): kind, i, f, ptr, rank, sizes[4], strides[4], dtype.
+_ARG_STRUCT = struct.Struct("=i4xqdQI4x4q4qQ")
+assert _ARG_STRUCT.size == ctypes.sizeof(_Arg)
+_ARG_SIZE = _ARG_STRUCT.size
 
 
 class _HostArg(ctypes.Structure):
@@ -95,6 +116,20 @@ def _lib():
         lib.tilec_program_kernel_grid.restype = ctypes.c_char_p
         lib.tilec_program_kernel_grid.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
                                                   ctypes.c_uint]
+        lib.tilec_c_api_version.restype = ctypes.c_int
+        if lib.tilec_c_api_version() < 3:
+            raise ImportError(f"{_library_path()} has C API version "
+                              f"{lib.tilec_c_api_version()}; this package needs 3")
+        lib.tilec_module_load_device.restype = err
+        lib.tilec_module_load_device.argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                                 ctypes.POINTER(ctypes.c_void_p)]
+        lib.tilec_module_destroy.argtypes = [ctypes.c_void_p]
+        lib.tilec_module_get_kernel.restype = err
+        lib.tilec_module_get_kernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                ctypes.POINTER(ctypes.c_void_p)]
+        lib.tilec_launch.restype = err
+        lib.tilec_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                     ctypes.c_void_p]
         lib.tilec_interpret.restype = err
         lib.tilec_interpret.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
                                         ctypes.POINTER(_CompileOptions), ctypes.c_char_p,
@@ -139,6 +174,38 @@ def _is_cuda(value):
     return getattr(getattr(value, "device", None), "type", None) == "cuda"
 
 
+# --- torch CUDA tensors ------------------------------------------------------
+
+_TORCH_TO_TILE = {}   # torch.dtype -> tile element type, filled on first use
+_DTYPE_NAMES = {}     # tile element type -> (its C string, kept alive, address)
+_current_stream = None
+
+
+def _torch_tables():
+    global _current_stream
+    import torch
+    for name, tile in (("float32", "f32"), ("float64", "f64"), ("float16", "f16"),
+                       ("bfloat16", "bf16"), ("int8", "i8"), ("int16", "i16"),
+                       ("int32", "i32"), ("int64", "i64"), ("uint8", "u8"),
+                       ("uint16", "u16"), ("uint32", "u32"), ("uint64", "u64"),
+                       ("bool", "i1")):
+        if hasattr(torch, name):
+            _TORCH_TO_TILE[getattr(torch, name)] = tile
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        _current_stream = raw
+    else:  # pragma: no cover
+        _current_stream = lambda device: torch.cuda.current_stream(device).cuda_stream
+
+
+def _dtype_address(tile):
+    entry = _DTYPE_NAMES.get(tile)
+    if entry is None:
+        buf = ctypes.create_string_buffer(tile.encode())
+        entry = _DTYPE_NAMES[tile] = (buf, ctypes.addressof(buf))
+    return entry[1]
+
+
 def _as_numpy(value):
     """A numpy array for a numpy array or a CPU torch tensor (sharing
     memory), else None."""
@@ -169,6 +236,7 @@ class Kernel:
                                 "dtype": info.dtype.decode(), "rank": info.rank})
         self.grid = [lib.tilec_program_kernel_grid(handle, index, d).decode()
                      for d in range(lib.tilec_program_kernel_grid_dims(handle, index))]
+        self._handles = {}  # device -> tilec_kernel*
 
     @property
     def signature(self):
@@ -181,12 +249,120 @@ class Kernel:
             return f"a tensor<{p['dtype']}, {p['rank']}>"
         return f"a scalar {p['dtype']}"
 
-    def __call__(self, *args, **defines):
-        if defines:
-            return self.program.with_defines(**defines)[self.name](*args)
+    def _count(self, args):
         if len(args) != len(self.params):
             raise ArgumentError(f"kernel '{self.name}' takes {len(self.params)} arguments "
                                 f"({', '.join(p['name'] for p in self.params)}), got {len(args)}")
+
+    def _on_gpu(self, args):
+        """Whether the call goes to the GPU: its first tensor argument is a
+        CUDA tensor."""
+        for a, p in zip(args, self.params):
+            if p["tensor"]:
+                return _is_cuda(a)
+        return False
+
+    def __call__(self, *args, **defines):
+        if defines:
+            return self.program.with_defines(**defines)[self.name](*args)
+        self._count(args)
+        if self._on_gpu(args):
+            packed, device = self._pack(args)
+            return self._launch(packed, len(args), device)
+        return self._interpret(args)
+
+    def bind(self, *args, **defines):
+        """A launcher for these arguments, checked and packed once: call it
+        (no arguments) to launch again, on the current stream of the
+        tensors' device. The tensors must stay alive and in place."""
+        if defines:
+            return self.program.with_defines(**defines)[self.name].bind(*args)
+        self._count(args)
+        if not self._on_gpu(args):
+            raise ArgumentError(f"kernel '{self.name}': bind needs CUDA tensors "
+                                "(run the interpreter with a plain call)")
+        packed, device = self._pack(args)
+        handle = self._kernel_on(device)
+        launch, stream, n = _lib().tilec_launch, _current_stream, len(args)
+        name = self.name
+
+        def run():
+            err = launch(handle, packed, n, stream(device))
+            if err:
+                raise RuntimeError(f"kernel '{name}': {_take_error(err)}")
+        run.kernel = self
+        return run
+
+    def _kernel_on(self, device):
+        """The loaded kernel (tilec_kernel*) on `device`, loading the
+        program's module there on first use."""
+        handle = self._handles.get(device)
+        if handle is None:
+            handle = self.program._kernel_on(device, self.name)
+            self._handles[device] = handle
+        return handle
+
+    def _pack(self, args):
+        """The arguments as an array of tilec_arg, and the device of the
+        tensors; every mismatch is an ArgumentError naming the parameter."""
+        if not _TORCH_TO_TILE:
+            _torch_tables()
+        packed = (ctypes.c_char * (_ARG_SIZE * max(len(args), 1)))()
+        device = None
+        pack = _ARG_STRUCT.pack_into
+        for i, (a, p) in enumerate(zip(args, self.params)):
+            if not p["tensor"]:
+                if isinstance(a, bool) or not isinstance(a, (int, float)):
+                    raise ArgumentError(f"kernel '{self.name}': argument {i + 1} "
+                                        f"('{p['name']}') must be {self._describe(p)}, "
+                                        f"got {type(a).__name__}")
+                if p["dtype"] in ("f16", "bf16", "f32", "f64"):
+                    pack(packed, _ARG_SIZE * i, _ARG_FLOAT, 0, float(a), 0, 0,
+                         0, 0, 0, 0, 0, 0, 0, 0, 0)
+                else:
+                    if isinstance(a, float) and not a.is_integer():
+                        raise ArgumentError(f"kernel '{self.name}': argument {i + 1} "
+                                            f"('{p['name']}') must be {self._describe(p)}, "
+                                            f"got {a}")
+                    pack(packed, _ARG_SIZE * i, _ARG_INT, int(a), 0.0, 0, 0,
+                         0, 0, 0, 0, 0, 0, 0, 0, 0)
+                continue
+            where = f"kernel '{self.name}': argument {i + 1} ('{p['name']}')"
+            if not _is_cuda(a):
+                if hasattr(a, "device") or _as_numpy(a) is not None:
+                    raise ArgumentError(f"{where} is on the CPU, but the launch is on the GPU "
+                                        "(an earlier tensor is a CUDA tensor): pass all on "
+                                        "one device")
+                raise ArgumentError(f"{where} must be {self._describe(p)}, got "
+                                    f"{type(a).__name__}")
+            dev = a.get_device()
+            if device is None:
+                device = dev
+            elif dev != device:
+                raise ArgumentError(f"{where} is on cuda:{dev}, the tensors before it on "
+                                    f"cuda:{device}")
+            dtype = _TORCH_TO_TILE.get(a.dtype)
+            if dtype != p["dtype"]:
+                raise ArgumentError(f"{where} must be {self._describe(p)}, got a tensor of "
+                                    f"{dtype or a.dtype}")
+            rank = a.dim()
+            if rank != p["rank"]:
+                raise ArgumentError(f"{where} must be {self._describe(p)}, got a tensor of "
+                                    f"rank {rank}")
+            if rank > 4:
+                raise ArgumentError(f"{where}: a launch takes tensors of rank 4 at most")
+            shape = tuple(a.shape) + (0,) * (4 - rank)
+            strides = a.stride() + (0,) * (4 - rank)
+            pack(packed, _ARG_SIZE * i, _ARG_TENSOR, 0, 0.0, a.data_ptr(), rank,
+                 *shape, *strides, _dtype_address(dtype))
+        return packed, device
+
+    def _launch(self, packed, n, device):
+        err = _lib().tilec_launch(self._kernel_on(device), packed, n, _current_stream(device))
+        if err:
+            raise RuntimeError(f"kernel '{self.name}': {_take_error(err)}")
+
+    def _interpret(self, args):
         host = (_HostArg * max(len(args), 1))()
         for i, (a, p) in enumerate(zip(args, self.params)):
             where = f"kernel '{self.name}': argument {i + 1} ('{p['name']}')"
@@ -202,9 +378,8 @@ class Kernel:
                     host[i].kind, host[i].i = _ARG_INT, int(a)
                 continue
             if _is_cuda(a):
-                raise NotImplementedError(
-                    f"{where}: launching on the GPU from Python is not implemented yet; "
-                    "pass numpy arrays or CPU tensors to run on the CPU interpreter")
+                raise ArgumentError(f"{where} is a CUDA tensor, but an earlier tensor "
+                                    "argument is on the CPU: pass all on one device")
             arr = _as_numpy(a)
             if arr is None:
                 raise ArgumentError(f"{where} must be {self._describe(p)}, got {type(a).__name__}")
@@ -241,6 +416,7 @@ class Program:
         self.source, self.file_name, self.arch = source, file_name, arch
         self.defines = {k: str(v) for k, v in defines.items()}
         self._variants = {}
+        self._modules = {}  # device -> tilec_module*
         keep = []
         o = _options(file_name, arch, self.defines, keep)
         handle = ctypes.c_void_p()
@@ -255,6 +431,25 @@ class Program:
         for k in range(lib.tilec_program_num_kernels(handle)):
             name = lib.tilec_program_kernel_name(handle, k).decode()
             self.kernels[name] = Kernel(self, k, name)
+
+    def _kernel_on(self, device, name):
+        """tilec_kernel* of `name` in this program's module on `device`
+        (loaded once per device; it lives as long as the program)."""
+        lib = _lib()
+        module = self._modules.get(device)
+        if module is None:
+            module = ctypes.c_void_p()
+            message = _take_error(lib.tilec_module_load_device(self._handle, device,
+                                                               ctypes.byref(module)))
+            if message is not None:
+                raise RuntimeError(message)
+            self._modules[device] = module
+        kernel = ctypes.c_void_p()
+        message = _take_error(lib.tilec_module_get_kernel(module, name.encode(),
+                                                          ctypes.byref(kernel)))
+        if message is not None:
+            raise RuntimeError(message)
+        return kernel.value
 
     def with_defines(self, **defines):
         """The program compiled with more compile-time parameters (cached)."""
@@ -276,8 +471,12 @@ class Program:
                              f"{', '.join(kernels) or 'none'})")
 
     def __del__(self):
+        if _lib_handle is None:
+            return
+        for module in self.__dict__.get("_modules", {}).values():
+            _lib_handle.tilec_module_destroy(module)
         handle = self.__dict__.get("_handle")
-        if handle and _lib_handle is not None:
+        if handle:
             _lib_handle.tilec_program_destroy(handle)
 
 

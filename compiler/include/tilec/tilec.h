@@ -32,8 +32,13 @@ extern "C" {
 #endif
 
 /* 2: tilec_arg has a dtype (tilec_arg_tensor_typed); arrays of tilec_arg
- * built against version 1 must be rebuilt. */
-#define TILEC_C_API_VERSION 2
+ * built against version 1 must be rebuilt.
+ * 3: tilec_module_load_device, tilec_c_api_version (additions only). */
+#define TILEC_C_API_VERSION 3
+
+/* The version the library was built with (TILEC_C_API_VERSION then), for
+ * bindings that load it at run time. */
+int tilec_c_api_version(void);
 
 typedef struct tilec_error tilec_error;
 typedef struct tilec_program tilec_program;
@@ -94,7 +99,12 @@ void tilec_program_kernel_param(const tilec_program *program, size_t kernel,
 /* Running (needs an NVIDIA driver) ----------------------------------------*/
 int tilec_device_count(void); /* 0 where there is no driver or GPU */
 
+/* Loads the program's PTX on device 0 (tilec_module_load) or on `device`
+ * (its primary context, the one the CUDA runtime and torch use): its kernels
+ * launch there, on streams of that device. */
 tilec_error *tilec_module_load(const tilec_program *program, tilec_module **out);
+tilec_error *tilec_module_load_device(const tilec_program *program, int device,
+                                      tilec_module **out);
 void tilec_module_destroy(tilec_module *module);
 /* The kernel stays valid while its module lives. */
 tilec_error *tilec_module_get_kernel(tilec_module *module, const char *name,

@@ -95,13 +95,23 @@ static Value wgmmaDescriptor(Emit &e, Value addr, int64_t lbo, int64_t sbo) {
   return e.bor(d, e.i64(int64_t(hi)));
 }
 
+/// The struct of `fields` f32 that a wgmma reads and writes as its
+/// accumulator: a named type (`tile.wgmma.f32xN`), so that the LLVM IR
+/// spells it once instead of in every one of the thousand extractvalues
+/// and insertvalues around the wgmmas (90% of a matmul's IR text).
+static LLVM::LLVMStructType wgmmaAccType(MLIRContext *ctx, int64_t fields) {
+  auto ty = LLVM::LLVMStructType::getIdentified(ctx, "tile.wgmma.f32x" + std::to_string(fields));
+  if (!ty.isInitialized())
+    (void)ty.setBody(SmallVector<Type>(fields, Float32Type::get(ctx)), /*isPacked=*/false);
+  return ty;
+}
+
 /// The accumulator vector (slots mb * fields + f) as one wgmma struct of
 /// `fields` f32 per 64-row block; with `undefined`, structs of undefined
 /// values (a first wgmma that does not read its accumulator).
 static SmallVector<Value> toWgmmaStructs(OpBuilder &b, Location loc, Value vec,
                                          int64_t mBlocks, int64_t fields, bool undefined = false) {
-  auto structTy = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(fields, b.getF32Type()));
+  auto structTy = wgmmaAccType(b.getContext(), fields);
   SmallVector<Value> accs;
   for (int64_t mb = 0; mb < mBlocks; ++mb) {
     Value st = LLVM::UndefOp::create(b, loc, structTy);
@@ -319,8 +329,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Value consumer = e.sub(wg, e.i32(1));
     int64_t rowsPerWG = BM / C, mBlocks = rowsPerWG / 64;
     int64_t fields = BN / 2;
-    auto structTy = LLVM::LLVMStructType::getLiteral(
-        ctx, SmallVector<Type>(fields, rewriter.getF32Type()));
+    auto structTy = wgmmaAccType(ctx, fields);
     auto wgmmaType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     SmallVector<Value> accs = toWgmmaStructs(rewriter, loc, init, mBlocks, fields);
     auto descriptor = [&](Value addr, int64_t lbo, int64_t sbo) {
@@ -872,7 +881,7 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     bool bKMajor = bShared.getOrder()[0] == 0; // transpose(load): [N, K] rows
     bool zeroAcc = matchPattern(op.getAcc(), m_AnyZeroFloat());
     Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
-    auto structTy = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(fields, f32));
+    auto structTy = wgmmaAccType(ctx, fields);
     Value wg = warpgroupIndex(e);
     Value consumer64 = e.zext64(e.sub(wg, e.i32(1)));
     int32_t pingPong = 0;

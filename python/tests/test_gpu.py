@@ -1,0 +1,121 @@
+"""tilec from Python on the GPU: torch CUDA tensors (skipped without one).
+Runs under pytest, or as a script (python3 python/tests/test_gpu.py)."""
+import contextlib
+import os
+import re
+import sys
+
+try:
+    import pytest
+except ImportError:  # run as a script where pytest is not installed
+    class pytest:  # noqa: N801
+        @staticmethod
+        @contextlib.contextmanager
+        def raises(kind, match=None):
+            try:
+                yield
+            except kind as e:
+                assert match is None or re.search(match, str(e)), str(e)
+            else:
+                raise AssertionError(f"{kind.__name__} not raised")
+
+try:
+    import torch
+except ImportError:
+    torch = None
+if torch is None or not torch.cuda.is_available():
+    if __name__ == "__main__":
+        sys.exit("no CUDA device")
+    pytest.skip("no CUDA device", allow_module_level=True)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import tilec  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def example(name):
+    return os.path.join(ROOT, "examples", name)
+
+
+def test_saxpy_on_cuda_tensors():
+    lib = tilec.load(example("saxpy.tile"))
+    x = torch.randn(1_000_003, device="cuda")
+    y = torch.randn(1_000_003, device="cuda")
+    want = 2.0 * x + y
+    lib.saxpy(2.0, x, y)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, want)
+
+
+def test_strided_tensors_keywords_and_f16():
+    lib = tilec.load(example("saxpy.tile"))
+    base = torch.randn(2 * 50_000, device="cuda", dtype=torch.float16)
+    x = base[::2]  # every other element
+    y = torch.zeros(50_000, device="cuda", dtype=torch.float16)
+    lib.saxpy(3.0, x, y, BLOCK=256, T="f16")
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, (3.0 * x.float()).half(), rtol=1e-3, atol=1e-3)
+
+
+def test_bind_and_the_current_stream():
+    lib = tilec.load(example("saxpy.tile"))
+    x = torch.ones(4096, device="cuda")
+    y = torch.zeros(4096, device="cuda")
+    run = lib.saxpy.bind(1.0, x, y)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        for _ in range(10):
+            run()
+        # ordered after the launches on s: sees all ten
+        total = y.sum()
+    s.synchronize()
+    assert total.item() == 10 * 4096
+
+
+def test_matmul_bf16_against_torch():
+    lib = tilec.load(example("matmul.tile"))
+    a = torch.randn(1000, 777, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(777, 3000, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(1000, 3000, device="cuda", dtype=torch.float32)
+    lib.matmul(a, b, c)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=2e-2, atol=2e-2)
+
+
+def test_attention_against_sdpa():
+    lib = tilec.load(example("attention.tile"), D=128)
+    B, H, S, D = 2, 4, 1000, 128
+    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    o = torch.empty_like(q)
+    lse = torch.empty(B * H, S, device="cuda", dtype=torch.float32)
+    scale = D ** -0.5
+    lib.attention(q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D),
+                  o.view(B * H, S, D), lse, scale)
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    torch.cuda.synchronize()
+    torch.testing.assert_close(o.float(), want, rtol=2e-2, atol=2e-2)
+    s = (q.float() @ k.float().transpose(-1, -2)) * scale
+    torch.testing.assert_close(lse.view(B, H, S), torch.logsumexp(s, -1), rtol=1e-3, atol=1e-3)
+
+
+def test_dtype_mismatch_raises_before_launch():
+    lib = tilec.load(example("saxpy.tile"))
+    x = torch.ones(16, device="cuda", dtype=torch.float64)
+    y = torch.ones(16, device="cuda")
+    with pytest.raises(tilec.ArgumentError, match=r"\('x'\) must be a tensor<f32, 1>, got a tensor of f64"):
+        lib.saxpy(1.0, x, y)
+    with pytest.raises(tilec.ArgumentError, match=r"is on the CPU"):
+        lib.saxpy(1.0, y, torch.ones(16))
+
+
+if __name__ == "__main__":
+    failed = 0
+    for name, fn in sorted(globals().items()):
+        if name.startswith("test_") and callable(fn):
+            try:
+                fn()
+                print("PASS", name)
+            except Exception as e:  # noqa: BLE001
+                failed += 1
+                print("FAIL", name, type(e).__name__, e)
+    sys.exit(1 if failed else 0)
