@@ -423,68 +423,75 @@ tilec_error *tilec_synchronize(void) {
   });
 }
 
+/// The checked arguments of a launch of `kernel` (`what`: the API function,
+/// for the messages): tilec_arg holds at most 4 dimensions; the arguments
+/// are checked before the kernel is looked at.
+static tilec_error *argValues(const char *what, const tilec_kernel *kernel,
+                              const tilec_arg *args, size_t num_args,
+                              std::vector<tilec::ArgValue> &values) {
+  if (!args && num_args)
+    return makeError(std::string(what) + ": args is NULL but num_args is " +
+                     std::to_string(num_args));
+  for (size_t i = 0; i < num_args; ++i) {
+    const tilec_arg &a = args[i];
+    auto where = [&] { return std::string(what) + ": argument " + std::to_string(i); };
+    if (a.kind != TILEC_ARG_INT && a.kind != TILEC_ARG_FLOAT && a.kind != TILEC_ARG_TENSOR)
+      return makeError(where() + " has an unknown kind " +
+                       std::to_string(static_cast<long long>(a.kind)));
+    if (a.kind != TILEC_ARG_TENSOR)
+      continue;
+    if (a.rank > 4)
+      return makeError(where() + " has rank " + std::to_string(a.rank) +
+                       "; a tilec_arg tensor has at most 4 dimensions");
+    for (unsigned d = 0; d < a.rank; ++d)
+      if (a.sizes[d] < 0)
+        return makeError(where() + " has a negative size (" + std::to_string(a.sizes[d]) +
+                         ") in dimension " + std::to_string(d) +
+                         (a.sizes[d] == -1 ? " (were the sizes NULL?)" : ""));
+    if (a.dtype && !tilec::parseScalarType(a.dtype))
+      return makeError(where() + " has an unknown dtype '" + std::string(a.dtype) + "'");
+  }
+  if (!kernel)
+    return makeError(std::string(what) + ": kernel is NULL");
+  const tilec::KernelSignature &sig = kernel->kernel.signature();
+  if (num_args != sig.params.size())
+    return makeError("tilec: kernel '" + sig.name + "' takes " +
+                     std::to_string(sig.params.size()) + " arguments, got " +
+                     std::to_string(num_args));
+  values.reserve(num_args);
+  for (size_t i = 0; i < num_args; ++i) {
+    const tilec_arg &a = args[i];
+    const tilec::ParamInfo &p = sig.params[i];
+    switch (a.kind) {
+    case TILEC_ARG_TENSOR: {
+      tilec::TensorArg t;
+      t.ptr = a.ptr;
+      t.sizes.assign(a.sizes, a.sizes + a.rank);
+      t.strides.assign(a.strides, a.strides + a.rank);
+      if (a.dtype)
+        t.dtype = tilec::parseScalarType(a.dtype);
+      values.emplace_back(std::move(t));
+      break;
+    }
+    case TILEC_ARG_INT:
+      values.push_back(p.isTensor ? tilec::ArgValue(a.i) : tilec::ArgValue::scalar(p.dtype, a.i));
+      break;
+    case TILEC_ARG_FLOAT:
+      values.push_back(p.isTensor ? tilec::ArgValue(a.f) : tilec::ArgValue::scalar(p.dtype, a.f));
+      break;
+    }
+    if (values.size() != i + 1)
+      return makeError("tilec: argument " + std::to_string(i) + " has an unknown kind");
+  }
+  return nullptr;
+}
+
 tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
                           size_t num_args, void *stream) {
   return guard([&]() -> tilec_error * {
-    // The arguments are checked first, before the kernel and the driver are
-    // needed: tilec_arg holds at most 4 dimensions.
-    if (!args && num_args)
-      return makeError("tilec_launch: args is NULL but num_args is " +
-                       std::to_string(num_args));
-    for (size_t i = 0; i < num_args; ++i) {
-      const tilec_arg &a = args[i];
-      std::string where = "tilec_launch: argument " + std::to_string(i);
-      if (a.kind != TILEC_ARG_INT && a.kind != TILEC_ARG_FLOAT && a.kind != TILEC_ARG_TENSOR)
-        return makeError(where + " has an unknown kind " +
-                         std::to_string(static_cast<long long>(a.kind)));
-      if (a.kind != TILEC_ARG_TENSOR)
-        continue;
-      if (a.rank > 4)
-        return makeError(where + " has rank " + std::to_string(a.rank) +
-                         "; a tilec_arg tensor has at most 4 dimensions");
-      for (unsigned d = 0; d < a.rank; ++d)
-        if (a.sizes[d] < 0)
-          return makeError(where + " has a negative size (" + std::to_string(a.sizes[d]) +
-                           ") in dimension " + std::to_string(d) +
-                           (a.sizes[d] == -1 ? " (were the sizes NULL?)" : ""));
-      if (a.dtype && !tilec::parseScalarType(a.dtype))
-        return makeError(where + " has an unknown dtype '" + std::string(a.dtype) + "'");
-    }
-    if (!kernel)
-      return makeError("tilec_launch: kernel is NULL");
-    const tilec::KernelSignature &sig = kernel->kernel.signature();
-    if (num_args != sig.params.size())
-      return makeError("tilec: kernel '" + sig.name + "' takes " +
-                       std::to_string(sig.params.size()) + " arguments, got " +
-                       std::to_string(num_args));
     std::vector<tilec::ArgValue> values;
-    values.reserve(num_args);
-    for (size_t i = 0; i < num_args; ++i) {
-      const tilec_arg &a = args[i];
-      const tilec::ParamInfo &p = sig.params[i];
-      switch (a.kind) {
-      case TILEC_ARG_TENSOR: {
-        tilec::TensorArg t;
-        t.ptr = a.ptr;
-        t.sizes.assign(a.sizes, a.sizes + a.rank);
-        t.strides.assign(a.strides, a.strides + a.rank);
-        if (a.dtype)
-          t.dtype = tilec::parseScalarType(a.dtype);
-        values.emplace_back(std::move(t));
-        break;
-      }
-      case TILEC_ARG_INT:
-        values.push_back(p.isTensor ? tilec::ArgValue(a.i)
-                                    : tilec::ArgValue::scalar(p.dtype, a.i));
-        break;
-      case TILEC_ARG_FLOAT:
-        values.push_back(p.isTensor ? tilec::ArgValue(a.f)
-                                    : tilec::ArgValue::scalar(p.dtype, a.f));
-        break;
-      }
-      if (values.size() != i + 1)
-        return makeError("tilec: argument " + std::to_string(i) + " has an unknown kind");
-    }
+    if (tilec_error *e = argValues("tilec_launch", kernel, args, num_args, values))
+      return e;
     // launch() checks kinds and ranks against the signature and names any
     // mismatch.
     tilec::Context::get(kernel->device);
@@ -493,5 +500,40 @@ tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
     return nullptr;
   });
 }
+
+struct tilec_launch_plan {
+  const tilec_kernel *kernel;
+  tilec::LaunchConfig config;
+};
+
+tilec_error *tilec_launch_plan_create(const tilec_kernel *kernel, const tilec_arg *args,
+                                      size_t num_args, tilec_launch_plan **out) {
+  return guard([&]() -> tilec_error * {
+    if (!out)
+      return makeError("tilec_launch_plan_create: out is NULL");
+    *out = nullptr;
+    std::vector<tilec::ArgValue> values;
+    if (tilec_error *e = argValues("tilec_launch_plan_create", kernel, args, num_args, values))
+      return e;
+    tilec::Context::get(kernel->device);
+    auto plan = std::unique_ptr<tilec_launch_plan>(new tilec_launch_plan{kernel, {}});
+    kernel->kernel.prepare(values, plan->config);
+    *out = plan.release();
+    return nullptr;
+  });
+}
+
+tilec_error *tilec_launch_plan_run(const tilec_launch_plan *plan, void *stream) {
+  return guard([&]() -> tilec_error * {
+    if (!plan)
+      return makeError("tilec_launch_plan_run: plan is NULL");
+    tilec::Context::get(plan->kernel->device);
+    tilec::Stream borrowed = tilec::Stream::borrow(stream);
+    plan->kernel->kernel.launch(plan->config, stream ? &borrowed : nullptr);
+    return nullptr;
+  });
+}
+
+void tilec_launch_plan_destroy(tilec_launch_plan *plan) { delete plan; }
 
 } // extern "C"

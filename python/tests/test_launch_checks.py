@@ -23,6 +23,7 @@ class FakeCuda:
         self.t, self.index = t, index
         self.device = types.SimpleNamespace(type="cuda", index=index)
         self.dtype, self.shape = t.dtype, t.shape
+        self.is_cuda = True
 
     def dim(self):
         return self.t.dim()
@@ -67,13 +68,17 @@ def test_mismatches_name_the_kernel_and_parameter():
 def test_packing_matches_tilec_arg():
     k = tilec.load(SAXPY).saxpy
     x = torch.zeros(10, 6)[:, 1]  # strided: every 6th element
-    packed, device = k._pack((2.5, FakeCuda(x), gpu(10)))
+    y = gpu(10)
+    packed, device = k._pack((2.5, FakeCuda(x), y))
     assert device == 0
     args = (tilec._Arg * 3).from_buffer(packed)
     assert args[0].kind == 1 and args[0].f == 2.5
     assert args[1].kind == 2 and args[1].rank == 1 and args[1].ptr == x.data_ptr()
     assert list(args[1].sizes)[:1] == [10] and list(args[1].strides)[:1] == [6]
     assert args[1].dtype == b"f32"
+    # The fast path of a plain call packs the same bytes.
+    assert k._fast_pack((2.5, FakeCuda(x), y), 0) == bytes(packed)
+    assert k._fast_pack((2.5, FakeCuda(x, index=1), y), 0) is None
 
 
 def test_a_launch_without_a_gpu_is_a_clear_error():

@@ -21,7 +21,8 @@ import ctypes
 import os
 import struct
 
-__all__ = ["CompileError", "ArgumentError", "compile", "load", "Program", "Kernel"]
+__all__ = ["CompileError", "ArgumentError", "compile", "load", "Program", "Kernel",
+           "Launcher"]
 
 
 class CompileError(Exception):
@@ -127,6 +128,13 @@ def _lib():
         lib.tilec_module_get_kernel.restype = err
         lib.tilec_module_get_kernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
                                                 ctypes.POINTER(ctypes.c_void_p)]
+        lib.tilec_launch_plan_create.restype = err
+        lib.tilec_launch_plan_create.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                                 ctypes.c_size_t,
+                                                 ctypes.POINTER(ctypes.c_void_p)]
+        lib.tilec_launch_plan_run.restype = err
+        lib.tilec_launch_plan_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.tilec_launch_plan_destroy.argtypes = [ctypes.c_void_p]
         lib.tilec_launch.restype = err
         lib.tilec_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
                                      ctypes.c_void_p]
@@ -237,6 +245,17 @@ class Kernel:
         self.grid = [lib.tilec_program_kernel_grid(handle, index, d).decode()
                      for d in range(lib.tilec_program_kernel_grid_dims(handle, index))]
         self._handles = {}  # device -> tilec_kernel*
+        # For the fast path of a GPU launch: per parameter (tensor, element
+        # type, rank, float scalar, the padding of sizes/strides to 4, the
+        # element type's C string), and one struct for the whole array.
+        self._specs = [(p["tensor"], p["dtype"], p["rank"],
+                        p["dtype"] in ("f16", "bf16", "f32", "f64"),
+                        (0,) * (4 - p["rank"]) if p["tensor"] and p["rank"] <= 4 else (),
+                        _dtype_address(p["dtype"])) for p in self.params]
+        self._first_tensor = next((i for i, p in enumerate(self.params) if p["tensor"]), None)
+        if any(p["tensor"] and p["rank"] > 4 for p in self.params):
+            self._first_tensor = None  # no fast path: _pack names the limit
+        self._struct = struct.Struct("=" + "i4xqdQI4x4q4qQ" * len(self.params))
 
     @property
     def signature(self):
@@ -265,16 +284,50 @@ class Kernel:
     def __call__(self, *args, **defines):
         if defines:
             return self.program.with_defines(**defines)[self.name](*args)
+        if len(args) == len(self.params) and self._first_tensor is not None:
+            first = args[self._first_tensor]
+            if getattr(first, "is_cuda", False):
+                fast = self._fast_pack(args, first.get_device())
+                if fast is not None:
+                    return self._launch(fast, len(args), first.get_device())
         self._count(args)
         if self._on_gpu(args):
             packed, device = self._pack(args)
             return self._launch(packed, len(args), device)
         return self._interpret(args)
 
+    def _fast_pack(self, args, device):
+        """The launch's tilec_arg array as bytes, or None for anything that
+        is not plainly right (then _pack finds and names the mismatch)."""
+        values = []
+        tile_of = _TORCH_TO_TILE
+        if not tile_of:
+            _torch_tables()
+        try:
+            for a, (tensor, dtype, rank, is_float, pad, address) in zip(args, self._specs):
+                if tensor:
+                    if (not a.is_cuda or tile_of[a.dtype] != dtype or a.dim() != rank
+                            or a.get_device() != device):
+                        return None
+                    values += (_ARG_TENSOR, 0, 0.0, a.data_ptr(), rank, *a.shape, *pad,
+                               *a.stride(), *pad, address)
+                elif is_float:
+                    if a.__class__ is not float and a.__class__ is not int:
+                        return None
+                    values += (_ARG_FLOAT, 0, float(a), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                else:
+                    if a.__class__ is not int:
+                        return None
+                    values += (_ARG_INT, a, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        except (AttributeError, KeyError, TypeError, struct.error):
+            return None
+        return self._struct.pack(*values)
+
     def bind(self, *args, **defines):
-        """A launcher for these arguments, checked and packed once: call it
-        (no arguments) to launch again, on the current stream of the
-        tensors' device. The tensors must stay alive and in place."""
+        """A launcher for these arguments, checked and packed once (the grid
+        evaluated, TMA descriptors encoded): call it (no arguments) to launch
+        again, on the current stream of the tensors' device. The tensors must
+        stay alive and where they are."""
         if defines:
             return self.program.with_defines(**defines)[self.name].bind(*args)
         self._count(args)
@@ -282,16 +335,13 @@ class Kernel:
             raise ArgumentError(f"kernel '{self.name}': bind needs CUDA tensors "
                                 "(run the interpreter with a plain call)")
         packed, device = self._pack(args)
-        handle = self._kernel_on(device)
-        launch, stream, n = _lib().tilec_launch, _current_stream, len(args)
-        name = self.name
-
-        def run():
-            err = launch(handle, packed, n, stream(device))
-            if err:
-                raise RuntimeError(f"kernel '{name}': {_take_error(err)}")
-        run.kernel = self
-        return run
+        plan = ctypes.c_void_p()
+        lib = _lib()
+        message = _take_error(lib.tilec_launch_plan_create(self._kernel_on(device), packed,
+                                                           len(args), ctypes.byref(plan)))
+        if message is not None:
+            raise RuntimeError(f"kernel '{self.name}': {message}")
+        return Launcher(self, plan.value, device, args)
 
     def _kernel_on(self, device):
         """The loaded kernel (tilec_kernel*) on `device`, loading the
@@ -324,6 +374,9 @@ class Kernel:
                         raise ArgumentError(f"kernel '{self.name}': argument {i + 1} "
                                             f"('{p['name']}') must be {self._describe(p)}, "
                                             f"got {a}")
+                    if not -2**63 <= int(a) < 2**63:
+                        raise ArgumentError(f"kernel '{self.name}': argument {i + 1} "
+                                            f"('{p['name']}') = {a} does not fit in 64 bits")
                     pack(packed, _ARG_SIZE * i, _ARG_INT, int(a), 0.0, 0, 0,
                          0, 0, 0, 0, 0, 0, 0, 0, 0)
                 continue
@@ -358,9 +411,11 @@ class Kernel:
         return packed, device
 
     def _launch(self, packed, n, device):
-        err = _lib().tilec_launch(self._kernel_on(device), packed, n, _current_stream(device))
+        handle = self._handles.get(device) or self._kernel_on(device)
+        err = _lib().tilec_launch(handle, packed, n, _current_stream(device))
         if err:
             raise RuntimeError(f"kernel '{self.name}': {_take_error(err)}")
+
 
     def _interpret(self, args):
         host = (_HostArg * max(len(args), 1))()
@@ -406,6 +461,27 @@ class Kernel:
                                                      self.name.encode(), host, len(args)))
         if message is not None:
             raise RuntimeError(message)
+
+
+class Launcher:
+    """A prepared launch (Kernel.bind): calling it enqueues the kernel with
+    the bound arguments on the current stream of their device."""
+
+    __slots__ = ("kernel", "device", "args", "_plan", "_run", "_stream")
+
+    def __init__(self, kernel, plan, device, args):
+        self.kernel, self.device, self.args = kernel, device, args  # args: kept alive
+        self._plan, self._run, self._stream = plan, _lib().tilec_launch_plan_run, _current_stream
+
+    def __call__(self):
+        err = self._run(self._plan, self._stream(self.device))
+        if err:
+            raise RuntimeError(f"kernel '{self.kernel.name}': {_take_error(err)}")
+
+    def __del__(self):
+        plan = getattr(self, "_plan", None)
+        if plan and _lib_handle is not None:
+            _lib_handle.tilec_launch_plan_destroy(plan)
 
 
 class Program:

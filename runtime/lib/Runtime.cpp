@@ -414,6 +414,10 @@ Kernel Module::getKernel(const KernelSignature &sig) const {
 void Kernel::launch(const std::vector<ArgValue> &args, Stream *stream) const {
   LaunchConfig config;
   prepareLaunch(sig, args, config, limits);
+  launch(config, stream);
+}
+
+void Kernel::launch(const LaunchConfig &config, Stream *stream) const {
   const std::array<uint32_t, 3> &grid = config.grid;
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return;
@@ -422,7 +426,7 @@ void Kernel::launch(const std::vector<ArgValue> &args, Stream *stream) const {
                                 grid[1], grid[2], sig.numThreads, 1, 1,
                                 sig.sharedBytes,
                                 stream ? toStream(stream->handle()) : nullptr,
-                                config.params, nullptr),
+                                const_cast<void **>(config.params), nullptr),
         "cuLaunchKernel", sig.name);
 }
 

@@ -209,6 +209,14 @@ TEST(CAPITest, NullHandlesAreErrorsNotCrashes) {
                        tilec_arg_tensor(0x2000, 1, &n)};
   expectError(tilec_launch(nullptr, args, 3, nullptr), "kernel is NULL");
   expectError(tilec_launch(nullptr, nullptr, 3, nullptr), "args is NULL");
+  tilec_launch_plan *plan = reinterpret_cast<tilec_launch_plan *>(1);
+  expectError(tilec_launch_plan_create(nullptr, args, 3, &plan), "kernel is NULL");
+  EXPECT_EQ(plan, nullptr);
+  expectError(tilec_launch_plan_create(nullptr, args, 3, nullptr), "out is NULL");
+  expectError(tilec_launch_plan_run(nullptr, nullptr), "plan is NULL");
+  tilec_launch_plan_destroy(nullptr);
+  expectError(tilec_module_load_device(p, 0, nullptr), "out is NULL");
+  EXPECT_EQ(tilec_c_api_version(), TILEC_C_API_VERSION);
   tilec_program_destroy(p);
 }
 
@@ -325,6 +333,19 @@ TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {
   ASSERT_EQ(tilec_memcpy_dtoh(out.data(), dy, n * 4), nullptr);
   for (int64_t i = 0; i < n; ++i)
     ASSERT_FLOAT_EQ(out[i], 2.0f) << i;
+  // A prepared launch, run twice: y = 0.5 * 2 + y each time.
+  tilec_launch_plan *plan = nullptr;
+  ASSERT_EQ(tilec_launch_plan_create(k, args, 3, &plan), nullptr);
+  ASSERT_EQ(tilec_launch_plan_run(plan, nullptr), nullptr);
+  ASSERT_EQ(tilec_launch_plan_run(plan, nullptr), nullptr);
+  ASSERT_EQ(tilec_synchronize(), nullptr);
+  tilec_launch_plan_destroy(plan);
+  ASSERT_EQ(tilec_memcpy_dtoh(out.data(), dy, n * 4), nullptr);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_FLOAT_EQ(out[i], 4.0f) << i;
+  // A device that does not exist is an error, not a crash.
+  tilec_module *elsewhere = nullptr;
+  expectError(tilec_module_load_device(p, 4096, &elsewhere), "no CUDA device 4096");
   tilec_arg badRank[3] = {tilec_arg_float(0.5), tilec_arg_tensor(dx, 1, &n),
                           tilec_arg_tensor(dy, 1, &n)};
   badRank[2].rank = 100000000;

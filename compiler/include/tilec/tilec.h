@@ -33,7 +33,8 @@ extern "C" {
 
 /* 2: tilec_arg has a dtype (tilec_arg_tensor_typed); arrays of tilec_arg
  * built against version 1 must be rebuilt.
- * 3: tilec_module_load_device, tilec_c_api_version (additions only). */
+ * 3: tilec_module_load_device, tilec_c_api_version, tilec_launch_plan_*
+ *    (additions only). */
 #define TILEC_C_API_VERSION 3
 
 /* The version the library was built with (TILEC_C_API_VERSION then), for
@@ -165,6 +166,17 @@ tilec_error *tilec_interpret(const char *source, size_t size,
  * errors), before the kernel (NULL: an error) and the driver are used. */
 tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
                           size_t num_args, void *stream);
+
+/* A launch prepared once and run many times (bindings' hot loops): the
+ * arguments are checked, the grid evaluated and the parameters packed (TMA
+ * descriptors encoded) by tilec_launch_plan_create; tilec_launch_plan_run
+ * only enqueues, on `stream`. The tensors must stay where they were; the
+ * plan must not outlive its kernel's module. */
+typedef struct tilec_launch_plan tilec_launch_plan;
+tilec_error *tilec_launch_plan_create(const tilec_kernel *kernel, const tilec_arg *args,
+                                      size_t num_args, tilec_launch_plan **out);
+tilec_error *tilec_launch_plan_run(const tilec_launch_plan *plan, void *stream);
+void tilec_launch_plan_destroy(tilec_launch_plan *plan);
 
 tilec_error *tilec_malloc(size_t bytes, uint64_t *ptr);
 tilec_error *tilec_free(uint64_t ptr);

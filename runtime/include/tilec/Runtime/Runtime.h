@@ -310,6 +310,13 @@ public:
   /// memory on `stream` (the default stream when null). Asynchronous.
   void launch(const std::vector<ArgValue> &args,
               Stream *stream = nullptr) const;
+  /// The two halves of launch(): check the arguments, evaluate the grid and
+  /// pack the parameters once (prepare), then launch that as often as
+  /// wanted (the tensors must stay where they were).
+  void prepare(const std::vector<ArgValue> &args, LaunchConfig &config) const {
+    prepareLaunch(sig, args, config, limits);
+  }
+  void launch(const LaunchConfig &config, Stream *stream = nullptr) const;
 
 private:
   friend class Module;
