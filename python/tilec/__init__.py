@@ -256,6 +256,8 @@ class Kernel:
         if any(p["tensor"] and p["rank"] > 4 for p in self.params):
             self._first_tensor = None  # no fast path: _pack names the limit
         self._struct = struct.Struct("=" + "i4xqdQI4x4q4qQ" * len(self.params))
+        self._nparams = len(self.params)
+        self._c_launch = _lib().tilec_launch
 
     @property
     def signature(self):
@@ -284,12 +286,17 @@ class Kernel:
     def __call__(self, *args, **defines):
         if defines:
             return self.program.with_defines(**defines)[self.name](*args)
-        if len(args) == len(self.params) and self._first_tensor is not None:
+        if len(args) == self._nparams and self._first_tensor is not None:
             first = args[self._first_tensor]
             if getattr(first, "is_cuda", False):
-                fast = self._fast_pack(args, first.get_device())
+                device = first.get_device()
+                fast = self._fast_pack(args, device)
                 if fast is not None:
-                    return self._launch(fast, len(args), first.get_device())
+                    handle = self._handles.get(device) or self._kernel_on(device)
+                    err = self._c_launch(handle, fast, self._nparams, _current_stream(device))
+                    if err:
+                        raise RuntimeError(f"kernel '{self.name}': {_take_error(err)}")
+                    return None
         self._count(args)
         if self._on_gpu(args):
             packed, device = self._pack(args)
@@ -306,10 +313,11 @@ class Kernel:
         try:
             for a, (tensor, dtype, rank, is_float, pad, address) in zip(args, self._specs):
                 if tensor:
-                    if (not a.is_cuda or tile_of[a.dtype] != dtype or a.dim() != rank
-                            or a.get_device() != device):
+                    shape = a.shape
+                    if (tile_of[a.dtype] != dtype or len(shape) != rank
+                            or a.get_device() != device or not a.is_cuda):
                         return None
-                    values += (_ARG_TENSOR, 0, 0.0, a.data_ptr(), rank, *a.shape, *pad,
+                    values += (_ARG_TENSOR, 0, 0.0, a.data_ptr(), rank, *shape, *pad,
                                *a.stride(), *pad, address)
                 elif is_float:
                     if a.__class__ is not float and a.__class__ is not int:
