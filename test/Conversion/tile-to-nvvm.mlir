@@ -1,6 +1,7 @@
 // RUN: tile-opt %s -split-input-file -tile-layout -convert-tile-to-nvvm | FileCheck %s
 // Tiles become the vector of elements one thread owns; loads and stores get a
-// vectorized fast path and a guarded per-element path.
+// vectorized fast path and a guarded per-element path (predicated PTX
+// accesses, no branch per element).
 
 // CHECK-LABEL: llvm.func @saxpy(
 // CHECK-SAME:    nvvm.kernel, nvvm.maxntid = array<i32: 32, 1, 1>
@@ -17,8 +18,7 @@
 // CHECK:           vector.insert_strided_slice %{{.*}} {offsets = [4], strides = [1]} : vector<4xf32> into vector<8xf32>
 // CHECK:         } else {
 // CHECK:           arith.cmpi ult
-// CHECK:           scf.if %{{.*}} -> (f32) {
-// CHECK:             llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK:           llvm.inline_asm has_side_effects {{.*}}"mov.b32 $0, $3;\0A@$2 ld.global.b32 $0, [$1];", "=&r,l,b,r"
 // CHECK:           vector.insert %{{.*}} [0] : f32 into vector<8xf32>
 // CHECK:         %[[A:.*]] = vector.broadcast %arg0 : f32 to vector<8xf32>
 // CHECK:         %[[M:.*]] = arith.mulf %[[A]], %[[X]] : vector<8xf32>
@@ -28,8 +28,7 @@
 // CHECK:           llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // CHECK:         } else {
 // CHECK:           vector.extract %[[R]][0] : f32 from vector<8xf32>
-// CHECK:           scf.if
-// CHECK:             llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK:           llvm.inline_asm has_side_effects {{.*}}"@$2 st.global.b32 [$0], $1;", "l,r,b"
 // CHECK:         llvm.return
 // CHECK-NOT:     tile.
 func.func @saxpy(%a: f32, %xp: !llvm.ptr<1>, %xn: i64, %xs: i64, %yp: !llvm.ptr<1>, %yn: i64, %ys: i64)

@@ -72,6 +72,57 @@ public:
   void store(Value v, Value addr, unsigned align) {
     LLVM::StoreOp::create(b, loc, toMemory(b, loc, v), addr, align);
   }
+  /// A scalar of `elemTy` loaded from `addr` where `cond` holds and `pad`
+  /// elsewhere, as one predicated PTX load (see storeIf).
+  Value loadIf(Value cond, Value addr, Value pad) {
+    Value m = toMemory(b, loc, pad);
+    Type memT = m.getType();
+    unsigned bits = memT.getIntOrFloatBitWidth();
+    unsigned regBits = std::max(bits, 16u);
+    Type intTy = b.getIntegerType(bits), regTy = b.getIntegerType(regBits);
+    if (memT != intTy)
+      m = LLVM::BitcastOp::create(b, loc, intTy, m);
+    if (bits < regBits)
+      m = arith::ExtUIOp::create(b, loc, regTy, m);
+    const char *reg = regBits == 16 ? "h" : regBits == 32 ? "r" : "l";
+    Value a = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr);
+    std::string text = "mov.b" + std::to_string(regBits) + " $0, $3;\n@$2 ld.global.b" +
+                       std::to_string(bits) + " $0, [$1];";
+    Value x = LLVM::InlineAsmOp::create(
+                  b, loc, TypeRange{regTy}, ValueRange{a, cond, m}, text,
+                  std::string("=&") + reg + ",l,b," + reg, /*has_side_effects=*/true,
+                  /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+                  LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+                  ArrayAttr())
+                  .getResult(0);
+    if (bits < regBits)
+      x = arith::TruncIOp::create(b, loc, intTy, x);
+    if (memT != intTy)
+      x = LLVM::BitcastOp::create(b, loc, memT, x);
+    return fromMemory(b, loc, x, elemTy);
+  }
+  /// A scalar store of `v` at `addr` where `cond` holds, as one predicated
+  /// PTX store (`@p st.global.bN`) instead of a branch around it: the
+  /// guarded path of a tile store is one such store per element, and as
+  /// branches they made most of a matmul's compile time.
+  void storeIf(Value cond, Value v, Value addr) {
+    Value m = toMemory(b, loc, v);
+    unsigned bits = m.getType().getIntOrFloatBitWidth();
+    unsigned regBits = std::max(bits, 16u);
+    Type intTy = b.getIntegerType(bits);
+    if (m.getType() != intTy)
+      m = LLVM::BitcastOp::create(b, loc, intTy, m);
+    if (bits < regBits)
+      m = arith::ExtUIOp::create(b, loc, b.getIntegerType(regBits), m);
+    const char *reg = regBits == 16 ? "h" : regBits == 32 ? "r" : "l";
+    Value a = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr);
+    std::string text = "@$2 st.global.b" + std::to_string(bits) + " [$0], $1;";
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{a, m, cond}, text,
+                              std::string("l,") + reg + ",b", /*has_side_effects=*/true,
+                              /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+                              LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+                              ArrayAttr());
+  }
   int64_t reps() const { return layout.getGroups(tileTy_.getShape()); }
   /// Whether slot r may hold tile padding (flat index >= numel).
   bool slotNeedsGuard(int64_t r) const { return layout.groupMayPad(tileTy_.getShape(), r); }
@@ -133,6 +184,55 @@ public:
       *inBounds = guard;
     }
     return offset;
+  }
+
+  /// The element offsets and bounds checks of the W elements of slot r
+  /// (flat indices base .. base + W - 1) for the guarded path. When W
+  /// divides the innermost dimension they share every coordinate but the
+  /// innermost one, so the coordinates are computed once per slot and
+  /// each element adds v to the innermost (and v times its stride).
+  void slotElements(Value base, unsigned width, SmallVectorImpl<Value> &offsets,
+                    SmallVectorImpl<Value> &inBounds) {
+    if (width == 1 || shape.back() % width != 0) {
+      for (unsigned v = 0; v < width; ++v) {
+        Value e = v ? Value(arith::AddIOp::create(b, loc, base, c64(v))) : base;
+        Value guard;
+        offsets.push_back(offsetOf(e, false, &guard));
+        inBounds.push_back(guard);
+      }
+      return;
+    }
+    Value outer, offset, innerG;
+    int64_t inner = 1;
+    int64_t last = shape.size() - 1;
+    for (int64_t d = last; d >= 0; --d) {
+      Value c = base;
+      if (inner > 1)
+        c = arith::DivUIOp::create(b, loc, c, c64(inner));
+      c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
+      inner *= shape[d];
+      Value g = arith::AddIOp::create(b, loc, origins[d], c);
+      if (d == last)
+        innerG = g;
+      else
+        outer = andI(outer, cmp(arith::CmpIPredicate::ult, g, sizes[d]));
+      Value term = arith::MulIOp::create(b, loc, g, strides[d]);
+      offset = offset ? Value(arith::AddIOp::create(b, loc, offset, term)) : term;
+    }
+    bool pad = layout.mayPad(shape);
+    for (unsigned v = 0; v < width; ++v) {
+      Value g = v ? Value(arith::AddIOp::create(b, loc, innerG, c64(v))) : innerG;
+      Value guard = andI(outer, cmp(arith::CmpIPredicate::ult, g, sizes[last]));
+      if (pad) {
+        Value e = v ? Value(arith::AddIOp::create(b, loc, base, c64(v))) : base;
+        guard = andI(guard, cmp(arith::CmpIPredicate::ult, e, c64(numel)));
+      }
+      inBounds.push_back(guard);
+      offsets.push_back(v ? Value(arith::AddIOp::create(
+                                b, loc, offset,
+                                arith::MulIOp::create(b, loc, strides[last], c64(v))))
+                          : offset);
+    }
   }
 
   Value address(Value offset) {
@@ -226,18 +326,10 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     auto guardedPath = [&]() -> Value {
       Value result = padAll;
       for (int64_t r = 0; r < acc.reps(); ++r) {
-        Value base = acc.slotBase(r);
+        SmallVector<Value> offsets, inBounds;
+        acc.slotElements(acc.slotBase(r), encoding.getGroupWidth(), offsets, inBounds);
         for (unsigned v = 0; v < encoding.getGroupWidth(); ++v) {
-          Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v)))
-                      : base;
-          Value inBounds;
-          Value off = acc.offsetOf(e, false, &inBounds);
-          Value x = acc.guarded(
-              inBounds, elemTy,
-              [&]() -> Value {
-                return acc.load(elemTy, acc.address(off), acc.elemBytes());
-              },
-              [&] { return padScalar; });
+          Value x = acc.loadIf(inBounds[v], acc.address(offsets[v]), padScalar);
           result = vector::InsertOp::create(rewriter, loc, x, result,
                                             ArrayRef<int64_t>{r * encoding.getGroupWidth() + v});
         }
@@ -300,17 +392,13 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
       }
       rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
       for (int64_t r = 0; r < acc.reps(); ++r) {
-        Value base = acc.slotBase(r);
+        SmallVector<Value> offsets, inBounds;
+        acc.slotElements(acc.slotBase(r), encoding.getGroupWidth(), offsets, inBounds);
         for (unsigned v = 0; v < encoding.getGroupWidth(); ++v) {
-          Value e = v ? Value(arith::AddIOp::create(rewriter, loc, base, acc.c64(v)))
-                      : base;
-          Value inBounds;
-          Value off = acc.offsetOf(e, false, &inBounds);
+          Value off = offsets[v];
           Value x = vector::ExtractOp::create(rewriter, loc, values,
                                               ArrayRef<int64_t>{r * encoding.getGroupWidth() + v});
-          acc.guardedVoid(inBounds, [&]() {
-            acc.store(x, acc.address(off), acc.elemBytes());
-          });
+          acc.storeIf(inBounds[v], x, acc.address(off));
         }
       }
     }
