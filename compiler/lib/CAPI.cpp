@@ -15,6 +15,7 @@
 
 #include <map>
 #include <memory>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <string>
@@ -93,6 +94,29 @@ static tilec_error *toCompileOptions(const tilec_compile_options &o, const char 
   }
   return nullptr;
 }
+
+tilec_error *tilec_describe(const char *source, size_t size, const char *file_name,
+                            char **json) {
+  return guard([&]() -> tilec_error * {
+    if (!json)
+      return makeError("tilec_describe: json is NULL");
+    *json = nullptr;
+    if (!source)
+      return makeError("tilec_describe: source is NULL");
+    std::string out, diagnostics;
+    if (!tilec::describeSource(std::string_view(source, size),
+                               file_name ? file_name : "<source>", out, diagnostics))
+      return makeError(diagnostics);
+    char *copy = static_cast<char *>(std::malloc(out.size() + 1));
+    if (!copy)
+      return makeError("tilec_describe: out of memory");
+    std::memcpy(copy, out.c_str(), out.size() + 1);
+    *json = copy;
+    return nullptr;
+  });
+}
+
+void tilec_string_destroy(char *s) { std::free(s); }
 
 tilec_error *tilec_interpret(const char *source, size_t size,
                              const tilec_compile_options *options, const char *kernel,

@@ -58,8 +58,13 @@ def test_mismatches_are_errors_before_anything_runs():
     with pytest.raises(tilec.ArgumentError, match=r"takes 3 arguments \(a, x, y\), got 2"):
         lib.saxpy(1.0, x)
     with pytest.raises(tilec.ArgumentError,
-                       match=r"argument 2 \('x'\) must be a tensor<f32, 1>, got an array of f64"):
+                       match=r"type parameter T is f64 from argument 2 \('x'\) but f32 from "
+                             r"argument 3 \('y'\)"):
         lib.saxpy(1.0, np.zeros(10), x)
+    fixed = tilec.load(example("saxpy.tile"), T="f32")  # T given: nothing to infer
+    with pytest.raises(tilec.ArgumentError,
+                       match=r"argument 2 \('x'\) must be a tensor<f32, 1>, got an array of f64"):
+        fixed.saxpy(1.0, np.zeros(10), x)
     with pytest.raises(tilec.ArgumentError, match=r"got an array of rank 2"):
         lib.saxpy(1.0, np.zeros((2, 5), dtype=np.float32), x)
     with pytest.raises(tilec.ArgumentError, match=r"argument 1 \('a'\) must be a scalar f32, got str"):
@@ -86,3 +91,26 @@ def test_runtime_failures_raise():
     lib.k(np.ones(16, dtype=np.float32))
     with pytest.raises(RuntimeError, match="x must be positive"):
         lib.k(np.zeros(16, dtype=np.float32))
+
+
+def test_type_parameters_are_inferred_from_the_arrays():
+    lib = tilec.load(example("saxpy.tile"))
+    x = np.linspace(-1, 1, 300).astype(np.float16)
+    y = np.ones(300, dtype=np.float16)
+    lib.saxpy(2.0, x, y)  # T = f16, compiled once for it
+    np.testing.assert_allclose(y.astype(np.float32), 2 * x.astype(np.float32) + 1, atol=2e-3)
+    assert lib.with_defines(T="f16").saxpy.params[1]["dtype"] == "f16"
+    sig = lib.saxpy.signature
+    assert [(c["name"], c["kind"], c["default"]) for c in sig["compile_time"]] == [
+        ("BLOCK", "int", "1024"), ("T", "type", "f32")]
+    assert sig["params"][1]["declared"] == "tensor<T, 1>"
+    assert sig["grid_as_written"] == ["cdiv(x.shape[0], BLOCK)"]
+    assert sig["grid"] == ["cdiv(x.shape[0], 1024)"]
+
+
+def test_signature_of_defaults_that_are_expressions():
+    lib = tilec.load(example("attention.tile"))
+    bn = [c for c in lib.attention.signature["compile_time"] if c["name"] == "BN"][0]
+    assert bn["default"] == "256 / ((D + 63) / 64) / 16 * 16"
+    tuned = tilec.load(example("matmul.tile")).matmul.signature["tune"]
+    assert tuned[0] == {"name": "BN", "values": ["128", "192", "256"]}

@@ -43,7 +43,11 @@ def gpu(*shape, dtype=torch.float32, index=0):
 
 
 def test_mismatches_name_the_kernel_and_parameter():
-    k = tilec.load(SAXPY).saxpy
+    with pytest.raises(tilec.ArgumentError, match=r"kernel 'saxpy': type parameter T is f16 "
+                                                  r"from argument 2 \('x'\) but f32 from "
+                                                  r"argument 3 \('y'\)"):
+        tilec.load(SAXPY).saxpy(1.0, gpu(8, dtype=torch.float16), gpu(8))
+    k = tilec.load(SAXPY, T="f32").saxpy
     with pytest.raises(tilec.ArgumentError, match=r"kernel 'saxpy': argument 2 \('x'\) must be "
                                                   r"a tensor<f32, 1>, got a tensor of f16"):
         k(1.0, gpu(8, dtype=torch.float16), gpu(8))

@@ -18,6 +18,7 @@ strides); CUDA tensors (any strides, rank <= 4) launch on their device. The
 package is pure Python over the C API (libtilec.so) through ctypes.
 """
 import ctypes
+import json
 import os
 import struct
 
@@ -128,6 +129,10 @@ def _lib():
         lib.tilec_module_get_kernel.restype = err
         lib.tilec_module_get_kernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
                                                 ctypes.POINTER(ctypes.c_void_p)]
+        lib.tilec_describe.restype = err
+        lib.tilec_describe.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                       ctypes.POINTER(ctypes.c_void_p)]
+        lib.tilec_string_destroy.argtypes = [ctypes.c_void_p]
         lib.tilec_launch_plan_create.restype = err
         lib.tilec_launch_plan_create.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
                                                  ctypes.c_size_t,
@@ -245,6 +250,16 @@ class Kernel:
         self.grid = [lib.tilec_program_kernel_grid(handle, index, d).decode()
                      for d in range(lib.tilec_program_kernel_grid_dims(handle, index))]
         self._handles = {}  # device -> tilec_kernel*
+        declared = program._declared.get(name, {})
+        self.compile_time = [dict(c) for c in declared.get("compile_time", [])]
+        for p, d in zip(self.params, declared.get("params", [])):
+            p["declared"] = d["type"]
+            # A type parameter the program was not compiled with explicitly:
+            # inferred from this argument's element type.
+            if d["element_is_parameter"] and d["element"] not in program.defines:
+                p["infer"] = d["element"]
+        self.tune = declared.get("tune", [])
+        self.grid_as_written = declared.get("grid", [])
         # For the fast path of a GPU launch: per parameter (tensor, element
         # type, rank, float scalar, the padding of sizes/strides to 4, the
         # element type's C string), and one struct for the whole array.
@@ -261,9 +276,46 @@ class Kernel:
 
     @property
     def signature(self):
-        """The parameters (name, tensor or scalar, element type, rank) and the
-        grid clause as written."""
-        return {"name": self.name, "params": list(self.params), "grid": list(self.grid)}
+        """The parameters (name, tensor or scalar, element type and rank as
+        compiled, the declared type), the compile-time parameters with their
+        defaults as written and the values this program fixes, the @tune
+        space and the grid clause (as compiled, and as written)."""
+        return {"name": self.name, "params": [dict(p) for p in self.params],
+                "compile_time": [dict(c, value=self.program.defines.get(c["name"]))
+                                 for c in self.compile_time],
+                "tune": [dict(t) for t in self.tune], "grid": list(self.grid),
+                "grid_as_written": list(self.grid_as_written)}
+
+    def _inferred(self, args):
+        """Type parameters to compile with, inferred from the arguments'
+        element types, when they differ from what this program was compiled
+        with (T from x.dtype); None when nothing is to infer."""
+        found = {}
+        for i, (a, p) in enumerate(zip(args, self.params)):
+            name = p.get("infer")
+            if name is None:
+                continue
+            dtype = None
+            if _is_cuda(a):
+                if not _TORCH_TO_TILE:
+                    _torch_tables()
+                dtype = _TORCH_TO_TILE.get(getattr(a, "dtype", None))
+            else:
+                arr = _as_numpy(a)
+                if arr is not None:
+                    dtype = _NUMPY_TO_TILE.get(arr.dtype.name)
+            if dtype is None:
+                continue
+            if name in found and found[name][0] != dtype:
+                other = found[name][1]
+                raise ArgumentError(
+                    f"kernel '{self.name}': type parameter {name} is {found[name][0]} from "
+                    f"argument {other + 1} ('{self.params[other]['name']}') but {dtype} from "
+                    f"argument {i + 1} ('{p['name']}')")
+            found.setdefault(name, (dtype, i))
+        if all(self.params[i]["dtype"] == d for d, i in found.values()):
+            return None
+        return {n: d for n, (d, _) in found.items()}
 
     def _describe(self, p):
         if p["tensor"]:
@@ -298,6 +350,9 @@ class Kernel:
                         raise RuntimeError(f"kernel '{self.name}': {_take_error(err)}")
                     return None
         self._count(args)
+        inferred = self._inferred(args)
+        if inferred:
+            return self.program.with_defines(**inferred)[self.name](*args)
         if self._on_gpu(args):
             packed, device = self._pack(args)
             return self._launch(packed, len(args), device)
@@ -339,6 +394,9 @@ class Kernel:
         if defines:
             return self.program.with_defines(**defines)[self.name].bind(*args)
         self._count(args)
+        inferred = self._inferred(args)
+        if inferred:
+            return self.program.with_defines(**inferred)[self.name].bind(*args)
         if not self._on_gpu(args):
             raise ArgumentError(f"kernel '{self.name}': bind needs CUDA tensors "
                                 "(run the interpreter with a plain call)")
@@ -492,6 +550,21 @@ class Launcher:
             _lib_handle.tilec_launch_plan_destroy(plan)
 
 
+def _describe(source, file_name):
+    """The kernels of `source` as written (tilec_describe): compile-time
+    parameters with their defaults, parameters with their declared types."""
+    lib = _lib()
+    out = ctypes.c_void_p()
+    src = source.encode()
+    message = _take_error(lib.tilec_describe(src, len(src), file_name.encode(), ctypes.byref(out)))
+    if message is not None:
+        raise CompileError(message)
+    try:
+        return json.loads(ctypes.string_at(out.value).decode())
+    finally:
+        lib.tilec_string_destroy(out)
+
+
 class Program:
     """A compiled tile program: its kernels by name (`program.saxpy` or
     `program["saxpy"]`)."""
@@ -511,6 +584,7 @@ class Program:
             raise CompileError(message)
         self._handle = handle
         lib = _lib()
+        self._declared = {k["name"]: k for k in _describe(source, file_name)["kernels"]}
         self.kernels = {}
         for k in range(lib.tilec_program_num_kernels(handle)):
             name = lib.tilec_program_kernel_name(handle, k).decode()

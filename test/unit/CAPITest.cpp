@@ -298,6 +298,35 @@ TEST(CAPITest, InterpretsOnTheHost) {
   expectError(tilec_interpret(bad, strlen(bad), &o, "k", args, 1), "s.tile:1:");
 }
 
+TEST(CAPITest, DescribesKernelsAsWritten) {
+  const char *src = "kernel k<B: int = (2 + 3) * 4, T: type = f16>(x: tensor<T, 2>, s: i32)\n"
+                    "    grid(cdiv(x.shape[0], B)) {\n}\n";
+  char *json = nullptr;
+  ASSERT_EQ(tilec_describe(src, std::strlen(src), "k.tile", &json), nullptr);
+  std::string j = json;
+  tilec_string_destroy(json);
+  EXPECT_NE(j.find("{\"name\": \"B\", \"kind\": \"int\", \"default\": \"(2 + 3) * 4\"}"),
+            std::string::npos) << j;
+  EXPECT_NE(j.find("{\"name\": \"T\", \"kind\": \"type\", \"default\": \"f16\"}"),
+            std::string::npos) << j;
+  EXPECT_NE(j.find("\"type\": \"tensor<T, 2>\", \"tensor\": true, \"rank\": 2, \"element\": "
+                   "\"T\", \"element_is_parameter\": true"),
+            std::string::npos) << j;
+  EXPECT_NE(j.find("\"grid\": [\"cdiv(x.shape[0], B)\"]"), std::string::npos) << j;
+  // A syntax error is the located diagnostic; NULL arguments are errors.
+  const char *bad = "kernel k(x: tensor<f32, 1>) grid(1) {\n  let = 1;\n}\n";
+  json = reinterpret_cast<char *>(1);
+  tilec_error *e = tilec_describe(bad, std::strlen(bad), "bad.tile", &json);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(json, nullptr);
+  EXPECT_NE(std::string(tilec_error_message(e)).find("bad.tile:2:"), std::string::npos)
+      << tilec_error_message(e);
+  tilec_error_destroy(e);
+  expectError(tilec_describe(nullptr, 0, nullptr, &json), "source is NULL");
+  expectError(tilec_describe(src, std::strlen(src), nullptr, nullptr), "json is NULL");
+  tilec_string_destroy(nullptr);
+}
+
 TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {
   if (tilec_device_count() == 0) {
     // Without a driver every runtime call is an error object, not a crash.

@@ -65,6 +65,13 @@ struct CompileResult {
 /// Compiles `source`. Never throws or aborts on bad input.
 CompileResult compile(std::string_view source, const CompileOptions &options);
 
+/// The kernels of `source` as written, parsed but not compiled: for each,
+/// its compile-time parameters (kind, default as written), parameters with
+/// their declared types, the @tune space and the grid, as JSON (see
+/// tilec_describe in tilec.h). False with `diagnostics` on a syntax error.
+bool describeSource(std::string_view source, const std::string &fileName,
+                    std::string &json, std::string &diagnostics);
+
 /// The compiler's version string (part of cache keys).
 const char *compilerVersion();
 

@@ -33,8 +33,8 @@ extern "C" {
 
 /* 2: tilec_arg has a dtype (tilec_arg_tensor_typed); arrays of tilec_arg
  * built against version 1 must be rebuilt.
- * 3: tilec_module_load_device, tilec_c_api_version, tilec_launch_plan_*
- *    (additions only). */
+ * 3: tilec_module_load_device, tilec_c_api_version, tilec_launch_plan_*,
+ *    tilec_describe (additions only). */
 #define TILEC_C_API_VERSION 3
 
 /* The version the library was built with (TILEC_C_API_VERSION then), for
@@ -140,6 +140,23 @@ tilec_arg tilec_arg_tensor(uint64_t ptr, unsigned rank, const int64_t *sizes);
  * parameter's, naming the parameter. */
 tilec_arg tilec_arg_tensor_typed(uint64_t ptr, unsigned rank, const int64_t *sizes,
                                  const int64_t *strides, const char *dtype);
+
+/* A program's kernels as written, parsed but not compiled (for bindings:
+ * which compile-time parameters there are, their defaults, which parameter
+ * types name a type parameter). On success *json is a NUL-terminated JSON
+ * object, freed with tilec_string_destroy:
+ *   {"version": 1, "kernels": [{"name": "saxpy",
+ *     "compile_time": [{"name": "BLOCK", "kind": "int", "default": "1024"},
+ *                      {"name": "T", "kind": "type", "default": "f32"}],
+ *     "params": [{"name": "x", "type": "tensor<T, 1>", "tensor": true,
+ *                 "rank": 1, "element": "T", "element_is_parameter": true}],
+ *     "tune": [{"name": "BN", "values": ["128", "256"]}],
+ *     "grid": ["cdiv(x.shape[0], BLOCK)"]}]}
+ * Defaults and values are the source text. A syntax error is the error's
+ * diagnostic. `file_name` (may be NULL) names the source in it. */
+tilec_error *tilec_describe(const char *source, size_t size, const char *file_name,
+                            char **json);
+void tilec_string_destroy(char *s);
 
 /* The CPU reference interpreter ---------------------------------------------
  * Runs `kernel` of `source` on the host (no GPU needed), on host memory:
