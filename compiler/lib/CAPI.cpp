@@ -95,6 +95,8 @@ static tilec_error *toCompileOptions(const tilec_compile_options &o, const char 
   return nullptr;
 }
 
+static char *copyString(const std::string &s);
+
 tilec_error *tilec_describe(const char *source, size_t size, const char *file_name,
                             char **json) {
   return guard([&]() -> tilec_error * {
@@ -107,16 +109,57 @@ tilec_error *tilec_describe(const char *source, size_t size, const char *file_na
     if (!tilec::describeSource(std::string_view(source, size),
                                file_name ? file_name : "<source>", out, diagnostics))
       return makeError(diagnostics);
-    char *copy = static_cast<char *>(std::malloc(out.size() + 1));
-    if (!copy)
+    if (!(*json = copyString(out)))
       return makeError("tilec_describe: out of memory");
-    std::memcpy(copy, out.c_str(), out.size() + 1);
-    *json = copy;
     return nullptr;
   });
 }
 
 void tilec_string_destroy(char *s) { std::free(s); }
+
+static char *copyString(const std::string &s) {
+  char *copy = static_cast<char *>(std::malloc(s.size() + 1));
+  if (copy)
+    std::memcpy(copy, s.c_str(), s.size() + 1);
+  return copy;
+}
+
+tilec_error *tilec_cache_info(char **json) {
+  return guard([&]() -> tilec_error * {
+    if (!json)
+      return makeError("tilec_cache_info: json is NULL");
+    *json = nullptr;
+    tilec::CompileCache &cache = tilec::CompileCache::global();
+    uint64_t bytes = 0;
+    std::vector<tilec::CompileCache::Entry> entries = cache.list(/*decode=*/false);
+    for (const auto &e : entries)
+      bytes += e.bytes;
+    tilec::CompileCache::Stats st = cache.stats();
+    std::string dir;
+    for (char c : cache.directory()) {
+      if (c == '"' || c == '\\')
+        dir += '\\';
+      dir += c;
+    }
+    std::string out = "{\"directory\": \"" + dir + "\", \"max_bytes\": " +
+                      std::to_string(cache.maxBytes()) + ", \"entries\": " +
+                      std::to_string(entries.size()) + ", \"bytes\": " + std::to_string(bytes) +
+                      ", \"memory_hits\": " + std::to_string(st.memoryHits) +
+                      ", \"disk_hits\": " + std::to_string(st.diskHits) +
+                      ", \"misses\": " + std::to_string(st.misses) +
+                      ", \"corrupt\": " + std::to_string(st.corrupt) + "}";
+    if (!(*json = copyString(out)))
+      return makeError("tilec_cache_info: out of memory");
+    return nullptr;
+  });
+}
+
+tilec_error *tilec_cache_clear(void) {
+  return guard([&]() -> tilec_error * {
+    tilec::CompileCache::global().clear();
+    return nullptr;
+  });
+}
 
 tilec_error *tilec_interpret(const char *source, size_t size,
                              const tilec_compile_options *options, const char *kernel,

@@ -15,6 +15,8 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cctype>
+#include <map>
+#include <set>
 
 using namespace tilec;
 
@@ -99,6 +101,80 @@ static std::string typeText(const TypeExpr &t) {
   return "";
 }
 
+namespace {
+/// Which parameters a kernel writes: the views that store, scatter or an
+/// atomic takes as its first argument, through `let` aliases and `fn`
+/// helpers (a helper writes the parameters its body writes).
+struct WriteScan {
+  const ModuleDecl &module;
+  std::map<std::string, std::set<size_t>> helperWrites;
+  std::set<std::string> inProgress;
+
+  static bool writes(llvm::StringRef callee) {
+    return callee == "store" || callee == "scatter" || callee.starts_with("atomic_");
+  }
+
+  const FnDecl *helper(llvm::StringRef name) const {
+    for (const auto &f : module.fns)
+      if (f->name == name)
+        return f.get();
+    return nullptr;
+  }
+
+  /// `env`: a name -> the index of the parameter it stands for.
+  void expr(const Expr &e, const std::map<std::string, size_t> &env, std::set<size_t> &out) {
+    if (e.kind == Expr::Kind::Call) {
+      auto target = [&](const Expr *a) {
+        if (a && a->kind == Expr::Kind::Name)
+          if (auto it = env.find(a->name); it != env.end())
+            out.insert(it->second);
+      };
+      if (writes(e.name) && !e.args.empty())
+        target(e.args[0].get());
+      else if (const FnDecl *f = helper(e.name))
+        for (size_t i : written(*f))
+          if (i < e.args.size())
+            target(e.args[i].get());
+    }
+    for (const ExprPtr &a : e.args)
+      if (a)
+        expr(*a, env, out);
+  }
+
+  void stmts(const std::vector<StmtPtr> &body, std::map<std::string, size_t> env,
+             std::set<size_t> &out) {
+    for (const StmtPtr &st : body) {
+      for (const ExprPtr *x : {&st->value, &st->lower, &st->upper, &st->step})
+        if (*x)
+          expr(**x, env, out);
+      stmts(st->body, env, out);
+      stmts(st->elseBody, env, out);
+      if (st->kind == Stmt::Kind::Let) {
+        env.erase(st->name);
+        if (st->value && st->value->kind == Expr::Kind::Name)
+          if (auto it = env.find(st->value->name); it != env.end())
+            env[st->name] = it->second;
+      }
+    }
+  }
+
+  const std::set<size_t> &written(const FnDecl &f) {
+    if (auto it = helperWrites.find(f.name); it != helperWrites.end())
+      return it->second;
+    std::set<size_t> &out = helperWrites[f.name];
+    if (!inProgress.insert(f.name).second)
+      return out; // recursion (an error for Sema): stop here
+    std::map<std::string, size_t> env;
+    for (size_t i = 0; i < f.params.size(); ++i)
+      env[f.params[i].first] = i;
+    std::set<size_t> found;
+    stmts(f.body, env, found);
+    inProgress.erase(f.name);
+    return helperWrites[f.name] = found;
+  }
+};
+} // namespace
+
 bool tilec::describeSource(std::string_view source, const std::string &fileName,
                            std::string &json, std::string &diagnostics) {
   llvm::SourceMgr srcMgr;
@@ -149,6 +225,22 @@ bool tilec::describeSource(std::string_view source, const std::string &fileName,
       json += std::string(", \"element_is_parameter\": ") +
               (elem.kind == TypeExpr::Kind::Named ? "true" : "false");
       json += "}";
+    }
+    json += "], \"writes\": [";
+    {
+      WriteScan scan{*ast, {}, {}};
+      std::map<std::string, size_t> env;
+      for (size_t i = 0; i < kd.params.size(); ++i)
+        env[kd.params[i].name] = i;
+      std::set<size_t> written;
+      scan.stmts(kd.body, env, written);
+      bool first = true;
+      for (size_t i : written) {
+        if (!first)
+          json += ", ";
+        first = false;
+        jsonString(json, kd.params[i].name);
+      }
     }
     json += "], \"tune\": [";
     for (size_t i = 0; i < kd.tune.size(); ++i) {

@@ -108,6 +108,49 @@ def test_dtype_mismatch_raises_before_launch():
         lib.saxpy(1.0, y, torch.ones(16))
 
 
+def test_torch_op_under_compile_and_graph_capture():
+    import tilec.torch as tt
+    lib = tilec.load(example("saxpy.tile"))
+    op = tt.op(lib.saxpy, name="saxpy_gpu_check")
+    x = torch.randn(4096, device="cuda")
+    y = torch.zeros(4096, device="cuda")
+
+    @torch.compile(fullgraph=True)
+    def f(x, y):
+        op(2.0, x, y)
+        return y * 1.0
+
+    out = f(x, y)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, 2.0 * x)
+    y2 = torch.zeros(4096, device="cuda")
+    op(1.0, x, y2)  # loads the module before capture
+    torch.cuda.synchronize()
+    y2.zero_()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        op(1.0, x, y2)
+    g.replay()
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y2, 2.0 * x)
+
+
+def test_assert_close_to_interpreter_on_the_gpu():
+    lib = tilec.load(example("saxpy.tile"))
+    x = torch.randn(5000, device="cuda")
+    y = torch.randn(5000, device="cuda")
+    tilec.testing.assert_close_to_interpreter(lib.saxpy, 2.0, x, y)
+    mm = tilec.load(example("matmul.tile"), T="f16")
+    a = torch.randn(200, 130, device="cuda", dtype=torch.float16)
+    b = torch.randn(130, 300, device="cuda", dtype=torch.float16)
+    c = torch.empty(200, 300, device="cuda")
+    tilec.testing.assert_close_to_interpreter(mm.matmul, a, b, c, rtol=1e-2, atol=1e-2)
+    w = tilec.compile("kernel w(x: tensor<f32, 1>) grid(1) {\n"
+                      "    store(x, [0], load(x, [0], [16]) + cast<f32>(range(16)));\n}\n").w
+    tilec.testing.assert_close_to_interpreter(w, torch.zeros(16, device="cuda"))
+
+
 if __name__ == "__main__":
     failed = 0
     for name, fn in sorted(globals().items()):

@@ -114,3 +114,46 @@ def test_signature_of_defaults_that_are_expressions():
     assert bn["default"] == "256 / ((D + 63) / 64) / 16 * 16"
     tuned = tilec.load(example("matmul.tile")).matmul.signature["tune"]
     assert tuned[0] == {"name": "BN", "values": ["128", "192", "256"]}
+
+
+def test_cache_info_and_clear():
+    src = "kernel c(x: tensor<f32, 1>) grid(1) {\n    store(x, [0], load(x, [0], [16]) + 1.0);\n}\n"
+    tilec.compile(src, file_name="c.tile")
+    info = tilec.cache.info()
+    assert info["directory"] == os.environ["TILEC_CACHE_DIR"]
+    assert info["entries"] >= 1 and info["bytes"] > 0
+    tilec.compile(src, file_name="c.tile")  # the same source again: a hit
+    assert tilec.cache.info()["memory_hits"] >= 1
+    tilec.cache.clear()
+    assert tilec.cache.info()["entries"] == 0
+
+
+def test_writes_and_the_interpreter_check():
+    lib = tilec.load(example("attention.tile"))
+    assert lib.attention.signature["writes"] == ["O", "L"]
+    lib = tilec.load(example("saxpy.tile"))
+    x = np.arange(100, dtype=np.float32)
+    y = np.ones(100, dtype=np.float32)
+    tilec.testing.assert_close_to_interpreter(lib.saxpy, 2.0, x, y)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+
+
+def test_the_interpreter_check_reports_a_difference():
+    lib = tilec.load(example("saxpy.tile"))
+
+    class Drifting:  # a "GPU" run that is off by one, then the real kernel
+        def __init__(self, k):
+            self.k, self.calls = k, 0
+            self.name, self.params, self.writes = k.name, k.params, k.writes
+
+        def __call__(self, *args):
+            self.k(*args)
+            self.calls += 1
+            if self.calls == 1:
+                args[2][7] += 1.0
+
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(10, dtype=np.float32)
+    with pytest.raises(AssertionError, match=r"parameter 'y' differs from the interpreter: at "
+                                             r"\(7,\) GPU 15.0 vs interpreter 14.0"):
+        tilec.testing.assert_close_to_interpreter(Drifting(lib.saxpy), 2.0, x, y)

@@ -92,3 +92,15 @@ def test_a_launch_without_a_gpu_is_a_clear_error():
     with pytest.raises(RuntimeError) as e:
         k(1.0, gpu(8), gpu(8))
     assert "tilec" in str(e.value) or "CUDA" in str(e.value)
+
+
+def test_torch_op_on_cpu_tensors_runs_the_interpreter():
+    import tilec.torch as tt
+    lib = tilec.load(SAXPY)
+    op = tt.op(lib.saxpy, name="saxpy_cpu_check")
+    x = torch.arange(100, dtype=torch.float32)
+    y = torch.ones(100)
+    op(2.0, x, y)
+    assert torch.equal(y, 2 * x + 1)
+    with pytest.raises(ValueError, match="has no parameter 'z'"):
+        tt.op(lib.saxpy, name="saxpy_bad", mutates=["z"])

@@ -23,7 +23,7 @@ import os
 import struct
 
 __all__ = ["CompileError", "ArgumentError", "compile", "load", "Program", "Kernel",
-           "Launcher"]
+           "Launcher", "cache", "testing"]
 
 
 class CompileError(Exception):
@@ -133,6 +133,10 @@ def _lib():
         lib.tilec_describe.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                                        ctypes.POINTER(ctypes.c_void_p)]
         lib.tilec_string_destroy.argtypes = [ctypes.c_void_p]
+        lib.tilec_cache_info.restype = err
+        lib.tilec_cache_info.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+        lib.tilec_cache_clear.restype = err
+        lib.tilec_cache_clear.argtypes = []
         lib.tilec_launch_plan_create.restype = err
         lib.tilec_launch_plan_create.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
                                                  ctypes.c_size_t,
@@ -259,6 +263,7 @@ class Kernel:
             if d["element_is_parameter"] and d["element"] not in program.defines:
                 p["infer"] = d["element"]
         self.tune = declared.get("tune", [])
+        self.writes = list(declared.get("writes", []))
         self.grid_as_written = declared.get("grid", [])
         # For the fast path of a GPU launch: per parameter (tensor, element
         # type, rank, float scalar, the padding of sizes/strides to 4, the
@@ -277,12 +282,14 @@ class Kernel:
     @property
     def signature(self):
         """The parameters (name, tensor or scalar, element type and rank as
-        compiled, the declared type), the compile-time parameters with their
+        compiled, the declared type), which parameters the kernel writes
+        (stores, scatters, atomics), the compile-time parameters with their
         defaults as written and the values this program fixes, the @tune
         space and the grid clause (as compiled, and as written)."""
         return {"name": self.name, "params": [dict(p) for p in self.params],
                 "compile_time": [dict(c, value=self.program.defines.get(c["name"]))
                                  for c in self.compile_time],
+                "writes": list(self.writes),
                 "tune": [dict(t) for t in self.tune], "grid": list(self.grid),
                 "grid_as_written": list(self.grid_as_written)}
 
@@ -550,19 +557,47 @@ class Launcher:
             _lib_handle.tilec_launch_plan_destroy(plan)
 
 
+def _json_call(fn, *args):
+    lib = _lib()
+    out = ctypes.c_void_p()
+    message = _take_error(fn(*args, ctypes.byref(out)))
+    if message is not None:
+        return None, message
+    try:
+        return json.loads(ctypes.string_at(out.value).decode()), None
+    finally:
+        lib.tilec_string_destroy(out)
+
+
+class cache:  # noqa: N801  (a namespace: tilec.cache.info(), tilec.cache.clear())
+    """The process's compile cache (in process and on disk, the same one as
+    the CLI's and the C++ API's; $TILEC_CACHE_DIR, $TILEC_CACHE=0)."""
+
+    @staticmethod
+    def info():
+        """directory, max_bytes, entries and bytes on disk, and this
+        process's memory_hits, disk_hits, misses, corrupt."""
+        value, message = _json_call(_lib().tilec_cache_info)
+        if message is not None:
+            raise RuntimeError(message)
+        return value
+
+    @staticmethod
+    def clear():
+        """Removes every disk entry and forgets the in-process ones."""
+        message = _take_error(_lib().tilec_cache_clear())
+        if message is not None:
+            raise RuntimeError(message)
+
+
 def _describe(source, file_name):
     """The kernels of `source` as written (tilec_describe): compile-time
     parameters with their defaults, parameters with their declared types."""
-    lib = _lib()
-    out = ctypes.c_void_p()
     src = source.encode()
-    message = _take_error(lib.tilec_describe(src, len(src), file_name.encode(), ctypes.byref(out)))
+    value, message = _json_call(_lib().tilec_describe, src, len(src), file_name.encode())
     if message is not None:
         raise CompileError(message)
-    try:
-        return json.loads(ctypes.string_at(out.value).decode())
-    finally:
-        lib.tilec_string_destroy(out)
+    return value
 
 
 class Program:
@@ -648,3 +683,6 @@ def load(path, *, arch="sm_90a", **defines):
     """Compiles the .tile file at `path` (diagnostics name the file)."""
     with open(path, encoding="utf-8") as f:
         return Program(f.read(), path, arch, **defines)
+
+
+from . import testing  # noqa: E402  (needs the names above)

@@ -322,6 +322,17 @@ TEST(CAPITest, DescribesKernelsAsWritten) {
   EXPECT_NE(std::string(tilec_error_message(e)).find("bad.tile:2:"), std::string::npos)
       << tilec_error_message(e);
   tilec_error_destroy(e);
+  EXPECT_NE(j.find("\"writes\": []"), std::string::npos) << j;
+  const char *w = "fn put(v, t) { store(v, [0], t); return 0; }\n"
+                  "kernel k(x: tensor<f32, 1>, y: tensor<f32, 1>) grid(1) {\n"
+                  "  let t = load(x, [0], [16]);\n  let z = y;\n  let r = put(z, t);\n}\n";
+  ASSERT_EQ(tilec_describe(w, std::strlen(w), "w.tile", &json), nullptr);
+  EXPECT_NE(std::string(json).find("\"writes\": [\"y\"]"), std::string::npos) << json;
+  tilec_string_destroy(json);
+  ASSERT_EQ(tilec_cache_info(&json), nullptr);
+  EXPECT_NE(std::string(json).find("\"max_bytes\": "), std::string::npos) << json;
+  tilec_string_destroy(json);
+  expectError(tilec_cache_info(nullptr), "json is NULL");
   expectError(tilec_describe(nullptr, 0, nullptr, &json), "source is NULL");
   expectError(tilec_describe(src, std::strlen(src), nullptr, nullptr), "json is NULL");
   tilec_string_destroy(nullptr);

@@ -34,7 +34,7 @@ extern "C" {
 /* 2: tilec_arg has a dtype (tilec_arg_tensor_typed); arrays of tilec_arg
  * built against version 1 must be rebuilt.
  * 3: tilec_module_load_device, tilec_c_api_version, tilec_launch_plan_*,
- *    tilec_describe (additions only). */
+ *    tilec_describe, tilec_cache_info/clear (additions only). */
 #define TILEC_C_API_VERSION 3
 
 /* The version the library was built with (TILEC_C_API_VERSION then), for
@@ -157,6 +157,15 @@ tilec_arg tilec_arg_tensor_typed(uint64_t ptr, unsigned rank, const int64_t *siz
 tilec_error *tilec_describe(const char *source, size_t size, const char *file_name,
                             char **json);
 void tilec_string_destroy(char *s);
+
+/* The process's compile cache (in process and on disk, see docs/embedding.md):
+ * tilec_cache_info gives a JSON object, freed with tilec_string_destroy:
+ *   {"directory": "/home/u/.cache/tilec", "max_bytes": N, "entries": N,
+ *    "bytes": N, "memory_hits": N, "disk_hits": N, "misses": N, "corrupt": N}
+ * (directory "" when the cache is in process only); tilec_cache_clear
+ * removes every disk entry and forgets the in-process ones. */
+tilec_error *tilec_cache_info(char **json);
+tilec_error *tilec_cache_clear(void);
 
 /* The CPU reference interpreter ---------------------------------------------
  * Runs `kernel` of `source` on the host (no GPU needed), on host memory:
