@@ -99,11 +99,18 @@ def test_attention_against_sdpa():
 
 
 def test_dtype_mismatch_raises_before_launch():
-    lib = tilec.load(example("saxpy.tile"))
+    lib = tilec.load(example("saxpy.tile"), T="f32")  # T given: not inferred
     x = torch.ones(16, device="cuda", dtype=torch.float64)
     y = torch.ones(16, device="cuda")
     with pytest.raises(tilec.ArgumentError, match=r"\('x'\) must be a tensor<f32, 1>, got a tensor of f64"):
         lib.saxpy(1.0, x, y)
+    with pytest.raises(tilec.ArgumentError, match=r"type parameter T is f64 from argument 2"):
+        tilec.load(example("saxpy.tile")).saxpy(1.0, x, y)
+    # T inferred from the tensors: f64 on the GPU.
+    y64 = torch.ones(16, device="cuda", dtype=torch.float64)
+    tilec.load(example("saxpy.tile")).saxpy(2.0, x, y64)
+    torch.cuda.synchronize()
+    assert y64.dtype == torch.float64 and float(y64.sum()) == 48.0
     with pytest.raises(tilec.ArgumentError, match=r"is on the CPU"):
         lib.saxpy(1.0, y, torch.ones(16))
 
