@@ -328,7 +328,7 @@ def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>, AttrSizedOperan
                        Optional<Tile_Tile>:$mask, OptionalAttr<TypedAttrInterface>:$fill);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
-    $view `[` $indices `]` (`mask` $mask^)? attr-dict `:` qualified(type($view)) `,` type($indices) (`,` type($mask)^)? `->` type($result)
+    $view `[` $indices `]` (`mask` $mask^)? attr-dict `:` qualified(type($view)) `,` type($indices) (`mask` type($mask)^)? `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -347,7 +347,7 @@ def Tile_ScatterOp : Tile_Op<"scatter", [MemoryEffects<[MemWrite]>, AttrSizedOpe
   let arguments = (ins Tile_Tile:$values, Tile_ViewType:$view, Variadic<Tile_Tile>:$indices,
                        Optional<Tile_Tile>:$mask);
   let assemblyFormat = [{
-    $values `,` $view `[` $indices `]` (`mask` $mask^)? attr-dict `:` type($values) `,` qualified(type($view)) `,` type($indices) (`,` type($mask)^)?
+    $values `,` $view `[` $indices `]` (`mask` $mask^)? attr-dict `:` type($values) `,` qualified(type($view)) `,` type($indices) (`mask` type($mask)^)?
   }];
   let hasVerifier = 1;
 }
@@ -372,7 +372,7 @@ def Tile_AtomicOp : Tile_Op<"atomic", [MemoryEffects<[MemRead, MemWrite]>, AttrS
                        Optional<Tile_Tile>:$mask);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
-    $kind $values `,` $view `[` $indices `]` (`cmp` $cmp^)? (`mask` $mask^)? attr-dict `:` type($values) `,` qualified(type($view)) `,` type($indices) (`,` `cmp` type($cmp)^)? (`,` `mask` type($mask)^)? `->` type($result)
+    $kind $values `,` $view `[` $indices `]` (`cmp` $cmp^)? (`mask` $mask^)? attr-dict `:` type($values) `,` qualified(type($view)) `,` type($indices) (`cmp` type($cmp)^)? (`mask` type($mask)^)? `->` type($result)
   }];
   let hasVerifier = 1;
 }
