@@ -62,7 +62,7 @@ void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createElideBarriers());
+  pm.addPass(createTileElideBarriers());
   pm.addPass(createCanonicalizerPass());
 }
 

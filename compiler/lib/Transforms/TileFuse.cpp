@@ -37,6 +37,8 @@ namespace tilec {
 #include "tilec/Transforms/Passes.h.inc"
 } // namespace tilec
 
+#define DEBUG_TYPE "tile-fuse"
+
 using namespace mlir;
 using namespace tilec;
 

@@ -44,6 +44,8 @@ namespace tilec {
 #include "tilec/Transforms/Passes.h.inc"
 } // namespace tilec
 
+#define DEBUG_TYPE "tile-stage-shared"
+
 using namespace mlir;
 using namespace tilec;
 

@@ -80,7 +80,7 @@ def TileStageShared : Pass<"tile-stage-shared", "::mlir::ModuleOp"> {
   ];
 }
 
-def ElideBarriers : Pass<"tile-elide-barriers", "::mlir::ModuleOp"> {
+def TileElideBarriers : Pass<"tile-elide-barriers", "::mlir::ModuleOp"> {
   let summary = "remove block barriers that order no shared-memory accesses";
   let description = [{
     Runs on the LLVM dialect after lowering, when every kernel is an

@@ -1,4 +1,4 @@
-//===- ElideBarriers.cpp - remove barriers that order nothing -------------===//
+//===- TileElideBarriers.cpp - remove barriers that order nothing -------------===//
 //
 // See the pass description in Passes.td. For each `nvvm.barrier0`, the
 // shared-memory accesses reachable backwards (to the previous barrier) and
@@ -18,9 +18,11 @@
 #include "llvm/ADT/DenseSet.h"
 
 namespace tilec {
-#define GEN_PASS_DEF_ELIDEBARRIERS
+#define GEN_PASS_DEF_TILEELIDEBARRIERS
 #include "tilec/Transforms/Passes.h.inc"
 } // namespace tilec
+
+#define DEBUG_TYPE "tile-elide-barriers"
 
 using namespace mlir;
 
@@ -84,7 +86,7 @@ bool conflict(const Access &a, const Access &b) {
   return a.buffer.empty() || b.buffer.empty() || a.buffer == b.buffer;
 }
 
-struct ElideBarriersPass : tilec::impl::ElideBarriersBase<ElideBarriersPass> {
+struct TileElideBarriersPass : tilec::impl::TileElideBarriersBase<TileElideBarriersPass> {
   void runOnOperation() override {
     getOperation().walk([](LLVM::LLVMFuncOp func) {
       // The mma pipeline synchronizes through mbarriers and async copies.
