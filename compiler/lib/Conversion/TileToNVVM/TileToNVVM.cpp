@@ -469,9 +469,10 @@ struct ConvertTileToNVVMPass
     auto bytesType = [&](int64_t n) -> Type {
       return LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), n);
     };
-    // Whole-tile reductions: each op has its own 64 slots (a 32-bit value
-    // per warp, then an index per warp for argmax/argmin), so that one that
-    // runs once needs no barrier after reading its slots (see ReduceToNVVM).
+    // Whole-tile reductions: each op has its own kReduceSlotsPerOp 32-bit
+    // slots (its state per warp: a value, then an index for argmax/argmin),
+    // so that one that runs once needs no barrier after reading its slots
+    // (see ReduceToNVVM).
     SmallVector<tile::ReduceOp> wholeTileReduces;
     int64_t reduceBytes = 0;
     func.walk([&](tile::ReduceOp r) {

@@ -1,0 +1,127 @@
+//===- SemaChecker.h - The kernel checker of Sema, shared by its files ----===//
+//
+// Sema is split along its seams: Sema.cpp (the checker's core: expressions,
+// statements, the kernel), SemaBuiltins.cpp (calls of builtins, irregular
+// accesses, combiners, suggestions), SemaInline.cpp (fn helpers expanded
+// at their calls) and SemaParams.cpp (compile-time parameters, @tune,
+// @launch, the grid). This header declares what they share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_FRONTEND_SEMACHECKER_H
+#define TILEC_FRONTEND_SEMACHECKER_H
+
+#include "tilec/Frontend/Sema.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tilec::sema {
+
+
+/// What a name refers to inside a kernel.
+struct Symbol {
+  enum class Kind { Local, Param, IntConst, TypeConst };
+  Kind kind = Kind::Local;
+  SemaType type;
+  bool mutableVar = false;
+  unsigned paramIndex = 0;
+  int64_t intValue = 0;
+  llvm::SMLoc loc;
+};
+
+class Checker {
+public:
+  Checker(KernelDecl &k, DiagEngine &diags, KernelInstance &inst)
+      : kernel(k), diags(diags), inst(inst) {}
+
+  bool run(const Defines &defines, std::set<std::string> &used);
+
+private:
+  bool error(llvm::SMLoc loc, const llvm::Twine &msg) {
+    diags.error(loc, msg);
+    return false;
+  }
+  bool bindConstParams(const Defines &defines, std::set<std::string> &used);
+  bool checkTune(const Defines &defines);
+  bool checkLaunch();
+  bool resolveType(const TypeExpr &t, SemaType &out, bool allowTensor);
+  bool check(Expr &e);
+  bool checkNode(Expr &e);
+  static constexpr int64_t kMaxTileElements = 1 << 16;
+  bool checkTileSize(const Expr &e);
+  bool checkCall(Expr &e);
+  bool checkIrregular(Expr &e);
+  bool joinElementShape(Expr &call, Expr &x, const char *others);
+  bool requireTileArg(Expr &e, size_t lo, size_t hi);
+  bool inlineCall(Expr &e, const FnDecl &fn);
+  bool checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &what);
+  std::set<std::string> inlining; ///< helpers being expanded (no recursion)
+  /// The calls being expanded, outermost first: the helper and the call.
+  std::vector<std::pair<std::string, llvm::SMLoc>> callStack;
+  /// Expressions checked in this kernel, helpers' copies included (each
+  /// becomes MLIR), at most kMaxCheckedExprs.
+  static constexpr uint64_t kMaxCheckedExprs = 100000;
+  uint64_t checkedExprs = 0;
+  bool tooLarge(llvm::SMLoc loc);
+  unsigned inlineCount = 0;        ///< names the result slot of each expansion
+  /// The result type of a helper with early returns, by helper, compile-time
+  /// arguments and argument types (all its body can see): learning it takes
+  /// a scratch check of the body, which nested helpers would otherwise
+  /// repeat at every level (2^depth checks).
+  std::map<std::string, SemaType> earlyReturnTypes;
+  bool checkStmt(Stmt &s);
+  bool checkBlock(std::vector<StmtPtr> &body);
+  /// Sema, MLIRGen and the interpreter recurse through expressions and
+  /// statements, helpers' bodies included; the parser bounds each tree
+  /// (kMaxExprHeight) and this bounds them all nested in one another.
+  static constexpr unsigned kMaxCheckDepth = 2 * kMaxExprHeight;
+  unsigned depth = 0;
+  bool tooDeep(llvm::SMLoc loc);
+  bool requireValue(Expr &e, const char *what);
+  /// checkArgCount, then requireValue on every argument.
+  bool requireValues(Expr &e, size_t lo, size_t hi, const char *what);
+  bool requireConstInt(Expr &e, const char *what, int64_t &value);
+  /// `axis` (given at `loc`) must lie in [0, end) for a tile of type `t`.
+  bool checkAxis(llvm::SMLoc loc, int64_t axis, int64_t end, const SemaType &t);
+  bool requireIntScalar(Expr &e, const char *what);
+  bool checkArgCount(Expr &e, size_t lo, size_t hi);
+  bool checkShapeList(Expr &shape, std::vector<int64_t> &dims);
+  bool toGridExpr(const Expr &e, GridExpr &out);
+  bool inGrid = false; ///< checking the grid clause (num_sms() is allowed)
+  std::string suggest(llvm::StringRef name) const;
+
+  KernelDecl &kernel;
+  DiagEngine &diags;
+  KernelInstance &inst;
+  std::map<std::string, Symbol> symbols;
+};
+
+
+/// Every builtin function name (for suggestions and helper-name checks).
+inline constexpr const char *kBuiltins[] = {"load", "store", "block_id", "num_blocks",
+                                   "zeros", "full", "range", "sum", "reshape",
+                                   "exp2", "log2", "rsqrt", "floor", "ceil", "tanh",
+                                   "sigmoid", "erf", "pow", "fma", "argmax", "argmin",
+                                   "exp", "log", "sqrt", "abs", "min", "max",
+                                   "where", "cast", "cdiv", "mma", "broadcast", "gather",
+                                   "scatter", "atomic_add", "atomic_min", "atomic_max",
+                                   "atomic_xchg", "atomic_cas", "transpose", "permute", "prod",
+                                   "cumsum", "print", "assert", "expand_dims", "slice",
+                                   "reduce", "scan", "take", "num_sms",
+                                   "resident_programs"};
+
+bool assignable(const SemaType &want, const SemaType &got);
+std::string describeOperand(const SemaType &t);
+const Expr *findTileExpr(const Expr &e);
+std::string shapeText(const std::vector<int64_t> &dims);
+
+} // namespace tilec::sema
+
+#endif // TILEC_FRONTEND_SEMACHECKER_H

@@ -1,0 +1,240 @@
+//===- SemaParams.cpp - compile-time parameters, @tune, @launch, the grid ---===//
+//
+// Part of Sema (see SemaChecker.h for how it is split).
+//
+//===----------------------------------------------------------------------===//
+
+#include "SemaChecker.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace tilec;
+using namespace tilec::sema;
+
+bool Checker::resolveType(const TypeExpr &t, SemaType &out, bool allowTensor) {
+  switch (t.kind) {
+  case TypeExpr::Kind::Scalar:
+    out = SemaType::scalar(t.scalar);
+    return true;
+  case TypeExpr::Kind::Named: {
+    auto it = inst.typeConsts.find(t.name);
+    if (it == inst.typeConsts.end()) {
+      if (inst.intConsts.count(t.name))
+        return error(t.loc, "'" + t.name + "' is an integer parameter, not a type");
+      return error(t.loc, "unknown type '" + t.name +
+                              "'; types are i1 i8 i16 i32 i64 u8 u16 u32 u64 "
+                              "f16 bf16 f32 f64, tensor<T, R> or a 'type' "
+                              "parameter of the kernel");
+    }
+    out = SemaType::scalar(it->second);
+    return true;
+  }
+  case TypeExpr::Kind::Tensor: {
+    if (!allowTensor)
+      return error(t.loc, "a tensor type is only allowed for kernel parameters");
+    SemaType elem;
+    if (!resolveType(*t.element, elem, /*allowTensor=*/false))
+      return false;
+    out.kind = SemaType::Kind::View;
+    out.elem = elem.elem;
+    out.rank = t.rank;
+    return true;
+  }
+  }
+  return false;
+}
+
+bool Checker::bindConstParams(const Defines &defines,
+                              std::set<std::string> &used) {
+  for (ConstParam &cp : kernel.constParams) {
+    if (symbols.count(cp.name) || inst.typeConsts.count(cp.name))
+      return error(cp.loc, "compile-time parameter '" + cp.name +
+                               "' is declared twice");
+    auto def = defines.find(cp.name);
+    if (cp.kind == ConstParam::Kind::Int) {
+      int64_t value = 0;
+      if (def != defines.end()) {
+        used.insert(cp.name);
+        llvm::StringRef text(def->second);
+        long long v;
+        if (text.trim().getAsInteger(0, v))
+          return error(cp.loc, "-D " + cp.name + "=" + def->second +
+                                   ": '" + cp.name + "' of kernel '" +
+                                   kernel.name +
+                                   "' must be a compile-time integer");
+        value = v;
+      } else if (cp.defaultInt) {
+        if (!requireConstInt(*cp.defaultInt, "the default of a compile-time parameter", value))
+          return false;
+      } else {
+        return error(cp.loc, "compile-time parameter '" + cp.name +
+                                 "' of kernel '" + kernel.name +
+                                 "' has no default; give one or pass -D " +
+                                 cp.name + "=<value>");
+      }
+      inst.intConsts[cp.name] = value;
+      Symbol s;
+      s.kind = Symbol::Kind::IntConst;
+      s.type = SemaType::scalar(ScalarType::I64, true);
+      s.intValue = value;
+      s.loc = cp.loc;
+      symbols[cp.name] = s;
+    } else {
+      ScalarType value;
+      if (def != defines.end()) {
+        used.insert(cp.name);
+        auto t = parseScalarType(llvm::StringRef(def->second).trim().str());
+        if (!t)
+          return error(cp.loc, "-D " + cp.name + "=" + def->second + ": '" +
+                                   def->second + "' is not a scalar type");
+        value = *t;
+      } else if (cp.defaultType) {
+        SemaType t;
+        if (!resolveType(*cp.defaultType, t, false))
+          return false;
+        value = t.elem;
+      } else {
+        return error(cp.loc, "type parameter '" + cp.name + "' of kernel '" +
+                                 kernel.name +
+                                 "' has no default; give one or pass -D " +
+                                 cp.name + "=<type>");
+      }
+      inst.typeConsts[cp.name] = value;
+      Symbol s;
+      s.kind = Symbol::Kind::TypeConst;
+      s.type = SemaType::scalar(value);
+      s.loc = cp.loc;
+      symbols[cp.name] = s;
+    }
+  }
+  return true;
+}
+
+bool Checker::checkTune(const Defines &defines) {
+  std::set<std::string> seen;
+  for (TuneParam &t : kernel.tune) {
+    bool isInt = llvm::any_of(kernel.constParams, [&](const ConstParam &cp) {
+      return cp.name == t.name && cp.kind == ConstParam::Kind::Int;
+    });
+    if (!isInt)
+      return error(t.loc, "'" + t.name + "' in @tune is not an int compile-time "
+                          "parameter of kernel '" + kernel.name + "'");
+    if (!seen.insert(t.name).second)
+      return error(t.loc, "'" + t.name + "' appears twice in @tune");
+    if (t.values.empty())
+      return error(t.loc, "@tune needs at least one candidate value for '" + t.name + "'");
+    std::vector<int64_t> values;
+    for (auto &v : t.values) {
+      int64_t x;
+      if (!requireConstInt(*v, "a @tune candidate", x))
+        return false;
+      if (llvm::is_contained(values, x))
+        return error(v->loc, "candidate " + std::to_string(x) + " of '" + t.name +
+                                 "' is listed twice");
+      values.push_back(x);
+    }
+    // A -D value fixes the parameter: nothing left to tune.
+    if (!defines.count(t.name))
+      inst.signature.tuneSpace.emplace_back(t.name, std::move(values));
+  }
+  return true;
+}
+
+bool Checker::checkLaunch() {
+  // Whether num_warps x min_blocks_per_sm fits an SM is checked where the
+  // layout is final (TileToNVVM): options may override either value.
+  std::set<std::string> seen;
+  for (LaunchParam &p : kernel.launch) {
+    bool warps = p.name == "num_warps";
+    if (!warps && p.name != "min_blocks_per_sm") {
+      llvm::StringRef name(p.name);
+      const char *near = name.edit_distance("num_warps") <= name.edit_distance("min_blocks_per_sm")
+                             ? "num_warps"
+                             : "min_blocks_per_sm";
+      return error(p.loc, "unknown launch setting '" + p.name +
+                              "'; @launch takes num_warps and min_blocks_per_sm (did you "
+                              "mean '" + near + "'?)");
+    }
+    if (!seen.insert(p.name).second)
+      return error(p.loc, "'" + p.name + "' appears twice in @launch");
+    int64_t v;
+    if (!requireConstInt(*p.value, warps ? "num_warps" : "min_blocks_per_sm", v))
+      return false;
+    if (warps && (v < 1 || v > 32 || (v & (v - 1))))
+      return error(p.value->loc, "num_warps must be a power of two from 1 to 32, got " +
+                                     std::to_string(v));
+    if (!warps && (v < 1 || v > 32))
+      return error(p.value->loc, "min_blocks_per_sm must be 1 to 32 (an SM holds at most "
+                                 "32 blocks), got " + std::to_string(v));
+    (warps ? inst.numWarps : inst.minBlocksPerSM) = unsigned(v);
+  }
+  return true;
+}
+
+bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
+  if (e.constInt) {
+    out = GridExpr::constant(*e.constInt);
+    return true;
+  }
+  switch (e.kind) {
+  case Expr::Kind::Name: {
+    const Symbol &s = symbols.at(e.name);
+    if (s.kind == Symbol::Kind::Param && s.type.isScalar() &&
+        !isFloatType(s.type.elem)) {
+      out.kind = GridExpr::Kind::Scalar;
+      out.param = s.paramIndex;
+      return true;
+    }
+    break;
+  }
+  case Expr::Kind::ViewField: {
+    const Symbol &s = symbols.at(e.args[0]->name);
+    out.kind = e.name == "shape" ? GridExpr::Kind::Shape : GridExpr::Kind::Stride;
+    out.param = s.paramIndex;
+    out.dim = static_cast<unsigned>(*e.args[1]->constInt);
+    return true;
+  }
+  case Expr::Kind::Binary: {
+    GridExpr::Kind k;
+    switch (e.op) {
+    case Expr::Op::Add: k = GridExpr::Kind::Add; break;
+    case Expr::Op::Sub: k = GridExpr::Kind::Sub; break;
+    case Expr::Op::Mul: k = GridExpr::Kind::Mul; break;
+    case Expr::Op::Div: k = GridExpr::Kind::Div; break;
+    case Expr::Op::Rem: k = GridExpr::Kind::Rem; break;
+    default: return error(e.loc, "grid sizes are integers; comparisons are not allowed here");
+    }
+    if ((k == GridExpr::Kind::Div || k == GridExpr::Kind::Rem) && e.args[1]->constInt &&
+        *e.args[1]->constInt == 0)
+      return error(e.loc, "division by zero in the grid: it would fail at every launch");
+    out.kind = k;
+    out.operands.resize(2);
+    return toGridExpr(*e.args[0], out.operands[0]) &&
+           toGridExpr(*e.args[1], out.operands[1]);
+  }
+  case Expr::Kind::Call:
+    if (e.name == "num_sms" || e.name == "resident_programs") {
+      out.kind = e.name == "num_sms" ? GridExpr::Kind::NumSMs
+                                     : GridExpr::Kind::ResidentPrograms;
+      return true;
+    }
+    if (e.name == "cdiv" || e.name == "min" || e.name == "max") {
+      if (e.name == "cdiv" && e.args[1]->constInt && *e.args[1]->constInt == 0)
+        return error(e.loc, "division by zero in the grid: cdiv(..., 0) would fail at "
+                            "every launch");
+      out.kind = e.name == "cdiv"  ? GridExpr::Kind::CDiv
+                 : e.name == "min" ? GridExpr::Kind::Min
+                                   : GridExpr::Kind::Max;
+      out.operands.resize(2);
+      return toGridExpr(*e.args[0], out.operands[0]) &&
+             toGridExpr(*e.args[1], out.operands[1]);
+    }
+    break;
+  default:
+    break;
+  }
+  return error(e.loc, "the grid can only use integer parameters, tensor shapes "
+                      "and strides, constants, + - * / %, cdiv, min, max, "
+                      "num_sms() and resident_programs()");
+}
