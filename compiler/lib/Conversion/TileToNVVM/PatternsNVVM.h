@@ -186,7 +186,7 @@ int64_t scanScratchBytes(mlir::RankedTensorType src);
 /// The pipelined mma loops planned by tile-stage-shared (sm_90a).
 /// Builds the general mma pipelines of `func` (loops tile-stage-shared
 /// planned with `general`) as producer code, mbarriers and tile.shared_tile
-/// operands, before the conversion patterns run (MmaToNVVM.cpp).
+/// operands, before the conversion patterns run (GeneralPipelineToNVVM.cpp).
 mlir::LogicalResult lowerGeneralPipelines(mlir::func::FuncOp func);
 void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,
                                ThreadLayout layout,

@@ -1,0 +1,625 @@
+//===- GeneralPipelineToNVVM.cpp - the general mma pipeline on sm_90a ----===//
+//
+// Any loop whose staged loads feed mmas (several per loop, operands loaded,
+// resident, transposed or computed, persistent outer loops): the pipeline
+// tile-stage-shared planned is built as IR before the conversion patterns
+// run (lowerGeneralPipelines: mbarriers, the TMA producer warpgroup, the
+// consumers' waits and releases, ping-pong), and each mma becomes wgmmas
+// (WgmmaLowering). See docs/architecture.md, "The general mma pipeline".
+//
+//===----------------------------------------------------------------------===//
+
+#include "MmaCommon.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::mma;
+
+/// The warpgroup index of the calling thread, made visibly warp-uniform (a
+/// shuffle from lane 0) so that ptxas does not treat wgmma code as divergent.
+Value tilec::mma::warpgroupIndex(Emit &e) {
+  Value tid = NVVM::ThreadIdXOp::create(e.b, e.loc, e.b.getI32Type());
+  return NVVM::ShflOp::create(e.b, e.loc, e.b.getI32Type(), e.i32(-1),
+                              e.divu(tid, e.i32(128)), e.i32(0), e.i32(0x1f),
+                              NVVM::ShflKindAttr::get(e.b.getContext(), NVVM::ShflKind::idx),
+                              UnitAttr());
+}
+
+namespace {
+
+/// On a tile.mma of a general pipeline whose result only feeds the next
+/// iteration (acc = mma(.., acc)): wait for the previous group, not this one.
+static constexpr llvm::StringLiteral kWgmmaPendingAttrName = "tile.wgmma_pending";
+
+/// Ping-pong of two consumer warpgroups (FlashAttention-3's scheduler
+/// barriers): on the mma that opens a warpgroup's turn at the tensor cores,
+/// wait for the turn (`sync`); on the one that closes it, hand the turn to
+/// the other warpgroup once its wgmmas are issued (`arrive`). Consumer
+/// warpgroup w (1 or 2) waits on named barrier w + 1 and arrives on the
+/// other's, 256 threads each (lowerGeneralPipeline places the turns).
+static constexpr llvm::StringLiteral kPingPongAttrName = "tile.pingpong";
+static constexpr int32_t kPingPongSync = 1, kPingPongArrive = 2;
+
+static Value pingPongBarrier(Emit &e, Value wg, bool own) {
+  return own ? e.add(wg, e.i32(1)) : e.sub(e.i32(4), wg);
+}
+static void pingPongSync(Emit &e, Value wg) {
+  NVVM::BarrierOp::create(e.b, e.loc, TypeRange{}, pingPongBarrier(e, wg, true), e.i32(256),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+static void pingPongArrive(Emit &e, Value wg) {
+  NVVM::BarrierArriveOp::create(e.b, e.loc, pingPongBarrier(e, wg, false), e.i32(256));
+}
+
+/// An mma of the general pipeline (b in shared memory, a in shared memory or
+/// in registers) in consumer warpgroup wg - 1, which holds rows
+/// (wg - 1) * BM / C ... of the accumulator: wgmma m64nNk16 per 64-row
+/// block and step of 16 along K, then commit and wait (the mma's result is
+/// ready where it is used). Operand forms:
+///  - a in shared memory: [BM, K] rows of 128-byte boxes, K-major;
+///  - a in registers: the [BM, K] tile in the accumulator layout, whose
+///    fragments of columns 16kk .. 16kk+15 (slots 8kk .. 8kk+7 of each
+///    64-row block) are wgmma's A registers for step kk, two elements per
+///    register (FlashAttention-3's P); MLIR's wgmma op takes A only from
+///    shared memory, so this one is inline PTX;
+///  - b as loaded ([K, N] rows of boxes): MN-major ("transposed" for
+///    wgmma); b as transpose(load) ([N, K] rows of boxes): K-major.
+struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
+  WgmmaLowering(const TypeConverter &tc, MLIRContext *ctx, ThreadLayout layout)
+      : OpConversionPattern<tile::MmaOp>(tc, ctx, /*benefit=*/5), layout(layout) {}
+  ThreadLayout layout;
+
+  static tile::SharedEncodingAttr sharedOf(Value v) {
+    return dyn_cast_or_null<tile::SharedEncodingAttr>(
+        cast<RankedTensorType>(v.getType()).getEncoding());
+  }
+
+  LogicalResult
+  matchAndRewrite(tile::MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto bShared = sharedOf(op.getB());
+    auto mmaLayout = dyn_cast<tile::MmaEncodingAttr>(layout);
+    if (!bShared || !mmaLayout || mmaLayout.getKind() != tile::MmaKind::wgmma)
+      return rewriter.notifyMatchFailure(op, "not an mma of the general pipeline");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Emit e{rewriter, loc};
+    auto aTy = op.getA().getType(), bTy = op.getB().getType();
+    int64_t BM = aTy.getDimSize(0), K = aTy.getDimSize(1), N = bTy.getDimSize(1);
+    int64_t C = mmaLayout.getConsumers(), rowsPerWG = BM / C, mBlocks = rowsPerWG / 64;
+    int64_t fields = N / 2;
+    Type elem = aTy.getElementType();
+    bool bf16 = elem.isBF16();
+    bool aShared = bool(sharedOf(op.getA()));
+    bool bKMajor = bShared.getOrder()[0] == 0; // transpose(load): [N, K] rows
+    bool zeroAcc = matchPattern(op.getAcc(), m_AnyZeroFloat());
+    Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
+    auto structTy = wgmmaAccType(ctx, fields);
+    Value wg = warpgroupIndex(e);
+    Value consumer64 = e.zext64(e.sub(wg, e.i32(1)));
+    int32_t pingPong = 0;
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kPingPongAttrName))
+      pingPong = attr.getInt();
+    SmallVector<Value> accs =
+        toWgmmaStructs(rewriter, loc, adaptor.getAcc(), mBlocks, fields, zeroAcc);
+    auto addrOf = [&](Value ptr) {
+      return LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(), ptr).getResult();
+    };
+    Value bAddr = addrOf(adaptor.getB());
+    Value aAddr = aShared ? addrOf(adaptor.getA()) : Value();
+    SmallVector<Value> aElems;
+    if (!aShared)
+      aElems = unpackVector(rewriter, loc, adaptor.getA());
+    auto wgmmaType = bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    if (pingPong & kPingPongSync)
+      pingPongSync(e, wg);
+    NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+    for (int64_t kk = 0; kk < K / 16; ++kk) {
+      Value descB =
+          bKMajor ? wgmmaDescriptor(e, e.add(bAddr, e.i64((kk / 4) * N * 128 + (kk % 4) * 32)),
+                                    16, 1024)
+                  : wgmmaDescriptor(e, e.add(bAddr, e.i64(kk * 16 * 128)), K * 128, 1024);
+      bool accumulate = !(zeroAcc && kk == 0);
+      for (int64_t mb = 0; mb < mBlocks; ++mb) {
+        if (aShared) {
+          int64_t aOff = (kk / 4) * (BM * 128) + mb * 64 * 128 + (kk % 4) * 32;
+          Value descA = wgmmaDescriptor(
+              e, e.add(e.add(aAddr, e.mul(consumer64, e.i64(rowsPerWG * 128))), e.i64(aOff)),
+              16, 1024);
+          accs[mb] = NVVM::WgmmaMmaAsyncOp::create(
+              rewriter, loc, structTy, accs[mb], descA, descB,
+              NVVM::MMAShapeAttr::get(ctx, 64, int(N), 16),
+              NVVM::WGMMATypesAttr::get(ctx, wgmmaType), NVVM::WGMMATypesAttr::get(ctx, wgmmaType),
+              NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+              NVVM::WGMMAScaleOutAttr::get(ctx, accumulate ? NVVM::WGMMAScaleOut::one
+                                                           : NVVM::WGMMAScaleOut::zero),
+              NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+              NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+              NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+              NVVM::MMALayoutAttr::get(ctx, bKMajor ? NVVM::MMALayout::col
+                                                    : NVVM::MMALayout::row),
+              NVVM::MMAIntOverflowAttr());
+          continue;
+        }
+        // A from registers: four b32 of two elements each.
+        SmallVector<Value> operands;
+        for (int64_t f = 0; f < fields; ++f)
+          operands.push_back(LLVM::ExtractValueOp::create(rewriter, loc, accs[mb],
+                                                          ArrayRef<int64_t>{f}));
+        auto pairTy = VectorType::get({2}, elem);
+        for (int64_t r = 0; r < 4; ++r) {
+          int64_t slot = mb * (K / 2) + 8 * kk + 2 * r;
+          Value pair = packVector(rewriter, loc,
+                                  LLVM::UndefOp::create(rewriter, loc, pairTy),
+                                  {aElems[slot], aElems[slot + 1]});
+          operands.push_back(LLVM::BitcastOp::create(rewriter, loc, i32, pair));
+        }
+        operands.push_back(descB);
+        operands.push_back(e.i32(accumulate ? 1 : 0));
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * fields + 5 << ", 0;\n"
+           << "wgmma.mma_async.sync.aligned.m64n" << N << "k16.f32." << (bf16 ? "bf16" : "f16")
+           << "." << (bf16 ? "bf16" : "f16") << " {";
+        for (int64_t f = 0; f < fields; ++f)
+          os << (f ? ", " : "") << "$" << f;
+        os << "}, {";
+        for (int64_t r = 0; r < 4; ++r)
+          os << (r ? ", " : "") << "$" << 2 * fields + r;
+        os << "}, $" << 2 * fields + 4 << ", p, 1, 1, " << (bKMajor ? 0 : 1) << ";\n}";
+        std::string constraints;
+        for (int64_t f = 0; f < fields; ++f)
+          constraints += (f ? ",=f" : "=f");
+        for (int64_t f = 0; f < fields; ++f)
+          constraints += "," + std::to_string(f);
+        constraints += ",r,r,r,r,l,r";
+        accs[mb] = LLVM::InlineAsmOp::create(
+                       rewriter, loc, structTy, operands, text, constraints,
+                       /*has_side_effects=*/true, /*is_align_stack=*/false,
+                       LLVM::tailcallkind::TailCallKind::None,
+                       LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr())
+                       .getResult(0);
+      }
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+    if (pingPong & kPingPongArrive)
+      pingPongArrive(e, wg);
+    // A pure accumulation keeps this group in flight (the pipeline waits
+    // for it after the loop, see lowerGeneralPipeline).
+    NVVM::WgmmaWaitGroupSyncOp::create(
+        rewriter, loc, rewriter.getI64IntegerAttr(op->hasAttr(kWgmmaPendingAttrName) ? 1 : 0));
+    rewriter.replaceOp(op, fromWgmmaStructs(
+                               rewriter, loc, accs,
+                               cast<VectorType>(getTypeConverter()->convertType(op.getType())),
+                               fields));
+    return success();
+  }
+};
+
+} // namespace
+
+/// Whether ping-pong pays for the mma loop `forOp`: one warpgroup's
+/// non-mma work (softmax) hides under the other's wgmmas only when the
+/// wgmmas take at least as long. Estimated per iteration and SM: wgmma at
+/// 4096 flops a cycle (bf16/f16 dense); other tile work at 128 elements a
+/// cycle, transcendentals (MUFU) at 16; the ops in nested regions (the
+/// masked iterations' `if`) are left out as rare. Measured on the H200
+/// (docs/performance.md): attention at D = 128 (ratio 1.07) gains 3-5%,
+/// at D = 64 (0.55) loses 1-2%, the MLP (0.89) loses a third.
+static bool pingPongPays(scf::ForOp forOp) {
+  double mmaCycles = 0, otherCycles = 0;
+  for (Operation &op : forOp.getBody()->without_terminator()) {
+    if (auto mma = dyn_cast<tile::MmaOp>(op)) {
+      auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
+      mmaCycles += 2.0 * aTy.getDimSize(0) * aTy.getDimSize(1) * bTy.getDimSize(1) / 4096;
+      continue;
+    }
+    // Free (views, index and broadcast forms) or not tile work.
+    if (isa<tile::LoadOp, tile::SharedTileOp, tile::ReshapeOp, tile::PermuteOp, tile::SplatOp,
+            tile::BroadcastOp, tile::RangeOp, arith::ConstantOp>(op))
+      continue;
+    int64_t elements = 0;
+    for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
+      if (auto ty = dyn_cast<RankedTensorType>(t))
+        elements = std::max(elements, ty.getNumElements());
+    bool mufu = isa<math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op, math::TanhOp,
+                    math::SinOp, math::CosOp, math::RsqrtOp, math::SqrtOp, arith::DivFOp>(op);
+    otherCycles += double(elements) / (mufu ? 16 : 128);
+  }
+  return mmaCycles >= otherCycles;
+}
+
+/// Builds the general pipeline that tile-stage-shared planned for `forOp`
+/// (tile.pipeline with `general`), as IR that the conversion then lowers:
+///
+///   thread 0: init full[s] (1 arrival + bytes), empty[s] (one per consumer
+///             warp), resident (1 + bytes); bar.sync
+///   warpgroup 0 (producer): TMA the tiles loaded before the loop into
+///             their place (resident), then for each iteration i: wait
+///             empty[i % S], TMA every tile the iteration loads into stage
+///             i % S, arrive full[i % S]; exit
+///   consumers: wait resident; the loop itself, which waits full[i % S] at
+///             its top, reads each staged operand as a tile.shared_tile of
+///             the stage, and releases the stage (arrive empty) at its end.
+///
+/// A view TMA cannot describe is copied by the producer's 128 threads with
+/// ordinary loads into the same swizzled layout.
+static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
+  auto plan = forOp->getAttrOfType<DictionaryAttr>(tile::kPipelineAttrName);
+  int64_t S = cast<IntegerAttr>(plan.get("stages")).getInt();
+  int64_t C = cast<IntegerAttr>(plan.get("consumers")).getInt();
+  int64_t residentBytes = cast<IntegerAttr>(plan.get("resident_bytes")).getInt();
+  int64_t stageBytes = cast<IntegerAttr>(plan.get("stage_bytes")).getInt();
+  MLIRContext *ctx = func.getContext();
+  Location loc = forOp.getLoc();
+  // A persistent kernel's mma loop sits in an outer loop (tile-stage-shared
+  // checked that its bounds do not change with it): the ring's iterations
+  // count on across the outer loop, g = outer index * trips + inner index.
+  auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
+  OpBuilder b(outer ? outer.getOperation() : forOp.getOperation());
+  Emit e{b, loc};
+
+  struct Staged {
+    Operand o;
+    bool resident;
+    SmallVector<Operation *> chain; // load, reshape, transpose
+  };
+  SmallVector<Staged> staged;
+  unsigned tmaCount = 0;
+  func.walk([&](tile::LoadOp load) {
+    if (load->hasAttr(tile::kSmemAttrName))
+      ++tmaCount;
+  });
+  Block &entry = func.getBody().front();
+  unsigned firstTma = entry.getNumArguments() - 2 * tmaCount;
+  func.walk([&](tile::LoadOp load) {
+    auto smem = load->getAttrOfType<DictionaryAttr>(tile::kSmemAttrName);
+    if (!smem)
+      return;
+    Staged st;
+    st.resident = bool(smem.get("resident"));
+    st.o.load = load;
+    st.o.view = load.getView().getDefiningOp<tile::MakeViewOp>();
+    int64_t t = cast<IntegerAttr>(smem.get("tma")).getInt();
+    st.o.tmap = entry.getArgument(firstTma + 2 * t);
+    st.o.tmapValid = entry.getArgument(firstTma + 2 * t + 1);
+    ArrayRef<int64_t> shape = load.getType().getShape();
+    st.o.rows = shape.end()[-2];
+    st.o.cols = shape.end()[-1];
+    st.o.elemBytes = load.getType().getElementType().getIntOrFloatBitWidth() / 8;
+    st.o.smemOffset = cast<IntegerAttr>(smem.get("offset")).getInt();
+    Operation *last = load;
+    st.chain.push_back(load);
+    while (last->hasOneUse() && isa<tile::ReshapeOp, tile::PermuteOp>(*last->getUsers().begin())) {
+      last = *last->getUsers().begin();
+      st.chain.push_back(last);
+    }
+    staged.push_back(st);
+  });
+
+  // Shared memory: resident tiles, the ring, then the mbarriers.
+  auto smemPtrTy = LLVM::LLVMPointerType::get(ctx, 3);
+  Value raw = LLVM::AddressOfOp::create(b, loc, smemPtrTy, sharedMemoryName(func.getName()));
+  Value rawAddr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), raw);
+  Value pad = e.band(e.sub(e.i64(1024), e.band(rawAddr, e.i64(1023))), e.i64(1023));
+  Value smem = e.gep(raw, pad);
+  int64_t ringOffset = residentBytes, barrierOffset = residentBytes + S * stageBytes;
+  auto barrierAt = [&](Value index) { // i64: full s, empty S + s, resident 2S
+    return e.gep(smem, e.add(e.i64(barrierOffset), e.mul(index, e.i64(8))));
+  };
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value wg = warpgroupIndex(e);
+  Value lane = e.remu(tid, e.i32(32));
+  bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
+  e.ifThen(e.eq(tid, e.i32(0)), [&] {
+    for (int64_t s = 0; s < S; ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(s)), e.i32(1), Value());
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(S + s)), e.i32(4 * C), Value());
+    }
+    if (anyResident)
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(1), Value());
+  });
+  NVVM::Barrier0Op::create(b, loc);
+
+  // The trip counts and, for the producer, the load origins of iteration i
+  // (the loop body's scalar code the staged loads' indices depend on,
+  // cloned with the induction variable of iteration i).
+  auto toI64 = [&](Value v) -> Value {
+    if (v.getType().isInteger(64))
+      return v;
+    return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
+  };
+  /// A loop's bounds in i64, its trip count in i32, and the conversions
+  /// between an iteration's index (i32) and its induction variable.
+  struct Counter {
+    scf::ForOp loop;
+    Value lb64, step64, trips32;
+  };
+  auto counterOf = [&](scf::ForOp loop) {
+    Counter c{loop, toI64(loop.getLowerBound()), toI64(loop.getStep()), Value()};
+    Value span = arith::SubIOp::create(b, loc, toI64(loop.getUpperBound()), c.lb64);
+    Value trips = arith::MaxSIOp::create(
+        b, loc, arith::CeilDivSIOp::create(b, loc, span, c.step64), e.i64(0));
+    c.trips32 = arith::TruncIOp::create(b, loc, b.getI32Type(), trips);
+    return c;
+  };
+  auto ivAt = [&](Counter c, Value index) -> Value {
+    Value iv = e.add(c.lb64, e.mul(e.zext64(index), c.step64));
+    Type ty = c.loop.getInductionVar().getType();
+    if (!ty.isInteger(64))
+      iv = arith::TruncIOp::create(b, loc, ty, iv);
+    return iv;
+  };
+  auto indexOf = [&](Counter c) -> Value {
+    Value iv = toI64(c.loop.getInductionVar());
+    return arith::TruncIOp::create(b, loc, b.getI32Type(),
+                                   arith::DivSIOp::create(b, loc, e.sub(iv, c.lb64), c.step64));
+  };
+  Counter innerCount = counterOf(forOp);
+  Value trips32 = innerCount.trips32;
+  Counter outerCount;
+  if (outer)
+    outerCount = counterOf(outer);
+  // The ops (of the mma loop's body, and of the outer loop's) that the
+  // positions of the staged loads are computed by.
+  SetVector<Operation *> slice;
+  for (Staged &st : staged) {
+    if (st.resident)
+      continue;
+    for (Value idx : st.o.load.getIndices()) {
+      SmallVector<Value> work{idx};
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        if (auto arg = dyn_cast<BlockArgument>(v)) {
+          bool carried = (arg.getOwner() == forOp.getBody() && arg != forOp.getInductionVar()) ||
+                         (outer && arg.getOwner() == outer.getBody() &&
+                          arg != outer.getInductionVar());
+          if (carried)
+            return st.o.load.emitError()
+                   << "the position of a tile loaded for an mma may depend on the loop "
+                      "variable but not on values the loop carries";
+          continue;
+        }
+        Operation *def = v.getDefiningOp();
+        bool inside = def->getBlock() == forOp.getBody() ||
+                      (outer && def->getBlock() == outer.getBody());
+        if (!inside || slice.contains(def))
+          continue;
+        if (def->getNumRegions() || !isMemoryEffectFree(def))
+          return st.o.load.emitError() << "the position of a tile loaded for an mma must be "
+                                          "computed from scalars";
+        slice.insert(def);
+        for (Value operand : def->getOperands())
+          work.push_back(operand);
+      }
+    }
+  }
+  // The outer loop's part of the positions, made once per outer iteration
+  // (at the top of the producer's outer loop): it may hold 64-bit
+  // divisions (a grouped tile order), too slow to redo per stage.
+  IRMapping outerMap;
+  auto cloneOuterSlice = [&](Value o) {
+    outerMap.map(outer.getInductionVar(), ivAt(outerCount, o));
+    for (Operation &op : outer.getBody()->without_terminator())
+      if (slice.contains(&op))
+        b.clone(op, outerMap);
+  };
+  auto originsAt = [&](Value o, Value i, Staged &st) {
+    SmallVector<Value> origins;
+    IRMapping map = outerMap;
+    if (!st.resident) {
+      map.map(forOp.getInductionVar(), ivAt(innerCount, i));
+      for (Operation &op : forOp.getBody()->without_terminator())
+        if (slice.contains(&op))
+          b.clone(op, map);
+    }
+    ArrayRef<int64_t> shape = st.o.load.getType().getShape();
+    for (auto [d, idx] : llvm::enumerate(st.o.load.getIndices()))
+      origins.push_back(e.mul(toI64(map.lookupOrDefault(idx)), e.i64(shape[d])));
+    return origins;
+  };
+  // Copies the tiles `which` of iteration i into `base` (+ their offsets)
+  // and arrives on `bar` when they are there.
+  auto copyInto = [&](Value o, Value i, Value base, Value bar, bool resident) {
+    SmallVector<SmallVector<Value>> origins;
+    SmallVector<Staged *> these;
+    for (Staged &st : staged)
+      if (st.resident == resident) {
+        these.push_back(&st);
+        origins.push_back(originsAt(o, i, st));
+      }
+    for (size_t k = 0; k < these.size(); ++k) {
+      Staged *sp = these[k];
+      e.ifThen(e.eq(sp->o.tmapValid, e.i32(0)), [&] {
+        copyByThreads(b, loc, sp->o, origins[k],
+                                       e.gep(base, e.i64(sp->o.smemOffset)), tid, 128);
+      });
+    }
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, e.i32(1), e.i32(128),
+                            NVVM::BarrierReductionAttr(), Value());
+    e.ifThen(e.eq(tid, e.i32(0)), [&] {
+      Value tx = e.i32(0);
+      for (Staged *st : these)
+        tx = e.add(tx, arith::SelectOp::create(b, loc, e.ne(st->o.tmapValid, e.i32(0)),
+                                               e.i32(st->o.bytes()), e.i32(0)));
+      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, tx, NVVM::MemScopeKindAttr(),
+                                             BoolAttr(), Value());
+      for (size_t k = 0; k < these.size(); ++k) {
+        Staged *sp = these[k];
+        e.ifThen(e.ne(sp->o.tmapValid, e.i32(0)), [&] {
+          issueTMA(b, loc, sp->o, origins[k],
+                                    e.gep(base, e.i64(sp->o.smemOffset)), bar);
+        });
+      }
+    });
+  };
+
+  // Registers: with two consumer warpgroups (384 threads, 168 registers
+  // each at launch) the producer gives most of its own to them
+  // (setmaxnreg: 40 for the producer, 232 for each consumer; 128 * (40 +
+  // 2 * 232) fits the 64K of an SM), as FlashAttention-3 does (24/240).
+  bool reallocate = C == 2;
+  auto setMaxRegisters = [&](int32_t count, bool increase) {
+    NVVM::SetMaxRegisterOp::create(
+        b, loc, b.getI32IntegerAttr(count),
+        NVVM::SetMaxRegisterActionAttr::get(ctx, increase ? NVVM::SetMaxRegisterAction::increase
+                                                          : NVVM::SetMaxRegisterAction::decrease));
+  };
+  // ---- producer: warpgroup 0 ---------------------------------------------
+  e.ifThen(e.eq(wg, e.i32(0)), [&] {
+    if (reallocate)
+      setMaxRegisters(72, false);
+    if (anyResident)
+      copyInto(Value(), Value(), smem, barrierAt(e.i64(2 * S)), /*resident=*/true);
+    Block *exitBlock = b.getInsertionBlock();
+    Block::iterator exitPoint = b.getInsertionPoint();
+    Value o = e.i32(0);
+    scf::ForOp loopO;
+    if (outer) {
+      loopO = scf::ForOp::create(b, loc, e.i32(0), outerCount.trips32, e.i32(1));
+      b.setInsertionPointToStart(loopO.getBody());
+      o = loopO.getInductionVar();
+      cloneOuterSlice(o);
+    }
+    auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1));
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value i = loop.getInductionVar();
+      Value gi = e.add(e.mul(o, trips32), i); // the ring's iteration
+      Value s64 = e.zext64(e.remu(gi, e.i32(S)));
+      Value parity = e.bxor(e.band(e.divu(gi, e.i32(S)), e.i32(1)), e.i32(1));
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(S), s64)), parity,
+                                            e.i32(10000000));
+      Value stage = e.gep(smem, e.add(e.i64(ringOffset), e.mul(s64, e.i64(stageBytes))));
+      copyInto(o, i, stage, barrierAt(s64), /*resident=*/false);
+    }
+    b.setInsertionPoint(exitBlock, exitPoint);
+    LLVM::CallIntrinsicOp::create(b, loc, b.getStringAttr("llvm.nvvm.exit"), ValueRange{});
+  });
+
+  // ---- consumers -------------------------------------------------------------
+  if (reallocate)
+    setMaxRegisters(216, true);
+  // The loaded (possibly reshaped) tile, or for a transpose the same bytes
+  // read transposed, where the copy put it; the chain goes once everything
+  // is built (the builder may point at one of its ops).
+  auto replaceChain = [&](Staged &st, Value ptr) {
+    Operation *last = st.chain.back();
+    auto ty = cast<RankedTensorType>(last->getResult(0).getType());
+    Value tileV = tile::SharedTileOp::create(b, loc, ty, ptr);
+    last->getResult(0).replaceAllUsesWith(tileV);
+  };
+  if (anyResident) {
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(0),
+                                          e.i32(10000000));
+    for (Staged &st : staged)
+      if (st.resident)
+        replaceChain(st, e.gep(smem, e.i64(st.o.smemOffset)));
+  }
+  // Whether every mma of the loop only accumulates into what the loop
+  // carries (the matmul): then WgmmaLowering keeps one group in flight.
+  SmallVector<tile::MmaOp> loopMmas(forOp.getBody()->getOps<tile::MmaOp>());
+  bool deferred = !loopMmas.empty() && llvm::all_of(loopMmas, [&](tile::MmaOp mma) {
+    auto arg = dyn_cast<BlockArgument>(mma.getAcc());
+    return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
+           arg.getOwner() == forOp.getBody();
+  });
+  if (deferred)
+    for (tile::MmaOp mma : loopMmas)
+      mma->setAttr(kWgmmaPendingAttrName, UnitAttr::get(ctx));
+  // Two consumer warpgroups with several dependent mmas per iteration
+  // (attention: S = QK^T, softmax, O += PV) take turns at the tensor cores,
+  // so that one's softmax runs while the other's wgmmas do: a turn runs
+  // from the last mma of an iteration to the first of the next (PV(j) and
+  // QK^T(j + 1), issued back to back). Warpgroup 1 takes the first turn
+  // (warpgroup 2 arrives on its barrier before the loop) and closes its last
+  // after the loop, so every arrival meets a wait.
+  if (C == 2 && !deferred && loopMmas.size() >= 2 && pingPongPays(forOp)) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(forOp);
+    Value own = e.sub(wg, e.i32(1)); // 0 or 1
+    e.ifThen(e.eq(own, e.i32(1)), [&] { pingPongArrive(e, wg); });
+    pingPongSync(e, wg);
+    loopMmas.front()->setAttr(kPingPongAttrName, b.getI32IntegerAttr(kPingPongArrive));
+    loopMmas.back()->setAttr(kPingPongAttrName, b.getI32IntegerAttr(kPingPongSync));
+    b.setInsertionPointAfter(forOp);
+    e.ifThen(e.eq(own, e.i32(0)), [&] { pingPongArrive(e, wg); });
+  }
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value i = indexOf(innerCount);
+    Value inner = i;
+    if (outer)
+      i = e.add(e.mul(indexOf(outerCount), trips32), i);
+    Value s64 = e.zext64(e.remu(i, e.i32(S)));
+    Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
+    Value stage = e.gep(smem, e.add(e.i64(ringOffset), e.mul(s64, e.i64(stageBytes))));
+    for (Staged &st : staged)
+      if (!st.resident)
+        replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
+    // Every mma of the iteration has completed (WgmmaLowering waits for
+    // each): one arrival per consumer warp releases the stage. When every
+    // mma only accumulates (acc = mma(.., acc), the matmul), each keeps its
+    // group in flight and the stage of the iteration before is released.
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    if (!deferred) {
+      e.ifThen(e.eq(lane, e.i32(0)), [&] {
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), s64)), Value());
+      });
+    } else {
+      e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), e.eq(lane, e.i32(0))), [&] {
+        Value prev = e.zext64(e.remu(e.sub(i, e.i32(1)), e.i32(S)));
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), prev)), Value());
+      });
+      // After the loop: the last group, then the last iteration's stage.
+      b.setInsertionPointAfter(forOp);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+      Value last = e.sub(trips32, e.i32(1));
+      if (outer)
+        last = e.add(e.mul(indexOf(outerCount), trips32), last);
+      Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
+      e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))), [&] {
+        Value s = e.zext64(e.remu(last, e.i32(S)));
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), s)), Value());
+      });
+    }
+  }
+  for (Staged &st : staged)
+    for (Operation *op : llvm::reverse(st.chain))
+      op->erase();
+  forOp->removeAttr(tile::kPipelineAttrName);
+  return success();
+}
+
+LogicalResult tilec::lowerGeneralPipelines(func::FuncOp func) {
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp f) {
+    if (auto plan = f->getAttrOfType<DictionaryAttr>(tile::kPipelineAttrName);
+        plan && plan.get("general"))
+      loops.push_back(f);
+  });
+  for (scf::ForOp f : loops)
+    if (failed(lowerGeneralPipeline(func, f)))
+      return failure();
+  return success();
+}
+
+void tilec::mma::populateGeneralPipelinePatterns(const TypeConverter &converter,
+                                                 ThreadLayout layout,
+                                                 RewritePatternSet &patterns) {
+  patterns.add<WgmmaLowering>(converter, patterns.getContext(), layout);
+  patterns.add<ForwardOperandLowering<tile::SharedTileOp>>(converter, patterns.getContext());
+}

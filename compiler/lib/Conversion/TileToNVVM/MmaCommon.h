@@ -1,0 +1,156 @@
+//===- MmaCommon.h - shared by the two mma lowerings -----------*- C++ -*-===//
+//
+// What MmaToNVVM.cpp (the matmul pipeline: one mma loop, producer and
+// consumers built by one pattern) and GeneralPipelineToNVVM.cpp (the general
+// pipeline: any mma loop, built as IR before the patterns, and WgmmaLowering)
+// share: small builders, the wgmma descriptor and accumulator structs, the
+// staged operand and its copies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_CONVERSION_TILETONVVM_MMACOMMON_H
+#define TILEC_CONVERSION_TILETONVVM_MMACOMMON_H
+
+#include "PatternsNVVM.h"
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <string>
+
+namespace tilec::mma {
+using namespace mlir;
+
+/// Small builders over one OpBuilder and location.
+struct Emit {
+  OpBuilder &b;
+  Location loc;
+  Value i32(int64_t v) { return constI32(b, loc, int32_t(v)); }
+  Value i64(int64_t v) { return constI64(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value band(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value bxor(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+  Value shl(Value x, Value y) { return arith::ShLIOp::create(b, loc, x, y); }
+  Value shr(Value x, Value y) { return arith::ShRUIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) { return arith::CmpIOp::create(b, loc, p, x, y); }
+  Value eq(Value x, Value y) { return cmp(arith::CmpIPredicate::eq, x, y); }
+  Value ne(Value x, Value y) { return cmp(arith::CmpIPredicate::ne, x, y); }
+  Value ult(Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); }
+  Value zext64(Value x) { return arith::ExtUIOp::create(b, loc, b.getI64Type(), x); }
+  Value gep(Value p, Value byteOffset) {
+    return LLVM::GEPOp::create(b, loc, p.getType(), b.getI8Type(), p, ValueRange{byteOffset});
+  }
+  void ifThen(Value cond, llvm::function_ref<void()> body) { tilec::ifThen(b, loc, cond, body); }
+};
+
+/// The elements of a vector value, and a vector of `like`'s type made of
+/// `elements`: the accumulator is a vector between loop iterations and
+/// scalars inside them.
+inline SmallVector<Value> unpackVector(OpBuilder &b, Location loc, Value v) {
+  SmallVector<Value> out;
+  for (int64_t x = 0; x < cast<VectorType>(v.getType()).getNumElements(); ++x)
+    out.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{x}));
+  return out;
+}
+inline Value packVector(OpBuilder &b, Location loc, Value like, ArrayRef<Value> elements) {
+  Value out = like;
+  for (auto [x, v] : llvm::enumerate(elements))
+    out = vector::InsertOp::create(b, loc, v, out, ArrayRef<int64_t>{int64_t(x)});
+  return out;
+}
+
+/// The wgmma shared-memory matrix descriptor of an operand at shared-window
+/// address `addr` (i64) in the 128-byte swizzled layout: leading and stride
+/// byte offsets `lbo`, `sbo` (see the file comment).
+inline Value wgmmaDescriptor(Emit &e, Value addr, int64_t lbo, int64_t sbo) {
+  Value d = e.shr(e.band(addr, e.i64(0x3FFFF)), e.i64(4));
+  uint64_t hi = (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) | (1ull << 62);
+  return e.bor(d, e.i64(int64_t(hi)));
+}
+
+/// The struct of `fields` f32 that a wgmma reads and writes as its
+/// accumulator: a named type (`tile.wgmma.f32xN`), so that the LLVM IR
+/// spells it once instead of in every one of the thousand extractvalues
+/// and insertvalues around the wgmmas (90% of a matmul's IR text).
+inline LLVM::LLVMStructType wgmmaAccType(MLIRContext *ctx, int64_t fields) {
+  auto ty = LLVM::LLVMStructType::getIdentified(ctx, "tile.wgmma.f32x" + std::to_string(fields));
+  if (!ty.isInitialized())
+    (void)ty.setBody(SmallVector<Type>(fields, Float32Type::get(ctx)), /*isPacked=*/false);
+  return ty;
+}
+
+/// The accumulator vector (slots mb * fields + f) as one wgmma struct of
+/// `fields` f32 per 64-row block; with `undefined`, structs of undefined
+/// values (a first wgmma that does not read its accumulator).
+inline SmallVector<Value> toWgmmaStructs(OpBuilder &b, Location loc, Value vec,
+                                         int64_t mBlocks, int64_t fields, bool undefined = false) {
+  auto structTy = wgmmaAccType(b.getContext(), fields);
+  SmallVector<Value> accs;
+  for (int64_t mb = 0; mb < mBlocks; ++mb) {
+    Value st = LLVM::UndefOp::create(b, loc, structTy);
+    if (!undefined)
+      for (int64_t f = 0; f < fields; ++f) {
+        Value x = vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{mb * fields + f});
+        st = LLVM::InsertValueOp::create(b, loc, st, x, ArrayRef<int64_t>{f});
+      }
+    accs.push_back(st);
+  }
+  return accs;
+}
+/// The inverse of toWgmmaStructs: a vector of type `ty`.
+inline Value fromWgmmaStructs(OpBuilder &b, Location loc, ValueRange accs, VectorType ty,
+                              int64_t fields) {
+  Value result = arith::ConstantOp::create(
+      b, loc, ty, DenseElementsAttr::get(ty, b.getF32FloatAttr(0)));
+  for (auto [mb, acc] : llvm::enumerate(accs))
+    for (int64_t f = 0; f < fields; ++f) {
+      Value x = LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{f});
+      result = vector::InsertOp::create(b, loc, x, result,
+                                        ArrayRef<int64_t>{int64_t(mb) * fields + f});
+    }
+  return result;
+}
+
+/// What one staged operand needs.
+struct Operand {
+  tile::LoadOp load;
+  tile::MakeViewOp view;
+  Value tmap, tmapValid; // kernel parameters
+  int64_t rows = 0, cols = 0;
+  int64_t smemOffset = 0; // within a stage
+  int64_t elemBytes = 2;
+  /// Elements per 128-byte row of a swizzled box (a TMA box's width).
+  int64_t boxCols() const { return 128 / elemBytes; }
+  /// Whole boxes: a tile whose width is not a multiple of the box width
+  /// (BN = 96) is staged in one more box, whose last columns are loaded
+  /// (TMA copies whole boxes) but never read.
+  int64_t boxes() const { return (cols + boxCols() - 1) / boxCols(); }
+  int64_t bytes() const { return tile::stagedTileBytes(rows, cols, elemBytes); }
+};
+
+/// The warpgroup of this thread (0: the producer), uniform in each warp.
+Value warpgroupIndex(Emit &e);
+/// The staged operand's TMA copy of the tile at `origins` into `dst`,
+/// completing on mbarrier `bar` (thread 0 issues it).
+void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,
+              Value bar);
+/// The same tile copied by `threads` threads (from `tid`) with ordinary
+/// loads into the swizzled layout TMA would give (a view TMA cannot take).
+void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,
+                   Value tid, int64_t threads);
+/// WgmmaLowering and the shared-tile forwarding of the general pipeline.
+void populateGeneralPipelinePatterns(const TypeConverter &converter, ThreadLayout layout,
+                                     RewritePatternSet &patterns);
+
+} // namespace tilec::mma
+
+#endif // TILEC_CONVERSION_TILETONVVM_MMACOMMON_H
