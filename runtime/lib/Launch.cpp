@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 namespace tilec {
@@ -393,6 +394,13 @@ struct GridEvaluator {
       return false;
     bool overflow = false;
     switch (e.kind) {
+    case Kind::Lt: out = a < b; return true;
+    case Kind::Le: out = a <= b; return true;
+    case Kind::Gt: out = a > b; return true;
+    case Kind::Ge: out = a >= b; return true;
+    case Kind::Eq: out = a == b; return true;
+    case Kind::Ne: out = a != b; return true;
+    case Kind::And: out = a != 0 && b != 0; return true;
     case Kind::Add: overflow = __builtin_add_overflow(a, b, &out); break;
     case Kind::Sub: overflow = __builtin_sub_overflow(a, b, &out); break;
     case Kind::Mul: overflow = __builtin_mul_overflow(a, b, &out); break;
@@ -414,6 +422,31 @@ struct GridEvaluator {
 };
 } // namespace
 
+/// ": x.shape[1] = 3000" for the shapes, strides and scalars a failed
+/// requirement reads (each once, in order).
+static std::string requirementValues(const GridExpr &cond, GridEvaluator &ev) {
+  std::vector<const GridExpr *> leaves;
+  std::function<void(const GridExpr &)> collect = [&](const GridExpr &e) {
+    using Kind = GridExpr::Kind;
+    if (e.kind == Kind::Shape || e.kind == Kind::Stride || e.kind == Kind::Scalar) {
+      for (const GridExpr *l : leaves)
+        if (l->kind == e.kind && l->param == e.param && l->dim == e.dim)
+          return;
+      leaves.push_back(&e);
+    }
+    for (const GridExpr &o : e.operands)
+      collect(o);
+  };
+  collect(cond);
+  std::string out;
+  for (const GridExpr *l : leaves) {
+    int64_t v;
+    if (ev.eval(*l, v))
+      out += (out.empty() ? ": " : ", ") + l->str(ev.sig.params) + " = " + std::to_string(v);
+  }
+  return out;
+}
+
 /// evaluateGrid for arguments that checkArguments accepted.
 static std::array<uint32_t, 3> gridOf(const KernelSignature &sig,
                                       const std::vector<ArgValue> &args,
@@ -421,6 +454,17 @@ static std::array<uint32_t, 3> gridOf(const KernelSignature &sig,
   if (sig.grid.size() > 3)
     fail("kernel '" + sig.name + "': the grid has " +
          std::to_string(sig.grid.size()) + " dimensions; at most 3 allowed");
+  for (const Requirement &r : sig.requirements) {
+    GridEvaluator evaluator{sig, args, limits, {}};
+    int64_t holds;
+    if (!evaluator.eval(r.cond, holds))
+      fail("kernel '" + sig.name + "': @require(" + r.cond.str(sig.params) +
+           "): " + evaluator.error);
+    if (!holds)
+      fail("kernel '" + sig.name + "': " + r.message + " (@require(" +
+           r.cond.str(sig.params) + ") does not hold" + requirementValues(r.cond, evaluator) +
+           ")");
+  }
   static const int64_t maxDim[3] = {INT32_MAX, 65535, 65535};
   std::array<uint32_t, 3> grid = {1, 1, 1};
   for (size_t i = 0; i < sig.grid.size(); ++i) {

@@ -61,6 +61,15 @@ bool isUnsignedIntType(ScalarType t) {
 /// Binding strength of the infix operators; calls and leaves bind tightest.
 static int precedence(GridExpr::Kind kind) {
   switch (kind) {
+  case GridExpr::Kind::And:
+    return -1;
+  case GridExpr::Kind::Lt:
+  case GridExpr::Kind::Le:
+  case GridExpr::Kind::Gt:
+  case GridExpr::Kind::Ge:
+  case GridExpr::Kind::Eq:
+  case GridExpr::Kind::Ne:
+    return 0;
   case GridExpr::Kind::Add:
   case GridExpr::Kind::Sub:
     return 1;
@@ -112,7 +121,14 @@ std::string GridExpr::str(const std::vector<ParamInfo> &params) const {
                    : kind == Kind::Sub ? " - "
                    : kind == Kind::Mul ? " * "
                    : kind == Kind::Div ? " / "
-                                       : " % ";
+                   : kind == Kind::Rem ? " % "
+                   : kind == Kind::Lt  ? " < "
+                   : kind == Kind::Le  ? " <= "
+                   : kind == Kind::Gt  ? " > "
+                   : kind == Kind::Ge  ? " >= "
+                   : kind == Kind::Eq  ? " == "
+                   : kind == Kind::Ne  ? " != "
+                                       : " && ";
   if (operands.size() != 2)
     return std::string("<malformed") + op + "with " +
            std::to_string(operands.size()) + " operands>";

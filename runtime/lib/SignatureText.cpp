@@ -11,6 +11,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <algorithm>
 #include <sstream>
 
 namespace tilec {
@@ -31,6 +32,13 @@ static const char *kindName(GridExpr::Kind k) {
   case GridExpr::Kind::Max: return "max";
   case GridExpr::Kind::NumSMs: return "sms";
   case GridExpr::Kind::ResidentPrograms: return "resident";
+  case GridExpr::Kind::Lt: return "lt";
+  case GridExpr::Kind::Le: return "le";
+  case GridExpr::Kind::Gt: return "gt";
+  case GridExpr::Kind::Ge: return "ge";
+  case GridExpr::Kind::Eq: return "eq";
+  case GridExpr::Kind::Ne: return "ne";
+  case GridExpr::Kind::And: return "and";
   }
   return "?";
 }
@@ -74,6 +82,13 @@ std::string serializeSignatures(const std::vector<KernelSignature> &sigs) {
     }
     for (const TmaOperand &t : s.tma)
       os << "tma " << t.param << " " << t.boxCols << " " << t.boxRows << "\n";
+    for (const Requirement &r : s.requirements) {
+      os << "require ";
+      writeExpr(os, r.cond);
+      std::string message = r.message;
+      std::replace(message.begin(), message.end(), '\n', ' ');
+      os << " " << message << "\n";
+    }
     os << "end\n";
   }
   return os.str();
@@ -95,7 +110,11 @@ public:
         {"mul", GridExpr::Kind::Mul},     {"div", GridExpr::Kind::Div},
         {"rem", GridExpr::Kind::Rem},     {"cdiv", GridExpr::Kind::CDiv},
         {"min", GridExpr::Kind::Min},     {"max", GridExpr::Kind::Max},
-        {"sms", GridExpr::Kind::NumSMs},  {"resident", GridExpr::Kind::ResidentPrograms}};
+        {"sms", GridExpr::Kind::NumSMs},  {"resident", GridExpr::Kind::ResidentPrograms},
+        {"lt", GridExpr::Kind::Lt},       {"le", GridExpr::Kind::Le},
+        {"gt", GridExpr::Kind::Gt},       {"ge", GridExpr::Kind::Ge},
+        {"eq", GridExpr::Kind::Eq},       {"ne", GridExpr::Kind::Ne},
+        {"and", GridExpr::Kind::And}};
     bool found = false;
     for (auto &[name, k] : kinds)
       if (kind == name) {
@@ -136,6 +155,11 @@ public:
   bool atEnd() {
     skip();
     return pos == text.size();
+  }
+  /// The text after the expression (its leading space skipped).
+  std::string_view rest() {
+    skip();
+    return text.substr(pos);
   }
 
 private:
@@ -232,6 +256,13 @@ parseSignatures(std::string_view text) {
           t.boxCols > 256 || t.boxRows == 0 || t.boxRows > 256)
         return std::nullopt;
       cur->tma.push_back(t);
+    } else if (tag == "require" && cur) {
+      ExprParser ep(std::string_view(line).substr(8));
+      Requirement r;
+      if (line.size() < 8 || !ep.parse(r.cond))
+        return std::nullopt;
+      r.message = std::string(ep.rest());
+      cur->requirements.push_back(std::move(r));
     } else if (tag == "end" && cur) {
       if (cur->grid.empty() || cur->grid.size() > 3)
         return std::nullopt;

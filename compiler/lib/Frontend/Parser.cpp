@@ -96,6 +96,8 @@ private:
   bool parseAttribute(std::vector<TuneParam> &tune, std::vector<LaunchParam> &launch,
                       std::string &name);
   bool parseTune(std::vector<TuneParam> &tune);
+  bool parseRequire();
+  std::vector<RequireDecl> pendingRequires; ///< @require(...)s of the next kernel
   bool parseLaunch(std::vector<LaunchParam> &launch);
   bool parseConstParam(ConstParam &cp);
   std::unique_ptr<TypeExpr> parseType();
@@ -182,6 +184,8 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
         return nullptr;
       k->tune = std::move(tune);
       k->launch = std::move(launch);
+      k->requires_ = std::move(pendingRequires);
+      pendingRequires.clear();
       module->kernels.push_back(std::move(k));
       continue;
     }
@@ -208,12 +212,34 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
 bool Parser::parseAttribute(std::vector<TuneParam> &tune,
                             std::vector<LaunchParam> &launch, std::string &name) {
   advance(); // '@'
-  if (!is(Tok::Ident) || (tok.text != "tune" && tok.text != "launch"))
+  if (!is(Tok::Ident) || (tok.text != "tune" && tok.text != "launch" && tok.text != "require"))
     return fail("unknown attribute " + describe() +
-                "; the attributes are @tune(...) and @launch(...)");
+                "; the attributes are @tune(...), @launch(...) and @require(...)");
   name = tok.text.str();
   advance();
+  if (name == "require")
+    return parseRequire();
   return name == "tune" ? parseTune(tune) : parseLaunch(launch);
+}
+
+bool Parser::parseRequire() {
+  if (!expect(Tok::LParen, "after '@require'"))
+    return false;
+  RequireDecl r;
+  r.loc = tok.loc;
+  r.cond = parseExpr();
+  if (!r.cond)
+    return false;
+  if (!expect(Tok::Comma, "after the condition (write @require(x.shape[1] <= BN, \"why\"))"))
+    return false;
+  if (!is(Tok::String))
+    return fail("expected the message of @require(...), a string, found " + describe());
+  ExprPtr msg = parseExpr();
+  if (!msg)
+    return false;
+  r.message = msg->name;
+  pendingRequires.push_back(std::move(r));
+  return expect(Tok::RParen, "to close @require(...)");
 }
 
 bool Parser::parseLaunch(std::vector<LaunchParam> &launch) {

@@ -725,6 +725,8 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   }
   if (inst.signature.grid.empty())
     inst.signature.grid.push_back(GridExpr::constant(1));
+  if (!checkRequires())
+    return false;
   for (auto &s : kernel.body)
     if (!checkStmt(*s))
       return false;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace tilec;
 using namespace tilec::sema;
@@ -203,8 +204,20 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
     case Expr::Op::Mul: k = GridExpr::Kind::Mul; break;
     case Expr::Op::Div: k = GridExpr::Kind::Div; break;
     case Expr::Op::Rem: k = GridExpr::Kind::Rem; break;
-    default: return error(e.loc, "grid sizes are integers; comparisons are not allowed here");
+    case Expr::Op::Lt: k = GridExpr::Kind::Lt; break;
+    case Expr::Op::Le: k = GridExpr::Kind::Le; break;
+    case Expr::Op::Gt: k = GridExpr::Kind::Gt; break;
+    case Expr::Op::Ge: k = GridExpr::Kind::Ge; break;
+    case Expr::Op::Eq: k = GridExpr::Kind::Eq; break;
+    case Expr::Op::Ne: k = GridExpr::Kind::Ne; break;
+    case Expr::Op::And: k = GridExpr::Kind::And; break;
+    default:
+      return error(e.loc, inRequire ? "a @require condition uses + - * / %, comparisons and "
+                                      "&&; this operator is not allowed here"
+                                    : "grid sizes are integers; comparisons are not allowed here");
     }
+    if (!inRequire && k >= GridExpr::Kind::Lt)
+      return error(e.loc, "grid sizes are integers; comparisons are not allowed here");
     if ((k == GridExpr::Kind::Div || k == GridExpr::Kind::Rem) && e.args[1]->constInt &&
         *e.args[1]->constInt == 0)
       return error(e.loc, "division by zero in the grid: it would fail at every launch");
@@ -237,4 +250,73 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
   return error(e.loc, "the grid can only use integer parameters, tensor shapes "
                       "and strides, constants, + - * / %, cdiv, min, max, "
                       "num_sms() and resident_programs()");
+}
+
+/// The value of a grid expression made of constants only (nullopt when it
+/// reads an argument or a device property, or divides by zero).
+static std::optional<int64_t> constantValue(const GridExpr &e) {
+  using Kind = GridExpr::Kind;
+  if (e.kind == Kind::Const)
+    return e.value;
+  if (e.operands.size() != 2)
+    return std::nullopt;
+  std::optional<int64_t> a = constantValue(e.operands[0]), b = constantValue(e.operands[1]);
+  if (!a || !b)
+    return std::nullopt;
+  switch (e.kind) {
+  case Kind::Add: return *a + *b;
+  case Kind::Sub: return *a - *b;
+  case Kind::Mul: return *a * *b;
+  case Kind::Div: return *b ? std::optional<int64_t>(*a / *b) : std::nullopt;
+  case Kind::Rem: return *b ? std::optional<int64_t>(*a % *b) : std::nullopt;
+  case Kind::CDiv: return *b ? std::optional<int64_t>((*a + *b - 1) / *b) : std::nullopt;
+  case Kind::Min: return std::min(*a, *b);
+  case Kind::Max: return std::max(*a, *b);
+  case Kind::Lt: return *a < *b;
+  case Kind::Le: return *a <= *b;
+  case Kind::Gt: return *a > *b;
+  case Kind::Ge: return *a >= *b;
+  case Kind::Eq: return *a == *b;
+  case Kind::Ne: return *a != *b;
+  case Kind::And: return *a && *b;
+  default: return std::nullopt;
+  }
+}
+
+/// `@require(cond, "message")`: cond is checked like a grid expression
+/// (integer parameters, shapes, strides, compile-time parameters) with
+/// comparisons and && allowed; one that folds to a constant is decided now
+/// (false: a compile error with the message), the others at every launch.
+bool Checker::checkRequires() {
+  for (RequireDecl &r : kernel.requires_) {
+    inGrid = inRequire = true;
+    bool ok = check(*r.cond);
+    inGrid = inRequire = false;
+    if (!ok)
+      return false;
+    if (!r.cond->type.isScalar() || isFloatType(r.cond->type.elem))
+      return error(r.cond->loc, "a @require condition must be a comparison or an integer, got " +
+                                    r.cond->type.str());
+    if (r.cond->constInt) {
+      if (*r.cond->constInt == 0)
+        return error(r.loc, "@require(...) does not hold for these compile-time parameters: " +
+                                r.message);
+      continue;
+    }
+    Requirement req;
+    inRequire = true;
+    ok = toGridExpr(*r.cond, req.cond);
+    inRequire = false;
+    if (!ok)
+      return false;
+    if (std::optional<int64_t> v = constantValue(req.cond)) {
+      if (*v == 0)
+        return error(r.loc, "@require(...) does not hold for these compile-time parameters: " +
+                                r.message);
+      continue;
+    }
+    req.message = r.message;
+    inst.signature.requirements.push_back(std::move(req));
+  }
+  return true;
 }

@@ -168,9 +168,19 @@ struct LaunchParam {
   ExprPtr value;
 };
 
+/// `@require(cond, "message")`: a condition on the launch arguments (an
+/// expression over integer parameters, shapes, strides and compile-time
+/// parameters) checked before every launch.
+struct RequireDecl {
+  llvm::SMLoc loc;
+  ExprPtr cond;
+  std::string message;
+};
+
 struct KernelDecl {
   std::string name;
   llvm::SMLoc loc;
+  std::vector<RequireDecl> requires_; ///< `@require(...)` before the kernel
   std::vector<TuneParam> tune; ///< `@tune(...)` before the kernel
   std::vector<LaunchParam> launch; ///< `@launch(...)` before the kernel
   std::vector<ConstParam> constParams;

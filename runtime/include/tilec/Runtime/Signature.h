@@ -62,7 +62,9 @@ struct GridExpr {
     Stride, ///< `params[param].stride[dim]`
     Add, Sub, Mul, Div, Rem, CDiv, Min, Max,
     NumSMs,          ///< `num_sms()`: the device's multiprocessors
-    ResidentPrograms ///< `resident_programs()`: SMs x blocks of this kernel per SM
+    ResidentPrograms, ///< `resident_programs()`: SMs x blocks of this kernel per SM
+    /// Comparisons and `&&`, 1 or 0: the conditions of `@require(...)`.
+    Lt, Le, Gt, Ge, Eq, Ne, And
   };
   Kind kind = Kind::Const;
   int64_t value = 0;
@@ -77,6 +79,15 @@ struct GridExpr {
   }
   /// Human-readable form, e.g. "cdiv(x.shape[0], 1024)".
   std::string str(const std::vector<ParamInfo> &params) const;
+};
+
+/// `@require(cond, "message")`: a condition on the launch arguments that the
+/// runtime (and the interpreter) checks before every launch; a launch where
+/// it does not hold is an error naming the kernel, the condition with the
+/// values it saw, and the message.
+struct Requirement {
+  GridExpr cond;
+  std::string message;
 };
 
 /// A TMA descriptor the runtime builds at launch for a 2-D tensor parameter
@@ -100,6 +111,7 @@ struct KernelSignature {
   /// every tuned parameter was fixed with -D).
   std::vector<std::pair<std::string, std::vector<int64_t>>> tuneSpace;
   std::vector<TmaOperand> tma;
+  std::vector<Requirement> requirements;
 };
 
 /// A stable text form of signatures, used by the compile cache and by
@@ -110,6 +122,7 @@ struct KernelSignature {
 ///   grid (cdiv (shape 1 0) 1024)
 ///   tune BLOCK 512 1024 2048
 ///   tma 0 64 128
+///   require (le (shape 1 1) (const 1024)) the message, to the end of the line
 ///   end
 std::string serializeSignatures(const std::vector<KernelSignature> &sigs);
 /// Parses serializeSignatures' output; nullopt when `text` is malformed.
