@@ -307,28 +307,3 @@ CompileCache::Stats CompileCache::stats() const {
   return counters;
 }
 
-std::shared_ptr<const CompileResult>
-tilec::compileCached(std::string_view source, const CompileOptions &options,
-                     CompileCache &cache) {
-  bool cacheable = options.emit == EmitKind::PTX;
-  std::string key;
-  // TILEC_CACHE_TRACE=1: one line per lookup on stderr (tests, debugging).
-  static const bool trace = [] {
-    const char *t = std::getenv("TILEC_CACHE_TRACE");
-    return t && *t && std::string_view(t) != "0";
-  }();
-  if (cacheable) {
-    key = cacheKey(source, options);
-    if (auto hit = cache.lookup(key)) {
-      if (trace)
-        llvm::errs() << "tilec: cache hit " << key << "\n";
-      return hit;
-    }
-    if (trace)
-      llvm::errs() << "tilec: cache miss " << key << "\n";
-  }
-  auto result = std::make_shared<CompileResult>(compile(source, options));
-  if (cacheable && result->ok)
-    cache.store(key, result);
-  return result;
-}

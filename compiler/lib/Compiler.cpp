@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Compiler.h"
+#include "tilec/Cache.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 #include "tilec/Frontend/MLIRGen.h"
@@ -25,7 +28,6 @@
 
 using namespace tilec;
 
-const char *tilec::compilerVersion() { return "tilec 0.1.0 (LLVM 22)"; }
 
 static CompileResult compileOnThisStack(std::string_view source,
                                         const CompileOptions &options);
@@ -188,4 +190,32 @@ static CompileResult compileOnThisStack(std::string_view source,
   }
   result.output = options.emit == EmitKind::LLVM ? llvmIR : result.ptx;
   return finish();
+}
+
+// The driver compiles through the cache; the cache itself only stores and
+// finds results (it does not call the compiler).
+std::shared_ptr<const CompileResult>
+tilec::compileCached(std::string_view source, const CompileOptions &options,
+                     CompileCache &cache) {
+  bool cacheable = options.emit == EmitKind::PTX;
+  std::string key;
+  // TILEC_CACHE_TRACE=1: one line per lookup on stderr (tests, debugging).
+  static const bool trace = [] {
+    const char *t = std::getenv("TILEC_CACHE_TRACE");
+    return t && *t && std::string_view(t) != "0";
+  }();
+  if (cacheable) {
+    key = cacheKey(source, options);
+    if (auto hit = cache.lookup(key)) {
+      if (trace)
+        llvm::errs() << "tilec: cache hit " << key << "\n";
+      return hit;
+    }
+    if (trace)
+      llvm::errs() << "tilec: cache miss " << key << "\n";
+  }
+  auto result = std::make_shared<CompileResult>(compile(source, options));
+  if (cacheable && result->ok)
+    cache.store(key, result);
+  return result;
 }

@@ -14,6 +14,10 @@
 
 using namespace tilec;
 
+// The version lives in the lowest layer that reports it (the generated
+// headers' banner); the driver's cache keys use it too.
+const char *tilec::compilerVersion() { return "tilec 0.1.0 (LLVM 22)"; }
+
 /// The C++ parameter type of a scalar kernel parameter.
 static const char *cppType(ScalarType t) {
   switch (t) {
