@@ -157,3 +157,43 @@ def test_the_interpreter_check_reports_a_difference():
     with pytest.raises(AssertionError, match=r"parameter 'y' differs from the interpreter: at "
                                              r"\(7,\) GPU 15.0 vs interpreter 14.0"):
         tilec.testing.assert_close_to_interpreter(Drifting(lib.saxpy), 2.0, x, y)
+
+
+def test_prelude_functions():
+    src = """kernel act(x: tensor<f32, 1>, g: tensor<f32, 1>, t: tensor<f32, 1>, s: tensor<f32, 1>,
+            p: tensor<f32, 1>, l: tensor<f32, 1>, r: tensor<f32, 1>) grid(1) {
+    let v = load(x, [0], [256]);
+    store(g, [0], gelu(v));
+    store(t, [0], gelu_tanh(v));
+    store(s, [0], silu(v));
+    store(p, [0], softplus(v));
+    store(l, [0], logsumexp(v) + zeros<f32>([1]));
+    store(r, [0], logsumexp_rows(reshape(v, [4, 64])));
+}
+"""
+    k = tilec.compile(src, file_name="prelude.tile").act
+    x = np.linspace(-30, 30, 256).astype(np.float32)
+    outs = [np.zeros(256, np.float32) for _ in range(4)] + [np.zeros(1, np.float32),
+                                                            np.zeros(4, np.float32)]
+    k(x, *outs)
+    xd = x.astype(np.float64)
+    from math import erf
+    want_gelu = 0.5 * xd * (1 + np.array([erf(v / np.sqrt(2)) for v in xd]))
+    want_tanh = 0.5 * xd * (1 + np.tanh(np.sqrt(2 / np.pi) * (xd + 0.044715 * xd ** 3)))
+    np.testing.assert_allclose(outs[0], want_gelu, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[1], want_tanh, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[2], xd / (1 + np.exp(-xd)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[3], np.logaddexp(0, xd), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[4], [np.logaddexp.reduce(xd)], rtol=1e-6)
+    np.testing.assert_allclose(outs[5], np.logaddexp.reduce(xd.reshape(4, 64), axis=1), rtol=1e-6)
+
+
+def test_a_programs_own_helper_replaces_the_prelude():
+    src = """fn gelu(x) { return x * 2.0; }
+kernel k(x: tensor<f32, 1>) grid(1) {
+    store(x, [0], gelu(load(x, [0], [16])));
+}
+"""
+    x = np.arange(16, dtype=np.float32)
+    tilec.compile(src).k(x)
+    np.testing.assert_array_equal(x, 2 * np.arange(16, dtype=np.float32))

@@ -32,11 +32,12 @@ namespace {
 class Parser {
 public:
   Parser(DiagEngine &diags)
-      : diags(diags),
-        lexer(diags.sourceMgr()
-                  .getMemoryBuffer(diags.sourceMgr().getMainFileID())
-                  ->getBuffer(),
-              diags) {
+      : Parser(diags, diags.sourceMgr()
+                          .getMemoryBuffer(diags.sourceMgr().getMainFileID())
+                          ->getBuffer()) {}
+  /// A parser of another buffer of the same SourceMgr (the prelude).
+  Parser(DiagEngine &diags, llvm::StringRef buffer, bool needKernels = true)
+      : diags(diags), lexer(buffer, diags), needKernels(needKernels) {
     tok = lexer.next();
   }
 
@@ -97,6 +98,7 @@ private:
                       std::string &name);
   bool parseTune(std::vector<TuneParam> &tune);
   bool parseRequire();
+  bool needKernels = true; ///< a file must hold a kernel (not the prelude)
   std::vector<RequireDecl> pendingRequires; ///< @require(...)s of the next kernel
   bool parseLaunch(std::vector<LaunchParam> &launch);
   bool parseConstParam(ConstParam &cp);
@@ -201,7 +203,7 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
   }
   for (auto &k : module->kernels)
     k->fns = &module->fns;
-  if (module->kernels.empty()) {
+  if (module->kernels.empty() && needKernels) {
     diags.error(tok.loc, "no kernels in this file; a file needs at least one "
                          "'kernel name(...) { ... }'");
     return nullptr;
@@ -870,11 +872,38 @@ ExprPtr Parser::parsePrimary() {
   }
 }
 
+/// Composite functions users expect, written in the language itself and
+/// available in every program as helpers (a program's own `fn` of the same
+/// name replaces one). docs/language.md lists them.
+static const char kPrelude[] = R"tile(
+fn gelu(x) { return 0.5 * x * (1.0 + erf(x * 0.7071067811865476)); }
+fn gelu_tanh(x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+fn silu(x) { return x * sigmoid(x); }
+fn softplus(x) { return max(x, 0.0) + log(1.0 + exp(-abs(x))); }
+fn logsumexp(x) { let m = max(x); return m + log(sum(exp(x - m))); }
+fn logsumexp_rows(x) {
+    let m = max(x, axis = 1);
+    return m + log(sum(exp(x - expand_dims(m, 1)), axis = 1));
+}
+)tile";
+
 std::unique_ptr<ModuleDecl> tilec::parseModule(DiagEngine &diags) {
   Parser p(diags);
   auto m = p.parseModule();
   if (diags.hadError())
     return nullptr;
+  llvm::SourceMgr &srcMgr = diags.sourceMgr();
+  unsigned id = srcMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(kPrelude, sizeof(kPrelude) - 1),
+                                       "<prelude>"),
+      llvm::SMLoc());
+  Parser pp(diags, srcMgr.getMemoryBuffer(id)->getBuffer(), /*needKernels=*/false);
+  auto prelude = pp.parseModule();
+  if (!prelude || diags.hadError())
+    return nullptr;
+  for (auto &f : prelude->fns)
+    if (llvm::none_of(m->fns, [&](const auto &g) { return g->name == f->name; }))
+      m->fns.push_back(std::move(f));
   return m;
 }
 
