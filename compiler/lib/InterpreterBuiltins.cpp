@@ -125,19 +125,13 @@ Val Interp::call(const Expr &e) {
   if (e.args.size() == 1 && isUnaryMathFunction(fn)) {
     Val x = evalAs(*e.args[0], e.type);
     if (x.isFloat()) {
+      double (*host)(double) = nullptr;
+#define TILEC_UNARY_MATH(name, op, expr)                                                     \
+  if (fn == #name)                                                                           \
+    host = [](double v) -> double { return expr; };
+#include "tilec/Frontend/UnaryMath.def"
       for (auto &v : x.f)
-        v = roundToFloatType(x.type.elem, fn == "exp"     ? std::exp(v)
-                                    : fn == "log"   ? std::log(v)
-                                    : fn == "sqrt"  ? std::sqrt(v)
-                                    : fn == "exp2"  ? std::exp2(v)
-                                    : fn == "log2"  ? std::log2(v)
-                                    : fn == "rsqrt" ? 1.0 / std::sqrt(v)
-                                    : fn == "floor" ? std::floor(v)
-                                    : fn == "ceil"  ? std::ceil(v)
-                                    : fn == "tanh"  ? std::tanh(v)
-                                    : fn == "sigmoid" ? 1.0 / (1.0 + std::exp(-v))
-                                    : fn == "erf"     ? std::erf(v)
-                                                      : std::fabs(v));
+        v = roundToFloatType(x.type.elem, host(v));
     } else {
       for (auto &v : x.i)
         v = wrapInt(x.type.elem, v < 0 ? -v : v);

@@ -197,3 +197,17 @@ kernel k(x: tensor<f32, 1>) grid(1) {
     x = np.arange(16, dtype=np.float32)
     tilec.compile(src).k(x)
     np.testing.assert_array_equal(x, 2 * np.arange(16, dtype=np.float32))
+
+
+def test_sin_and_cos():
+    src = """kernel k(x: tensor<f32, 1>, s: tensor<f32, 1>, c: tensor<f32, 1>) grid(1) {
+    let v = load(x, [0], [64]);
+    store(s, [0], sin(v));
+    store(c, [0], cos(v));
+}
+"""
+    x = np.linspace(-3.14, 3.14, 64).astype(np.float32)
+    s, c = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    tilec.compile(src).k(x, s, c)
+    np.testing.assert_allclose(s, np.sin(x.astype(np.float64)), atol=1e-6)
+    np.testing.assert_allclose(c, np.cos(x.astype(np.float64)), atol=1e-6)

@@ -371,15 +371,11 @@ Value Gen::genCall(const Expr &e) {
   }
   if (e.args.size() == 1 && isUnaryMathFunction(fn)) {
     Value x = genAs(*e.args[0], e.type);
-    if (fn == "exp") return math::ExpOp::create(b, l, x);
-    if (fn == "log") return math::LogOp::create(b, l, x);
-    if (fn == "sqrt") return math::SqrtOp::create(b, l, x);
-    if (fn == "exp2") return math::Exp2Op::create(b, l, x);
-    if (fn == "log2") return math::Log2Op::create(b, l, x);
-    if (fn == "rsqrt") return math::RsqrtOp::create(b, l, x);
-    if (fn == "floor") return math::FloorOp::create(b, l, x);
-    if (fn == "ceil") return math::CeilOp::create(b, l, x);
-    if (fn == "tanh") return math::TanhOp::create(b, l, x);
+#define TILEC_UNARY_MATH(name, op, host)                                                    \
+  if (fn == #name)                                                                           \
+    return op::create(b, l, x);
+#define TILEC_UNARY_MATH_SPECIAL(name, host)
+#include "tilec/Frontend/UnaryMath.def"
     if (fn == "erf") {
       // A polynomial approximation in f32 (max error ~1e-7); f16 and bf16
       // are widened first.

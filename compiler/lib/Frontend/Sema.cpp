@@ -39,9 +39,7 @@ std::string tilec::sema::shapeText(const std::vector<int64_t> &dims) {
 }
 
 bool tilec::isUnaryMathFunction(llvm::StringRef f) {
-  static const char *names[] = {"exp", "log", "sqrt", "abs", "exp2", "log2", "rsqrt",
-                                "floor", "ceil", "tanh", "sigmoid", "erf"};
-  return llvm::is_contained(names, f);
+  return llvm::is_contained(kUnaryMathNames, f);
 }
 
 int64_t tilec::truncToInt64(double v) {

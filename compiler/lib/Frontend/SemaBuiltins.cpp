@@ -27,6 +27,8 @@ std::string Checker::suggest(llvm::StringRef name) const {
     consider(kv.first);
   for (const char *b : kBuiltins)
     consider(b);
+  for (const char *b : kUnaryMathNames)
+    consider(b);
   if (best.empty())
     return "";
   return "; did you mean '" + best + "'?";

@@ -61,8 +61,12 @@ std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &
 /// value truncated to an integer (0 when it does not fit).
 bool literalValue(const Expr &e, double &f, int64_t &i);
 
-/// The elementwise functions of one argument (exp, log, sqrt, abs, ...):
-/// Sema, MLIRGen and the interpreter share this one list.
+/// The elementwise functions of one argument (exp, log, sqrt, abs, ...),
+/// from UnaryMath.def, which Sema, MLIRGen and the interpreter all read.
+inline constexpr const char *kUnaryMathNames[] = {
+#define TILEC_UNARY_MATH(name, op, host) #name,
+#include "tilec/Frontend/UnaryMath.def"
+};
 bool isUnaryMathFunction(llvm::StringRef name);
 
 /// `v` truncated toward zero, or 0 when it is not finite or out of range.

@@ -34,8 +34,7 @@ struct ElementwiseLowering : ConversionPattern {
                   ConversionPatternRewriter &rewriter) const override {
     if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
       return rewriter.notifyMatchFailure(op, "not an elementwise arith/math op");
-    if (isa<arith::ConstantOp, math::ExpOp, math::LogOp, math::Exp2Op, math::Log2Op,
-            math::TanhOp>(op))
+    if (isa<arith::ConstantOp, math::Exp2Op>(op) || hasApproxLowering(op))
       return rewriter.notifyMatchFailure(op, "has a dedicated pattern");
     SmallVector<Type> resultTypes;
     if (failed(getTypeConverter()->convertTypes(op->getResultTypes(), resultTypes)))
@@ -121,6 +120,14 @@ static Value logF32(OpBuilder &b, Location loc, Value x) {
   return arith::MulFOp::create(b, loc, log2F32(b, loc, x),
                                floatConst(b, loc, x.getType(), M_LN2));
 }
+// sin.approx.f32 / cos.approx.f32 (absolute error about 1e-6 in [-pi, pi],
+// growing with |x|, as CUDA's __sinf / __cosf).
+static Value sinF32(OpBuilder &b, Location loc, Value x) {
+  return perElementIntrinsic(b, loc, x, "llvm.nvvm.sin.approx.f");
+}
+static Value cosF32(OpBuilder &b, Location loc, Value x) {
+  return perElementIntrinsic(b, loc, x, "llvm.nvvm.cos.approx.f");
+}
 // llvm.tanh with `afn` becomes tanh.approx.f32 (sm_75+).
 static Value tanhF32(OpBuilder &b, Location loc, Value x) {
   auto afn = LLVM::FastmathFlagsAttr::get(b.getContext(), LLVM::FastmathFlags::afn);
@@ -153,6 +160,10 @@ struct ApproxUnaryLowering : OpConversionPattern<OpTy> {
 
 } // namespace
 
+bool tilec::hasApproxLowering(Operation *op) {
+  return isa<math::ExpOp, math::LogOp, math::Log2Op, math::TanhOp, math::SinOp, math::CosOp>(op);
+}
+
 void tilec::populateElementwiseToNVVMPatterns(const TypeConverter &converter,
                                               RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
@@ -163,4 +174,6 @@ void tilec::populateElementwiseToNVVMPatterns(const TypeConverter &converter,
   patterns.add<ApproxUnaryLowering<math::LogOp>>(converter, ctx, "log", logF32);
   patterns.add<ApproxUnaryLowering<math::Log2Op>>(converter, ctx, "log2", log2F32);
   patterns.add<ApproxUnaryLowering<math::TanhOp>>(converter, ctx, "tanh", tanhF32);
+  patterns.add<ApproxUnaryLowering<math::SinOp>>(converter, ctx, "sin", sinF32);
+  patterns.add<ApproxUnaryLowering<math::CosOp>>(converter, ctx, "cos", cosF32);
 }

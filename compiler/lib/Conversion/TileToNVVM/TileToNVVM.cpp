@@ -35,7 +35,7 @@ bool tilec::needsNVVMLowering(Operation *op) {
     return true;
   // Lowered here (fast GPU units), whether on tiles or scalars. An f32
   // exp2 on scalars or vectors is left to math-to-llvm (ex2.approx).
-  if (isa<math::ExpOp, math::LogOp, math::Log2Op, math::TanhOp>(op))
+  if (hasApproxLowering(op))
     return true;
   auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
   if (auto e2 = dyn_cast<math::Exp2Op>(op))
