@@ -242,6 +242,16 @@ bool tilec::describeSource(std::string_view source, const std::string &fileName,
         jsonString(json, kd.params[i].name);
       }
     }
+    json += "], \"requires\": [";
+    for (size_t i = 0; i < kd.requires_.size(); ++i) {
+      const RequireDecl &r = kd.requires_[i];
+      json += i ? ", {" : "{";
+      json += "\"condition\": ";
+      jsonString(json, exprText(srcMgr, *r.cond));
+      json += ", \"message\": ";
+      jsonString(json, r.message);
+      json += "}";
+    }
     json += "], \"tune\": [";
     for (size_t i = 0; i < kd.tune.size(); ++i) {
       const TuneParam &t = kd.tune[i];

@@ -211,3 +211,14 @@ def test_sin_and_cos():
     tilec.compile(src).k(x, s, c)
     np.testing.assert_allclose(s, np.sin(x.astype(np.float64)), atol=1e-6)
     np.testing.assert_allclose(c, np.cos(x.astype(np.float64)), atol=1e-6)
+
+
+def test_requirements_in_the_signature_and_at_the_launch():
+    lib = tilec.load(example("softmax.tile"))
+    assert lib.softmax.signature["requires"] == [
+        {"condition": "x.shape[1] <= BN",
+         "message": "softmax: the rows are wider than BN; compile with a larger -D BN"}]
+    x = np.zeros((4, 2000), np.float32)
+    with pytest.raises(RuntimeError, match=r"@require\(x.shape\[1\] <= 1024\) does not hold: "
+                                           r"x.shape\[1\] = 2000"):
+        lib.softmax(x, np.zeros_like(x))

@@ -264,6 +264,7 @@ class Kernel:
                 p["infer"] = d["element"]
         self.tune = declared.get("tune", [])
         self.writes = list(declared.get("writes", []))
+        self.requires = [dict(r) for r in declared.get("requires", [])]
         self.grid_as_written = declared.get("grid", [])
         # For the fast path of a GPU launch: per parameter (tensor, element
         # type, rank, float scalar, the padding of sizes/strides to 4, the
@@ -283,13 +284,15 @@ class Kernel:
     def signature(self):
         """The parameters (name, tensor or scalar, element type and rank as
         compiled, the declared type), which parameters the kernel writes
-        (stores, scatters, atomics), the compile-time parameters with their
+        (stores, scatters, atomics), the @require preconditions (condition
+        and message as written), the compile-time parameters with their
         defaults as written and the values this program fixes, the @tune
         space and the grid clause (as compiled, and as written)."""
         return {"name": self.name, "params": [dict(p) for p in self.params],
                 "compile_time": [dict(c, value=self.program.defines.get(c["name"]))
                                  for c in self.compile_time],
                 "writes": list(self.writes),
+                "requires": [dict(r) for r in self.requires],
                 "tune": [dict(t) for t in self.tune], "grid": list(self.grid),
                 "grid_as_written": list(self.grid_as_written)}
 

@@ -150,6 +150,8 @@ tilec_arg tilec_arg_tensor_typed(uint64_t ptr, unsigned rank, const int64_t *siz
  *                      {"name": "T", "kind": "type", "default": "f32"}],
  *     "params": [{"name": "x", "type": "tensor<T, 1>", "tensor": true,
  *                 "rank": 1, "element": "T", "element_is_parameter": true}],
+ *     "writes": ["y"],
+ *     "requires": [{"condition": "x.shape[0] > 0", "message": "..."}],
  *     "tune": [{"name": "BN", "values": ["128", "256"]}],
  *     "grid": ["cdiv(x.shape[0], BLOCK)"]}]}
  * Defaults and values are the source text. A syntax error is the error's
