@@ -95,7 +95,12 @@ static tilec_error *toCompileOptions(const tilec_compile_options &o, const char 
   return nullptr;
 }
 
-static char *copyString(const std::string &s);
+static char *copyString(const std::string &s) {
+  char *copy = static_cast<char *>(std::malloc(s.size() + 1));
+  if (copy)
+    std::memcpy(copy, s.c_str(), s.size() + 1);
+  return copy;
+}
 
 tilec_error *tilec_describe(const char *source, size_t size, const char *file_name,
                             char **json) {
@@ -117,12 +122,6 @@ tilec_error *tilec_describe(const char *source, size_t size, const char *file_na
 
 void tilec_string_destroy(char *s) { std::free(s); }
 
-static char *copyString(const std::string &s) {
-  char *copy = static_cast<char *>(std::malloc(s.size() + 1));
-  if (copy)
-    std::memcpy(copy, s.c_str(), s.size() + 1);
-  return copy;
-}
 
 tilec_error *tilec_cache_info(char **json) {
   return guard([&]() -> tilec_error * {
@@ -135,13 +134,9 @@ tilec_error *tilec_cache_info(char **json) {
     for (const auto &e : entries)
       bytes += e.bytes;
     tilec::CompileCache::Stats st = cache.stats();
-    std::string dir;
-    for (char c : cache.directory()) {
-      if (c == '"' || c == '\\')
-        dir += '\\';
-      dir += c;
-    }
-    std::string out = "{\"directory\": \"" + dir + "\", \"max_bytes\": " +
+    std::string out = "{\"directory\": ";
+    tilec::appendJsonString(out, cache.directory());
+    out += ", \"max_bytes\": " +
                       std::to_string(cache.maxBytes()) + ", \"entries\": " +
                       std::to_string(entries.size()) + ", \"bytes\": " + std::to_string(bytes) +
                       ", \"memory_hits\": " + std::to_string(st.memoryHits) +

@@ -20,7 +20,7 @@
 
 using namespace tilec;
 
-static void jsonString(std::string &out, llvm::StringRef s) {
+void tilec::appendJsonString(std::string &out, std::string_view s) {
   out += '"';
   for (char c : s) {
     switch (c) {
@@ -175,6 +175,17 @@ struct WriteScan {
 };
 } // namespace
 
+/// Appends `[item(0), item(1), ...]` for n items.
+template <typename Fn> static void jsonList(std::string &json, size_t n, Fn item) {
+  json += '[';
+  for (size_t i = 0; i < n; ++i) {
+    if (i)
+      json += ", ";
+    item(i);
+  }
+  json += ']';
+}
+
 bool tilec::describeSource(std::string_view source, const std::string &fileName,
                            std::string &json, std::string &diagnostics) {
   llvm::SourceMgr srcMgr;
@@ -186,94 +197,73 @@ bool tilec::describeSource(std::string_view source, const std::string &fileName,
   diagnostics = diags.text();
   if (!ast || diags.hadError())
     return false;
-  json = "{\"version\": 1, \"kernels\": [";
-  for (size_t k = 0; k < ast->kernels.size(); ++k) {
+  json = "{\"version\": 1, \"kernels\": ";
+  jsonList(json, ast->kernels.size(), [&](size_t k) {
     const KernelDecl &kd = *ast->kernels[k];
-    json += k ? ", {" : "{";
-    json += "\"name\": ";
-    jsonString(json, kd.name);
-    json += ", \"compile_time\": [";
-    for (size_t i = 0; i < kd.constParams.size(); ++i) {
+    auto str = [&](std::string_view v) { appendJsonString(json, v); };
+    json += "{\"name\": ";
+    str(kd.name);
+    json += ", \"compile_time\": ";
+    jsonList(json, kd.constParams.size(), [&](size_t i) {
       const ConstParam &c = kd.constParams[i];
-      json += i ? ", {" : "{";
-      json += "\"name\": ";
-      jsonString(json, c.name);
       bool isType = c.kind == ConstParam::Kind::Type;
+      json += "{\"name\": ";
+      str(c.name);
       json += std::string(", \"kind\": \"") + (isType ? "type" : "int") + "\", \"default\": ";
       if (isType && c.defaultType)
-        jsonString(json, typeText(*c.defaultType));
+        str(typeText(*c.defaultType));
       else if (!isType && c.defaultInt)
-        jsonString(json, exprText(srcMgr, *c.defaultInt));
+        str(exprText(srcMgr, *c.defaultInt));
       else
         json += "null";
       json += "}";
-    }
-    json += "], \"params\": [";
-    for (size_t i = 0; i < kd.params.size(); ++i) {
+    });
+    json += ", \"params\": ";
+    jsonList(json, kd.params.size(), [&](size_t i) {
       const Param &p = kd.params[i];
       const TypeExpr &t = *p.type;
-      const TypeExpr &elem = t.kind == TypeExpr::Kind::Tensor ? *t.element : t;
-      json += i ? ", {" : "{";
-      json += "\"name\": ";
-      jsonString(json, p.name);
+      bool tensor = t.kind == TypeExpr::Kind::Tensor;
+      const TypeExpr &elem = tensor ? *t.element : t;
+      json += "{\"name\": ";
+      str(p.name);
       json += ", \"type\": ";
-      jsonString(json, typeText(t));
-      json += std::string(", \"tensor\": ") + (t.kind == TypeExpr::Kind::Tensor ? "true" : "false");
-      json += ", \"rank\": " + std::to_string(t.kind == TypeExpr::Kind::Tensor ? t.rank : 0);
-      json += ", \"element\": ";
-      jsonString(json, typeText(elem));
+      str(typeText(t));
+      json += std::string(", \"tensor\": ") + (tensor ? "true" : "false");
+      json += ", \"rank\": " + std::to_string(tensor ? t.rank : 0) + ", \"element\": ";
+      str(typeText(elem));
       json += std::string(", \"element_is_parameter\": ") +
-              (elem.kind == TypeExpr::Kind::Named ? "true" : "false");
-      json += "}";
-    }
-    json += "], \"writes\": [";
-    {
-      WriteScan scan{*ast, {}, {}};
-      std::map<std::string, size_t> env;
-      for (size_t i = 0; i < kd.params.size(); ++i)
-        env[kd.params[i].name] = i;
-      std::set<size_t> written;
-      scan.stmts(kd.body, env, written);
-      bool first = true;
-      for (size_t i : written) {
-        if (!first)
-          json += ", ";
-        first = false;
-        jsonString(json, kd.params[i].name);
-      }
-    }
-    json += "], \"requires\": [";
-    for (size_t i = 0; i < kd.requires_.size(); ++i) {
-      const RequireDecl &r = kd.requires_[i];
-      json += i ? ", {" : "{";
-      json += "\"condition\": ";
-      jsonString(json, exprText(srcMgr, *r.cond));
+              (elem.kind == TypeExpr::Kind::Named ? "true" : "false") + "}";
+    });
+    json += ", \"writes\": ";
+    WriteScan scan{*ast, {}, {}};
+    std::map<std::string, size_t> env;
+    for (size_t i = 0; i < kd.params.size(); ++i)
+      env[kd.params[i].name] = i;
+    std::set<size_t> written;
+    scan.stmts(kd.body, env, written);
+    std::vector<size_t> writes(written.begin(), written.end());
+    jsonList(json, writes.size(), [&](size_t i) { str(kd.params[writes[i]].name); });
+    json += ", \"requires\": ";
+    jsonList(json, kd.requires_.size(), [&](size_t i) {
+      json += "{\"condition\": ";
+      str(exprText(srcMgr, *kd.requires_[i].cond));
       json += ", \"message\": ";
-      jsonString(json, r.message);
+      str(kd.requires_[i].message);
       json += "}";
-    }
-    json += "], \"tune\": [";
-    for (size_t i = 0; i < kd.tune.size(); ++i) {
+    });
+    json += ", \"tune\": ";
+    jsonList(json, kd.tune.size(), [&](size_t i) {
       const TuneParam &t = kd.tune[i];
-      json += i ? ", {" : "{";
-      json += "\"name\": ";
-      jsonString(json, t.name);
-      json += ", \"values\": [";
-      for (size_t v = 0; v < t.values.size(); ++v) {
-        if (v)
-          json += ", ";
-        jsonString(json, exprText(srcMgr, *t.values[v]));
-      }
-      json += "]}";
-    }
-    json += "], \"grid\": [";
-    for (size_t g = 0; g < kd.grid.size(); ++g) {
-      if (g)
-        json += ", ";
-      jsonString(json, exprText(srcMgr, *kd.grid[g]));
-    }
-    json += "]}";
-  }
-  json += "]}";
+      json += "{\"name\": ";
+      str(t.name);
+      json += ", \"values\": ";
+      jsonList(json, t.values.size(), [&](size_t v) { str(exprText(srcMgr, *t.values[v])); });
+      json += "}";
+    });
+    json += ", \"grid\": ";
+    jsonList(json, kd.grid.size(), [&](size_t g) { str(exprText(srcMgr, *kd.grid[g])); });
+    json += "}";
+  });
+  json += "}";
   return true;
 }

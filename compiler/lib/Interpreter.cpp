@@ -84,7 +84,7 @@ static bool interpretOnThisStack(std::string_view source, const CompileOptions &
       }
     }
     if (a.isTensor)
-      values.emplace_back(TensorArg{0, a.sizes, a.strides});
+      values.emplace_back(TensorArg{0, a.sizes, a.strides, std::nullopt});
     else if (isFloatType(info.dtype))
       values.push_back(ArgValue::scalar(info.dtype, a.f));
     else

@@ -1,7 +1,6 @@
 """tilec from Python on the GPU: torch CUDA tensors (skipped without one).
 Runs under pytest, or as a script (python3 python/tests/test_gpu.py)."""
 import contextlib
-import os
 import re
 import sys
 
@@ -27,14 +26,7 @@ if torch is None or not torch.cuda.is_available():
     if __name__ == "__main__":
         sys.exit("no CUDA device")
     pytest.skip("no CUDA device", allow_module_level=True)
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import tilec  # noqa: E402
-
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-
-
-def example(name):
-    return os.path.join(ROOT, "examples", name)
+from common import example, tilec  # noqa: E402,F401
 
 
 def test_saxpy_on_cuda_tensors():

@@ -1,18 +1,10 @@
 """tilec from Python on the CPU reference interpreter (numpy arrays)."""
 import os
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import tilec  # noqa: E402
-
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-
-
-def example(name):
-    return os.path.join(ROOT, "examples", name)
+from common import example, tilec  # noqa: E402,F401
 
 
 def test_saxpy_runs_on_numpy_arrays():

@@ -1,19 +1,15 @@
 """The GPU launch path's argument checks and packing, without a GPU: CUDA
 tensors are stood in for by objects with torch's tensor interface (real
 torch dtypes, shapes and strides of a CPU tensor, a device index)."""
-import ctypes
 import os
-import sys
 import types
 
 import pytest
 
 torch = pytest.importorskip("torch")
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import tilec  # noqa: E402
+from common import example, tilec  # noqa: E402,F401
 
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-SAXPY = os.path.join(ROOT, "examples", "saxpy.tile")
+SAXPY = example("saxpy.tile")
 
 
 class FakeCuda:
@@ -75,7 +71,7 @@ def test_packing_matches_tilec_arg():
     y = gpu(10)
     packed, device = k._pack((2.5, FakeCuda(x), y))
     assert device == 0
-    args = (tilec._Arg * 3).from_buffer(packed)
+    args = (tilec._Arg * 3).from_buffer_copy(packed)
     assert args[0].kind == 1 and args[0].f == 2.5
     assert args[1].kind == 2 and args[1].rank == 1 and args[1].ptr == x.data_ptr()
     assert list(args[1].sizes)[:1] == [10] and list(args[1].strides)[:1] == [6]

@@ -39,6 +39,7 @@ class ArgumentError(TypeError):
 # --- the C API ---------------------------------------------------------------
 
 _ARG_INT, _ARG_FLOAT, _ARG_TENSOR = 0, 1, 2
+_FLOAT_TYPES = ("f16", "bf16", "f32", "f64")  # scalars passed as double
 
 
 class _CompileOptions(ctypes.Structure):
@@ -65,9 +66,8 @@ class _Arg(ctypes.Structure):  # tilec_arg
 
 # tilec_arg packed by struct (much faster per call than setting ctypes
 # fields): kind, i, f, ptr, rank, sizes[4], strides[4], dtype.
-_ARG_STRUCT = struct.Struct("=i4xqdQI4x4q4qQ")
-assert _ARG_STRUCT.size == ctypes.sizeof(_Arg)
-_ARG_SIZE = _ARG_STRUCT.size
+_ARG_FORMAT = "i4xqdQI4x4q4qQ"
+assert struct.calcsize("=" + _ARG_FORMAT) == ctypes.sizeof(_Arg)
 
 
 class _HostArg(ctypes.Structure):
@@ -270,13 +270,13 @@ class Kernel:
         # type, rank, float scalar, the padding of sizes/strides to 4, the
         # element type's C string), and one struct for the whole array.
         self._specs = [(p["tensor"], p["dtype"], p["rank"],
-                        p["dtype"] in ("f16", "bf16", "f32", "f64"),
+                        p["dtype"] in _FLOAT_TYPES,
                         (0,) * (4 - p["rank"]) if p["tensor"] and p["rank"] <= 4 else (),
                         _dtype_address(p["dtype"])) for p in self.params]
         self._first_tensor = next((i for i, p in enumerate(self.params) if p["tensor"]), None)
         if any(p["tensor"] and p["rank"] > 4 for p in self.params):
             self._first_tensor = None  # no fast path: _pack names the limit
-        self._struct = struct.Struct("=" + "i4xqdQI4x4q4qQ" * len(self.params))
+        self._struct = struct.Struct("=" + _ARG_FORMAT * len(self.params))
         self._nparams = len(self.params)
         self._c_launch = _lib().tilec_launch
 
@@ -428,33 +428,32 @@ class Kernel:
             self._handles[device] = handle
         return handle
 
+    def _scalar(self, i, a, p):
+        """Scalar argument i as (kind, integer, float) for tilec_arg and
+        tilec_host_arg; a mismatch is an ArgumentError naming it."""
+        where = f"kernel '{self.name}': argument {i + 1} ('{p['name']}')"
+        if isinstance(a, bool) or not isinstance(a, (int, float)):
+            raise ArgumentError(f"{where} must be {self._describe(p)}, got {type(a).__name__}")
+        if p["dtype"] in _FLOAT_TYPES:
+            return _ARG_FLOAT, 0, float(a)
+        if isinstance(a, float) and not a.is_integer():
+            raise ArgumentError(f"{where} must be {self._describe(p)}, got {a}")
+        if not -2**63 <= int(a) < 2**63:
+            raise ArgumentError(f"{where} = {a} does not fit in 64 bits")
+        return _ARG_INT, int(a), 0.0
+
     def _pack(self, args):
-        """The arguments as an array of tilec_arg, and the device of the
-        tensors; every mismatch is an ArgumentError naming the parameter."""
+        """The arguments as an array of tilec_arg (bytes, in the layout
+        _fast_pack gives), and the device of the tensors; every mismatch is
+        an ArgumentError naming the parameter."""
         if not _TORCH_TO_TILE:
             _torch_tables()
-        packed = (ctypes.c_char * (_ARG_SIZE * max(len(args), 1)))()
+        values = []
         device = None
-        pack = _ARG_STRUCT.pack_into
         for i, (a, p) in enumerate(zip(args, self.params)):
             if not p["tensor"]:
-                if isinstance(a, bool) or not isinstance(a, (int, float)):
-                    raise ArgumentError(f"kernel '{self.name}': argument {i + 1} "
-                                        f"('{p['name']}') must be {self._describe(p)}, "
-                                        f"got {type(a).__name__}")
-                if p["dtype"] in ("f16", "bf16", "f32", "f64"):
-                    pack(packed, _ARG_SIZE * i, _ARG_FLOAT, 0, float(a), 0, 0,
-                         0, 0, 0, 0, 0, 0, 0, 0, 0)
-                else:
-                    if isinstance(a, float) and not a.is_integer():
-                        raise ArgumentError(f"kernel '{self.name}': argument {i + 1} "
-                                            f"('{p['name']}') must be {self._describe(p)}, "
-                                            f"got {a}")
-                    if not -2**63 <= int(a) < 2**63:
-                        raise ArgumentError(f"kernel '{self.name}': argument {i + 1} "
-                                            f"('{p['name']}') = {a} does not fit in 64 bits")
-                    pack(packed, _ARG_SIZE * i, _ARG_INT, int(a), 0.0, 0, 0,
-                         0, 0, 0, 0, 0, 0, 0, 0, 0)
+                kind, iv, fv = self._scalar(i, a, p)
+                values += (kind, iv, fv, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
                 continue
             where = f"kernel '{self.name}': argument {i + 1} ('{p['name']}')"
             if not _is_cuda(a):
@@ -480,11 +479,10 @@ class Kernel:
                                     f"rank {rank}")
             if rank > 4:
                 raise ArgumentError(f"{where}: a launch takes tensors of rank 4 at most")
-            shape = tuple(a.shape) + (0,) * (4 - rank)
-            strides = a.stride() + (0,) * (4 - rank)
-            pack(packed, _ARG_SIZE * i, _ARG_TENSOR, 0, 0.0, a.data_ptr(), rank,
-                 *shape, *strides, _dtype_address(dtype))
-        return packed, device
+            pad = (0,) * (4 - rank)
+            values += (_ARG_TENSOR, 0, 0.0, a.data_ptr(), rank, *a.shape, *pad,
+                       *a.stride(), *pad, _dtype_address(dtype))
+        return self._struct.pack(*values), device
 
     def _launch(self, packed, n, device):
         handle = self._handles.get(device) or self._kernel_on(device)
@@ -498,15 +496,7 @@ class Kernel:
         for i, (a, p) in enumerate(zip(args, self.params)):
             where = f"kernel '{self.name}': argument {i + 1} ('{p['name']}')"
             if not p["tensor"]:
-                if isinstance(a, bool) or not isinstance(a, (int, float)):
-                    raise ArgumentError(f"{where} must be {self._describe(p)}, got {type(a).__name__}")
-                is_float_param = p["dtype"] in ("f16", "bf16", "f32", "f64")
-                if is_float_param:
-                    host[i].kind, host[i].f = _ARG_FLOAT, float(a)
-                else:
-                    if isinstance(a, float) and not a.is_integer():
-                        raise ArgumentError(f"{where} must be {self._describe(p)}, got {a}")
-                    host[i].kind, host[i].i = _ARG_INT, int(a)
+                host[i].kind, host[i].i, host[i].f = self._scalar(i, a, p)
                 continue
             if _is_cuda(a):
                 raise ArgumentError(f"{where} is a CUDA tensor, but an earlier tensor "

@@ -7,13 +7,15 @@ compiler: kernel.signature["writes"]) and returns nothing, as the kernel
 does."""
 import torch as _torch
 
+from . import _FLOAT_TYPES
+
 _libraries = {}
 
 
 def _schema_type(p, mutated, alias):
     if p["tensor"]:
         return f"Tensor({alias}!)" if mutated else "Tensor"
-    return "float" if p["dtype"] in ("f16", "bf16", "f32", "f64") else "int"
+    return "float" if p["dtype"] in _FLOAT_TYPES else "int"
 
 
 def op(kernel, name=None, namespace="tilec", mutates=None):

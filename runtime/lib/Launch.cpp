@@ -125,7 +125,7 @@ TensorArg TensorArg::contiguous(uint64_t ptr, std::vector<int64_t> sizes) {
     strides[i] = stride;
     stride *= sizes[i];
   }
-  return {ptr, std::move(sizes), std::move(strides)};
+  return {ptr, std::move(sizes), std::move(strides), std::nullopt};
 }
 
 ArgValue::ArgValue(TensorArg tensor) : tensorValue(std::move(tensor)) {}
@@ -485,6 +485,17 @@ static std::array<uint32_t, 3> gridOf(const KernelSignature &sig,
     grid[i] = static_cast<uint32_t>(v);
   }
   return grid;
+}
+
+std::optional<int64_t> evaluateConstant(const GridExpr &e) {
+  static const KernelSignature none;
+  static const std::vector<ArgValue> noArgs;
+  static const GridLimits noDevice; // num_sms() and the like: not constant
+  GridEvaluator evaluator{none, noArgs, noDevice, {}};
+  int64_t v;
+  if (!evaluator.eval(e, v))
+    return std::nullopt;
+  return v;
 }
 
 std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,

@@ -72,6 +72,10 @@ CompileResult compile(std::string_view source, const CompileOptions &options);
 bool describeSource(std::string_view source, const std::string &fileName,
                     std::string &json, std::string &diagnostics);
 
+/// Appends `s` to `out` as a JSON string (quoted, escaped): the C API's JSON
+/// answers are built with it.
+void appendJsonString(std::string &out, std::string_view s);
+
 /// The compiler's version string (part of cache keys).
 const char *compilerVersion();
 

@@ -37,7 +37,8 @@ public:
                           ->getBuffer()) {}
   /// A parser of another buffer of the same SourceMgr (the prelude).
   Parser(DiagEngine &diags, llvm::StringRef buffer, bool needKernels = true)
-      : diags(diags), lexer(buffer, diags), needKernels(needKernels) {
+      : diags(diags), lexer(buffer, diags) {
+    this->needKernels = needKernels;
     tok = lexer.next();
   }
 

@@ -252,37 +252,6 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
                       "num_sms() and resident_programs()");
 }
 
-/// The value of a grid expression made of constants only (nullopt when it
-/// reads an argument or a device property, or divides by zero).
-static std::optional<int64_t> constantValue(const GridExpr &e) {
-  using Kind = GridExpr::Kind;
-  if (e.kind == Kind::Const)
-    return e.value;
-  if (e.operands.size() != 2)
-    return std::nullopt;
-  std::optional<int64_t> a = constantValue(e.operands[0]), b = constantValue(e.operands[1]);
-  if (!a || !b)
-    return std::nullopt;
-  switch (e.kind) {
-  case Kind::Add: return *a + *b;
-  case Kind::Sub: return *a - *b;
-  case Kind::Mul: return *a * *b;
-  case Kind::Div: return *b ? std::optional<int64_t>(*a / *b) : std::nullopt;
-  case Kind::Rem: return *b ? std::optional<int64_t>(*a % *b) : std::nullopt;
-  case Kind::CDiv: return *b ? std::optional<int64_t>((*a + *b - 1) / *b) : std::nullopt;
-  case Kind::Min: return std::min(*a, *b);
-  case Kind::Max: return std::max(*a, *b);
-  case Kind::Lt: return *a < *b;
-  case Kind::Le: return *a <= *b;
-  case Kind::Gt: return *a > *b;
-  case Kind::Ge: return *a >= *b;
-  case Kind::Eq: return *a == *b;
-  case Kind::Ne: return *a != *b;
-  case Kind::And: return *a && *b;
-  default: return std::nullopt;
-  }
-}
-
 /// `@require(cond, "message")`: cond is checked like a grid expression
 /// (integer parameters, shapes, strides, compile-time parameters) with
 /// comparisons and && allowed; one that folds to a constant is decided now
@@ -309,7 +278,7 @@ bool Checker::checkRequires() {
     inRequire = false;
     if (!ok)
       return false;
-    if (std::optional<int64_t> v = constantValue(req.cond)) {
+    if (std::optional<int64_t> v = evaluateConstant(req.cond)) {
       if (*v == 0)
         return error(r.loc, "@require(...) does not hold for these compile-time parameters: " +
                                 r.message);

@@ -101,7 +101,7 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     bool aShared = bool(sharedOf(op.getA()));
     bool bKMajor = bShared.getOrder()[0] == 0; // transpose(load): [N, K] rows
     bool zeroAcc = matchPattern(op.getAcc(), m_AnyZeroFloat());
-    Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
+    Type i32 = rewriter.getI32Type();
     auto structTy = wgmmaAccType(ctx, fields);
     Value wg = warpgroupIndex(e);
     Value consumer64 = e.zext64(e.sub(wg, e.i32(1)));
@@ -230,8 +230,8 @@ static bool pingPongPays(scf::ForOp forOp) {
     for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
       if (auto ty = dyn_cast<RankedTensorType>(t))
         elements = std::max(elements, ty.getNumElements());
-    bool mufu = isa<math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op, math::TanhOp,
-                    math::SinOp, math::CosOp, math::RsqrtOp, math::SqrtOp, arith::DivFOp>(op);
+    bool mufu = hasApproxLowering(&op) ||
+                isa<math::Exp2Op, math::RsqrtOp, math::SqrtOp, arith::DivFOp>(op);
     otherCycles += double(elements) / (mufu ? 16 : 128);
   }
   return mmaCycles >= otherCycles;

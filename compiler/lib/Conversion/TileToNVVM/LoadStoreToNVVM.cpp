@@ -72,33 +72,48 @@ public:
   void store(Value v, Value addr, unsigned align) {
     LLVM::StoreOp::create(b, loc, toMemory(b, loc, v), addr, align);
   }
+  /// A scalar in memory form (toMemory) as the integer register inline PTX
+  /// takes: its bits (`memBits`, 8 to 64), widened to 16 for a byte.
+  struct AsmScalar {
+    Value reg;
+    Type memTy;
+    unsigned memBits, regBits;
+    const char *constraint; ///< h, r or l
+  };
+  AsmScalar toAsmScalar(Value v) {
+    Value m = toMemory(b, loc, v);
+    AsmScalar r{m, m.getType(), m.getType().getIntOrFloatBitWidth(), 0, nullptr};
+    r.regBits = std::max(r.memBits, 16u);
+    Type intTy = b.getIntegerType(r.memBits);
+    if (r.memTy != intTy)
+      r.reg = LLVM::BitcastOp::create(b, loc, intTy, r.reg);
+    if (r.memBits < r.regBits)
+      r.reg = arith::ExtUIOp::create(b, loc, b.getIntegerType(r.regBits), r.reg);
+    r.constraint = r.regBits == 16 ? "h" : r.regBits == 32 ? "r" : "l";
+    return r;
+  }
+  Value predicatedAsm(TypeRange results, ValueRange operands, const std::string &text,
+                      const std::string &constraints) {
+    auto op = LLVM::InlineAsmOp::create(
+        b, loc, results, operands, text, constraints, /*has_side_effects=*/true,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+    return results.empty() ? Value() : op.getResult(0);
+  }
   /// A scalar of `elemTy` loaded from `addr` where `cond` holds and `pad`
   /// elsewhere, as one predicated PTX load (see storeIf).
   Value loadIf(Value cond, Value addr, Value pad) {
-    Value m = toMemory(b, loc, pad);
-    Type memT = m.getType();
-    unsigned bits = memT.getIntOrFloatBitWidth();
-    unsigned regBits = std::max(bits, 16u);
-    Type intTy = b.getIntegerType(bits), regTy = b.getIntegerType(regBits);
-    if (memT != intTy)
-      m = LLVM::BitcastOp::create(b, loc, intTy, m);
-    if (bits < regBits)
-      m = arith::ExtUIOp::create(b, loc, regTy, m);
-    const char *reg = regBits == 16 ? "h" : regBits == 32 ? "r" : "l";
+    AsmScalar p = toAsmScalar(pad);
     Value a = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr);
-    std::string text = "mov.b" + std::to_string(regBits) + " $0, $3;\n@$2 ld.global.b" +
-                       std::to_string(bits) + " $0, [$1];";
-    Value x = LLVM::InlineAsmOp::create(
-                  b, loc, TypeRange{regTy}, ValueRange{a, cond, m}, text,
-                  std::string("=&") + reg + ",l,b," + reg, /*has_side_effects=*/true,
-                  /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-                  LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-                  ArrayAttr())
-                  .getResult(0);
-    if (bits < regBits)
+    std::string text = "mov.b" + std::to_string(p.regBits) + " $0, $3;\n@$2 ld.global.b" +
+                       std::to_string(p.memBits) + " $0, [$1];";
+    Value x = predicatedAsm(TypeRange{p.reg.getType()}, ValueRange{a, cond, p.reg}, text,
+                            std::string("=&") + p.constraint + ",l,b," + p.constraint);
+    Type intTy = b.getIntegerType(p.memBits);
+    if (p.memBits < p.regBits)
       x = arith::TruncIOp::create(b, loc, intTy, x);
-    if (memT != intTy)
-      x = LLVM::BitcastOp::create(b, loc, memT, x);
+    if (p.memTy != intTy)
+      x = LLVM::BitcastOp::create(b, loc, p.memTy, x);
     return fromMemory(b, loc, x, elemTy);
   }
   /// A scalar store of `v` at `addr` where `cond` holds, as one predicated
@@ -106,23 +121,13 @@ public:
   /// guarded path of a tile store is one such store per element, and as
   /// branches they made most of a matmul's compile time.
   void storeIf(Value cond, Value v, Value addr) {
-    Value m = toMemory(b, loc, v);
-    unsigned bits = m.getType().getIntOrFloatBitWidth();
-    unsigned regBits = std::max(bits, 16u);
-    Type intTy = b.getIntegerType(bits);
-    if (m.getType() != intTy)
-      m = LLVM::BitcastOp::create(b, loc, intTy, m);
-    if (bits < regBits)
-      m = arith::ExtUIOp::create(b, loc, b.getIntegerType(regBits), m);
-    const char *reg = regBits == 16 ? "h" : regBits == 32 ? "r" : "l";
+    AsmScalar p = toAsmScalar(v);
     Value a = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr);
-    std::string text = "@$2 st.global.b" + std::to_string(bits) + " [$0], $1;";
-    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{a, m, cond}, text,
-                              std::string("l,") + reg + ",b", /*has_side_effects=*/true,
-                              /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-                              LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-                              ArrayAttr());
+    predicatedAsm(TypeRange{}, ValueRange{a, p.reg, cond},
+                  "@$2 st.global.b" + std::to_string(p.memBits) + " [$0], $1;",
+                  std::string("l,") + p.constraint + ",b");
   }
+
   int64_t reps() const { return layout.getGroups(tileTy_.getShape()); }
   /// Whether slot r may hold tile padding (flat index >= numel).
   bool slotNeedsGuard(int64_t r) const { return layout.groupMayPad(tileTy_.getShape(), r); }

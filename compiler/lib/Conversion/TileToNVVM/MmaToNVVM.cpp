@@ -42,6 +42,167 @@ std::string tilec::sharedMemoryName(llvm::StringRef kernel) {
   return ("__tile_smem_" + kernel).str();
 }
 
+
+// The staged operand's copies (the matmul pipeline's and, for issueTMA and
+// copyByThreads, the general pipeline's too).
+/// Whether 16-byte cp.async can copy the operand's view: unit innermost
+/// stride, 16-byte aligned base and row (and batch) pitches.
+static Value asyncCopyable(OpBuilder &b, Location loc, Operand &o) {
+  Emit e{b, loc};
+  tile::MakeViewOp v = o.view;
+  size_t rank = v.getStrides().size();
+  Value ok = e.eq(v.getStrides()[rank - 1], e.i64(1));
+  Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), v.getPtr());
+  ok = arith::AndIOp::create(b, loc, ok, e.eq(e.band(addr, e.i64(15)), e.i64(0)));
+  for (size_t d = 0; d + 1 < rank; ++d)
+    ok = arith::AndIOp::create(
+        b, loc, ok,
+        e.eq(e.band(e.mul(v.getStrides()[d], e.i64(o.elemBytes)), e.i64(15)), e.i64(0)));
+  return ok;
+}
+
+namespace {
+/// One 16-byte chunk of an operand tile for a copy into a stage: its
+/// row of the tile and of the view, its first column of the view, whether
+/// the row (and batch) lies inside the view, the batch's element offset
+/// (null for a matrix) and its byte offset in the stage's swizzled layout
+/// (chunk c of row r at box c/8, chunk (c % 8) ^ (r % 8)).
+struct Chunk {
+  Value row, grow, gcol, rowOk, batchOffset, dstOffset;
+};
+} // namespace
+
+/// Runs `fn` for the chunks of an operand tile that thread `tid` of
+/// `threads` copies (chunk tid, tid + threads, ...).
+template <typename Fn>
+static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                         Value tid, int64_t threads, Fn fn) {
+  Emit e{b, loc};
+  size_t rank = origins.size();
+  Value batchOk, batchOffset;
+  if (rank == 3) {
+    batchOk = e.ult(origins[0], o.view.getSizes()[0]);
+    batchOffset = e.mul(origins[0], o.view.getStrides()[0]);
+  }
+  int64_t chunkElems = 16 / o.elemBytes;
+  int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
+  auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(threads));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value q = loop.getInductionVar();
+  Chunk ch;
+  ch.row = e.divu(q, e.i64(chunksPerRow));
+  Value cc = e.remu(q, e.i64(chunksPerRow));
+  ch.grow = e.add(origins[rank - 2], ch.row);
+  ch.gcol = e.add(origins[rank - 1], e.mul(cc, e.i64(chunkElems)));
+  ch.rowOk = e.ult(ch.grow, o.view.getSizes()[rank - 2]);
+  if (batchOk)
+    ch.rowOk = arith::AndIOp::create(b, loc, ch.rowOk, batchOk);
+  ch.batchOffset = batchOffset;
+  Value box = e.divu(cc, e.i64(8));
+  Value swizzled = e.bxor(e.remu(cc, e.i64(8)), e.remu(ch.row, e.i64(8)));
+  ch.dstOffset = e.add(e.add(e.mul(box, e.i64(o.rows * 128)), e.mul(ch.row, e.i64(128))),
+                       e.mul(swizzled, e.i64(16)));
+  fn(ch);
+}
+
+/// `threads` threads copy one operand tile into the swizzled layout with
+/// 16-byte cp.async (the view passed asyncCopyable): a chunk past the
+/// view's rows reads nothing and one across its last column reads only
+/// the bytes inside (cp.async zero-fills the rest).
+static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                      Value dst, Value tid, int64_t threads) {
+  Emit e{b, loc};
+  tile::MakeViewOp v = o.view;
+  size_t rank = origins.size();
+  Value size1 = v.getSizes()[rank - 1], stride0 = v.getStrides()[rank - 2];
+  int64_t chunkElems = 16 / o.elemBytes;
+  Type elem = o.load.getType().getElementType();
+  forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
+    // Bytes of this chunk inside the view: 0 .. 16 (a chunk is never
+    // partly left of column 0: origins are multiples of the tile width).
+    Value left = arith::MinSIOp::create(b, loc, arith::SubIOp::create(b, loc, size1, ch.gcol),
+                                        e.i64(chunkElems));
+    left = arith::SelectOp::create(b, loc, e.ult(ch.gcol, size1), left, e.i64(0));
+    Value bytes = arith::SelectOp::create(b, loc, ch.rowOk,
+                                          e.mul(left, e.i64(o.elemBytes)), e.i64(0));
+    // An empty chunk still needs a valid address: the view's base.
+    Value off = e.add(e.mul(ch.grow, stride0), ch.gcol);
+    if (ch.batchOffset)
+      off = e.add(off, ch.batchOffset);
+    off = arith::SelectOp::create(b, loc, e.ne(bytes, e.i64(0)), off, e.i64(0));
+    Value src = LLVM::GEPOp::create(b, loc, v.getPtr().getType(), elem, v.getPtr(),
+                                    ValueRange{off});
+    NVVM::CpAsyncOp::create(b, loc, e.gep(dst, ch.dstOffset), src, 16,
+                            NVVM::LoadCacheModifierKind::CG,
+                            arith::TruncIOp::create(b, loc, b.getI32Type(), bytes));
+  });
+}
+
+/// Issues the TMA copies of one operand tile: boxes of 128 bytes' worth
+/// of columns.
+void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                          Value dst, Value mbar) {
+  Emit e{b, loc};
+  auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
+  auto i32 = [&](Value v) { return arith::TruncIOp::create(b, loc, b.getI32Type(), v); };
+  size_t rank = origins.size();
+  Value row = i32(origins[rank - 2]);
+  Value col = i32(origins[rank - 1]);
+  for (int64_t box = 0; box < o.boxes(); ++box) {
+    Value d = e.gep(dst, e.i64(box * o.rows * 128));
+    Value d7 = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, d);
+    // Coordinates innermost first: column, row (, batch).
+    SmallVector<Value> coords = {e.add(col, e.i32(box * o.boxCols())), row};
+    if (rank == 3)
+      coords.push_back(i32(origins[0]));
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, d7, o.tmap, coords, mbar,
+        ValueRange{}, Value(), Value(),
+        NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
+        b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), Value());
+  }
+}
+
+/// `threads` threads (from `tid`) copy one operand tile into the swizzled
+/// layout with guarded element loads (any strides, any alignment), 16
+/// bytes of shared memory per thread and step.
+void tilec::mma::copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                               Value dst, Value tid, int64_t threads) {
+  Emit e{b, loc};
+  Type elem = o.load.getType().getElementType();
+  Value ptr = o.view.getPtr();
+  size_t rank = origins.size();
+  Value size1 = o.view.getSizes()[rank - 1];
+  Value stride0 = o.view.getStrides()[rank - 2], stride1 = o.view.getStrides()[rank - 1];
+  int64_t chunkElems = 16 / o.elemBytes;
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
+  auto vecTy = VectorType::get({chunkElems}, elem);
+  forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
+    Value v = arith::ConstantOp::create(
+        b, loc, vecTy, DenseElementsAttr::get(vecTy, b.getFloatAttr(elem, 0.0)));
+    for (int64_t t = 0; t < chunkElems; ++t) {
+      Value gcol = e.add(ch.gcol, e.i64(t));
+      Value ok = arith::AndIOp::create(b, loc, ch.rowOk, e.ult(gcol, size1));
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value off = e.add(e.mul(ch.grow, stride0), e.mul(gcol, stride1));
+        if (ch.batchOffset)
+          off = e.add(off, ch.batchOffset);
+        Value p = LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr, ValueRange{off});
+        scf::YieldOp::create(b, loc,
+                             ValueRange{LLVM::LoadOp::create(b, loc, elem, p, o.elemBytes)});
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, zero);
+      }
+      v = vector::InsertOp::create(b, loc, ifOp.getResult(0), v, ArrayRef<int64_t>{t});
+    }
+    LLVM::StoreOp::create(b, loc, v, e.gep(dst, ch.dstOffset), 16);
+  });
+}
+
 namespace {
 
 struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
@@ -535,175 +696,11 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
     return loop.getResult(0);
   }
-
-  /// Whether 16-byte cp.async can copy the operand's view: unit innermost
-  /// stride, 16-byte aligned base and row (and batch) pitches.
-  static Value asyncCopyable(OpBuilder &b, Location loc, Operand &o) {
-    Emit e{b, loc};
-    tile::MakeViewOp v = o.view;
-    size_t rank = v.getStrides().size();
-    Value ok = e.eq(v.getStrides()[rank - 1], e.i64(1));
-    Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), v.getPtr());
-    ok = arith::AndIOp::create(b, loc, ok, e.eq(e.band(addr, e.i64(15)), e.i64(0)));
-    for (size_t d = 0; d + 1 < rank; ++d)
-      ok = arith::AndIOp::create(
-          b, loc, ok,
-          e.eq(e.band(e.mul(v.getStrides()[d], e.i64(o.elemBytes)), e.i64(15)), e.i64(0)));
-    return ok;
-  }
-
-  /// One 16-byte chunk of an operand tile for a copy into a stage: its
-  /// row of the tile and of the view, its first column of the view, whether
-  /// the row (and batch) lies inside the view, the batch's element offset
-  /// (null for a matrix) and its byte offset in the stage's swizzled layout
-  /// (chunk c of row r at box c/8, chunk (c % 8) ^ (r % 8)).
-  struct Chunk {
-    Value row, grow, gcol, rowOk, batchOffset, dstOffset;
-  };
-
-  /// Runs `fn` for the chunks of an operand tile that thread `tid` of
-  /// `threads` copies (chunk tid, tid + threads, ...).
-  template <typename Fn>
-  static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                           Value tid, int64_t threads, Fn fn) {
-    Emit e{b, loc};
-    size_t rank = origins.size();
-    Value batchOk, batchOffset;
-    if (rank == 3) {
-      batchOk = e.ult(origins[0], o.view.getSizes()[0]);
-      batchOffset = e.mul(origins[0], o.view.getStrides()[0]);
-    }
-    int64_t chunkElems = 16 / o.elemBytes;
-    int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
-    auto loop = scf::ForOp::create(b, loc, e.zext64(tid), e.i64(chunks), e.i64(threads));
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value q = loop.getInductionVar();
-    Chunk ch;
-    ch.row = e.divu(q, e.i64(chunksPerRow));
-    Value cc = e.remu(q, e.i64(chunksPerRow));
-    ch.grow = e.add(origins[rank - 2], ch.row);
-    ch.gcol = e.add(origins[rank - 1], e.mul(cc, e.i64(chunkElems)));
-    ch.rowOk = e.ult(ch.grow, o.view.getSizes()[rank - 2]);
-    if (batchOk)
-      ch.rowOk = arith::AndIOp::create(b, loc, ch.rowOk, batchOk);
-    ch.batchOffset = batchOffset;
-    Value box = e.divu(cc, e.i64(8));
-    Value swizzled = e.bxor(e.remu(cc, e.i64(8)), e.remu(ch.row, e.i64(8)));
-    ch.dstOffset = e.add(e.add(e.mul(box, e.i64(o.rows * 128)), e.mul(ch.row, e.i64(128))),
-                         e.mul(swizzled, e.i64(16)));
-    fn(ch);
-  }
-
-  /// `threads` threads copy one operand tile into the swizzled layout with
-  /// 16-byte cp.async (the view passed asyncCopyable): a chunk past the
-  /// view's rows reads nothing and one across its last column reads only
-  /// the bytes inside (cp.async zero-fills the rest).
-  static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                        Value dst, Value tid, int64_t threads) {
-    Emit e{b, loc};
-    tile::MakeViewOp v = o.view;
-    size_t rank = origins.size();
-    Value size1 = v.getSizes()[rank - 1], stride0 = v.getStrides()[rank - 2];
-    int64_t chunkElems = 16 / o.elemBytes;
-    Type elem = o.load.getType().getElementType();
-    forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
-      // Bytes of this chunk inside the view: 0 .. 16 (a chunk is never
-      // partly left of column 0: origins are multiples of the tile width).
-      Value left = arith::MinSIOp::create(b, loc, arith::SubIOp::create(b, loc, size1, ch.gcol),
-                                          e.i64(chunkElems));
-      left = arith::SelectOp::create(b, loc, e.ult(ch.gcol, size1), left, e.i64(0));
-      Value bytes = arith::SelectOp::create(b, loc, ch.rowOk,
-                                            e.mul(left, e.i64(o.elemBytes)), e.i64(0));
-      // An empty chunk still needs a valid address: the view's base.
-      Value off = e.add(e.mul(ch.grow, stride0), ch.gcol);
-      if (ch.batchOffset)
-        off = e.add(off, ch.batchOffset);
-      off = arith::SelectOp::create(b, loc, e.ne(bytes, e.i64(0)), off, e.i64(0));
-      Value src = LLVM::GEPOp::create(b, loc, v.getPtr().getType(), elem, v.getPtr(),
-                                      ValueRange{off});
-      NVVM::CpAsyncOp::create(b, loc, e.gep(dst, ch.dstOffset), src, 16,
-                              NVVM::LoadCacheModifierKind::CG,
-                              arith::TruncIOp::create(b, loc, b.getI32Type(), bytes));
-    });
-  }
-
-  /// Issues the TMA copies of one operand tile: boxes of 128 bytes' worth
-  /// of columns.
-  static void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                       Value dst, Value mbar) {
-    Emit e{b, loc};
-    auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
-    auto i32 = [&](Value v) { return arith::TruncIOp::create(b, loc, b.getI32Type(), v); };
-    size_t rank = origins.size();
-    Value row = i32(origins[rank - 2]);
-    Value col = i32(origins[rank - 1]);
-    for (int64_t box = 0; box < o.boxes(); ++box) {
-      Value d = e.gep(dst, e.i64(box * o.rows * 128));
-      Value d7 = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, d);
-      // Coordinates innermost first: column, row (, batch).
-      SmallVector<Value> coords = {e.add(col, e.i32(box * o.boxCols())), row};
-      if (rank == 3)
-        coords.push_back(i32(origins[0]));
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          b, loc, d7, o.tmap, coords, mbar,
-          ValueRange{}, Value(), Value(),
-          NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
-          b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), Value());
-    }
-  }
-
-  /// `threads` threads (from `tid`) copy one operand tile into the swizzled
-  /// layout with guarded element loads (any strides, any alignment), 16
-  /// bytes of shared memory per thread and step.
-  static void copyByThreads(OpBuilder &b, Location loc, Operand &o,
-                            ArrayRef<Value> origins, Value dst, Value tid, int64_t threads) {
-    Emit e{b, loc};
-    Type elem = o.load.getType().getElementType();
-    Value ptr = o.view.getPtr();
-    size_t rank = origins.size();
-    Value size1 = o.view.getSizes()[rank - 1];
-    Value stride0 = o.view.getStrides()[rank - 2], stride1 = o.view.getStrides()[rank - 1];
-    int64_t chunkElems = 16 / o.elemBytes;
-    Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
-    auto vecTy = VectorType::get({chunkElems}, elem);
-    forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
-      Value v = arith::ConstantOp::create(
-          b, loc, vecTy, DenseElementsAttr::get(vecTy, b.getFloatAttr(elem, 0.0)));
-      for (int64_t t = 0; t < chunkElems; ++t) {
-        Value gcol = e.add(ch.gcol, e.i64(t));
-        Value ok = arith::AndIOp::create(b, loc, ch.rowOk, e.ult(gcol, size1));
-        auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
-        {
-          OpBuilder::InsertionGuard g2(b);
-          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          Value off = e.add(e.mul(ch.grow, stride0), e.mul(gcol, stride1));
-          if (ch.batchOffset)
-            off = e.add(off, ch.batchOffset);
-          Value p = LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr, ValueRange{off});
-          scf::YieldOp::create(b, loc,
-                               ValueRange{LLVM::LoadOp::create(b, loc, elem, p, o.elemBytes)});
-          b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-          scf::YieldOp::create(b, loc, zero);
-        }
-        v = vector::InsertOp::create(b, loc, ifOp.getResult(0), v, ArrayRef<int64_t>{t});
-      }
-      LLVM::StoreOp::create(b, loc, v, e.gep(dst, ch.dstOffset), 16);
-    });
-  }
 };
 
 } // namespace
 
-void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                          Value dst, Value bar) {
-  MmaLoopLowering::issueTMA(b, loc, o, origins, dst, bar);
-}
 
-void tilec::mma::copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                               Value dst, Value tid, int64_t threads) {
-  MmaLoopLowering::copyByThreads(b, loc, o, origins, dst, tid, threads);
-}
 
 void tilec::populateMmaToNVVMPatterns(const TypeConverter &converter,
                                       ThreadLayout layout,

@@ -90,6 +90,11 @@ struct Requirement {
   std::string message;
 };
 
+/// The value of `e` when it reads no launch argument and no device property
+/// (only constants and operators), as the runtime would compute it at a
+/// launch; nullopt otherwise or when it fails (division by zero, overflow).
+std::optional<int64_t> evaluateConstant(const GridExpr &e);
+
 /// A TMA descriptor the runtime builds at launch for a 2-D tensor parameter
 /// (row-major tiles of `boxRows` x `boxCols` elements, 128-byte swizzle), or
 /// a 3-D one whose leading dimension is a batch (one matrix per box).
