@@ -9,7 +9,8 @@ BUILD_DIR=${BUILD_DIR:-build}
 packages=(cmake ninja-build ccache mold clang-22 llvm-22-dev llvm-22-tools
           libmlir-22-dev mlir-22-tools libzstd-dev zlib1g-dev libxml2-dev
           libedit-dev libffi-dev libcurl4-openssl-dev libgtest-dev python3
-          python3-numpy python3-pytest python3-torch)
+          python3-numpy python3-pytest python3-torch python3-pip python3-setuptools
+          python3-wheel)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -22,4 +22,14 @@ if ldd "$BUILD_DIR/install-test/embed/embed_aot" | grep -qE 'libLLVM|libtilec'; 
   echo "embed_aot links LLVM or libtilec" >&2
   exit 1
 fi
+# The Python package installed beside libtilec.so finds it from the prefix.
+pydir="$prefix/lib/python3/dist-packages"
+(cd /tmp && unset TILEC_LIBRARY && PYTHONPATH="$pydir" /usr/bin/python3 -c "
+import os, tilec
+assert tilec._library_path() == os.path.join('$prefix', 'lib', 'libtilec.so'), tilec._library_path()
+import numpy as np
+x = np.zeros(8, np.float32)
+tilec.compile('kernel k(x: tensor<f32, 1>) grid(1) { store(x, [0], load(x, [0], [8]) + 2.0); }').k(x)
+assert (x == 2).all(), x
+print('== python package from', os.path.dirname(tilec.__file__))")
 echo "install test: ok"

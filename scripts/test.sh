@@ -18,3 +18,8 @@ fi
 # A sanitized libtilec.so needs sanitized programs: the install test is for
 # the normal build.
 [ "${TILEC_SANITIZE:-0}" = 1 ] || scripts/test-install.sh
+# The wheel (LLVM linked in statically), installed by pip and tested.
+if [ "${TILEC_SANITIZE:-0}" != 1 ]; then
+  scripts/build-wheel.sh
+  scripts/test-wheel.sh
+fi

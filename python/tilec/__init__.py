@@ -81,6 +81,11 @@ def _library_path():
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
+    try:  # installed by cmake --install: the library's place in the prefix
+        from ._install import LIBRARY
+        return os.path.normpath(os.path.join(here, LIBRARY))
+    except ImportError:
+        pass
     for candidate in (os.path.join(here, "libtilec.so"),
                       os.path.join(here, "..", "..", "build", "lib", "libtilec.so")):
         if os.path.exists(candidate):
