@@ -9,6 +9,7 @@
 #include "tilec/tilec.h"
 #include "tilec/Interpreter.h"
 
+#include "tilec/Autotune.h"
 #include "tilec/Cache.h"
 #include "tilec/Compiler.h"
 #include "tilec/Runtime/Runtime.h"
@@ -22,11 +23,13 @@
 
 struct tilec_error {
   std::string message;
+  tilec_error_kind kind;
 };
 
 struct tilec_program {
   std::shared_ptr<const tilec::CompileResult> result;
   std::string arch;
+  std::string fileName;
   std::map<std::string, std::string> cubins; ///< by arch
   /// Grid expressions as text, per kernel and dimension (kept for the
   /// lifetime of the program so that C strings stay valid).
@@ -45,17 +48,25 @@ struct tilec_kernel {
   int device = 0; // its module's: made current for each launch
 };
 
-static tilec_error *makeError(std::string message) {
-  return new (std::nothrow) tilec_error{std::move(message)};
+/// An error of `kind`; most that the C API makes itself are misuse.
+static tilec_error *makeError(std::string message,
+                              tilec_error_kind kind = TILEC_ERROR_ARGUMENT) {
+  return new (std::nothrow) tilec_error{std::move(message), kind};
 }
 
 template <typename Fn> static tilec_error *guard(Fn fn) {
   try {
     return fn();
+  } catch (const tilec::ArgumentError &e) {
+    return makeError(e.what(), TILEC_ERROR_ARGUMENT);
+  } catch (const tilec::RuntimeError &e) {
+    return makeError(e.what(), TILEC_ERROR_RUNTIME);
+  } catch (const std::bad_alloc &) {
+    return makeError("tilec: out of memory", TILEC_ERROR_INTERNAL);
   } catch (const std::exception &e) {
-    return makeError(e.what());
+    return makeError(e.what(), TILEC_ERROR_INTERNAL);
   } catch (...) {
-    return makeError("tilec: unknown error");
+    return makeError("tilec: unknown error", TILEC_ERROR_INTERNAL);
   }
 }
 
@@ -66,6 +77,10 @@ const char *tilec_error_message(const tilec_error *error) {
 }
 
 void tilec_error_destroy(tilec_error *error) { delete error; }
+
+tilec_error_kind tilec_error_get_kind(const tilec_error *error) {
+  return error ? error->kind : TILEC_ERROR_NONE;
+}
 
 void tilec_compile_options_init(tilec_compile_options *o) {
   if (!o)
@@ -113,9 +128,9 @@ tilec_error *tilec_describe(const char *source, size_t size, const char *file_na
     std::string out, diagnostics;
     if (!tilec::describeSource(std::string_view(source, size),
                                file_name ? file_name : "<source>", out, diagnostics))
-      return makeError(diagnostics);
+      return makeError(diagnostics, TILEC_ERROR_COMPILE);
     if (!(*json = copyString(out)))
-      return makeError("tilec_describe: out of memory");
+      return makeError("tilec_describe: out of memory", TILEC_ERROR_INTERNAL);
     return nullptr;
   });
 }
@@ -144,7 +159,7 @@ tilec_error *tilec_cache_info(char **json) {
                       ", \"misses\": " + std::to_string(st.misses) +
                       ", \"corrupt\": " + std::to_string(st.corrupt) + "}";
     if (!(*json = copyString(out)))
-      return makeError("tilec_cache_info: out of memory");
+      return makeError("tilec_cache_info: out of memory", TILEC_ERROR_INTERNAL);
     return nullptr;
   });
 }
@@ -192,11 +207,29 @@ tilec_error *tilec_interpret(const char *source, size_t size,
       }
     }
     std::string error;
+    tilec::InterpretFailure failure;
     if (!tilec::interpretKernel(std::string_view(source ? source : "", size), opts, kernel, host,
-                                error))
-      return makeError(error);
+                                error, &failure))
+      return makeError(error, failure == tilec::InterpretFailure::Compile ? TILEC_ERROR_COMPILE
+                              : failure == tilec::InterpretFailure::Run ? TILEC_ERROR_RUNTIME
+                                                                        : TILEC_ERROR_ARGUMENT);
     return nullptr;
   });
+}
+
+static std::unique_ptr<tilec_program>
+newProgram(std::shared_ptr<const tilec::CompileResult> result, const tilec::CompileOptions &opts) {
+  auto program = std::make_unique<tilec_program>();
+  program->result = std::move(result);
+  program->arch = opts.arch;
+  program->fileName = opts.fileName;
+  for (const tilec::KernelSignature &sig : program->result->kernels) {
+    std::vector<std::string> dims;
+    for (const tilec::GridExpr &g : sig.grid)
+      dims.push_back(g.str(sig.params));
+    program->grids.push_back(std::move(dims));
+  }
+  return program;
 }
 
 tilec_error *tilec_compile(const char *source, size_t size,
@@ -219,17 +252,8 @@ tilec_error *tilec_compile(const char *source, size_t size,
         o.use_cache ? tilec::compileCached(src, opts)
                     : std::make_shared<const tilec::CompileResult>(tilec::compile(src, opts));
     if (!result->ok)
-      return makeError(result->diagnostics);
-    auto program = std::make_unique<tilec_program>();
-    program->result = result;
-    program->arch = opts.arch;
-    for (const tilec::KernelSignature &sig : result->kernels) {
-      std::vector<std::string> dims;
-      for (const tilec::GridExpr &g : sig.grid)
-        dims.push_back(g.str(sig.params));
-      program->grids.push_back(std::move(dims));
-    }
-    *out = program.release();
+      return makeError(result->diagnostics, TILEC_ERROR_COMPILE);
+    *out = newProgram(std::move(result), opts).release();
     return nullptr;
   });
 }
@@ -264,7 +288,7 @@ tilec_error *tilec_program_cubin(tilec_program *p, const char *arch,
     if (it == p->cubins.end()) {
       std::string cubin, error;
       if (!tilec::assembleCubin(p->result->ptx, a, cubin, error))
-        return makeError("tilec: " + error);
+        return makeError("tilec: " + error, TILEC_ERROR_TOOL);
       it = p->cubins.emplace(a, std::move(cubin)).first;
     }
     *data = it->second.data();
@@ -485,12 +509,9 @@ tilec_error *tilec_synchronize(void) {
   });
 }
 
-/// The checked arguments of a launch of `kernel` (`what`: the API function,
-/// for the messages): tilec_arg holds at most 4 dimensions; the arguments
-/// are checked before the kernel is looked at.
-static tilec_error *argValues(const char *what, const tilec_kernel *kernel,
-                              const tilec_arg *args, size_t num_args,
-                              std::vector<tilec::ArgValue> &values) {
+/// The arguments' own well-formedness (`what`: the API function, for the
+/// messages): tilec_arg holds at most 4 dimensions.
+static tilec_error *checkArgs(const char *what, const tilec_arg *args, size_t num_args) {
   if (!args && num_args)
     return makeError(std::string(what) + ": args is NULL but num_args is " +
                      std::to_string(num_args));
@@ -513,9 +534,12 @@ static tilec_error *argValues(const char *what, const tilec_kernel *kernel,
     if (a.dtype && !tilec::parseScalarType(a.dtype))
       return makeError(where() + " has an unknown dtype '" + std::string(a.dtype) + "'");
   }
-  if (!kernel)
-    return makeError(std::string(what) + ": kernel is NULL");
-  const tilec::KernelSignature &sig = kernel->kernel.signature();
+  return nullptr;
+}
+
+/// The arguments (checked by checkArgs) as the runtime's values for `sig`.
+static tilec_error *toValues(const tilec::KernelSignature &sig, const tilec_arg *args,
+                             size_t num_args, std::vector<tilec::ArgValue> &values) {
   if (num_args != sig.params.size())
     return makeError("tilec: kernel '" + sig.name + "' takes " +
                      std::to_string(sig.params.size()) + " arguments, got " +
@@ -546,6 +570,18 @@ static tilec_error *argValues(const char *what, const tilec_kernel *kernel,
       return makeError("tilec: argument " + std::to_string(i) + " has an unknown kind");
   }
   return nullptr;
+}
+
+/// The checked arguments of a launch of `kernel`; the arguments are checked
+/// before the kernel is looked at.
+static tilec_error *argValues(const char *what, const tilec_kernel *kernel,
+                              const tilec_arg *args, size_t num_args,
+                              std::vector<tilec::ArgValue> &values) {
+  if (tilec_error *e = checkArgs(what, args, num_args))
+    return e;
+  if (!kernel)
+    return makeError(std::string(what) + ": kernel is NULL");
+  return toValues(kernel->kernel.signature(), args, num_args, values);
 }
 
 tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
@@ -597,5 +633,119 @@ tilec_error *tilec_launch_plan_run(const tilec_launch_plan *plan, void *stream) 
 }
 
 void tilec_launch_plan_destroy(tilec_launch_plan *plan) { delete plan; }
+
+/// One autotuner per database path for the process (each loads its file
+/// once and serializes its own updates).
+static tilec::Autotuner &tunerFor(const std::string &path) {
+  static std::mutex mutex;
+  static auto *tuners = new std::map<std::string, std::unique_ptr<tilec::Autotuner>>;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<tilec::Autotuner> &t = (*tuners)[path];
+  if (!t)
+    t = std::make_unique<tilec::Autotuner>(path);
+  return *t;
+}
+
+tilec_error *tilec_tune(const char *source, size_t size, const tilec_compile_options *options,
+                        const char *kernel, const tilec_arg *args, size_t num_args, int device,
+                        const char *database_path, tilec_program **out, char **choice_json) {
+  return guard([&]() -> tilec_error * {
+    if (!out)
+      return makeError("tilec_tune: out is NULL");
+    *out = nullptr;
+    if (choice_json)
+      *choice_json = nullptr;
+    if (!source && size)
+      return makeError("tilec_tune: source is NULL");
+    if (!kernel)
+      return makeError("tilec_tune: kernel is NULL");
+    if (tilec_error *e = checkArgs("tilec_tune", args, num_args))
+      return e;
+    tilec_compile_options defaults;
+    tilec_compile_options_init(&defaults);
+    tilec::CompileOptions opts;
+    if (tilec_error *e = toCompileOptions(options ? *options : defaults, "tilec_tune", opts))
+      return e;
+    opts.kernel = kernel;
+    std::string_view src(source ? source : "", size);
+    // The signature (scalar types, ranks) from the kernel compiled as given.
+    std::shared_ptr<const tilec::CompileResult> declared = tilec::compileCached(src, opts);
+    if (!declared->ok)
+      return makeError(declared->diagnostics, TILEC_ERROR_COMPILE);
+    if (declared->kernels.empty())
+      return makeError(std::string("tilec_tune: the program has no kernel named '") + kernel +
+                       "'");
+    std::vector<tilec::ArgValue> values;
+    if (tilec_error *e = toValues(declared->kernels[0], args, num_args, values))
+      return e;
+    tilec::Context::get(device);
+    tilec::Autotuner &tuner = tunerFor(database_path ? database_path
+                                                     : tilec::Autotuner::defaultDatabasePath());
+    tilec::TuneChoice choice;
+    std::shared_ptr<const tilec::CompileResult> chosen =
+        tuner.select(src, opts, kernel, values, &choice);
+    if (!chosen->ok)
+      return makeError(chosen->diagnostics, TILEC_ERROR_COMPILE);
+    tilec::CompileOptions chosenOpts = opts;
+    for (const auto &[name, value] : choice.defines)
+      chosenOpts.defines[name] = value;
+    std::unique_ptr<tilec_program> program = newProgram(std::move(chosen), chosenOpts);
+    if (choice_json) {
+      std::string j = "{\"defines\": {";
+      bool first = true;
+      for (const auto &[name, value] : choice.defines) {
+        j += first ? "" : ", ";
+        first = false;
+        tilec::appendJsonString(j, name);
+        j += ": ";
+        tilec::appendJsonString(j, value);
+      }
+      j += "}, \"microseconds\": " + std::to_string(choice.microseconds) +
+           ", \"from_database\": " + (choice.fromDatabase ? "true" : "false") +
+           ", \"database\": ";
+      tilec::appendJsonString(j, tuner.databasePath());
+      j += ", \"trials\": [";
+      for (size_t t = 0; t < choice.trials.size(); ++t) {
+        j += t ? ", {\"config\": " : "{\"config\": ";
+        tilec::appendJsonString(j, choice.trials[t].first);
+        j += ", \"microseconds\": " + std::to_string(choice.trials[t].second) + "}";
+      }
+      j += "]}";
+      if (!(*choice_json = copyString(j)))
+        return makeError("tilec_tune: out of memory", TILEC_ERROR_INTERNAL);
+    }
+    *out = program.release();
+    return nullptr;
+  });
+}
+
+tilec_error *tilec_program_header(const tilec_program *program, const char *namespace_name,
+                                  const char *source_name, char **header) {
+  return guard([&]() -> tilec_error * {
+    if (!header)
+      return makeError("tilec_program_header: header is NULL");
+    *header = nullptr;
+    if (!program)
+      return makeError("tilec_program_header: program is NULL");
+    std::string ns = namespace_name ? namespace_name
+                                    : tilec::defaultHeaderNamespace(program->fileName);
+    if (std::string why = tilec::checkHeaderNamespace(ns); !why.empty())
+      return makeError("tilec_program_header: " + why);
+    std::string text = tilec::generateHeader(*program->result, ns,
+                                             source_name ? source_name : program->fileName);
+    if (!(*header = copyString(text)))
+      return makeError("tilec_program_header: out of memory", TILEC_ERROR_INTERNAL);
+    return nullptr;
+  });
+}
+
+void tilec_set_print_callback(tilec_print_callback callback, void *user) {
+  if (!callback) {
+    tilec::setInterpreterPrintSink({});
+    return;
+  }
+  tilec::setInterpreterPrintSink(
+      [callback, user](std::string_view text) { callback(text.data(), text.size(), user); });
+}
 
 } // extern "C"

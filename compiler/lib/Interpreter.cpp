@@ -11,26 +11,52 @@
 
 #include "InterpreterImpl.h"
 
+#include <cstdio>
+#include <mutex>
+
 using namespace tilec;
 using namespace tilec::interp;
 
 static bool interpretOnThisStack(std::string_view source, const CompileOptions &options,
                                  const std::string &kernel, const std::vector<HostArg> &args,
-                                 std::string &error);
+                                 std::string &error, InterpretFailure &failure);
 
 bool tilec::interpretKernel(std::string_view source, const CompileOptions &options,
                             const std::string &kernel, const std::vector<HostArg> &args,
-                            std::string &error) {
+                            std::string &error, InterpretFailure *failure) {
   // On a stack of known size, like compile(): evaluation recurses as deep as
   // Sema did.
   bool ok = false;
-  runOnCompilerStack([&] { ok = interpretOnThisStack(source, options, kernel, args, error); });
+  InterpretFailure why = InterpretFailure::Argument;
+  runOnCompilerStack(
+      [&] { ok = interpretOnThisStack(source, options, kernel, args, error, why); });
+  if (!ok && failure)
+    *failure = why;
   return ok;
+}
+
+static std::mutex printMutex;
+static PrintSink printSink;
+
+void tilec::setInterpreterPrintSink(PrintSink sink) {
+  std::lock_guard<std::mutex> lock(printMutex);
+  printSink = std::move(sink);
+}
+
+void tilec::interpreterPrint(std::string_view text) {
+  std::lock_guard<std::mutex> lock(printMutex);
+  if (printSink) {
+    printSink(text);
+    return;
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
 }
 
 static bool interpretOnThisStack(std::string_view source, const CompileOptions &options,
                                  const std::string &kernel, const std::vector<HostArg> &args,
-                                 std::string &error) {
+                                 std::string &error, InterpretFailure &failure) {
+  failure = InterpretFailure::Compile;
   llvm::SourceMgr srcMgr;
   srcMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
                                 llvm::StringRef(source.data(), source.size()),
@@ -48,6 +74,7 @@ static bool interpretOnThisStack(std::string_view source, const CompileOptions &
       decl = k.get();
   if (!decl) {
     error = "no kernel named '" + kernel + "'";
+    failure = InterpretFailure::Argument;
     return false;
   }
   KernelInstance inst;
@@ -57,6 +84,7 @@ static bool interpretOnThisStack(std::string_view source, const CompileOptions &
     return false;
   }
   const KernelSignature &sig = inst.signature;
+  failure = InterpretFailure::Argument;
   if (args.size() != sig.params.size()) {
     error = "kernel '" + kernel + "' takes " + std::to_string(sig.params.size()) +
             " arguments, got " + std::to_string(args.size());
@@ -106,6 +134,7 @@ static bool interpretOnThisStack(std::string_view source, const CompileOptions &
             " programs (at most " + std::to_string(kInterpreterMaxPrograms) + ")";
     return false;
   }
+  failure = InterpretFailure::Run;
   Interp interp(inst, args, grid);
   interp.srcMgr = &srcMgr;
   interp.fileName = options.fileName;

@@ -367,7 +367,7 @@ Val Interp::call(const Expr &e) {
             std::snprintf(buf, sizeof buf, " %lld", (long long)v.i[k]);
           line += buf;
         }
-        std::printf("%s\n", line.c_str());
+        interpreterPrint(line + "\n");
       } else if (!vals[0].i[k]) {
         std::string at;
         if (srcMgr) {

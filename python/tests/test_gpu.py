@@ -149,6 +149,82 @@ def test_assert_close_to_interpreter_on_the_gpu():
                       "    store(x, [0], load(x, [0], [16]) + cast<f32>(range(16)));\n}\n").w
     tilec.testing.assert_close_to_interpreter(w, torch.zeros(16, device="cuda"))
 
+    # bf16 CUDA tensors against the interpreter on bf16 CPU tensors.
+    lib16 = tilec.load(example("saxpy.tile"))
+    xb = torch.randn(3000, device="cuda", dtype=torch.bfloat16)
+    yb = torch.randn(3000, device="cuda", dtype=torch.bfloat16)
+    tilec.testing.assert_close_to_interpreter(lib16.saxpy, 2.0, xb, yb, rtol=0, atol=0)
+
+
+def test_tune_on_the_gpu_and_from_the_database():
+    import tempfile
+    db = tempfile.mktemp(suffix=".db")
+    lib = tilec.load(example("vadd.tile"))
+    x = torch.randn(1 << 20, device="cuda")
+    y = torch.randn(1 << 20, device="cuda")
+    z = torch.empty_like(x)
+    k = lib.vadd.tune(x, y, z, database=db)
+    choice = k.tuned
+    assert not choice["from_database"] and choice["database"] == db
+    assert sorted(t["config"] for t in choice["trials"]) == sorted(
+        f"BLOCK={b}" for b in (512, 1024, 2048, 4096)), choice
+    assert k.program.defines["BLOCK"] == choice["defines"]["BLOCK"]
+    z.zero_()
+    k(x, y, z)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(z, x + y)
+    again = tilec.load(example("vadd.tile")).vadd.tune(x, y, z, database=db)
+    assert again.tuned["from_database"] and again.tuned["defines"] == choice["defines"]
+    # T inferred from the tensors: a separate entry.
+    h = torch.randn(5000, device="cuda", dtype=torch.float16)
+    kh = lib.vadd.tune(h, h, torch.empty_like(h), database=db)
+    assert kh.program.defines["T"] == "f16"
+
+
+def test_device_print_reaches_python():
+    import io
+    out = io.StringIO()
+    # (A kernel without tensor arguments runs on the interpreter: give it one.)
+    g = tilec.compile('kernel g(x: tensor<f32, 1>) grid(2) { print("block", block_id(0)); }').g
+    with tilec.device_output(out):
+        g(torch.zeros(4, device="cuda"))
+    lines = sorted(out.getvalue().splitlines())
+    assert lines == ["pid (0, 0, 0): block 0", "pid (1, 0, 0): block 1"], out.getvalue()
+
+
+def test_a_device_fault_names_the_kernel_and_says_the_context_is_lost():
+    # In a process of its own: after the fault its CUDA context is gone.
+    import os
+    import subprocess
+    script = f"""
+import sys, torch
+sys.path.insert(0, {os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")!r})
+import tilec
+boom = tilec.compile('kernel boom(x: tensor<f32, 1>) grid(1) {{ assert(load(x, [0], [4]) > 0.0, "positive"); }}').boom
+saxpy = tilec.load({example("saxpy.tile")!r}).saxpy
+x = torch.zeros(4, device="cuda")
+saxpy(1.0, x, x)
+boom(x)
+try:
+    torch.cuda.synchronize()
+except Exception:
+    pass
+try:
+    saxpy(1.0, x, x)
+except RuntimeError as e:
+    print("ERROR", e)
+"""
+    env = dict(os.environ)
+    if os.environ.get("TILEC_TEST_INSTALLED") == "1":
+        script = script.replace("sys.path.insert", "(lambda *a: None)")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                       timeout=120)
+    out = r.stdout
+    assert "ERROR" in out, (r.stdout, r.stderr)
+    assert "kernel 'saxpy': " in out and "CUDA_ERROR_ASSERT" in out, out
+    assert "the last kernel tilec launched before this call was 'boom'" in out, out
+    assert "the CUDA context is now unusable" in out, out
+
 
 if __name__ == "__main__":
     failed = 0

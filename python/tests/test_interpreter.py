@@ -211,6 +211,70 @@ def test_requirements_in_the_signature_and_at_the_launch():
         {"condition": "x.shape[1] <= BN",
          "message": "softmax: the rows are wider than BN; compile with a larger -D BN"}]
     x = np.zeros((4, 2000), np.float32)
-    with pytest.raises(RuntimeError, match=r"@require\(x.shape\[1\] <= 1024\) does not hold: "
+    with pytest.raises(tilec.ArgumentError, match=r"@require\(x.shape\[1\] <= 1024\) does not hold: "
                                            r"x.shape\[1\] = 2000"):
         lib.softmax(x, np.zeros_like(x))
+
+
+def test_errors_have_a_kind():
+    src = """kernel k(x: tensor<f32, 1>) grid(1) {
+    assert(load(x, [0], [16]) > 0.0, "x must be positive");
+}
+"""
+    lib = tilec.compile(src)
+    with pytest.raises(tilec.ArgumentError):          # the argument list
+        lib.k(np.ones(16, np.float32), 1)
+    with pytest.raises(RuntimeError) as e:            # while running
+        lib.k(np.zeros(16, np.float32))
+    assert not isinstance(e.value, tilec.ArgumentError)
+    with pytest.raises(tilec.CompileError):           # the source
+        tilec.compile("kernel k() grid(1) { let a = ; }")
+
+
+def test_print_reaches_sys_stdout(capsys):
+    src = """kernel k(x: tensor<f32, 1>) grid(2) {
+    print("block", block_id(0));
+}
+"""
+    tilec.compile(src).k(np.arange(4, dtype=np.float32))
+    out = capsys.readouterr().out
+    assert out.splitlines() == ["pid (0, 0, 0): block 0", "pid (1, 0, 0): block 1"], out
+
+
+def test_bf16_cpu_tensors_run_on_the_interpreter():
+    torch = pytest.importorskip("torch")
+    lib = tilec.load(example("saxpy.tile"))
+    x = torch.linspace(-4, 4, 1000).to(torch.bfloat16)
+    y = torch.linspace(1, 2, 1000).to(torch.bfloat16)
+    want = (2.0 * x.float() + y.float()).to(torch.bfloat16)
+    lib.saxpy(2.0, x, y)           # T inferred as bf16 from the tensors
+    assert y.dtype == torch.bfloat16
+    torch.testing.assert_close(y, want, rtol=0, atol=0)
+    with pytest.raises(tilec.ArgumentError, match=r"must be a tensor<bf16, 1>, got a tensor of f32"):
+        lib.saxpy(2.0, x, torch.zeros(1000), T="bf16")
+
+
+def test_ptx_cubin_and_header_from_python():
+    lib = tilec.load(example("saxpy.tile"))
+    assert ".entry saxpy" in lib.ptx
+    header = lib.header()
+    assert "namespace saxpy_kernels {" in header and "saxpy.tile" in header
+    assert "namespace mine {" in lib.header(namespace="mine")
+    with pytest.raises(tilec.ArgumentError, match="not a C\\+\\+ name"):
+        lib.header(namespace="1bad")
+    with pytest.raises(tilec.ArgumentError, match="reserved C\\+\\+ name 'class'"):
+        lib.header(namespace="a::class")
+    import shutil
+    if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+        cubin = lib.cubin()
+        assert cubin[:4] == b"\x7fELF"
+    else:
+        with pytest.raises(tilec.ToolError, match="ptxas"):
+            lib.cubin()
+
+
+def test_tune_needs_cuda_tensors():
+    lib = tilec.load(example("vadd.tile"))
+    x = np.zeros(16, np.float32)
+    with pytest.raises(tilec.ArgumentError, match="tune needs CUDA tensors"):
+        lib.vadd.tune(x, x, x)

@@ -71,7 +71,7 @@ def test_packing_matches_tilec_arg():
     y = gpu(10)
     packed, device = k._pack((2.5, FakeCuda(x), y))
     assert device == 0
-    args = (tilec._Arg * 3).from_buffer_copy(packed)
+    args = (tilec._capi._Arg * 3).from_buffer_copy(packed)
     assert args[0].kind == 1 and args[0].f == 2.5
     assert args[1].kind == 2 and args[1].rank == 1 and args[1].ptr == x.data_ptr()
     assert list(args[1].sizes)[:1] == [10] and list(args[1].strides)[:1] == [6]

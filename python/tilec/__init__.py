@@ -17,173 +17,20 @@ numpy arrays and CPU tensors run on the CPU reference interpreter (any
 strides); CUDA tensors (any strides, rank <= 4) launch on their device. The
 package is pure Python over the C API (libtilec.so) through ctypes.
 """
+import contextlib
 import ctypes
 import json
 import os
 import struct
+import sys
 
-__all__ = ["CompileError", "ArgumentError", "compile", "load", "Program", "Kernel",
-           "Launcher", "cache", "testing"]
+from ._capi import (_ARG_FLOAT, _ARG_FORMAT, _ARG_INT, _ARG_TENSOR, _FLOAT_TYPES, ArgumentError,
+                    CompileError, ToolError, _HostArg, _json_call, _lib, _options, _ParamInfo,
+                    _raise_error, _take_string)
+from . import _capi
 
-
-class CompileError(Exception):
-    """A compile error: the message is the file:line:col diagnostic with the
-    source line and a caret."""
-
-
-class ArgumentError(TypeError):
-    """Arguments that do not match a kernel's parameters (count, kind, rank,
-    element type), found before anything runs."""
-
-
-# --- the C API ---------------------------------------------------------------
-
-_ARG_INT, _ARG_FLOAT, _ARG_TENSOR = 0, 1, 2
-_FLOAT_TYPES = ("f16", "bf16", "f32", "f64")  # scalars passed as double
-
-
-class _CompileOptions(ctypes.Structure):
-    _fields_ = [("file_name", ctypes.c_char_p), ("arch", ctypes.c_char_p),
-                ("kernel", ctypes.c_char_p),
-                ("define_names", ctypes.POINTER(ctypes.c_char_p)),
-                ("define_values", ctypes.POINTER(ctypes.c_char_p)),
-                ("num_defines", ctypes.c_size_t), ("opt_level", ctypes.c_uint),
-                ("num_warps", ctypes.c_uint), ("use_cache", ctypes.c_int),
-                ("min_blocks_per_sm", ctypes.c_uint)]
-
-
-class _ParamInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("is_tensor", ctypes.c_int),
-                ("dtype", ctypes.c_char_p), ("rank", ctypes.c_uint)]
-
-
-class _Arg(ctypes.Structure):  # tilec_arg
-    _fields_ = [("kind", ctypes.c_int), ("i", ctypes.c_int64), ("f", ctypes.c_double),
-                ("ptr", ctypes.c_uint64), ("rank", ctypes.c_uint),
-                ("sizes", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4),
-                ("dtype", ctypes.c_char_p)]
-
-
-# tilec_arg packed by struct (much faster per call than setting ctypes
-# fields): kind, i, f, ptr, rank, sizes[4], strides[4], dtype.
-_ARG_FORMAT = "i4xqdQI4x4q4qQ"
-assert struct.calcsize("=" + _ARG_FORMAT) == ctypes.sizeof(_Arg)
-
-
-class _HostArg(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int), ("i", ctypes.c_int64), ("f", ctypes.c_double),
-                ("data", ctypes.c_void_p), ("rank", ctypes.c_uint),
-                ("sizes", ctypes.c_int64 * 8), ("strides", ctypes.c_int64 * 8)]
-
-
-def _library_path():
-    env = os.environ.get("TILEC_LIBRARY")
-    if env:
-        return env
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:  # installed by cmake --install: the library's place in the prefix
-        from ._install import LIBRARY
-        return os.path.normpath(os.path.join(here, LIBRARY))
-    except ImportError:
-        pass
-    for candidate in (os.path.join(here, "libtilec.so"),
-                      os.path.join(here, "..", "..", "build", "lib", "libtilec.so")):
-        if os.path.exists(candidate):
-            return candidate
-    return "libtilec.so"  # the loader's search path
-
-
-_lib_handle = None
-
-
-def _lib():
-    global _lib_handle
-    if _lib_handle is None:
-        lib = ctypes.CDLL(_library_path())
-        err = ctypes.c_void_p
-        lib.tilec_error_message.restype = ctypes.c_char_p
-        lib.tilec_error_message.argtypes = [err]
-        lib.tilec_error_destroy.argtypes = [err]
-        lib.tilec_compile_options_init.argtypes = [ctypes.POINTER(_CompileOptions)]
-        lib.tilec_compile.restype = err
-        lib.tilec_compile.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
-                                      ctypes.POINTER(_CompileOptions),
-                                      ctypes.POINTER(ctypes.c_void_p)]
-        lib.tilec_program_destroy.argtypes = [ctypes.c_void_p]
-        lib.tilec_program_num_kernels.restype = ctypes.c_size_t
-        lib.tilec_program_num_kernels.argtypes = [ctypes.c_void_p]
-        lib.tilec_program_kernel_name.restype = ctypes.c_char_p
-        lib.tilec_program_kernel_name.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        lib.tilec_program_kernel_num_params.restype = ctypes.c_size_t
-        lib.tilec_program_kernel_num_params.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        lib.tilec_program_kernel_param.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
-                                                   ctypes.c_size_t, ctypes.POINTER(_ParamInfo)]
-        lib.tilec_program_kernel_grid_dims.restype = ctypes.c_uint
-        lib.tilec_program_kernel_grid_dims.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        lib.tilec_program_kernel_grid.restype = ctypes.c_char_p
-        lib.tilec_program_kernel_grid.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
-                                                  ctypes.c_uint]
-        lib.tilec_c_api_version.restype = ctypes.c_int
-        if lib.tilec_c_api_version() < 3:
-            raise ImportError(f"{_library_path()} has C API version "
-                              f"{lib.tilec_c_api_version()}; this package needs 3")
-        lib.tilec_module_load_device.restype = err
-        lib.tilec_module_load_device.argtypes = [ctypes.c_void_p, ctypes.c_int,
-                                                 ctypes.POINTER(ctypes.c_void_p)]
-        lib.tilec_module_destroy.argtypes = [ctypes.c_void_p]
-        lib.tilec_module_get_kernel.restype = err
-        lib.tilec_module_get_kernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
-                                                ctypes.POINTER(ctypes.c_void_p)]
-        lib.tilec_describe.restype = err
-        lib.tilec_describe.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
-                                       ctypes.POINTER(ctypes.c_void_p)]
-        lib.tilec_string_destroy.argtypes = [ctypes.c_void_p]
-        lib.tilec_cache_info.restype = err
-        lib.tilec_cache_info.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
-        lib.tilec_cache_clear.restype = err
-        lib.tilec_cache_clear.argtypes = []
-        lib.tilec_launch_plan_create.restype = err
-        lib.tilec_launch_plan_create.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                                                 ctypes.c_size_t,
-                                                 ctypes.POINTER(ctypes.c_void_p)]
-        lib.tilec_launch_plan_run.restype = err
-        lib.tilec_launch_plan_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        lib.tilec_launch_plan_destroy.argtypes = [ctypes.c_void_p]
-        lib.tilec_launch.restype = err
-        lib.tilec_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
-                                     ctypes.c_void_p]
-        lib.tilec_interpret.restype = err
-        lib.tilec_interpret.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
-                                        ctypes.POINTER(_CompileOptions), ctypes.c_char_p,
-                                        ctypes.POINTER(_HostArg), ctypes.c_size_t]
-        _lib_handle = lib
-    return _lib_handle
-
-
-def _take_error(err):
-    """The message of a tilec_error* (destroyed), or None."""
-    if not err:
-        return None
-    lib = _lib()
-    message = lib.tilec_error_message(err).decode("utf-8", "replace")
-    lib.tilec_error_destroy(err)
-    return message
-
-
-def _options(file_name, arch, defines, keep):
-    o = _CompileOptions()
-    _lib().tilec_compile_options_init(ctypes.byref(o))
-    o.file_name = file_name.encode()
-    o.arch = arch.encode()
-    names = [str(k).encode() for k in defines]
-    values = [str(v).encode() for v in defines.values()]
-    if names:
-        o.define_names = (ctypes.c_char_p * len(names))(*names)
-        o.define_values = (ctypes.c_char_p * len(values))(*values)
-        o.num_defines = len(names)
-    keep.append((names, values, o))  # keep the buffers alive while used
-    return o
-
+__all__ = ["CompileError", "ArgumentError", "ToolError", "compile", "load", "Program",
+           "Kernel", "Launcher", "cache", "device_output", "testing"]
 
 # --- numpy arrays ------------------------------------------------------------
 
@@ -267,7 +114,7 @@ class Kernel:
             # inferred from this argument's element type.
             if d["element_is_parameter"] and d["element"] not in program.defines:
                 p["infer"] = d["element"]
-        self.tune = declared.get("tune", [])
+        self.tune_space = declared.get("tune", [])
         self.writes = list(declared.get("writes", []))
         self.requires = [dict(r) for r in declared.get("requires", [])]
         self.grid_as_written = declared.get("grid", [])
@@ -298,7 +145,7 @@ class Kernel:
                                  for c in self.compile_time],
                 "writes": list(self.writes),
                 "requires": [dict(r) for r in self.requires],
-                "tune": [dict(t) for t in self.tune], "grid": list(self.grid),
+                "tune": [dict(t) for t in self.tune_space], "grid": list(self.grid),
                 "grid_as_written": list(self.grid_as_written)}
 
     def _inferred(self, args):
@@ -311,7 +158,7 @@ class Kernel:
             if name is None:
                 continue
             dtype = None
-            if _is_cuda(a):
+            if _is_cuda(a) or _is_cpu_tensor(a):
                 if not _TORCH_TO_TILE:
                     _torch_tables()
                 dtype = _TORCH_TO_TILE.get(getattr(a, "dtype", None))
@@ -362,7 +209,7 @@ class Kernel:
                     handle = self._handles.get(device) or self._kernel_on(device)
                     err = self._c_launch(handle, fast, self._nparams, _current_stream(device))
                     if err:
-                        raise RuntimeError(f"kernel '{self.name}': {_take_error(err)}")
+                        _raise_error(err, f"kernel '{self.name}': ")
                     return None
         self._count(args)
         inferred = self._inferred(args)
@@ -417,12 +264,46 @@ class Kernel:
                                 "(run the interpreter with a plain call)")
         packed, device = self._pack(args)
         plan = ctypes.c_void_p()
-        lib = _lib()
-        message = _take_error(lib.tilec_launch_plan_create(self._kernel_on(device), packed,
-                                                           len(args), ctypes.byref(plan)))
-        if message is not None:
-            raise RuntimeError(f"kernel '{self.name}': {message}")
+        _raise_error(_lib().tilec_launch_plan_create(self._kernel_on(device), packed, len(args),
+                                                     ctypes.byref(plan)),
+                     f"kernel '{self.name}': ")
         return Launcher(self, plan.value, device, args)
+
+    def tune(self, *args, database=None, **defines):
+        """The kernel compiled with the best values of its @tune space for
+        these arguments (CUDA tensors; every configuration runs on them, so
+        outputs are clobbered): timed on the GPU, or taken from the tuning
+        database (the same as `tilec tune`; database=None: $TILEC_TUNING_DB,
+        else tuning.db in the cache directory; "": in memory only). The
+        returned kernel's `tuned` holds the choice (defines, microseconds,
+        from_database, trials). A kernel without @tune comes back as it is
+        compiled."""
+        if defines:
+            return self.program.with_defines(**defines)[self.name].tune(*args, database=database)
+        self._count(args)
+        inferred = self._inferred(args)
+        if inferred:
+            return self.program.with_defines(**inferred)[self.name].tune(*args,
+                                                                         database=database)
+        if not self._on_gpu(args):
+            raise ArgumentError(f"kernel '{self.name}': tune needs CUDA tensors")
+        packed, device = self._pack(args)
+        keep = []
+        program = self.program
+        o = _options(program.file_name, program.arch, program.defines, keep)
+        src = program.source.encode()
+        handle, choice = ctypes.c_void_p(), ctypes.c_void_p()
+        _raise_error(_lib().tilec_tune(src, len(src), ctypes.byref(o), self.name.encode(), packed,
+                                       len(args), device,
+                                       None if database is None else database.encode(),
+                                       ctypes.byref(handle), ctypes.byref(choice)),
+                     f"kernel '{self.name}': ")
+        tuned = json.loads(_take_string(choice))
+        merged = dict(program.defines, **tuned["defines"])
+        variant = Program._adopt(program, handle, merged)
+        kernel = variant[self.name]
+        kernel.tuned = tuned
+        return kernel
 
     def _kernel_on(self, device):
         """The loaded kernel (tilec_kernel*) on `device`, loading the
@@ -491,9 +372,8 @@ class Kernel:
 
     def _launch(self, packed, n, device):
         handle = self._handles.get(device) or self._kernel_on(device)
-        err = _lib().tilec_launch(handle, packed, n, _current_stream(device))
-        if err:
-            raise RuntimeError(f"kernel '{self.name}': {_take_error(err)}")
+        _raise_error(_lib().tilec_launch(handle, packed, n, _current_stream(device)),
+                     f"kernel '{self.name}': ")
 
 
     def _interpret(self, args):
@@ -506,6 +386,9 @@ class Kernel:
             if _is_cuda(a):
                 raise ArgumentError(f"{where} is a CUDA tensor, but an earlier tensor "
                                     "argument is on the CPU: pass all on one device")
+            if _is_cpu_tensor(a):
+                self._host_tensor(host[i], where, a, p)
+                continue
             arr = _as_numpy(a)
             if arr is None:
                 raise ArgumentError(f"{where} must be {self._describe(p)}, got {type(a).__name__}")
@@ -528,10 +411,29 @@ class Kernel:
         keep = []
         o = _options(self.program.file_name, self.program.arch, self.program.defines, keep)
         src = self.program.source.encode()
-        message = _take_error(_lib().tilec_interpret(src, len(src), ctypes.byref(o),
-                                                     self.name.encode(), host, len(args)))
-        if message is not None:
-            raise RuntimeError(message)
+        _raise_error(_lib().tilec_interpret(src, len(src), ctypes.byref(o), self.name.encode(),
+                                            host, len(args)))
+
+    def _host_tensor(self, host, where, a, p):
+        """A CPU torch tensor as a tilec_host_arg (any dtype the kernel takes,
+        bf16 included: the interpreter reads the parameter's element type)."""
+        if not _TORCH_TO_TILE:
+            _torch_tables()
+        dtype = _TORCH_TO_TILE.get(a.dtype)
+        if a.dim() != p["rank"]:
+            raise ArgumentError(f"{where} must be {self._describe(p)}, got a tensor of rank "
+                                f"{a.dim()}")
+        if dtype != p["dtype"]:
+            raise ArgumentError(f"{where} must be {self._describe(p)}, got a tensor of "
+                                f"{dtype or a.dtype}")
+        if a.dim() > 8:
+            raise ArgumentError(f"{where}: the interpreter takes tensors of rank 8 at most")
+        host.kind = _ARG_TENSOR
+        host.data = a.data_ptr()
+        host.rank = a.dim()
+        for d in range(a.dim()):
+            host.sizes[d] = a.shape[d]
+            host.strides[d] = a.stride(d)
 
 
 class Launcher:
@@ -547,24 +449,12 @@ class Launcher:
     def __call__(self):
         err = self._run(self._plan, self._stream(self.device))
         if err:
-            raise RuntimeError(f"kernel '{self.kernel.name}': {_take_error(err)}")
+            _raise_error(err, f"kernel '{self.kernel.name}': ")
 
     def __del__(self):
         plan = getattr(self, "_plan", None)
-        if plan and _lib_handle is not None:
-            _lib_handle.tilec_launch_plan_destroy(plan)
-
-
-def _json_call(fn, *args):
-    lib = _lib()
-    out = ctypes.c_void_p()
-    message = _take_error(fn(*args, ctypes.byref(out)))
-    if message is not None:
-        return None, message
-    try:
-        return json.loads(ctypes.string_at(out.value).decode()), None
-    finally:
-        lib.tilec_string_destroy(out)
+        if plan and _capi._lib_handle is not None:
+            _capi._lib_handle.tilec_launch_plan_destroy(plan)
 
 
 class cache:  # noqa: N801  (a namespace: tilec.cache.info(), tilec.cache.clear())
@@ -575,46 +465,38 @@ class cache:  # noqa: N801  (a namespace: tilec.cache.info(), tilec.cache.clear(
     def info():
         """directory, max_bytes, entries and bytes on disk, and this
         process's memory_hits, disk_hits, misses, corrupt."""
-        value, message = _json_call(_lib().tilec_cache_info)
-        if message is not None:
-            raise RuntimeError(message)
-        return value
+        return _json_call(_lib().tilec_cache_info)
 
     @staticmethod
     def clear():
         """Removes every disk entry and forgets the in-process ones."""
-        message = _take_error(_lib().tilec_cache_clear())
-        if message is not None:
-            raise RuntimeError(message)
+        _raise_error(_lib().tilec_cache_clear())
 
 
 def _describe(source, file_name):
     """The kernels of `source` as written (tilec_describe): compile-time
     parameters with their defaults, parameters with their declared types."""
     src = source.encode()
-    value, message = _json_call(_lib().tilec_describe, src, len(src), file_name.encode())
-    if message is not None:
-        raise CompileError(message)
-    return value
+    return _json_call(_lib().tilec_describe, src, len(src), file_name.encode())
 
 
 class Program:
     """A compiled tile program: its kernels by name (`program.saxpy` or
     `program["saxpy"]`)."""
 
-    def __init__(self, source, file_name="<source>", arch="sm_90a", **defines):
+    def __init__(self, source, file_name="<source>", arch="sm_90a", _handle=None, **defines):
         self.source, self.file_name, self.arch = source, file_name, arch
         self.defines = {k: str(v) for k, v in defines.items()}
         self._variants = {}
         self._modules = {}  # device -> tilec_module*
-        keep = []
-        o = _options(file_name, arch, self.defines, keep)
-        handle = ctypes.c_void_p()
-        src = source.encode()
-        message = _take_error(_lib().tilec_compile(src, len(src), ctypes.byref(o),
-                                                   ctypes.byref(handle)))
-        if message is not None:
-            raise CompileError(message)
+        handle = _handle
+        if handle is None:
+            keep = []
+            o = _options(file_name, arch, self.defines, keep)
+            handle = ctypes.c_void_p()
+            src = source.encode()
+            _raise_error(_lib().tilec_compile(src, len(src), ctypes.byref(o),
+                                              ctypes.byref(handle)))
         self._handle = handle
         lib = _lib()
         self._declared = {k["name"]: k for k in _describe(source, file_name)["kernels"]}
@@ -623,6 +505,46 @@ class Program:
             name = lib.tilec_program_kernel_name(handle, k).decode()
             self.kernels[name] = Kernel(self, k, name)
 
+    @staticmethod
+    def _adopt(base, handle, defines):
+        """The variant of `base` with these defines around a tilec_program*
+        compiled elsewhere (tune); kept as base's variant for the defines."""
+        key = tuple(sorted(defines.items()))
+        variant = base._variants.get(key)
+        if variant is None:
+            variant = base._variants[key] = Program(base.source, base.file_name, base.arch,
+                                                    _handle=handle, **defines)
+        else:
+            _lib().tilec_program_destroy(handle)
+        return variant
+
+    @property
+    def ptx(self):
+        """The PTX of every kernel of the program."""
+        size = ctypes.c_size_t()
+        text = _lib().tilec_program_ptx(self._handle, ctypes.byref(size))
+        return ctypes.string_at(text, size.value).decode()
+
+    def cubin(self, arch=None):
+        """The program assembled by ptxas (CUDA toolkit; $TILEC_PTXAS) for
+        `arch` (default: the one it was compiled for), as bytes."""
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        _raise_error(_lib().tilec_program_cubin(self._handle,
+                                                None if arch is None else arch.encode(),
+                                                ctypes.byref(data), ctypes.byref(size)))
+        return ctypes.string_at(data, size.value)
+
+    def header(self, namespace=None):
+        """A self-contained C++ header for ahead-of-time use (as `tilec
+        -emit=header`): the PTX and one typed launch function per kernel,
+        in `namespace` (default: from the file name, saxpy.tile:
+        saxpy_kernels); it needs only the tilec runtime library."""
+        out = ctypes.c_void_p()
+        _raise_error(_lib().tilec_program_header(
+            self._handle, None if namespace is None else namespace.encode(),
+            os.path.basename(self.file_name).encode(), ctypes.byref(out)))
+        return _take_string(out)
+
     def _kernel_on(self, device, name):
         """tilec_kernel* of `name` in this program's module on `device`
         (loaded once per device; it lives as long as the program)."""
@@ -630,16 +552,10 @@ class Program:
         module = self._modules.get(device)
         if module is None:
             module = ctypes.c_void_p()
-            message = _take_error(lib.tilec_module_load_device(self._handle, device,
-                                                               ctypes.byref(module)))
-            if message is not None:
-                raise RuntimeError(message)
+            _raise_error(lib.tilec_module_load_device(self._handle, device, ctypes.byref(module)))
             self._modules[device] = module
         kernel = ctypes.c_void_p()
-        message = _take_error(lib.tilec_module_get_kernel(module, name.encode(),
-                                                          ctypes.byref(kernel)))
-        if message is not None:
-            raise RuntimeError(message)
+        _raise_error(lib.tilec_module_get_kernel(module, name.encode(), ctypes.byref(kernel)))
         return kernel.value
 
     def with_defines(self, **defines):
@@ -662,13 +578,14 @@ class Program:
                              f"{', '.join(kernels) or 'none'})")
 
     def __del__(self):
-        if _lib_handle is None:
+        lib = _capi._lib_handle
+        if lib is None:
             return
         for module in self.__dict__.get("_modules", {}).values():
-            _lib_handle.tilec_module_destroy(module)
+            lib.tilec_module_destroy(module)
         handle = self.__dict__.get("_handle")
         if handle:
-            _lib_handle.tilec_program_destroy(handle)
+            lib.tilec_program_destroy(handle)
 
 
 def compile(source, *, file_name="<source>", arch="sm_90a", **defines):
@@ -681,6 +598,40 @@ def load(path, *, arch="sm_90a", **defines):
     """Compiles the .tile file at `path` (diagnostics name the file)."""
     with open(path, encoding="utf-8") as f:
         return Program(f.read(), path, arch, **defines)
+
+
+def _is_cpu_tensor(value):
+    return (getattr(getattr(value, "device", None), "type", None) == "cpu"
+            and hasattr(value, "data_ptr") and hasattr(value, "stride"))
+
+
+@contextlib.contextmanager
+def device_output(stream=None):
+    """GPU `print` output (device printf) inside this block goes to
+    `stream` (default: sys.stdout as it is on exit, e.g. a notebook or
+    pytest's capture) instead of the process's file descriptor 1, where the
+    CUDA driver writes it at each synchronization. The block's GPU work is
+    synchronized on exit (torch.cuda.synchronize)."""
+    import tempfile
+    libc = ctypes.CDLL(None)
+    sys.stdout.flush()
+    libc.fflush(None)
+    saved = os.dup(1)
+    with tempfile.TemporaryFile() as capture:
+        os.dup2(capture.fileno(), 1)
+        try:
+            yield
+        finally:
+            try:
+                import torch
+                if torch.cuda.is_available() and torch.cuda.is_initialized():
+                    torch.cuda.synchronize()
+            finally:
+                libc.fflush(None)
+                os.dup2(saved, 1)
+                os.close(saved)
+        capture.seek(0)
+        (stream or sys.stdout).write(capture.read().decode("utf-8", "replace"))
 
 
 from . import testing  # noqa: E402  (needs the names above)

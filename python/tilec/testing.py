@@ -3,17 +3,19 @@ import numpy as np
 
 
 def _host_copy(a):
-    """A host copy of a torch tensor (CUDA or CPU) or numpy array, as numpy
-    (bf16 as f32 is not supported by the interpreter: refused)."""
+    """A host copy of a torch tensor (CUDA or CPU: a CPU tensor, so bf16
+    stays bf16 on the interpreter) or of a numpy array."""
     if hasattr(a, "detach"):
-        import torch
-        if a.dtype == torch.bfloat16:
-            raise NotImplementedError("tilec.testing: bf16 tensors cannot run on the "
-                                      "interpreter yet")
-        return a.detach().cpu().numpy().copy()
+        return a.detach().cpu().clone()
     if isinstance(a, np.ndarray):
         return a.copy()
     return a
+
+
+def _as_float64(a):
+    if hasattr(a, "detach"):
+        return a.detach().cpu().double().numpy()
+    return np.asarray(a, dtype=np.float64)
 
 
 def assert_close_to_interpreter(kernel, *args, rtol=1e-5, atol=1e-6, **defines):
@@ -31,10 +33,9 @@ def assert_close_to_interpreter(kernel, *args, rtol=1e-5, atol=1e-6, **defines):
     names = [p["name"] for p in kernel.params]
     for name in kernel.writes:
         i = names.index(name)
-        got = _host_copy(args[i])
-        want = host[i]
+        got, want = _as_float64(args[i]), _as_float64(host[i])
         if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
-            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            diff = np.abs(got - want)
             worst = np.unravel_index(np.nanargmax(diff), diff.shape)
             raise AssertionError(
                 f"kernel '{kernel.name}': parameter '{name}' differs from the interpreter: "

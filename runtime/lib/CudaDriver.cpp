@@ -9,6 +9,10 @@
 
 #include "CudaDriver.h"
 
+#include <atomic>
+#include <mutex>
+#include <set>
+
 #include "tilec/Runtime/Runtime.h"
 
 #include <cstdlib>
@@ -122,6 +126,40 @@ const Driver &driver() {
   throw RuntimeError(error);
 }
 
+static std::atomic<const char *> lastLaunched{nullptr};
+
+const char *internKernelName(const std::string &name) {
+  static std::mutex mutex;
+  static auto *names = new std::set<std::string>; // leaked: used until exit
+  std::lock_guard<std::mutex> lock(mutex);
+  return names->insert(name).first->c_str();
+}
+
+void noteLaunch(const char *internedName) {
+  lastLaunched.store(internedName, std::memory_order_relaxed);
+}
+
+/// Errors after which the context cannot be used again: a kernel faulted
+/// (assert, illegal address or instruction, ...), and every later call of
+/// the process returns the same error.
+static bool isSticky(CUresult result) {
+  switch (static_cast<int>(result)) {
+  case 700: // CUDA_ERROR_ILLEGAL_ADDRESS
+  case 702: // CUDA_ERROR_LAUNCH_TIMEOUT
+  case 710: // CUDA_ERROR_ASSERT
+  case 714: // CUDA_ERROR_HARDWARE_STACK_ERROR
+  case 715: // CUDA_ERROR_ILLEGAL_INSTRUCTION
+  case 716: // CUDA_ERROR_MISALIGNED_ADDRESS
+  case 717: // CUDA_ERROR_INVALID_ADDRESS_SPACE
+  case 718: // CUDA_ERROR_INVALID_PC
+  case 719: // CUDA_ERROR_LAUNCH_FAILED
+  case 214: // CUDA_ERROR_ECC_UNCORRECTABLE
+    return true;
+  default:
+    return false;
+  }
+}
+
 std::string describe(CUresult result, const char *call,
                      const std::string &kernel) {
   const Driver &d = driver();
@@ -135,6 +173,18 @@ std::string describe(CUresult result, const char *call,
     msg += " for kernel '" + kernel + "'";
   msg += ": " + std::string(name) + " (" + text + ", code " +
          std::to_string(result) + ")";
+  if (isSticky(result)) {
+    const char *last = lastLaunched.load(std::memory_order_relaxed);
+    if (last && kernel == last && std::string(call) == "cuLaunchKernel")
+      msg += "; the fault is from an earlier launch of '" + kernel + "'";
+    else if (last && kernel == last)
+      msg += "; the fault is in kernel '" + kernel + "'";
+    else if (last)
+      msg += std::string("; the fault is from an earlier launch: the last kernel tilec "
+                         "launched before this call was '") + last + "'";
+    msg += ". A kernel fault is sticky: the CUDA context is now unusable and every "
+           "later CUDA call in this process fails with it (start a new process)";
+  }
   return msg;
 }
 

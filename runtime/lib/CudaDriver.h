@@ -106,6 +106,12 @@ const Driver &driver();
 std::string describe(CUresult result, const char *call,
                      const std::string &kernel = {});
 
+/// `name` for the process's lifetime (kernel names are few; never freed).
+const char *internKernelName(const std::string &name);
+/// Records the last kernel launched (one relaxed atomic store per launch):
+/// a sticky fault reported by a later call names it.
+void noteLaunch(const char *internedName);
+
 /// Throws RuntimeError(describe(...)) unless `result` is CUDA_SUCCESS.
 void check(CUresult result, const char *call, const std::string &kernel = {});
 

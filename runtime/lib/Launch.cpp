@@ -24,7 +24,7 @@ namespace tilec {
 static const std::string errorPrefix = "tilec runtime: ";
 
 [[noreturn]] static void fail(const std::string &msg) {
-  throw RuntimeError(errorPrefix + msg);
+  throw ArgumentError(errorPrefix + msg);
 }
 
 //===----------------------------------------------------------------------===//

@@ -411,6 +411,10 @@ Kernel Module::getKernel(const KernelSignature &sig) const {
   return Kernel(function, sig, limits);
 }
 
+Kernel::Kernel(void *function, KernelSignature sig, GridLimits limits)
+    : function(function), sig(std::move(sig)), limits(limits),
+      launchName(cuda::internKernelName(this->sig.name)) {}
+
 void Kernel::launch(const std::vector<ArgValue> &args, Stream *stream) const {
   LaunchConfig config;
   prepareLaunch(sig, args, config, limits);
@@ -428,6 +432,7 @@ void Kernel::launch(const LaunchConfig &config, Stream *stream) const {
                                 stream ? toStream(stream->handle()) : nullptr,
                                 const_cast<void **>(config.params), nullptr),
         "cuLaunchKernel", sig.name);
+  cuda::noteLaunch(launchName);
 }
 
 } // namespace tilec

@@ -4,11 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <vector>
-
+#include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -336,6 +336,149 @@ TEST(CAPITest, DescribesKernelsAsWritten) {
   expectError(tilec_describe(nullptr, 0, nullptr, &json), "source is NULL");
   expectError(tilec_describe(src, std::strlen(src), nullptr, nullptr), "json is NULL");
   tilec_string_destroy(nullptr);
+}
+
+static tilec_error_kind kindOf(tilec_error *e) {
+  tilec_error_kind k = tilec_error_get_kind(e);
+  tilec_error_destroy(e);
+  return k;
+}
+
+TEST(CAPITest, ErrorsHaveAKind) {
+  EXPECT_EQ(tilec_error_get_kind(nullptr), TILEC_ERROR_NONE);
+  tilec_program *p = nullptr;
+  const char *bad = "kernel k() grid(1) { let a = ; }";
+  EXPECT_EQ(kindOf(tilec_compile(bad, strlen(bad), nullptr, &p)), TILEC_ERROR_COMPILE);
+  EXPECT_EQ(kindOf(tilec_compile(bad, strlen(bad), nullptr, nullptr)), TILEC_ERROR_ARGUMENT);
+  char *json = nullptr;
+  EXPECT_EQ(kindOf(tilec_describe(bad, strlen(bad), "b.tile", &json)), TILEC_ERROR_COMPILE);
+  const char *src = "kernel k(x: tensor<f32, 1>) grid(1) {\n"
+                    "  assert(load(x, [0], [4]) > 0.0, \"positive\");\n}\n";
+  std::vector<float> x(4, 0.0f);
+  tilec_host_arg a = {};
+  a.kind = TILEC_ARG_TENSOR;
+  a.data = x.data();
+  a.rank = 1;
+  a.sizes[0] = 4;
+  a.strides[0] = 1;
+  EXPECT_EQ(kindOf(tilec_interpret(src, strlen(src), nullptr, "k", &a, 1)), TILEC_ERROR_RUNTIME);
+  EXPECT_EQ(kindOf(tilec_interpret(src, strlen(src), nullptr, "k", &a, 0)), TILEC_ERROR_ARGUMENT);
+  EXPECT_EQ(kindOf(tilec_interpret(src, strlen(src), nullptr, "nope", &a, 1)),
+            TILEC_ERROR_ARGUMENT);
+  EXPECT_EQ(kindOf(tilec_interpret(bad, strlen(bad), nullptr, "k", &a, 1)), TILEC_ERROR_COMPILE);
+  // Tuning checks its arguments before it needs a GPU.
+  tilec_arg wrong = tilec_arg_float(1.0);
+  EXPECT_EQ(kindOf(tilec_tune(kSrc, strlen(kSrc), nullptr, "saxpy", &wrong, 1, 0, "", &p,
+                              nullptr)),
+            TILEC_ERROR_ARGUMENT);
+  expectError(tilec_tune(kSrc, strlen(kSrc), nullptr, "nope", &wrong, 1, 0, "", &p, nullptr),
+              "no kernel named 'nope'");
+  expectError(tilec_tune(kSrc, strlen(kSrc), nullptr, nullptr, &wrong, 1, 0, "", &p, nullptr),
+              "kernel is NULL");
+}
+
+TEST(CAPITest, HeaderFromAProgram) {
+  tilec_compile_options o;
+  tilec_compile_options_init(&o);
+  o.file_name = "dir/my-saxpy.tile";
+  tilec_program *p = nullptr;
+  ASSERT_EQ(tilec_compile(kSrc, strlen(kSrc), &o, &p), nullptr);
+  char *h = nullptr;
+  ASSERT_EQ(tilec_program_header(p, nullptr, nullptr, &h), nullptr);
+  std::string header(h);
+  tilec_string_destroy(h);
+  EXPECT_NE(header.find("namespace my_saxpy_kernels {"), std::string::npos);
+  EXPECT_NE(header.find("from dir/my-saxpy.tile"), std::string::npos);
+  EXPECT_NE(header.find("saxpy("), std::string::npos);
+  ASSERT_EQ(tilec_program_header(p, "a::b", "s.tile", &h), nullptr);
+  EXPECT_NE(std::string(h).find("namespace a::b {"), std::string::npos);
+  tilec_string_destroy(h);
+  expectError(tilec_program_header(p, "int", nullptr, &h), "reserved C++ name 'int'");
+  expectError(tilec_program_header(p, "a b", nullptr, &h), "not a C++ name");
+  expectError(tilec_program_header(nullptr, nullptr, nullptr, &h), "program is NULL");
+  expectError(tilec_program_header(p, nullptr, nullptr, nullptr), "header is NULL");
+  tilec_program_destroy(p);
+}
+
+TEST(CAPITest, PrintGoesToTheCallback) {
+  std::string out;
+  tilec_set_print_callback(
+      [](const char *text, size_t size, void *user) {
+        static_cast<std::string *>(user)->append(text, size);
+      },
+      &out);
+  const char *src = "kernel k() grid(2) { print(\"block\", block_id(0)); }";
+  ASSERT_EQ(tilec_interpret(src, strlen(src), nullptr, "k", nullptr, 0), nullptr);
+  tilec_set_print_callback(nullptr, nullptr);
+  EXPECT_EQ(out, "pid (0, 0, 0): block 0\npid (1, 0, 0): block 1\n");
+}
+
+// The thread-safety promise of tilec.h: compiling (cached and not),
+// describing, interpreting and the cache, from 8 threads at once, each
+// getting its own correct answers.
+TEST(CAPITest, ThreadsCompileDescribeAndInterpretAtOnce) {
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 4; ++round) {
+        std::string block = std::to_string(64 << ((t + round) % 4));
+        const char *names[] = {"BLOCK"}, *values[] = {block.c_str()};
+        tilec_compile_options o;
+        tilec_compile_options_init(&o);
+        o.define_names = names;
+        o.define_values = values;
+        o.num_defines = 1;
+        o.use_cache = (t + round) % 2;
+        tilec_program *p = nullptr;
+        if (tilec_error *e = tilec_compile(kSrc, strlen(kSrc), &o, &p)) {
+          tilec_error_destroy(e);
+          ++failures;
+          continue;
+        }
+        size_t size = 0;
+        const char *ptx = tilec_program_ptx(p, &size);
+        if (!ptx || std::string(ptx, size).find(".entry saxpy") == std::string::npos)
+          ++failures;
+        tilec_program_destroy(p);
+        char *json = nullptr;
+        if (tilec_error *e = tilec_describe(kSrc, strlen(kSrc), "s.tile", &json)) {
+          tilec_error_destroy(e);
+          ++failures;
+        } else {
+          failures += std::string(json).find("\"BLOCK\"") == std::string::npos;
+          tilec_string_destroy(json);
+        }
+        std::vector<float> x(300), y(300, 1.0f);
+        for (int i = 0; i < 300; ++i)
+          x[i] = float(i + t);
+        tilec_host_arg args[3] = {};
+        args[0].kind = TILEC_ARG_FLOAT;
+        args[0].f = 3.0;
+        for (int k = 1; k < 3; ++k) {
+          args[k].kind = TILEC_ARG_TENSOR;
+          args[k].data = k == 1 ? x.data() : y.data();
+          args[k].rank = 1;
+          args[k].sizes[0] = 300;
+          args[k].strides[0] = 1;
+        }
+        if (tilec_error *e = tilec_interpret(kSrc, strlen(kSrc), &o, "saxpy", args, 3)) {
+          tilec_error_destroy(e);
+          ++failures;
+          continue;
+        }
+        for (int i = 0; i < 300; ++i)
+          failures += y[i] != 3.0f * float(i + t) + 1.0f;
+        char *info = nullptr;
+        if (tilec_error *e = tilec_cache_info(&info))
+          tilec_error_destroy(e), ++failures;
+        else
+          tilec_string_destroy(info);
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {

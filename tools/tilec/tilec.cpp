@@ -123,16 +123,6 @@ static int cacheMain(int argc, char **argv) {
   return 2;
 }
 
-static std::string defaultNamespace(llvm::StringRef file) {
-  std::string stem = llvm::sys::path::stem(file).str();
-  std::string ns;
-  for (char c : stem)
-    ns += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (ns.empty() || std::isdigit(static_cast<unsigned char>(ns[0])))
-    ns = "k_" + ns;
-  return ns + "_kernels";
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "cache")
@@ -322,8 +312,12 @@ int main(int argc, char **argv) {
         llvm::errs() << "\n";
       }
     if (emit == Output::Header) {
-      std::string ns = headerNamespace.empty() ? defaultNamespace(inputFile)
+      std::string ns = headerNamespace.empty() ? tilec::defaultHeaderNamespace(inputFile)
                                                : std::string(headerNamespace);
+      if (std::string why = tilec::checkHeaderNamespace(ns); !why.empty()) {
+        llvm::errs() << "tilec: error: " << why << "\n";
+        return 1;
+      }
       output += tilec::generateHeader(*result, ns,
                                       llvm::sys::path::filename(inputFile).str());
     } else if (emit == Output::Cubin) {

@@ -92,6 +92,13 @@ std::string generateHeader(const CompileResult &result,
                            const std::string &namespaceName,
                            const std::string &sourceName);
 
+/// The namespace a header for `fileName` gets by default ("saxpy.tile":
+/// saxpy_kernels).
+std::string defaultHeaderNamespace(const std::string &fileName);
+/// Empty when `ns` can name a header's namespace ("a", "a::b", no C++
+/// keyword), else the reason.
+std::string checkHeaderNamespace(const std::string &ns);
+
 } // namespace tilec
 
 #endif // TILEC_COMPILER_H

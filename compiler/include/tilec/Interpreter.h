@@ -15,6 +15,7 @@
 #include "tilec/Compiler.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,13 +62,29 @@ inline constexpr int64_t kInterpreterProgramsPerSM = 2;
 /// The most programs (grid x * y * z) the interpreter runs in one call.
 inline constexpr uint64_t kInterpreterMaxPrograms = uint64_t(1) << 24;
 
+/// Why interpretKernel failed.
+enum class InterpretFailure {
+  Compile,  ///< the source: `error` is the diagnostic
+  Argument, ///< no such kernel, arguments that do not match, a grid too large
+  Run,      ///< while running: an assertion, an out-of-range access
+};
+
 /// Runs kernel `kernel` of `source` (compiled with `options`' defines) on
 /// the CPU over its whole grid. Returns false with the reason in `error`
 /// (a compile error, a bad argument list, a tensor with NULL data and a
-/// nonzero size, a grid of more than kInterpreterMaxPrograms programs).
+/// nonzero size, a grid of more than kInterpreterMaxPrograms programs) and
+/// its kind in `*failure` (if not NULL).
 bool interpretKernel(std::string_view source, const CompileOptions &options,
                      const std::string &kernel, const std::vector<HostArg> &args,
-                     std::string &error);
+                     std::string &error, InterpretFailure *failure = nullptr);
+
+/// Where `print` in an interpreted kernel writes its lines (each ends in a
+/// newline); empty: the process's stdout (the default). Process-wide; calls
+/// of the sink are serialized.
+using PrintSink = std::function<void(std::string_view text)>;
+void setInterpreterPrintSink(PrintSink sink);
+/// Writes `text` to the sink (or stdout).
+void interpreterPrint(std::string_view text);
 
 /// `x` rounded to TF32 (10 mantissa bits, to nearest, ties away from zero),
 /// as cvt.rna.tf32.f32 rounds the operands of an `mma(..., tf32 = true)`.

@@ -19,6 +19,16 @@
  *   tilec_error *e = tilec_compile(src, strlen(src), &o, &p);
  *   if (e) { fputs(tilec_error_message(e), stderr); tilec_error_destroy(e); }
  *
+ * Threads: every function may be called from any thread, and from several at
+ * once: compiling, describing, interpreting, tuning and the cache share only
+ * internally locked state (the compile cache, the tuning database, the
+ * interpreter's print sink). A program, module or kernel may be used by
+ * several threads at once (launches included: they only read it) but must
+ * not be destroyed while another thread uses it; a launch plan likewise. An
+ * error belongs to the thread that received it. Launches on one stream from
+ * several threads are ordered as the driver receives them. The GPU
+ * functions make the handle's device current on the calling thread.
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef TILEC_TILEC_H
@@ -34,8 +44,10 @@ extern "C" {
 /* 2: tilec_arg has a dtype (tilec_arg_tensor_typed); arrays of tilec_arg
  * built against version 1 must be rebuilt.
  * 3: tilec_module_load_device, tilec_c_api_version, tilec_launch_plan_*,
- *    tilec_describe, tilec_cache_info/clear (additions only). */
-#define TILEC_C_API_VERSION 3
+ *    tilec_describe, tilec_cache_info/clear (additions only).
+ * 4: tilec_error_kind, tilec_tune, tilec_program_header,
+ *    tilec_set_print_callback (additions only). */
+#define TILEC_C_API_VERSION 4
 
 /* The version the library was built with (TILEC_C_API_VERSION then), for
  * bindings that load it at run time. */
@@ -49,6 +61,21 @@ typedef struct tilec_kernel tilec_kernel;
 /* Errors ------------------------------------------------------------------*/
 const char *tilec_error_message(const tilec_error *error);
 void tilec_error_destroy(tilec_error *error);
+
+typedef enum tilec_error_kind {
+  TILEC_ERROR_NONE = 0,     /* a NULL error */
+  TILEC_ERROR_COMPILE = 1,  /* the source: the message is the diagnostic */
+  TILEC_ERROR_ARGUMENT = 2, /* misuse (a NULL handle) or arguments that do not
+                               match the kernel (count, kind, rank, dtype,
+                               sizes, an @require that fails) */
+  TILEC_ERROR_RUNTIME = 3,  /* the driver or the device (a CUDA error, no GPU,
+                               a JIT failure), or an interpreted kernel that
+                               failed while running (an assertion) */
+  TILEC_ERROR_TOOL = 4,     /* an external tool or file: ptxas missing or
+                               failing, a file that cannot be written */
+  TILEC_ERROR_INTERNAL = 5  /* out of memory or a bug in tilec */
+} tilec_error_kind;
+tilec_error_kind tilec_error_get_kind(const tilec_error *error);
 
 /* Compiling ---------------------------------------------------------------*/
 typedef struct tilec_compile_options {
@@ -205,6 +232,41 @@ tilec_error *tilec_launch_plan_create(const tilec_kernel *kernel, const tilec_ar
                                       size_t num_args, tilec_launch_plan **out);
 tilec_error *tilec_launch_plan_run(const tilec_launch_plan *plan, void *stream);
 void tilec_launch_plan_destroy(tilec_launch_plan *plan);
+
+/* Autotuning: the program of `kernel` compiled with the best values of its
+ * @tune space for these launch arguments (device memory on `device`; every
+ * configuration runs on them, so outputs are clobbered), chosen by timing
+ * each on the GPU, or taken from the tuning database (the same one as
+ * `tilec tune`; `database_path` NULL: $TILEC_TUNING_DB, else tuning.db in
+ * the compile cache directory; "": in memory only). A kernel without @tune
+ * compiles as usual. `choice_json` (may be NULL) receives, freed with
+ * tilec_string_destroy:
+ *   {"defines": {"BLOCK": "512"}, "microseconds": 12.5,
+ *    "from_database": false, "database": "/path/tuning.db",
+ *    "trials": [{"config": "BLOCK=512", "microseconds": 12.5}, ...]}
+ * (a trial's microseconds are negative where it could not run). */
+tilec_error *tilec_tune(const char *source, size_t size,
+                        const tilec_compile_options *options, const char *kernel,
+                        const tilec_arg *args, size_t num_args, int device,
+                        const char *database_path, tilec_program **out,
+                        char **choice_json);
+
+/* The program as a self-contained C++ header for ahead-of-time use (the
+ * PTX embedded, one typed launch function per kernel, as `tilec
+ * -emit=header`), in namespace `namespace_name` (NULL: from the file name,
+ * "saxpy.tile": saxpy_kernels; a name that is not a C++ name is an error),
+ * naming `source_name` (NULL: the program's file name) in its comment.
+ * Freed with tilec_string_destroy. */
+tilec_error *tilec_program_header(const tilec_program *program, const char *namespace_name,
+                                  const char *source_name, char **header);
+
+/* Where `print` in kernels run by tilec_interpret writes: `callback` gets
+ * each line (with its newline) and `user`; NULL restores the default, the
+ * process's stdout. Process-wide; calls are serialized. (GPU printf output
+ * is written by the CUDA driver to the process's stdout at the next
+ * synchronization.) */
+typedef void (*tilec_print_callback)(const char *text, size_t size, void *user);
+void tilec_set_print_callback(tilec_print_callback callback, void *user);
 
 tilec_error *tilec_malloc(size_t bytes, uint64_t *ptr);
 tilec_error *tilec_free(uint64_t ptr);

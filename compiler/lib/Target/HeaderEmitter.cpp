@@ -9,6 +9,7 @@
 
 #include "tilec/Compiler.h"
 
+#include <cctype>
 #include <set>
 #include <sstream>
 
@@ -124,6 +125,37 @@ static std::vector<std::string> cppNames(const std::vector<std::string> &names) 
     out.push_back(c);
   }
   return out;
+}
+
+std::string tilec::defaultHeaderNamespace(const std::string &fileName) {
+  std::string stem = fileName.substr(fileName.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.find_last_of('.'));
+  std::string ns;
+  for (char c : stem)
+    ns += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (ns.empty() || std::isdigit(static_cast<unsigned char>(ns[0])))
+    ns = "k_" + ns;
+  return ns + "_kernels";
+}
+
+std::string tilec::checkHeaderNamespace(const std::string &ns) {
+  size_t start = 0;
+  while (true) {
+    size_t end = ns.find("::", start);
+    std::string part = ns.substr(start, end == std::string::npos ? std::string::npos
+                                                                 : end - start);
+    bool ok = !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0]));
+    for (char c : part)
+      ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (!ok)
+      return "the header namespace '" + ns +
+             "' is not a C++ name (letters, digits and '_', parts joined by '::')";
+    if (isReservedCppName(part))
+      return "the header namespace '" + ns + "' uses the reserved C++ name '" + part + "'";
+    if (end == std::string::npos)
+      return {};
+    start = end + 2;
+  }
 }
 
 std::string tilec::generateHeader(const CompileResult &result,

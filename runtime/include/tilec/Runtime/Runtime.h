@@ -30,6 +30,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// Arguments that do not match a kernel's signature (count, kind, rank,
+/// element type, sizes), found before the driver is used.
+class ArgumentError : public RuntimeError {
+public:
+  using RuntimeError::RuntimeError;
+};
+
 /// True when the CUDA driver library can be loaded. Never throws.
 bool driverAvailable() noexcept;
 /// The number of CUDA devices (0 when the driver reports none).
@@ -320,11 +327,13 @@ public:
 
 private:
   friend class Module;
-  Kernel(void *function, KernelSignature sig, GridLimits limits)
-      : function(function), sig(std::move(sig)), limits(limits) {}
+  Kernel(void *function, KernelSignature sig, GridLimits limits);
   void *function;
   KernelSignature sig;
   GridLimits limits;
+  /// The name, interned for the process (a sticky fault's message names the
+  /// last kernel launched, which may since have been destroyed).
+  const char *launchName;
 };
 
 /// A loaded module; RAII over CUmodule. Move-only.
