@@ -231,8 +231,8 @@ class Kernel:
             for a, (tensor, dtype, rank, is_float, pad, address) in zip(args, self._specs):
                 if tensor:
                     shape = a.shape
-                    if (tile_of[a.dtype] != dtype or len(shape) != rank
-                            or a.get_device() != device or not a.is_cuda):
+                    # (device >= 0: the same device is a CUDA one; CPU is -1)
+                    if tile_of[a.dtype] != dtype or len(shape) != rank or a.get_device() != device:
                         return None
                     values += (_ARG_TENSOR, 0, 0.0, a.data_ptr(), rank, *shape, *pad,
                                *a.stride(), *pad, address)

@@ -69,6 +69,7 @@ static LoadResult load() {
   ok &= resolve(lib, d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",
                 missing);
   ok &= resolve(lib, d.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
+  ok &= resolve(lib, d.cuCtxGetCurrent, "cuCtxGetCurrent", missing);
   ok &= resolve(lib, d.cuCtxSynchronize, "cuCtxSynchronize", missing);
   ok &= resolve(lib, d.cuMemAlloc, "cuMemAlloc_v2", missing);
   ok &= resolve(lib, d.cuMemFree, "cuMemFree_v2", missing);

@@ -621,7 +621,7 @@ void prepareLaunch(const KernelSignature &sig, const std::vector<ArgValue> &args
   // The hot path: no heap allocation for up to kMaxParams parameters.
   size_t count = 0;
   bool overflow = false;
-  layoutArguments(sig, args, [&](size_t offset, const void *src, size_t n) {
+  config.bytes = layoutArguments(sig, args, [&](size_t offset, const void *src, size_t n) {
     if (count == LaunchConfig::kMaxParams ||
         offset + n > sizeof(config.storage)) {
       overflow = true;
