@@ -526,6 +526,18 @@ TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {
   ASSERT_EQ(tilec_memcpy_dtoh(out.data(), dy, n * 4), nullptr);
   for (int64_t i = 0; i < n; ++i)
     ASSERT_FLOAT_EQ(out[i], 4.0f) << i;
+  // The same arguments again (the prepared launch is reused), then others
+  // (a shorter y: only its elements change).
+  ASSERT_EQ(tilec_launch(k, args, 3, nullptr), nullptr);
+  const int64_t half = n / 2;
+  tilec_arg shorter[3] = {tilec_arg_float(0.5), tilec_arg_tensor(dx, 1, &half),
+                          tilec_arg_tensor(dy, 1, &half)};
+  ASSERT_EQ(tilec_launch(k, shorter, 3, nullptr), nullptr);
+  ASSERT_EQ(tilec_launch(k, args, 3, nullptr), nullptr);
+  ASSERT_EQ(tilec_synchronize(), nullptr);
+  ASSERT_EQ(tilec_memcpy_dtoh(out.data(), dy, n * 4), nullptr);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_FLOAT_EQ(out[i], i < half ? 7.0f : 6.0f) << i;
   // A device that does not exist is an error, not a crash.
   tilec_module *elsewhere = nullptr;
   expectError(tilec_module_load_device(p, 4096, &elsewhere), "no CUDA device 4096");
