@@ -131,6 +131,7 @@ class Kernel:
         self._struct = struct.Struct("=" + _ARG_FORMAT * len(self.params))
         self._nparams = len(self.params)
         self._c_launch = _lib().tilec_launch
+        self._fast_pack = self._make_fast_pack()
 
     @property
     def signature(self):
@@ -203,6 +204,8 @@ class Kernel:
         if len(args) == self._nparams and self._first_tensor is not None:
             first = args[self._first_tensor]
             if getattr(first, "is_cuda", False):
+                if not _TORCH_TO_TILE:
+                    _torch_tables()
                 device = first.get_device()
                 fast = self._fast_pack(args, device)
                 if fast is not None:
@@ -220,33 +223,45 @@ class Kernel:
             return self._launch(packed, len(args), device)
         return self._interpret(args)
 
-    def _fast_pack(self, args, device):
-        """The launch's tilec_arg array as bytes, or None for anything that
-        is not plainly right (then _pack finds and names the mismatch)."""
+    def _make_fast_pack(self):
+        """_fast_pack(args, device): the launch's tilec_arg array as bytes,
+        or None for anything that is not plainly right (then _pack finds and
+        names the mismatch). Generated per kernel, straight-line code (no
+        loop over the parameters), in the layout of _ARG_FORMAT."""
+        if self._first_tensor is None:
+            return lambda args, device: None
+        names = [f"a{i}" for i in range(self._nparams)]
+        lines = [f"def fast_pack(args, device):",
+                 "    try:",
+                 f"        {', '.join(names)}{',' if len(names) == 1 else ''} = args"]
         values = []
-        tile_of = _TORCH_TO_TILE
-        if not tile_of:
-            _torch_tables()
-        try:
-            for a, (tensor, dtype, rank, is_float, pad, address) in zip(args, self._specs):
-                if tensor:
-                    shape = a.shape
-                    # (device >= 0: the same device is a CUDA one; CPU is -1)
-                    if tile_of[a.dtype] != dtype or len(shape) != rank or a.get_device() != device:
-                        return None
-                    values += (_ARG_TENSOR, 0, 0.0, a.data_ptr(), rank, *shape, *pad,
-                               *a.stride(), *pad, address)
-                elif is_float:
-                    if a.__class__ is not float and a.__class__ is not int:
-                        return None
-                    values += (_ARG_FLOAT, 0, float(a), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-                else:
-                    if a.__class__ is not int:
-                        return None
-                    values += (_ARG_INT, a, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        except (AttributeError, KeyError, TypeError, struct.error):
-            return None
-        return self._struct.pack(*values)
+        for i, (tensor, dtype, rank, is_float, pad, address) in enumerate(self._specs):
+            a = names[i]
+            if tensor:
+                # (device >= 0: the same device is a CUDA one; CPU is -1)
+                lines += [f"        s{i} = {a}.shape",
+                          f"        if tile_of[{a}.dtype] != {dtype!r} or len(s{i}) != {rank} "
+                          f"or {a}.get_device() != device:",
+                          "            return None",
+                          f"        t{i} = {a}.stride()"]
+                sizes = [f"s{i}[{d}]" for d in range(rank)] + ["0"] * (4 - rank)
+                strides = [f"t{i}[{d}]" for d in range(rank)] + ["0"] * (4 - rank)
+                values += [str(_ARG_TENSOR), "0", "0.0", f"{a}.data_ptr()", str(rank),
+                           *sizes, *strides, str(address)]
+            elif is_float:
+                lines += [f"        if {a}.__class__ is not float and {a}.__class__ is not int:",
+                          "            return None"]
+                values += [str(_ARG_FLOAT), "0", f"float({a})"] + ["0"] * 11
+            else:
+                lines += [f"        if {a}.__class__ is not int:", "            return None"]
+                values += [str(_ARG_INT), a, "0.0"] + ["0"] * 11
+        lines += [f"        return pack({', '.join(values)})",
+                  "    except (AttributeError, KeyError, TypeError, IndexError, ValueError,",
+                  "            struct.error):",
+                  "        return None"]
+        scope = {"tile_of": _TORCH_TO_TILE, "pack": self._struct.pack, "struct": struct}
+        exec("\n".join(lines), scope)  # noqa: S102  (our own generated code)
+        return scope["fast_pack"]
 
     def bind(self, *args, **defines):
         """A launcher for these arguments, checked and packed once (the grid
