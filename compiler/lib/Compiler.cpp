@@ -25,6 +25,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include <mutex>
+#include <map>
+#include <future>
 
 using namespace tilec;
 
@@ -197,25 +200,47 @@ static CompileResult compileOnThisStack(std::string_view source,
 std::shared_ptr<const CompileResult>
 tilec::compileCached(std::string_view source, const CompileOptions &options,
                      CompileCache &cache) {
+  using Result = std::shared_ptr<const CompileResult>;
   bool cacheable = options.emit == EmitKind::PTX;
-  std::string key;
   // TILEC_CACHE_TRACE=1: one line per lookup on stderr (tests, debugging).
   static const bool trace = [] {
     const char *t = std::getenv("TILEC_CACHE_TRACE");
     return t && *t && std::string_view(t) != "0";
   }();
-  if (cacheable) {
-    key = cacheKey(source, options);
-    if (auto hit = cache.lookup(key)) {
-      if (trace)
-        llvm::errs() << "tilec: cache hit " << key << "\n";
-      return hit;
-    }
+  if (!cacheable)
+    return std::make_shared<CompileResult>(compile(source, options));
+  std::string key = cacheKey(source, options);
+  if (Result hit = cache.lookup(key)) {
     if (trace)
-      llvm::errs() << "tilec: cache miss " << key << "\n";
+      llvm::errs() << "tilec: cache hit " << key << "\n";
+    return hit;
   }
-  auto result = std::make_shared<CompileResult>(compile(source, options));
-  if (cacheable && result->ok)
+  // Single flight: threads that miss the same key while it compiles wait
+  // for that one compilation instead of repeating it.
+  static std::mutex inflightMutex;
+  static auto *inflight =
+      new std::map<std::pair<const CompileCache *, std::string>, std::shared_future<Result>>;
+  std::promise<Result> promise;
+  auto flight = std::make_pair(static_cast<const CompileCache *>(&cache), key);
+  {
+    std::lock_guard<std::mutex> lock(inflightMutex);
+    auto it = inflight->find(flight);
+    if (it != inflight->end()) {
+      std::shared_future<Result> pending = it->second;
+      if (trace)
+        llvm::errs() << "tilec: cache wait " << key << "\n";
+      return pending.get();
+    }
+    inflight->emplace(flight, promise.get_future().share());
+  }
+  if (trace)
+    llvm::errs() << "tilec: cache miss " << key << "\n";
+  // (compile() reports every failure in its result; nothing here throws.)
+  Result result = std::make_shared<CompileResult>(compile(source, options));
+  if (result->ok)
     cache.store(key, result);
+  promise.set_value(result);
+  std::lock_guard<std::mutex> lock(inflightMutex);
+  inflight->erase(flight);
   return result;
 }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -243,6 +244,32 @@ TEST(CacheTest, OnlyRegularFilesAreEntries) {
   EXPECT_TRUE(llvm::sys::fs::exists(fresh));
   cache.clear();
   EXPECT_FALSE(llvm::sys::fs::exists(fresh));
+}
+
+// Eight threads missing the same key at once: one compiles, the others
+// wait for it and get the same result object (before, each compiled).
+TEST(CacheTest, AMissIsSingleFlight) {
+  TempDir dir;
+  CompileCache cache(dir.path, 1 << 20);
+  CompileOptions opts;
+  opts.defines["BLOCK"] = "512";
+  std::vector<std::shared_ptr<const CompileResult>> results(8);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      ++ready;
+      while (ready.load() < 8)
+        std::this_thread::yield();
+      results[t] = compileCached(kSrc, opts, cache);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int t = 0; t < 8; ++t) {
+    ASSERT_TRUE(results[t] && results[t]->ok) << t;
+    EXPECT_EQ(results[t].get(), results[0].get()) << t;
+  }
+  EXPECT_EQ(cache.list().size(), 1u);
 }
 
 TEST(CacheTest, ErrorsAreNotCached) {
