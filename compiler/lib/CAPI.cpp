@@ -1,88 +1,19 @@
-//===- CAPI.cpp - The tilec C API ------------------------------------------===//
+//===- CAPI.cpp - The tilec C API: compiling, inspecting, tuning ---------===//
 //
-// Implements tilec.h over the C++ compiler, cache and runtime. Every entry
-// point converts C++ exceptions (the runtime reports errors by exception)
-// into tilec_error objects.
+// Implements tilec.h over the C++ compiler, cache and runtime (CAPILaunch.cpp
+// has the runtime half: modules, launches, memory). Every entry point
+// converts C++ exceptions (the runtime reports errors by exception) into
+// tilec_error objects.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tilec/tilec.h"
-#include "tilec/Interpreter.h"
+#include "CAPIImpl.h"
 
 #include "tilec/Autotune.h"
-#include "tilec/Cache.h"
-#include "tilec/Compiler.h"
-#include "tilec/Runtime/Runtime.h"
-
-#include <map>
-#include <memory>
-#include <cstring>
-#include <mutex>
-#include <new>
-#include <string>
-
-struct tilec_error {
-  std::string message;
-  tilec_error_kind kind;
-};
-
-struct tilec_program {
-  std::shared_ptr<const tilec::CompileResult> result;
-  std::string arch;
-  std::string fileName;
-  std::map<std::string, std::string> cubins; ///< by arch
-  /// Grid expressions as text, per kernel and dimension (kept for the
-  /// lifetime of the program so that C strings stay valid).
-  std::vector<std::vector<std::string>> grids;
-};
-
-struct tilec_module {
-  tilec::Module module;
-  std::vector<tilec::KernelSignature> signatures;
-  std::map<std::string, std::unique_ptr<tilec_kernel>> kernels;
-  int device = 0;
-};
-
-struct tilec_kernel {
-  tilec::Kernel kernel;
-  int device = 0; // its module's: made current for each launch
-  /// The last launch's arguments (their bytes, the dtype strings apart) and
-  /// its prepared launch: a launch with the same arguments (a hot loop)
-  /// skips checking, grid evaluation and packing, which depend on nothing
-  /// else. Bytes that differ only in padding are a miss, never a false hit.
-  struct Last {
-    std::mutex mutex;
-    std::vector<tilec_arg> args;
-    std::vector<std::string> dtypes;
-    tilec::LaunchConfig config;
-    bool valid = false;
-  };
-  std::unique_ptr<Last> last = std::make_unique<Last>();
-};
-
-/// An error of `kind`; most that the C API makes itself are misuse.
-static tilec_error *makeError(std::string message,
-                              tilec_error_kind kind = TILEC_ERROR_ARGUMENT) {
-  return new (std::nothrow) tilec_error{std::move(message), kind};
-}
-
-template <typename Fn> static tilec_error *guard(Fn fn) {
-  try {
-    return fn();
-  } catch (const tilec::ArgumentError &e) {
-    return makeError(e.what(), TILEC_ERROR_ARGUMENT);
-  } catch (const tilec::RuntimeError &e) {
-    return makeError(e.what(), TILEC_ERROR_RUNTIME);
-  } catch (const std::bad_alloc &) {
-    return makeError("tilec: out of memory", TILEC_ERROR_INTERNAL);
-  } catch (const std::exception &e) {
-    return makeError(e.what(), TILEC_ERROR_INTERNAL);
-  } catch (...) {
-    return makeError("tilec: unknown error", TILEC_ERROR_INTERNAL);
-  }
-}
+#include "tilec/Interpreter.h"
 
 extern "C" {
+
 
 const char *tilec_error_message(const tilec_error *error) {
   return error ? error->message.c_str() : "";
@@ -102,8 +33,10 @@ void tilec_compile_options_init(tilec_compile_options *o) {
   o->use_cache = 1;
 }
 
+} // extern "C"
+
 /// The C options as the C++ ones; an error names `fn` for a NULL define.
-static tilec_error *toCompileOptions(const tilec_compile_options &o, const char *fn,
+tilec_error *toCompileOptions(const tilec_compile_options &o, const char *fn,
                                      tilec::CompileOptions &opts) {
   if (o.file_name)
     opts.fileName = o.file_name;
@@ -122,12 +55,15 @@ static tilec_error *toCompileOptions(const tilec_compile_options &o, const char 
   return nullptr;
 }
 
-static char *copyString(const std::string &s) {
+
+char *copyString(const std::string &s) {
   char *copy = static_cast<char *>(std::malloc(s.size() + 1));
   if (copy)
     std::memcpy(copy, s.c_str(), s.size() + 1);
   return copy;
 }
+
+extern "C" {
 
 tilec_error *tilec_describe(const char *source, size_t size, const char *file_name,
                             char **json) {
@@ -229,7 +165,9 @@ tilec_error *tilec_interpret(const char *source, size_t size,
   });
 }
 
-static std::unique_ptr<tilec_program>
+} // extern "C"
+
+std::unique_ptr<tilec_program>
 newProgram(std::shared_ptr<const tilec::CompileResult> result, const tilec::CompileOptions &opts) {
   auto program = std::make_unique<tilec_program>();
   program->result = std::move(result);
@@ -243,6 +181,8 @@ newProgram(std::shared_ptr<const tilec::CompileResult> result, const tilec::Comp
   }
   return program;
 }
+
+extern "C" {
 
 tilec_error *tilec_compile(const char *source, size_t size,
                            const tilec_compile_options *options,
@@ -358,328 +298,6 @@ void tilec_program_kernel_param(const tilec_program *p, size_t k, size_t param,
   info->dtype = tilec::scalarTypeName(pi.dtype);
   info->rank = pi.rank;
 }
-
-int tilec_device_count(void) {
-  try {
-    return tilec::driverAvailable() ? tilec::deviceCount() : 0;
-  } catch (...) {
-    return 0;
-  }
-}
-
-int tilec_c_api_version(void) { return TILEC_C_API_VERSION; }
-
-tilec_error *tilec_module_load(const tilec_program *program, tilec_module **out) {
-  return tilec_module_load_device(program, 0, out);
-}
-
-tilec_error *tilec_module_load_device(const tilec_program *program, int device,
-                                      tilec_module **out) {
-  return guard([&]() -> tilec_error * {
-    if (!out)
-      return makeError("tilec_module_load: out is NULL");
-    *out = nullptr;
-    if (!program)
-      return makeError("tilec_module_load: program is NULL");
-    tilec::Context::get(device);
-    auto m = std::unique_ptr<tilec_module>(
-        new tilec_module{tilec::Module::loadPTX(program->result->ptx),
-                         program->result->kernels, {}, device});
-    *out = m.release();
-    return nullptr;
-  });
-}
-
-void tilec_module_destroy(tilec_module *module) { delete module; }
-
-tilec_error *tilec_module_get_kernel(tilec_module *module, const char *name,
-                                     tilec_kernel **out) {
-  return guard([&]() -> tilec_error * {
-    if (!out)
-      return makeError("tilec_module_get_kernel: out is NULL");
-    *out = nullptr;
-    if (!module)
-      return makeError("tilec_module_get_kernel: module is NULL");
-    if (!name)
-      return makeError("tilec_module_get_kernel: name is NULL");
-    std::string n = name;
-    auto it = module->kernels.find(n);
-    if (it != module->kernels.end()) {
-      *out = it->second.get();
-      return nullptr;
-    }
-    for (const tilec::KernelSignature &sig : module->signatures)
-      if (sig.name == n) {
-        auto k = std::unique_ptr<tilec_kernel>(
-            new tilec_kernel{module->module.getKernel(sig), module->device});
-        *out = k.get();
-        module->kernels.emplace(n, std::move(k));
-        return nullptr;
-      }
-    return makeError("tilec: the program has no kernel named '" + n + "'");
-  });
-}
-
-tilec_arg tilec_arg_int(int64_t value) {
-  tilec_arg a{};
-  a.kind = TILEC_ARG_INT;
-  a.i = value;
-  return a;
-}
-
-tilec_arg tilec_arg_float(double value) {
-  tilec_arg a{};
-  a.kind = TILEC_ARG_FLOAT;
-  a.f = value;
-  return a;
-}
-
-tilec_arg tilec_arg_tensor(uint64_t ptr, unsigned rank, const int64_t *sizes) {
-  tilec_arg a{};
-  a.kind = TILEC_ARG_TENSOR;
-  a.ptr = ptr;
-  // A rank above 4 or NULL sizes cannot be represented; the argument keeps
-  // the rank (or gets size -1) so that tilec_launch refuses it by name.
-  a.rank = rank;
-  if (rank > 4)
-    return a;
-  if (!sizes && rank) {
-    for (unsigned d = 0; d < rank; ++d)
-      a.sizes[d] = -1;
-    return a;
-  }
-  int64_t stride = 1;
-  for (int d = static_cast<int>(a.rank) - 1; d >= 0; --d) {
-    a.sizes[d] = sizes[d];
-    a.strides[d] = stride;
-    stride *= sizes[d];
-  }
-  return a;
-}
-
-tilec_arg tilec_arg_tensor_typed(uint64_t ptr, unsigned rank, const int64_t *sizes,
-                                 const int64_t *strides, const char *dtype) {
-  tilec_arg a = tilec_arg_tensor(ptr, rank, sizes);
-  if (strides && rank <= 4)
-    for (unsigned d = 0; d < rank; ++d)
-      a.strides[d] = strides[d];
-  a.dtype = dtype;
-  return a;
-}
-
-static std::mutex allocationsMutex;
-static std::map<uint64_t, tilec::Buffer> &allocations() {
-  static std::map<uint64_t, tilec::Buffer> a;
-  return a;
-}
-
-tilec_error *tilec_malloc(size_t bytes, uint64_t *ptr) {
-  return guard([&]() -> tilec_error * {
-    if (!ptr)
-      return makeError("tilec_malloc: ptr is NULL");
-    *ptr = 0;
-    tilec::Context::get();
-    tilec::Buffer b(bytes);
-    *ptr = b.ptr();
-    std::lock_guard<std::mutex> lock(allocationsMutex);
-    allocations().emplace(b.ptr(), std::move(b));
-    return nullptr;
-  });
-}
-
-tilec_error *tilec_free(uint64_t ptr) {
-  return guard([&]() -> tilec_error * {
-    std::lock_guard<std::mutex> lock(allocationsMutex);
-    if (!allocations().erase(ptr))
-      return makeError("tilec_free: not a pointer from tilec_malloc");
-    return nullptr;
-  });
-}
-
-tilec_error *tilec_memcpy_htod(uint64_t dst, const void *src, size_t bytes) {
-  return guard([&]() -> tilec_error * {
-    if (!src && bytes)
-      return makeError("tilec_memcpy_htod: src is NULL");
-    tilec::copyHostToDevice(dst, src, bytes);
-    return nullptr;
-  });
-}
-
-tilec_error *tilec_memcpy_dtoh(void *dst, uint64_t src, size_t bytes) {
-  return guard([&]() -> tilec_error * {
-    if (!dst && bytes)
-      return makeError("tilec_memcpy_dtoh: dst is NULL");
-    tilec::copyDeviceToHost(dst, src, bytes);
-    return nullptr;
-  });
-}
-
-tilec_error *tilec_synchronize(void) {
-  return guard([&]() -> tilec_error * {
-    tilec::Context::get().synchronize();
-    return nullptr;
-  });
-}
-
-/// The arguments' own well-formedness (`what`: the API function, for the
-/// messages): tilec_arg holds at most 4 dimensions.
-static tilec_error *checkArgs(const char *what, const tilec_arg *args, size_t num_args) {
-  if (!args && num_args)
-    return makeError(std::string(what) + ": args is NULL but num_args is " +
-                     std::to_string(num_args));
-  for (size_t i = 0; i < num_args; ++i) {
-    const tilec_arg &a = args[i];
-    auto where = [&] { return std::string(what) + ": argument " + std::to_string(i); };
-    if (a.kind != TILEC_ARG_INT && a.kind != TILEC_ARG_FLOAT && a.kind != TILEC_ARG_TENSOR)
-      return makeError(where() + " has an unknown kind " +
-                       std::to_string(static_cast<long long>(a.kind)));
-    if (a.kind != TILEC_ARG_TENSOR)
-      continue;
-    if (a.rank > 4)
-      return makeError(where() + " has rank " + std::to_string(a.rank) +
-                       "; a tilec_arg tensor has at most 4 dimensions");
-    for (unsigned d = 0; d < a.rank; ++d)
-      if (a.sizes[d] < 0)
-        return makeError(where() + " has a negative size (" + std::to_string(a.sizes[d]) +
-                         ") in dimension " + std::to_string(d) +
-                         (a.sizes[d] == -1 ? " (were the sizes NULL?)" : ""));
-    if (a.dtype && !tilec::parseScalarType(a.dtype))
-      return makeError(where() + " has an unknown dtype '" + std::string(a.dtype) + "'");
-  }
-  return nullptr;
-}
-
-/// The arguments (checked by checkArgs) as the runtime's values for `sig`.
-static tilec_error *toValues(const tilec::KernelSignature &sig, const tilec_arg *args,
-                             size_t num_args, std::vector<tilec::ArgValue> &values) {
-  if (num_args != sig.params.size())
-    return makeError("tilec: kernel '" + sig.name + "' takes " +
-                     std::to_string(sig.params.size()) + " arguments, got " +
-                     std::to_string(num_args));
-  values.reserve(num_args);
-  for (size_t i = 0; i < num_args; ++i) {
-    const tilec_arg &a = args[i];
-    const tilec::ParamInfo &p = sig.params[i];
-    switch (a.kind) {
-    case TILEC_ARG_TENSOR: {
-      tilec::TensorArg t;
-      t.ptr = a.ptr;
-      t.sizes.assign(a.sizes, a.sizes + a.rank);
-      t.strides.assign(a.strides, a.strides + a.rank);
-      if (a.dtype)
-        t.dtype = tilec::parseScalarType(a.dtype);
-      values.emplace_back(std::move(t));
-      break;
-    }
-    case TILEC_ARG_INT:
-      values.push_back(p.isTensor ? tilec::ArgValue(a.i) : tilec::ArgValue::scalar(p.dtype, a.i));
-      break;
-    case TILEC_ARG_FLOAT:
-      values.push_back(p.isTensor ? tilec::ArgValue(a.f) : tilec::ArgValue::scalar(p.dtype, a.f));
-      break;
-    }
-    if (values.size() != i + 1)
-      return makeError("tilec: argument " + std::to_string(i) + " has an unknown kind");
-  }
-  return nullptr;
-}
-
-/// The checked arguments of a launch of `kernel`; the arguments are checked
-/// before the kernel is looked at.
-static tilec_error *argValues(const char *what, const tilec_kernel *kernel,
-                              const tilec_arg *args, size_t num_args,
-                              std::vector<tilec::ArgValue> &values) {
-  if (tilec_error *e = checkArgs(what, args, num_args))
-    return e;
-  if (!kernel)
-    return makeError(std::string(what) + ": kernel is NULL");
-  return toValues(kernel->kernel.signature(), args, num_args, values);
-}
-
-/// Whether `args` are the ones of `last` (bytes and dtype strings).
-static bool sameArgs(const tilec_kernel::Last &last, const tilec_arg *args, size_t num_args) {
-  if (!last.valid || last.args.size() != num_args || !args)
-    return false;
-  for (size_t i = 0; i < num_args; ++i) {
-    tilec_arg a = args[i], b = last.args[i];
-    const char *dtype = a.dtype;
-    a.dtype = b.dtype = nullptr;
-    if (std::memcmp(&a, &b, sizeof a) != 0)
-      return false;
-    if ((dtype == nullptr) != last.dtypes[i].empty() || (dtype && last.dtypes[i] != dtype))
-      return false;
-  }
-  return true;
-}
-
-tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
-                          size_t num_args, void *stream) {
-  return guard([&]() -> tilec_error * {
-    if (kernel && num_args) {
-      tilec_kernel::Last &last = *kernel->last;
-      std::lock_guard<std::mutex> lock(last.mutex);
-      if (sameArgs(last, args, num_args)) {
-        tilec::Context::get(kernel->device);
-        tilec::Stream borrowed = tilec::Stream::borrow(stream);
-        kernel->kernel.launch(last.config, stream ? &borrowed : nullptr);
-        return nullptr;
-      }
-    }
-    std::vector<tilec::ArgValue> values;
-    if (tilec_error *e = argValues("tilec_launch", kernel, args, num_args, values))
-      return e;
-    tilec::Context::get(kernel->device);
-    tilec_kernel::Last &last = *kernel->last;
-    std::lock_guard<std::mutex> lock(last.mutex);
-    last.valid = false;
-    // prepare() checks kinds and ranks against the signature and names any
-    // mismatch (then nothing is remembered).
-    kernel->kernel.prepare(values, last.config);
-    tilec::Stream borrowed = tilec::Stream::borrow(stream);
-    kernel->kernel.launch(last.config, stream ? &borrowed : nullptr);
-    last.args.assign(args, args + num_args);
-    last.dtypes.clear();
-    for (size_t i = 0; i < num_args; ++i)
-      last.dtypes.push_back(args[i].dtype ? args[i].dtype : "");
-    last.valid = true;
-    return nullptr;
-  });
-}
-
-struct tilec_launch_plan {
-  const tilec_kernel *kernel;
-  tilec::LaunchConfig config;
-};
-
-tilec_error *tilec_launch_plan_create(const tilec_kernel *kernel, const tilec_arg *args,
-                                      size_t num_args, tilec_launch_plan **out) {
-  return guard([&]() -> tilec_error * {
-    if (!out)
-      return makeError("tilec_launch_plan_create: out is NULL");
-    *out = nullptr;
-    std::vector<tilec::ArgValue> values;
-    if (tilec_error *e = argValues("tilec_launch_plan_create", kernel, args, num_args, values))
-      return e;
-    tilec::Context::get(kernel->device);
-    auto plan = std::unique_ptr<tilec_launch_plan>(new tilec_launch_plan{kernel, {}});
-    kernel->kernel.prepare(values, plan->config);
-    *out = plan.release();
-    return nullptr;
-  });
-}
-
-tilec_error *tilec_launch_plan_run(const tilec_launch_plan *plan, void *stream) {
-  return guard([&]() -> tilec_error * {
-    if (!plan)
-      return makeError("tilec_launch_plan_run: plan is NULL");
-    tilec::Context::get(plan->kernel->device);
-    tilec::Stream borrowed = tilec::Stream::borrow(stream);
-    plan->kernel->kernel.launch(plan->config, stream ? &borrowed : nullptr);
-    return nullptr;
-  });
-}
-
-void tilec_launch_plan_destroy(tilec_launch_plan *plan) { delete plan; }
 
 /// One autotuner per database path for the process (each loads its file
 /// once and serializes its own updates).

@@ -1,0 +1,298 @@
+//===- ReferencesMma.cpp - host references of the mma kernels ---------===//
+//
+// Matmuls (plain, grouped, persistent, fused epilogues, batched, tf32,
+// softmax and scaled epilogues), attention and the MLP, in double.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReferencesImpl.h"
+
+using namespace tilec;
+using namespace tilec::check;
+
+void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
+                                    const std::map<std::string, std::string> &defines) {
+  {
+    // C = A * B (+ bias, GELU in the tanh form): a problem MxNxK (MxN means
+    // K = N); A is MxK, B is KxN, bias has N entries. Batched: BxMxNxK, one
+    // product per leading index.
+    auto matmulRef = [](bool biasGelu, bool batched, bool accumulate = false,
+                        bool tf32 = false) {
+      Reference r;
+      r.written = {biasGelu ? 3u : 2u};
+      r.writtenAreRead = accumulate;
+      // TF32: the reference rounds the operands as the GPU does, so only the
+      // sums differ.
+      r.rtolScale = biasGelu ? 2 : tf32 ? 200 : 1000;
+      // The tensor cores' tf32 sums are not rounded to nearest: each of the
+      // K/8 steps may lose about an f32 ulp of a partial sum of size
+      // sqrt(K) * 16/9 (inputs uniform in [-2, 2)), and the losses add up
+      // (measured on the H200: 6e-4 at K = 4096). Operands truncated instead
+      // of rounded would be off by about 1e-3 of the result.
+      if (tf32)
+        r.atolFor = [](const std::vector<int64_t> &shape) {
+          double K = double(shape.size() > 2 ? shape[2] : shape[1]);
+          return std::ldexp(1.0, -23) * K * std::sqrt(K) * 16.0 / 9.0;
+        };
+      // GELU's tanh is tanh.approx.f32 (relative error up to about 2^-11),
+      // which an f32 output shows.
+      r.rtolFloor = biasGelu ? 1e-3 : 0;
+      r.shapeOf = [biasGelu, batched](const std::vector<int64_t> &shape, size_t k) {
+        size_t o = batched ? 1 : 0;
+        int64_t M = shape[o], N = shape[o + 1];
+        int64_t K = shape.size() > o + 2 ? shape[o + 2] : N;
+        std::vector<int64_t> dims;
+        if (k == 0)
+          dims = {M, K};
+        else if (k == 1)
+          dims = {K, N};
+        else if (biasGelu && k == 2)
+          return std::vector<int64_t>{N};
+        else
+          dims = {M, N};
+        if (batched)
+          dims.insert(dims.begin(), shape[0]);
+        return dims;
+      };
+      r.run = [biasGelu, accumulate, tf32](std::vector<HostTensor *> &ts,
+                                           const std::vector<double> &) {
+        HostTensor &a = *ts[0], &b = *ts[1], &c = *ts[biasGelu ? 3 : 2];
+        size_t o = a.sizes.size() - 2; // 1 when batched
+        int64_t batches = o ? a.sizes[0] : 1;
+        int64_t M = a.sizes[o], K = a.sizes[o + 1], N = b.sizes[o + 1];
+        int64_t as0 = a.strides[o], as1 = a.strides[o + 1], bs0 = b.strides[o],
+                bs1 = b.strides[o + 1], cs0 = c.strides[o], cs1 = c.strides[o + 1];
+        // Rows are independent: split them over the host's cores (a 4096^3
+        // reference is 69 GFLOP in double).
+        auto rowsFrom = [&](int64_t begin, int64_t end) {
+          std::vector<double> row(static_cast<size_t>(N));
+          for (int64_t mm = begin; mm < end; ++mm) {
+            int64_t bi = mm / M, m = mm % M;
+            int64_t ab = o ? bi * a.strides[0] : 0, bb = o ? bi * b.strides[0] : 0,
+                    cb = o ? bi * c.strides[0] : 0;
+            for (int64_t n = 0; n < N; ++n)
+              row[n] = accumulate ? double(c.values[cb + m * cs0 + n * cs1]) : 0.0;
+            // The operands as the tensor cores see them.
+            auto operand = [tf32](float v) { return tf32 ? tilec::roundToTf32(v) : v; };
+            for (int64_t k = 0; k < K; ++k) {
+              double av = operand(a.values[ab + m * as0 + k * as1]);
+              const float *bp = &b.values[bb + k * bs0];
+              for (int64_t n = 0; n < N; ++n)
+                row[n] += av * double(operand(bp[n * bs1]));
+            }
+            for (int64_t n = 0; n < N; ++n) {
+              double x = row[n];
+              if (biasGelu) {
+                x += ts[2]->values[n * ts[2]->strides[0]];
+                x = 0.5 * x * (1.0 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+              }
+              c.values[cb + m * cs0 + n * cs1] = static_cast<float>(roundToFloatType(c.dtype, x));
+            }
+          }
+        };
+        int64_t rows = batches * M;
+        parallelRows(rows, rows * N * K, rowsFrom);
+      };
+      return r;
+    };
+    refs["matmul"] = matmulRef(false, false);
+    refs["matmul_grouped"] = matmulRef(false, false);
+    refs["matmul_persistent"] = matmulRef(false, false);
+    refs["matmul_bias_gelu"] = matmulRef(true, false);
+    refs["bmm"] = matmulRef(false, true);
+    refs["matmul_add"] = matmulRef(false, false, /*accumulate=*/true);
+    refs["matmul_tf32"] = matmulRef(false, false, false, /*tf32=*/true);
+    {
+      // P = the softmax over its columns of each [128, 128] block of A * B
+      // (the kernel's default BN = 128; columns past N are zeros of the
+      // block), L[r, c] = the log-sum-exp of row r of column block c.
+      // Products in f32 on the GPU against double here, then exp/log
+      // (ex2.approx, lg2.approx): 1e-3 relative, 1e-5 absolute.
+      constexpr int64_t kBN = 128;
+      Reference r;
+      r.written = {2, 3};
+      r.rtolScale = 1000;
+      r.atolFor = [](const std::vector<int64_t> &) { return 1e-5; };
+      r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+        int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : N;
+        switch (k) {
+        case 0: return std::vector<int64_t>{M, K};
+        case 1: return std::vector<int64_t>{K, N};
+        case 2: return std::vector<int64_t>{M, N};
+        default: return std::vector<int64_t>{M, (N + kBN - 1) / kBN};
+        }
+      };
+      r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+        HostTensor &a = *ts[0], &b = *ts[1], &p = *ts[2], &l = *ts[3];
+        int64_t M = a.sizes[0], N = b.sizes[1];
+        std::vector<double> row(static_cast<size_t>(N));
+        for (int64_t m = 0; m < M; ++m) {
+          productRow(a, b, m, row);
+          for (int64_t c = 0; c * kBN < N; ++c) {
+            int64_t end = std::min(N, (c + 1) * kBN);
+            bool padded = end < (c + 1) * kBN;
+            double mx = padded ? 0.0 : row[c * kBN];
+            for (int64_t n = c * kBN; n < end; ++n)
+              mx = std::max(mx, row[n]);
+            double sum = double((c + 1) * kBN - end) * std::exp(-mx);
+            for (int64_t n = c * kBN; n < end; ++n)
+              sum += std::exp(row[n] - mx);
+            for (int64_t n = c * kBN; n < end; ++n)
+              p.values[m * p.strides[0] + n * p.strides[1]] =
+                  static_cast<float>(std::exp(row[n] - mx) / sum);
+            l.values[m * l.strides[0] + c * l.strides[1]] = static_cast<float>(mx + std::log(sum));
+          }
+        }
+      };
+      refs["matmul_softmax"] = r;
+    }
+    {
+      // C = diag(sa) * A * B * diag(sb); sa is M x 1. The CPU interpreter
+      // rounds the scaled operands to T before the product (the language's
+      // semantics), the GPU scales the f32 accumulator (exact): each of the K
+      // terms (RMS size 16/9 for inputs uniform in [-2, 2)) may differ by up
+      // to 2^-8 of its size, a random walk of sqrt(K) steps; 1e-2 relative
+      // plus an absolute 6 sigma.
+      Reference r;
+      r.written = {4};
+      r.rtolScale = 5000;
+      r.atolFor = [](const std::vector<int64_t> &shape) {
+        double K = double(shape.size() > 2 ? shape[2] : shape[1]);
+        return 6.0 * std::sqrt(K) * 2.0 / 256.0;
+      };
+      r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+        int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : N;
+        switch (k) {
+        case 0: return std::vector<int64_t>{M, K};
+        case 1: return std::vector<int64_t>{K, N};
+        case 2: return std::vector<int64_t>{M, 1};
+        case 3: return std::vector<int64_t>{N};
+        default: return std::vector<int64_t>{M, N};
+        }
+      };
+      r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+        HostTensor &a = *ts[0], &b = *ts[1], &sa = *ts[2], &sb = *ts[3], &c = *ts[4];
+        int64_t M = a.sizes[0], N = b.sizes[1];
+        std::vector<double> row(static_cast<size_t>(N));
+        for (int64_t m = 0; m < M; ++m) {
+          productRow(a, b, m, row);
+          for (int64_t n = 0; n < N; ++n)
+            c.values[m * c.strides[0] + n * c.strides[1]] = static_cast<float>(
+                row[n] * sa.values[m * sa.strides[0]] * sb.values[n * sb.strides[0]]);
+        }
+      };
+      refs["matmul_scaled"] = r;
+    }
+  }
+  {
+    // Attention (examples/attention.tile): the problem shape is
+    // BH x Sq x Sk x D; O = softmax(scale * Q K^T (masked)) V per head and
+    // L = the rows' log-sum-exp, in double. Q is scaled by 1/sqrt(D) on
+    // entry so that the scores are O(1) and the softmax is not one-hot. The
+    // GPU rounds P to T before P V: O is within T's tolerance, L (f32, from
+    // ex2/lg2.approx) within 2e-4.
+    bool causal = defineOr(defines, "CAUSAL", 0) != 0;
+    Reference r;
+    r.written = {3, 4};
+    r.rtolFloor = 2e-4;
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      int64_t BH = shape[0], Sq = shape[1], Sk = shape.size() > 2 ? shape[2] : Sq;
+      int64_t D = shape.size() > 3 ? shape[3] : 64;
+      switch (k) {
+      case 1: case 2: return std::vector<int64_t>{BH, Sk, D};
+      case 4: return std::vector<int64_t>{BH, Sq};
+      default: return std::vector<int64_t>{BH, Sq, D};
+      }
+    };
+    r.prepare = [](std::vector<HostTensor> &ts) {
+      HostTensor &q = ts[0];
+      double f = 1.0 / std::sqrt(double(q.sizes[2]));
+      for (float &v : q.values)
+        v = static_cast<float>(roundToFloatType(q.dtype, v * f));
+    };
+    r.run = [causal](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
+      HostTensor &q = *ts[0], &k = *ts[1], &v = *ts[2], &o = *ts[3], &l = *ts[4];
+      int64_t BH = q.sizes[0], Sq = q.sizes[1], D = q.sizes[2], Sk = k.sizes[1];
+      double scale = scalars[0];
+      auto rowsFrom = [&](int64_t begin, int64_t end) {
+        std::vector<double> s(static_cast<size_t>(Sk)), out(static_cast<size_t>(D));
+        for (int64_t rr = begin; rr < end; ++rr) {
+          int64_t b = rr / Sq, r = rr % Sq;
+          int64_t last = causal ? std::min(Sk - 1, r + Sk - Sq) : Sk - 1;
+          double mx = -1e300;
+          for (int64_t c = 0; c <= last; ++c) {
+            double acc = 0;
+            for (int64_t d = 0; d < D; ++d)
+              acc += double(q.values[b * q.strides[0] + r * q.strides[1] + d * q.strides[2]]) *
+                     k.values[b * k.strides[0] + c * k.strides[1] + d * k.strides[2]];
+            s[c] = acc * scale;
+            mx = std::max(mx, s[c]);
+          }
+          double sum = 0;
+          std::fill(out.begin(), out.end(), 0.0);
+          for (int64_t c = 0; c <= last; ++c) {
+            double p = std::exp(s[c] - mx);
+            sum += p;
+            for (int64_t d = 0; d < D; ++d)
+              out[d] += p * v.values[b * v.strides[0] + c * v.strides[1] + d * v.strides[2]];
+          }
+          for (int64_t d = 0; d < D; ++d)
+            o.values[b * o.strides[0] + r * o.strides[1] + d * o.strides[2]] =
+                static_cast<float>(roundToFloatType(o.dtype, out[d] / sum));
+          l.values[b * l.strides[0] + r * l.strides[1]] = static_cast<float>(mx + std::log(sum));
+        }
+      };
+      parallelRows(BH * Sq, BH * Sq * Sk * D, rowsFrom);
+    };
+    refs["attention"] = r;
+  }
+  {
+    // y = gelu(x W1 + b1) W2 (examples/mlp.tile): the problem shape is
+    // M x Din x H x Dout. gelu is the tanh form; g is rounded to T before
+    // the second product, as the kernel does (cast<T>(g)).
+    Reference r;
+    r.written = {4};
+    r.rtolScale = 2;
+    r.atolFor = [](const std::vector<int64_t> &shape) {
+      return 0.02 * std::sqrt(double(shape.size() > 2 ? shape[2] : 64));
+    };
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      int64_t M = shape[0], Din = shape[1], H = shape.size() > 2 ? shape[2] : 64,
+              Dout = shape.size() > 3 ? shape[3] : 128;
+      switch (k) {
+      case 0: return std::vector<int64_t>{M, Din};
+      case 1: return std::vector<int64_t>{Din, H};
+      case 2: return std::vector<int64_t>{H};
+      case 3: return std::vector<int64_t>{H, Dout};
+      default: return std::vector<int64_t>{M, Dout};
+      }
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &w1 = *ts[1], &b1 = *ts[2], &w2 = *ts[3], &y = *ts[4];
+      int64_t M = x.sizes[0], Din = x.sizes[1], H = w1.sizes[1], Dout = w2.sizes[1];
+      auto rowsFrom = [&](int64_t begin, int64_t end) {
+        std::vector<double> g(static_cast<size_t>(H)), out(static_cast<size_t>(Dout));
+        for (int64_t m = begin; m < end; ++m) {
+          for (int64_t h = 0; h < H; ++h) {
+            double a = 0;
+            for (int64_t k = 0; k < Din; ++k)
+              a += double(x.values[m * x.strides[0] + k * x.strides[1]]) *
+                   w1.values[k * w1.strides[0] + h * w1.strides[1]];
+            a += b1.values[h * b1.strides[0]];
+            double v = 0.5 * a * (1.0 + std::tanh(0.7978845608 * (a + 0.044715 * a * a * a)));
+            g[h] = roundToFloatType(x.dtype, v);
+          }
+          std::fill(out.begin(), out.end(), 0.0);
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t n = 0; n < Dout; ++n)
+              out[n] += g[h] * w2.values[h * w2.strides[0] + n * w2.strides[1]];
+          for (int64_t n = 0; n < Dout; ++n)
+            y.values[m * y.strides[0] + n * y.strides[1]] =
+                static_cast<float>(roundToFloatType(y.dtype, out[n]));
+        }
+      };
+      parallelRows(M, M * H * (Din + Dout), rowsFrom);
+    };
+    refs["mlp"] = r;
+  }
+}
