@@ -6,12 +6,14 @@
 
 #include "InterpreterImpl.h"
 
+#include "llvm/ADT/StringMap.h"
+
 using namespace tilec;
 using namespace tilec::interp;
 
 /// gather / scatter / atomic_*: element-wise at index tiles. Programs run
 /// one after another, so the atomics are plain read-modify-writes.
-Val Interp::irregular(const Expr &e) {
+Val Interp::callIrregular(const Expr &e) {
   const std::string &fn = e.name;
   const HostArg &view = args[views.at(e.args[0]->name)];
   ScalarType elem = inst.paramTypes[views.at(e.args[0]->name)].elem;
@@ -86,13 +88,24 @@ Val Interp::irregular(const Expr &e) {
 }
 
 Val Interp::call(const Expr &e) {
-  const std::string &fn = e.name;
-  if (fn == "block_id" || fn == "num_blocks") {
-    size_t d = static_cast<size_t>(*e.args[0]->constInt);
-    return filled(e.type, 0, fn == "block_id" ? pid[d] : grid[d]);
+  if (e.args.size() == 1 && isUnaryMathFunction(e.name))
+    return callUnaryMath(e);
+  using Kernel = Val (Interp::*)(const Expr &);
+  static const llvm::StringMap<Kernel> table = {
+#define TILEC_BUILTIN(spelling, Rule, accepts) {spelling, &Interp::call##Rule},
+#include "tilec/Frontend/Builtins.def"
+  };
+  auto it = table.find(e.name);
+  if (it == table.end()) {
+    fail("internal: unexpected call to '" + e.name + "'");
+    return filled(SemaType::scalar(ScalarType::I32), 0, 0);
   }
-  if (fn == "gather" || fn == "scatter" || llvm::StringRef(fn).starts_with("atomic_"))
-    return irregular(e);
+  return (this->*it->second)(e);
+}
+
+/// load, store.
+Val Interp::callMemory(const Expr &e) {
+  const std::string &fn = e.name;
   if (fn == "load") {
     const HostArg &view = args[views.at(e.args[0]->name)];
     std::vector<int64_t> origin = indices(*e.args[1]);
@@ -122,22 +135,124 @@ Val Interp::call(const Expr &e) {
     });
     return filled(SemaType::scalar(ScalarType::I32), 0, 0);
   }
-  if (e.args.size() == 1 && isUnaryMathFunction(fn)) {
-    Val x = evalAs(*e.args[0], e.type);
-    if (x.isFloat()) {
-      double (*host)(double) = nullptr;
-#define TILEC_UNARY_MATH(name, op, expr)                                                     \
-  if (fn == #name)                                                                           \
-    host = [](double v) -> double { return expr; };
-#include "tilec/Frontend/UnaryMath.def"
-      for (auto &v : x.f)
-        v = roundToFloatType(x.type.elem, host(v));
-    } else {
-      for (auto &v : x.i)
-        v = wrapInt(x.type.elem, v < 0 ? -v : v);
+  fail("internal: '" + e.name + "' reached the wrong rule");
+  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+}
+
+/// block_id, num_blocks.
+Val Interp::callProgramId(const Expr &e) {
+  const std::string &fn = e.name;
+  size_t d = static_cast<size_t>(*e.args[0]->constInt);
+  return filled(e.type, 0, fn == "block_id" ? pid[d] : grid[d]);
+}
+
+/// num_sms, resident_programs.
+Val Interp::callDeviceSize(const Expr &e) {
+  fail("internal: num_sms() and resident_programs() are in grid(...) only");
+  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+  fail("internal: '" + e.name + "' reached the wrong rule");
+  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+}
+
+/// zeros, full.
+Val Interp::callFill(const Expr &e) {
+  const std::string &fn = e.name;
+  if (fn == "zeros")
+    return filled(e.type, 0, 0);
+  if (fn == "full")
+    return broadcastTo(evalAs(*e.args[1], SemaType::scalar(e.type.elem)), e.type);
+  fail("internal: '" + e.name + "' reached the wrong rule");
+  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+}
+
+/// range.
+Val Interp::callRange(const Expr &e) {
+  Val r = filled(e.type, 0, 0);
+  for (size_t k = 0; k < r.i.size(); ++k)
+    r.i[k] = int64_t(k);
+  return r;
+}
+
+/// reshape, expand_dims.
+Val Interp::callReshape(const Expr &e) {
+  Val r = eval(*e.args[0]);
+  r.type.shape = e.type.shape;
+  return r;
+}
+
+/// slice.
+Val Interp::callSlice(const Expr &e) {
+  Val x = eval(*e.args[0]);
+  Val r = filled(e.type, 0, 0);
+  const std::vector<int64_t> &from = x.type.shape, &to = e.type.shape;
+  for (size_t k = 0; k < r.size(); ++k) {
+    size_t rest = k, src = 0, stride = 1;
+    for (size_t d = to.size(); d-- > 0;) {
+      size_t c = rest % size_t(to[d]) + size_t(e.permutation[d]);
+      rest /= size_t(to[d]);
+      src += c * stride;
+      stride *= size_t(from[d]);
     }
-    return x;
+    if (r.isFloat())
+      r.f[k] = x.f[src];
+    else
+      r.i[k] = x.i[src];
   }
+  return r;
+}
+
+/// broadcast.
+Val Interp::callBroadcast(const Expr &e) {
+  const std::string &fn = e.name;
+  if (fn == "broadcast")
+    return broadcastTo(eval(*e.args[0]), e.type);
+  fail("internal: '" + e.name + "' reached the wrong rule");
+  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+}
+
+/// transpose, permute.
+Val Interp::callPermute(const Expr &e) {
+  Val x = eval(*e.args[0]);
+  Val r = x;
+  r.type = e.type;
+  const std::vector<int64_t> &from = x.type.shape, &to = e.type.shape;
+  std::vector<int64_t> fromStride(from.size(), 1);
+  for (size_t d = from.size(); d-- > 1;)
+    fromStride[d - 1] = fromStride[d] * from[d];
+  for (size_t k = 0; k < r.size(); ++k) {
+    size_t rest = k, src = 0;
+    for (size_t d = to.size(); d-- > 0;) {
+      src += (rest % size_t(to[d])) * size_t(fromStride[size_t(e.permutation[d])]);
+      rest /= size_t(to[d]);
+    }
+    if (r.isFloat())
+      r.f[k] = x.f[src];
+    else
+      r.i[k] = x.i[src];
+  }
+  return r;
+}
+
+/// take.
+Val Interp::callTake(const Expr &e) {
+  // Out-of-range indices give 0.
+  Val t = eval(*e.args[0]), idx = eval(*e.args[1]);
+  Val r = filled(e.type, 0, 0);
+  for (size_t k = 0; k < idx.size(); ++k) {
+    int64_t i = idx.i[k];
+    if (i < 0 || i >= int64_t(t.size()))
+      continue;
+    if (r.isFloat())
+      r.f[k] = t.f[size_t(i)];
+    else
+      r.i[k] = t.i[size_t(i)];
+  }
+  return r;
+}
+
+/// sum, prod, min, max, argmax, argmin.
+Val Interp::callReduction(const Expr &e) {
+  const std::string &fn = e.name;
   if ((fn == "sum" || fn == "max" || fn == "min" || fn == "prod") && e.args.size() == 1) {
     // The whole tile, or (axis) each line along one dimension, combined
     // in order; floats in double then rounded (the GPU combines in f32).
@@ -200,62 +315,6 @@ Val Interp::call(const Expr &e) {
     }
     return r;
   }
-  if (fn == "reduce" || fn == "scan") {
-    // In order, left to right: f(...f(f(x0, x1), x2)..., xn).
-    Val t = eval(*e.args[0]);
-    SemaType elem = SemaType::scalar(t.type.elem);
-    auto element = [&](size_t k) {
-      Val v = filled(elem, 0, 0);
-      if (t.isFloat())
-        v.f[0] = t.f[k];
-      else
-        v.i[0] = t.i[k];
-      return v;
-    };
-    auto combine = [&](const Val &a, const Val &b) {
-      vars["combine#a"] = a;
-      vars["combine#b"] = b;
-      Val r = evalAs(*e.args[1], elem);
-      vars.erase("combine#a");
-      vars.erase("combine#b");
-      return r;
-    };
-    auto put = [&](Val &r, size_t at, const Val &v) {
-      if (r.isFloat())
-        r.f[at] = v.f[0];
-      else
-        r.i[at] = v.i[0];
-    };
-    bool isScan = fn == "scan";
-    Lines lines(t.type.shape, isScan ? std::optional<int64_t>(0) : e.axis);
-    Val r = isScan ? t : filled(e.type, 0, 0);
-    for (size_t o = 0; o < lines.count; ++o) {
-      Val acc = element(lines.at(o, 0));
-      for (size_t k = 1; k < lines.length; ++k) {
-        acc = combine(acc, element(lines.at(o, k)));
-        if (isScan)
-          put(r, lines.at(o, k), acc);
-      }
-      if (!isScan)
-        put(r, o, acc);
-    }
-    return r;
-  }
-  if (fn == "take") {
-    // Out-of-range indices give 0.
-    Val t = eval(*e.args[0]), idx = eval(*e.args[1]);
-    Val r = filled(e.type, 0, 0);
-    for (size_t k = 0; k < idx.size(); ++k) {
-      int64_t i = idx.i[k];
-      if (i < 0 || i >= int64_t(t.size()))
-        continue;
-      if (r.isFloat())
-        r.f[k] = t.f[size_t(i)];
-      else
-        r.i[k] = t.i[size_t(i)];
-    }
-    return r;
-  }
   if (fn == "min" || fn == "max") {
     Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
     bool isMin = fn == "min";
@@ -272,178 +331,210 @@ Val Interp::call(const Expr &e) {
           return isMin ? (less ? x : y) : (less ? y : x);
         });
   }
-  if (fn == "pow" || fn == "fma") {
-    Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
-    Val r = a;
-    if (fn == "pow") {
-      for (size_t k = 0; k < r.f.size(); ++k)
-        r.f[k] = roundToFloatType(e.type.elem, a.f[k] < 0 ? NAN : std::pow(a.f[k], b.f[k]));
+  fail("internal: '" + e.name + "' reached the wrong rule");
+  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+}
+
+/// reduce, scan.
+Val Interp::callCombine(const Expr &e) {
+  const std::string &fn = e.name;
+  // In order, left to right: f(...f(f(x0, x1), x2)..., xn).
+  Val t = eval(*e.args[0]);
+  SemaType elem = SemaType::scalar(t.type.elem);
+  auto element = [&](size_t k) {
+    Val v = filled(elem, 0, 0);
+    if (t.isFloat())
+      v.f[0] = t.f[k];
+    else
+      v.i[0] = t.i[k];
+    return v;
+  };
+  auto combine = [&](const Val &a, const Val &b) {
+    vars["combine#a"] = a;
+    vars["combine#b"] = b;
+    Val r = evalAs(*e.args[1], elem);
+    vars.erase("combine#a");
+    vars.erase("combine#b");
+    return r;
+  };
+  auto put = [&](Val &r, size_t at, const Val &v) {
+    if (r.isFloat())
+      r.f[at] = v.f[0];
+    else
+      r.i[at] = v.i[0];
+  };
+  bool isScan = fn == "scan";
+  Lines lines(t.type.shape, isScan ? std::optional<int64_t>(0) : e.axis);
+  Val r = isScan ? t : filled(e.type, 0, 0);
+  for (size_t o = 0; o < lines.count; ++o) {
+    Val acc = element(lines.at(o, 0));
+    for (size_t k = 1; k < lines.length; ++k) {
+      acc = combine(acc, element(lines.at(o, k)));
+      if (isScan)
+        put(r, lines.at(o, k), acc);
+    }
+    if (!isScan)
+      put(r, o, acc);
+  }
+  return r;
+}
+
+/// cumsum.
+Val Interp::callCumsum(const Expr &e) {
+  // In order; floats accumulate in double and round each output (the
+  // GPU sums in f32 in another order).
+  Val r = eval(*e.args[0]);
+  double accF = 0;
+  int64_t accI = 0;
+  for (size_t k = 0; k < r.size(); ++k) {
+    if (r.isFloat()) {
+      accF += r.f[k];
+      r.f[k] = roundToFloatType(r.type.elem, accF);
     } else {
-      Val c = evalAs(*e.args[2], e.type);
-      for (size_t k = 0; k < r.f.size(); ++k)
-        r.f[k] = roundToFloatType(e.type.elem, std::fma(a.f[k], b.f[k], c.f[k]));
+      accI = wrapInt(r.type.elem, accI + r.i[k]);
+      r.i[k] = accI;
     }
-    return r;
   }
-  if (fn == "cdiv") {
-    Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
-    bool uns = isUnsignedIntType(e.type.elem);
-    return zipWith(a, b, e.type, nullptr2, [uns](int64_t x, int64_t y, double, double) -> int64_t {
-      // Defined where the host would trap: / 0 gives 0, MIN / -1 wraps.
-      if (y == 0)
-        return 0;
-      if (uns) {
-        uint64_t ux = uint64_t(x), uy = uint64_t(y);
-        return int64_t(ux / uy + (ux % uy != 0));
-      }
-      if (x == INT64_MIN && y == -1)
-        return x;
-      return x / y + ((x % y != 0) && ((x < 0) == (y < 0)) ? 1 : 0);
-    });
-  }
-  if (fn == "where") {
-    SemaType condTy = e.type;
-    condTy.elem = ScalarType::I1;
-    Val c = e.args[0]->type.isTile() ? evalAs(*e.args[0], condTy) : eval(*e.args[0]);
-    Val a = evalAs(*e.args[1], e.type), b = evalAs(*e.args[2], e.type);
-    Val r = a;
-    for (size_t k = 0; k < r.size(); ++k) {
-      bool take = c.i[c.i.size() == 1 ? 0 : k] != 0;
-      if (r.isFloat())
-        r.f[k] = take ? a.f[k] : b.f[b.f.size() == 1 ? 0 : k];
-      else
-        r.i[k] = take ? a.i[k] : b.i[b.i.size() == 1 ? 0 : k];
-    }
-    return r;
-  }
-  if (fn == "cast")
-    return convert(eval(*e.args[0]), e.type.elem);
-  if (fn == "zeros")
-    return filled(e.type, 0, 0);
-  if (fn == "full")
-    return broadcastTo(evalAs(*e.args[1], SemaType::scalar(e.type.elem)), e.type);
-  if (fn == "range") {
-    Val r = filled(e.type, 0, 0);
-    for (size_t k = 0; k < r.i.size(); ++k)
-      r.i[k] = int64_t(k);
-    return r;
-  }
-  if (fn == "broadcast")
-    return broadcastTo(eval(*e.args[0]), e.type);
-  if (fn == "print" || fn == "assert") {
-    bool isPrint = fn == "print";
-    std::vector<Val> vals;
-    const std::vector<int64_t> &shape = e.elementShape;
-    bool anyTile = !shape.empty();
-    size_t first = isPrint ? 1 : 0, last = isPrint ? e.args.size() : 1;
-    for (size_t k = first; k < last; ++k)
-      vals.push_back(evalAs(*e.args[k], atElementShape(e, e.args[k]->type)));
-    size_t n = vals.empty() ? 1 : vals[0].size();
-    std::string where = "pid (" + std::to_string(pid[0]) + ", " + std::to_string(pid[1]) +
-                        ", " + std::to_string(pid[2]) + ")";
-    for (size_t k = 0; k < n; ++k) {
-      std::string idx;
-      if (anyTile) {
-        size_t rest = k;
-        std::vector<size_t> c(shape.size());
-        for (size_t d = shape.size(); d-- > 0;) {
-          c[d] = rest % size_t(shape[d]);
-          rest /= size_t(shape[d]);
-        }
-        idx = " idx (";
-        for (size_t d = 0; d < c.size(); ++d)
-          idx += (d ? ", " : "") + std::to_string(c[d]);
-        idx += ")";
-      }
-      if (isPrint) {
-        std::string line = where + idx + ": " + e.args[0]->name;
-        for (const Val &v : vals) {
-          char buf[64];
-          if (v.isFloat())
-            std::snprintf(buf, sizeof buf, " %f", v.f[k]);
-          else if (isUnsignedIntType(v.type.elem))
-            std::snprintf(buf, sizeof buf, " %llu", (unsigned long long)v.i[k]);
-          else
-            std::snprintf(buf, sizeof buf, " %lld", (long long)v.i[k]);
-          line += buf;
-        }
-        interpreterPrint(line + "\n");
-      } else if (!vals[0].i[k]) {
-        std::string at;
-        if (srcMgr) {
-          auto [line, col] = srcMgr->getLineAndColumn(e.loc);
-          at = fileName + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
-        }
-        fail(at + "assertion failed at " + where + idx + ": " + e.args[1]->name);
-        break;
-      }
-    }
-    return filled(SemaType::scalar(ScalarType::I32), 0, 0);
-  }
-  if (fn == "cumsum") {
-    // In order; floats accumulate in double and round each output (the
-    // GPU sums in f32 in another order).
-    Val r = eval(*e.args[0]);
-    double accF = 0;
-    int64_t accI = 0;
-    for (size_t k = 0; k < r.size(); ++k) {
-      if (r.isFloat()) {
-        accF += r.f[k];
-        r.f[k] = roundToFloatType(r.type.elem, accF);
-      } else {
-        accI = wrapInt(r.type.elem, accI + r.i[k]);
-        r.i[k] = accI;
-      }
-    }
-    return r;
-  }
-  if (fn == "transpose" || fn == "permute") {
-    Val x = eval(*e.args[0]);
-    Val r = x;
-    r.type = e.type;
-    const std::vector<int64_t> &from = x.type.shape, &to = e.type.shape;
-    std::vector<int64_t> fromStride(from.size(), 1);
-    for (size_t d = from.size(); d-- > 1;)
-      fromStride[d - 1] = fromStride[d] * from[d];
-    for (size_t k = 0; k < r.size(); ++k) {
-      size_t rest = k, src = 0;
-      for (size_t d = to.size(); d-- > 0;) {
-        src += (rest % size_t(to[d])) * size_t(fromStride[size_t(e.permutation[d])]);
-        rest /= size_t(to[d]);
-      }
-      if (r.isFloat())
-        r.f[k] = x.f[src];
-      else
-        r.i[k] = x.i[src];
-    }
-    return r;
-  }
+  return r;
+}
+
+/// mma.
+Val Interp::callMma(const Expr &e) {
+  const std::string &fn = e.name;
   if (fn == "mma")
     return matmul(eval(*e.args[0]), eval(*e.args[1]), eval(*e.args[2]), e.tf32);
-  if (fn == "slice") {
-    Val x = eval(*e.args[0]);
-    Val r = filled(e.type, 0, 0);
-    const std::vector<int64_t> &from = x.type.shape, &to = e.type.shape;
-    for (size_t k = 0; k < r.size(); ++k) {
-      size_t rest = k, src = 0, stride = 1;
-      for (size_t d = to.size(); d-- > 0;) {
-        size_t c = rest % size_t(to[d]) + size_t(e.permutation[d]);
-        rest /= size_t(to[d]);
-        src += c * stride;
-        stride *= size_t(from[d]);
-      }
-      if (r.isFloat())
-        r.f[k] = x.f[src];
-      else
-        r.i[k] = x.i[src];
-    }
-    return r;
-  }
-  if (fn == "reshape" || fn == "expand_dims") {
-    Val r = eval(*e.args[0]);
-    r.type.shape = e.type.shape;
-    return r;
-  }
-  fail("internal: unexpected call to '" + fn + "'");
+  fail("internal: '" + e.name + "' reached the wrong rule");
   return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+}
+
+/// pow, fma.
+Val Interp::callPowFma(const Expr &e) {
+  const std::string &fn = e.name;
+  Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
+  Val r = a;
+  if (fn == "pow") {
+    for (size_t k = 0; k < r.f.size(); ++k)
+      r.f[k] = roundToFloatType(e.type.elem, a.f[k] < 0 ? NAN : std::pow(a.f[k], b.f[k]));
+  } else {
+    Val c = evalAs(*e.args[2], e.type);
+    for (size_t k = 0; k < r.f.size(); ++k)
+      r.f[k] = roundToFloatType(e.type.elem, std::fma(a.f[k], b.f[k], c.f[k]));
+  }
+  return r;
+}
+
+/// cdiv.
+Val Interp::callCdiv(const Expr &e) {
+  Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
+  bool uns = isUnsignedIntType(e.type.elem);
+  return zipWith(a, b, e.type, nullptr2, [uns](int64_t x, int64_t y, double, double) -> int64_t {
+    // Defined where the host would trap: / 0 gives 0, MIN / -1 wraps.
+    if (y == 0)
+      return 0;
+    if (uns) {
+      uint64_t ux = uint64_t(x), uy = uint64_t(y);
+      return int64_t(ux / uy + (ux % uy != 0));
+    }
+    if (x == INT64_MIN && y == -1)
+      return x;
+    return x / y + ((x % y != 0) && ((x < 0) == (y < 0)) ? 1 : 0);
+  });
+}
+
+/// where.
+Val Interp::callWhere(const Expr &e) {
+  SemaType condTy = e.type;
+  condTy.elem = ScalarType::I1;
+  Val c = e.args[0]->type.isTile() ? evalAs(*e.args[0], condTy) : eval(*e.args[0]);
+  Val a = evalAs(*e.args[1], e.type), b = evalAs(*e.args[2], e.type);
+  Val r = a;
+  for (size_t k = 0; k < r.size(); ++k) {
+    bool take = c.i[c.i.size() == 1 ? 0 : k] != 0;
+    if (r.isFloat())
+      r.f[k] = take ? a.f[k] : b.f[b.f.size() == 1 ? 0 : k];
+    else
+      r.i[k] = take ? a.i[k] : b.i[b.i.size() == 1 ? 0 : k];
+  }
+  return r;
+}
+
+/// cast.
+Val Interp::callCast(const Expr &e) {
+  const std::string &fn = e.name;
+  if (fn == "cast")
+    return convert(eval(*e.args[0]), e.type.elem);
+  fail("internal: '" + e.name + "' reached the wrong rule");
+  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+}
+
+/// print, assert.
+Val Interp::callDebug(const Expr &e) {
+  const std::string &fn = e.name;
+  bool isPrint = fn == "print";
+  std::vector<Val> vals;
+  const std::vector<int64_t> &shape = e.elementShape;
+  bool anyTile = !shape.empty();
+  size_t first = isPrint ? 1 : 0, last = isPrint ? e.args.size() : 1;
+  for (size_t k = first; k < last; ++k)
+    vals.push_back(evalAs(*e.args[k], atElementShape(e, e.args[k]->type)));
+  size_t n = vals.empty() ? 1 : vals[0].size();
+  std::string where = "pid (" + std::to_string(pid[0]) + ", " + std::to_string(pid[1]) +
+                      ", " + std::to_string(pid[2]) + ")";
+  for (size_t k = 0; k < n; ++k) {
+    std::string idx;
+    if (anyTile) {
+      size_t rest = k;
+      std::vector<size_t> c(shape.size());
+      for (size_t d = shape.size(); d-- > 0;) {
+        c[d] = rest % size_t(shape[d]);
+        rest /= size_t(shape[d]);
+      }
+      idx = " idx (";
+      for (size_t d = 0; d < c.size(); ++d)
+        idx += (d ? ", " : "") + std::to_string(c[d]);
+      idx += ")";
+    }
+    if (isPrint) {
+      std::string line = where + idx + ": " + e.args[0]->name;
+      for (const Val &v : vals) {
+        char buf[64];
+        if (v.isFloat())
+          std::snprintf(buf, sizeof buf, " %f", v.f[k]);
+        else if (isUnsignedIntType(v.type.elem))
+          std::snprintf(buf, sizeof buf, " %llu", (unsigned long long)v.i[k]);
+        else
+          std::snprintf(buf, sizeof buf, " %lld", (long long)v.i[k]);
+        line += buf;
+      }
+      interpreterPrint(line + "\n");
+    } else if (!vals[0].i[k]) {
+      std::string at;
+      if (srcMgr) {
+        auto [line, col] = srcMgr->getLineAndColumn(e.loc);
+        at = fileName + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
+      }
+      fail(at + "assertion failed at " + where + idx + ": " + e.args[1]->name);
+      break;
+    }
+  }
+  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+}
+
+/// The elementwise math of UnaryMath.def.
+Val Interp::callUnaryMath(const Expr &e) {
+  const std::string &fn = e.name;
+  Val x = evalAs(*e.args[0], e.type);
+  if (x.isFloat()) {
+    double (*host)(double) = nullptr;
+#define TILEC_UNARY_MATH(name, op, expr)                                                     \
+  if (fn == #name)                                                                           \
+  host = [](double v) -> double { return expr; };
+#include "tilec/Frontend/UnaryMath.def"
+    for (auto &v : x.f)
+      v = roundToFloatType(x.type.elem, host(v));
+  } else {
+    for (auto &v : x.i)
+      v = wrapInt(x.type.elem, v < 0 ? -v : v);
+  }
+  return x;
 }

@@ -437,7 +437,11 @@ private:
 
   /// gather / scatter / atomic_*: element-wise at index tiles. Programs run
   /// one after another, so the atomics are plain read-modify-writes.
-  Val irregular(const Expr &e); // InterpreterBuiltins.cpp
+  /// The interpreter kernels of Builtins.def, one per group of builtins,
+  /// and of UnaryMath.def (InterpreterBuiltins.cpp).
+#define TILEC_BUILTIN_RULE(Rule) Val call##Rule(const Expr &e);
+#include "tilec/Frontend/Builtins.def"
+  Val callUnaryMath(const Expr &e);
 
   /// A call of a builtin (InterpreterBuiltins.cpp).
   Val call(const Expr &e);

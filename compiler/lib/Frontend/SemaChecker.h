@@ -1,10 +1,12 @@
 //===- SemaChecker.h - The kernel checker of Sema, shared by its files ----===//
 //
 // Sema is split along its seams: Sema.cpp (the checker's core: expressions,
-// statements, the kernel), SemaBuiltins.cpp (calls of builtins, irregular
-// accesses, combiners, suggestions), SemaInline.cpp (fn helpers expanded
-// at their calls) and SemaParams.cpp (compile-time parameters, @tune,
-// @launch, the grid). This header declares what they share.
+// statements, the kernel), SemaBuiltins.cpp (calls: the dispatch through
+// Builtins.def, irregular accesses, combiners, suggestions),
+// SemaBuiltinRules.cpp (the type rule of each group of builtins),
+// SemaInline.cpp (fn helpers expanded at their calls) and SemaParams.cpp
+// (compile-time parameters, @tune, @launch, the grid). This header
+// declares what they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +59,13 @@ private:
   static constexpr int64_t kMaxTileElements = 1 << 16;
   bool checkTileSize(const Expr &e);
   bool checkCall(Expr &e);
-  bool checkIrregular(Expr &e);
+public:
+  /// The type rules of Builtins.def (checkIrregular among them), one per
+  /// group of builtins, and of UnaryMath.def (SemaBuiltinRules.cpp).
+#define TILEC_BUILTIN_RULE(Rule) bool check##Rule(Expr &e);
+#include "tilec/Frontend/Builtins.def"
+  bool checkUnaryMath(Expr &e);
+private:
   bool joinElementShape(Expr &call, Expr &x, const char *others);
   bool requireTileArg(Expr &e, size_t lo, size_t hi);
   bool inlineCall(Expr &e, const FnDecl &fn);
@@ -108,7 +116,10 @@ private:
 
 /// Every builtin function name but the elementwise ones of UnaryMath.def
 /// (for suggestions and helper-name checks, which read both).
-inline constexpr const char *kBuiltins[] = {"load", "store", "block_id", "num_blocks", "zeros", "full", "range", "sum", "reshape", "pow", "fma", "argmax", "argmin", "min", "max", "where", "cast", "cdiv", "mma", "broadcast", "gather", "scatter", "atomic_add", "atomic_min", "atomic_max", "atomic_xchg", "atomic_cas", "transpose", "permute", "prod", "cumsum", "print", "assert", "expand_dims", "slice", "reduce", "scan", "take", "num_sms", "resident_programs"};
+inline constexpr const char *kBuiltins[] = {
+#define TILEC_BUILTIN(spelling, Rule, accepts) spelling,
+#include "tilec/Frontend/Builtins.def"
+};
 
 bool assignable(const SemaType &want, const SemaType &got);
 std::string describeOperand(const SemaType &t);
