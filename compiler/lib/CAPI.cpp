@@ -139,7 +139,7 @@ tilec_error *tilec_interpret(const char *source, size_t size,
     for (size_t i = 0; i < num_args; ++i) {
       const tilec_host_arg &a = args[i];
       std::string where = "tilec_interpret: argument " + std::to_string(i);
-      switch (a.kind) {
+      switch (rawKind(a)) {
       case TILEC_ARG_INT: host.push_back(tilec::HostArg::scalarInt(a.i)); break;
       case TILEC_ARG_FLOAT: host.push_back(tilec::HostArg::scalarFloat(a.f)); break;
       case TILEC_ARG_TENSOR:
@@ -151,7 +151,7 @@ tilec_error *tilec_interpret(const char *source, size_t size,
         break;
       default:
         return makeError(where + " has an unknown kind " +
-                         std::to_string(static_cast<long long>(a.kind)));
+                         std::to_string(rawKind(a)));
       }
     }
     std::string error;

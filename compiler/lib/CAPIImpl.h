@@ -84,6 +84,16 @@ template <typename Fn> tilec_error *guard(Fn fn) {
   }
 }
 
+/// The kind field of a caller's argument as a number: a C caller may store
+/// any value there, and loading an enum that holds no enumerator is
+/// undefined in C++.
+template <typename Arg> int rawKind(const Arg &a) {
+  int kind;
+  static_assert(sizeof a.kind == sizeof kind);
+  std::memcpy(&kind, &a.kind, sizeof kind);
+  return kind;
+}
+
 /// The C options as the C++ ones; an error names `fn` for a NULL define.
 tilec_error *toCompileOptions(const tilec_compile_options &o, const char *fn,
                               tilec::CompileOptions &opts);

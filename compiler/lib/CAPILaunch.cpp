@@ -182,10 +182,10 @@ tilec_error *checkArgs(const char *what, const tilec_arg *args, size_t num_args)
   for (size_t i = 0; i < num_args; ++i) {
     const tilec_arg &a = args[i];
     auto where = [&] { return std::string(what) + ": argument " + std::to_string(i); };
-    if (a.kind != TILEC_ARG_INT && a.kind != TILEC_ARG_FLOAT && a.kind != TILEC_ARG_TENSOR)
-      return makeError(where() + " has an unknown kind " +
-                       std::to_string(static_cast<long long>(a.kind)));
-    if (a.kind != TILEC_ARG_TENSOR)
+    int kind = rawKind(a);
+    if (kind != TILEC_ARG_INT && kind != TILEC_ARG_FLOAT && kind != TILEC_ARG_TENSOR)
+      return makeError(where() + " has an unknown kind " + std::to_string(kind));
+    if (kind != TILEC_ARG_TENSOR)
       continue;
     if (a.rank > 4)
       return makeError(where() + " has rank " + std::to_string(a.rank) +

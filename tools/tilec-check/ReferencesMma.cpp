@@ -98,6 +98,10 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     refs["matmul"] = matmulRef(false, false);
     refs["matmul_grouped"] = matmulRef(false, false);
     refs["matmul_persistent"] = matmulRef(false, false);
+    // Split-K adds its partial products into a zeroed C (atomics in f32:
+    // the order of the additions varies, within the sums' rounding).
+    refs["matmul_splitk"] = matmulRef(false, false);
+    refs["matmul_splitk"].zeroed = {2};
     refs["matmul_bias_gelu"] = matmulRef(true, false);
     refs["bmm"] = matmulRef(false, true);
     refs["matmul_add"] = matmulRef(false, false, /*accumulate=*/true);

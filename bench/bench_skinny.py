@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Skinny and short matmuls (bf16 in, bf16 out, f32 accumulation) from
+Python: tilec's plain matmul (examples/matmul.tile, BN 128/256) and
+matmul_splitk (SPLIT programs per output tile adding f32 partial products
+with atomics into a zeroed f32 C, then converted to bf16, both counted),
+against cuBLAS (torch.mm) in the same process and timing loop: CUDA events
+around --reps back-to-back calls, medians of --iters, the implementations
+interleaved round by round. Each result is checked against torch.mm first.
+
+usage: bench/bench_skinny.py [--shapes MxNxK,...] [--iters N] [--reps R] [--rounds R]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+import tilec  # noqa: E402
+from benchlib import median_ms  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--shapes", default="16x8192x8192,64x8192x8192,128x16384x4096,"
+                                    "4096x4096x512,1000x3000x777")
+ap.add_argument("--splits", default="2,4,8")
+ap.add_argument("--iters", type=int, default=20)
+ap.add_argument("--reps", type=int, default=10)
+ap.add_argument("--rounds", type=int, default=3)
+args = ap.parse_args()
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+mm = tilec.load(os.path.join(root, "examples", "matmul.tile"), O="bf16")
+sk = tilec.load(os.path.join(root, "examples", "matmul.tile"))
+print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+for shape in args.shapes.split(","):
+    m, n, k = (int(v) for v in shape.split("x"))
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    want = torch.mm(a.float(), b.float())
+    impls = {"cuBLAS torch.mm": lambda: torch.mm(a, b)}
+    for bn in (128, 256):
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        kern = mm.with_defines(BN=bn).matmul
+        kern(a, b, c)
+        torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
+        impls[f"tilec matmul BN={bn}"] = (lambda kern=kern, c=c: kern(a, b, c))
+    for split in (int(s) for s in args.splits.split(",")):
+        for bn in (64, 128):
+            c32 = torch.zeros(m, n, device="cuda")
+            kern = sk.with_defines(BN=bn, SPLIT=split).matmul_splitk
+            kern(a, b, c32)
+            torch.testing.assert_close(c32, want, rtol=2e-3, atol=2e-2)
+
+            def run(kern=kern, c32=c32):
+                c32.zero_()
+                kern(a, b, c32)
+                return c32.to(torch.bfloat16)
+            impls[f"tilec splitk BN={bn} SPLIT={split}"] = run
+    times = {name: [] for name in impls}
+    for _ in range(args.rounds):
+        for name, f in impls.items():
+            times[name].append(median_ms(f, args.iters, reps=args.reps))
+    flops = 2.0 * m * n * k
+    best = None
+    for name, ts in times.items():
+        ms = sorted(ts)[len(ts) // 2]
+        tf = flops / (ms * 1e-3) / 1e12
+        print(f"{shape:>16} {name:32} {ms:9.4f} ms {tf:8.1f} TF/s")
+        if name.startswith("tilec") and (best is None or ms < best[1]):
+            best = (name, ms)
+    cub = sorted(times["cuBLAS torch.mm"])[args.rounds // 2]
+    print(f"SUMMARY {shape}: best {best[0]} {flops / (best[1] * 1e-3) / 1e12:.1f} TF/s, "
+          f"cuBLAS {flops / (cub * 1e-3) / 1e12:.1f} TF/s: {cub / best[1]:.3f}x")
