@@ -7,7 +7,10 @@ against cuBLAS (torch.mm) in the same process and timing loop: CUDA events
 around --reps back-to-back calls, medians of --iters, the implementations
 interleaved round by round. Each result is checked against torch.mm first.
 
-usage: bench/bench_skinny.py [--shapes MxNxK,...] [--iters N] [--reps R] [--rounds R]
+usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N]
+                             [--reps R] [--rounds R]
+  CFG: matmul:BMxBN, persistent:BMxBN (matmul_persistent) or
+       splitk:BMxBN:SPLIT[:STAGES] (STAGES 0: as many as fit)
 """
 import argparse
 import os
@@ -22,7 +25,9 @@ from benchlib import median_ms  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="16x8192x8192,64x8192x8192,128x16384x4096,"
                                     "4096x4096x512,1000x3000x777")
-ap.add_argument("--splits", default="2,4,8")
+ap.add_argument("--configs", default="matmul:128x128,matmul:128x256,splitk:128x64:2,"
+                                     "splitk:128x128:2,splitk:128x64:4,splitk:128x128:4,"
+                                     "splitk:128x64:8,splitk:128x128:8")
 ap.add_argument("--iters", type=int, default=20)
 ap.add_argument("--reps", type=int, default=10)
 ap.add_argument("--rounds", type=int, default=3)
@@ -38,24 +43,29 @@ for shape in args.shapes.split(","):
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
     want = torch.mm(a.float(), b.float())
     impls = {"cuBLAS torch.mm": lambda: torch.mm(a, b)}
-    for bn in (128, 256):
-        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        kern = mm.with_defines(BN=bn).matmul
-        kern(a, b, c)
-        torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
-        impls[f"tilec matmul BN={bn}"] = (lambda kern=kern, c=c: kern(a, b, c))
-    for split in (int(s) for s in args.splits.split(",")):
-        for bn in (64, 128):
-            c32 = torch.zeros(m, n, device="cuda")
-            kern = sk.with_defines(BN=bn, SPLIT=split).matmul_splitk
-            kern(a, b, c32)
-            torch.testing.assert_close(c32, want, rtol=2e-3, atol=2e-2)
+    for cfg in args.configs.split(","):
+        parts = cfg.split(":")
+        bm, bn = (int(v) for v in parts[1].split("x"))
+        if parts[0] in ("matmul", "persistent"):
+            c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            prog = mm.with_defines(BM=bm, BN=bn)
+            kern = prog.matmul if parts[0] == "matmul" else prog.matmul_persistent
+            kern(a, b, c)
+            torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
+            impls[f"tilec {cfg}"] = (lambda kern=kern, c=c: kern(a, b, c))
+            continue
+        split = int(parts[2])
+        stages = int(parts[3]) if len(parts) > 3 else 0
+        c32 = torch.zeros(m, n, device="cuda")
+        kern = sk.with_defines(BM=bm, BN=bn, SPLIT=split, STAGES=stages).matmul_splitk
+        kern(a, b, c32)
+        torch.testing.assert_close(c32, want, rtol=2e-3, atol=2e-2)
 
-            def run(kern=kern, c32=c32):
-                c32.zero_()
-                kern(a, b, c32)
-                return c32.to(torch.bfloat16)
-            impls[f"tilec splitk BN={bn} SPLIT={split}"] = run
+        def run(kern=kern, c32=c32):
+            c32.zero_()
+            kern(a, b, c32)
+            return c32.to(torch.bfloat16)
+        impls[f"tilec {cfg}"] = run
     times = {name: [] for name in impls}
     for _ in range(args.rounds):
         for name, f in impls.items():
