@@ -58,17 +58,24 @@ for f in impls.values():  # warm-up (compiles, loads)
     for _ in range(50):
         f()
 torch.cuda.synchronize()
-times = {k: [] for k in impls}
-for _ in range(args.rounds):
-    for name, f in impls.items():
-        t0 = time.perf_counter()
-        for _ in range(args.batch):
-            f()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        times[name].append((t1 - t0) / args.batch * 1e6)
-for name, ts in times.items():
-    ts.sort()
+
+
+def per_call_us(fns):
+    """Per name: sorted CPU microseconds per call, one figure per round
+    (a batch of back-to-back calls, synchronized after, outside the time)."""
+    times = {k: [] for k in fns}
+    for _ in range(args.rounds):
+        for name, f in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(args.batch):
+                f()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            times[name].append((t1 - t0) / args.batch * 1e6)
+    return {k: sorted(v) for k, v in times.items()}
+
+
+for name, ts in per_call_us(impls).items():
     print(f"LAUNCH {name}: median {ts[len(ts) // 2]:.2f} us, min {ts[0]:.2f} us "
           f"({args.rounds} rounds of {args.batch})")
 
@@ -79,17 +86,7 @@ stream = tilec._current_stream
 c_launch = saxpy._c_launch
 parts = {"pack (Python)": lambda: saxpy._fast_pack((2.0, x, y), 0),
          "tilec_launch of packed bytes": lambda: c_launch(handle, packed, 3, stream(0))}
-ptimes = {k: [] for k in parts}
-for _ in range(args.rounds):
-    for name, f in parts.items():
-        t0 = time.perf_counter()
-        for _ in range(args.batch):
-            f()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        ptimes[name].append((t1 - t0) / args.batch * 1e6)
-for name, ts in ptimes.items():
-    ts.sort()
+for name, ts in per_call_us(parts).items():
     print(f"PART {name}: median {ts[len(ts) // 2]:.2f} us, min {ts[0]:.2f} us")
 
 # A training-style loop of small dependent launches.

@@ -22,13 +22,9 @@ bool Checker::checkMemory(Expr &e) {
   bool isLoad = f == "load";
   if (!checkArgCount(e, 3, isLoad ? 4 : 3))
     return false;
-  Expr &view = *e.args[0];
-  if (!check(view))
+  if (!requireView(e))
     return false;
-  if (view.type.kind != SemaType::Kind::View)
-    return error(view.loc, "the first argument of '" + f +
-                               "' must be a tensor parameter, got " +
-                               view.type.str());
+  Expr &view = *e.args[0];
   unsigned rank = view.type.rank;
   Expr &idx = *e.args[1];
   if (idx.kind != Expr::Kind::List)

@@ -47,6 +47,16 @@ bool Checker::requireTileArg(Expr &e, size_t lo, size_t hi) {
   return true;
 }
 
+bool Checker::requireView(Expr &e) {
+  Expr &view = *e.args[0];
+  if (!check(view))
+    return false;
+  if (view.type.kind != SemaType::Kind::View)
+    return error(view.loc, "the first argument of '" + e.name +
+                               "' must be a tensor parameter, got " + view.type.str());
+  return true;
+}
+
 /// Broadcasts the element shape of `call` (gather, scatter, atomics, print,
 /// assert; empty while every operand seen is a scalar) with operand `x`.
 bool Checker::joinElementShape(Expr &call, Expr &x, const char *others) {
@@ -82,12 +92,9 @@ bool Checker::checkIrregular(Expr &e) {
   size_t minArgs = 2 + values, maxArgs = minArgs + (isGather ? 2 : 1);
   if (!checkArgCount(e, minArgs, maxArgs))
     return false;
-  Expr &view = *e.args[0];
-  if (!check(view))
+  if (!requireView(e))
     return false;
-  if (view.type.kind != SemaType::Kind::View)
-    return error(view.loc, "the first argument of '" + f +
-                               "' must be a tensor parameter, got " + view.type.str());
+  Expr &view = *e.args[0];
   Expr &idx = *e.args[1];
   if (idx.kind != Expr::Kind::List)
     return error(idx.loc, "the element indices must be a list of index tiles, e.g. [i] or [r, c]");

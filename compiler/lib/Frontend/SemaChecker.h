@@ -68,6 +68,9 @@ public:
 private:
   bool joinElementShape(Expr &call, Expr &x, const char *others);
   bool requireTileArg(Expr &e, size_t lo, size_t hi);
+  /// The first argument of `e` (load, store, gather, ...) must name a
+  /// tensor parameter.
+  bool requireView(Expr &e);
   bool inlineCall(Expr &e, const FnDecl &fn);
   bool checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &what);
   std::set<std::string> inlining; ///< helpers being expanded (no recursion)
