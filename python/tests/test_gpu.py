@@ -90,6 +90,39 @@ def test_attention_against_sdpa():
     torch.testing.assert_close(lse.view(B, H, S), torch.logsumexp(s, -1), rtol=1e-3, atol=1e-3)
 
 
+def test_decode_with_gqa_against_sdpa():
+    # Sq of 1 to 16 against long caches, 4 query heads per key/value head:
+    # in one launch (attention, BM = 64) and split along the keys
+    # (attention_decode + attention_combine).
+    B, Hq, Hkv, D = 2, 16, 4, 128
+    G = Hq // Hkv
+    for Sq, Sk, splits in ((1, 8192, 1), (1, 8191, 4), (16, 1000, 3), (4, 70, 8)):
+        q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(B, Hkv, Sk, D, device="cuda", dtype=torch.bfloat16)
+                for _ in range(2))
+        R = G * Sq
+        scale = D ** -0.5
+        o = torch.empty(B * Hkv, R, D, device="cuda", dtype=torch.bfloat16)
+        lse = torch.empty(B * Hkv, R, device="cuda")
+        qv, kv, vv = q.view(B * Hkv, R, D), k.view(B * Hkv, Sk, D), v.view(B * Hkv, Sk, D)
+        if splits == 1:
+            tilec.load(example("attention.tile"), D=D, BM=64).attention(qv, kv, vv, o, lse, scale)
+        else:
+            lib = tilec.load(example("attention.tile"), D=D, SPLITS=splits, R=R)
+            op = torch.empty(B * Hkv * splits, R, D, device="cuda")
+            lp = torch.empty(B * Hkv * splits, R, device="cuda")
+            lib.attention_decode(qv, kv, vv, op, lp, scale)
+            lib.attention_combine(op.view(B * Hkv, splits, R, D), lp.view(B * Hkv, splits, R),
+                                  o, lse)
+        want = torch.nn.functional.scaled_dot_product_attention(
+            q.float(), k.float().repeat_interleave(G, 1), v.float().repeat_interleave(G, 1))
+        torch.cuda.synchronize()
+        torch.testing.assert_close(o.float().view(B, Hq, Sq, D), want, rtol=2e-2, atol=2e-2)
+        s = (q.float() @ k.float().repeat_interleave(G, 1).transpose(-1, -2)) * scale
+        torch.testing.assert_close(lse.view(B, Hq, Sq), torch.logsumexp(s, -1), rtol=1e-3,
+                                   atol=1e-3)
+
+
 def test_dtype_mismatch_raises_before_launch():
     lib = tilec.load(example("saxpy.tile"), T="f32")  # T given: not inferred
     x = torch.ones(16, device="cuda", dtype=torch.float64)
