@@ -316,3 +316,31 @@ def test_decode_with_gqa_and_splits_on_the_interpreter():
         got = o.float().numpy().reshape(B, Hq, Sq, D)
         np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
         np.testing.assert_allclose(lse.numpy().reshape(B, Hq, Sq), want_lse, rtol=1e-3, atol=1e-3)
+
+
+def test_shapes_that_do_not_fit_are_refused_before_running():
+    # Before @require on the matmul and attention kernels, a mismatched K or
+    # head dimension ran and gave a wrong result silently.
+    torch = pytest.importorskip("torch")
+    mm = tilec.load(example("matmul.tile"), T="f32", BM=64, BN=64, BK=32)
+    a, c = np.zeros((8, 16), np.float32), np.zeros((8, 8), np.float32)
+    with pytest.raises(tilec.ArgumentError, match=r"kernel 'matmul': matmul: A is M x K, so B "
+                                                  r"must have K rows .*B.shape\[0\] = 20, "
+                                                  r"A.shape\[1\] = 16"):
+        mm.matmul(a, np.zeros((20, 8), np.float32), c)
+    with pytest.raises(tilec.ArgumentError, match="C must be M x N"):
+        mm.matmul(a, np.zeros((16, 8), np.float32), np.zeros((8, 9), np.float32))
+    att = tilec.load(example("attention.tile"))
+    q = torch.zeros(2, 10, 128).bfloat16()
+    with pytest.raises(tilec.ArgumentError, match=r"head dimension of Q, K and V must be D.*"
+                                                  r"Q.shape\[2\] = 128"):
+        att.attention(q, q, q, torch.zeros_like(q), torch.zeros(2, 10), 0.1)
+    causal = tilec.load(example("attention.tile"), CAUSAL=1)
+    q, kv = torch.zeros(2, 10, 64).bfloat16(), torch.zeros(2, 5, 64).bfloat16()
+    with pytest.raises(tilec.ArgumentError, match="causal with more queries than keys"):
+        causal.attention(q, kv, kv, torch.zeros_like(q), torch.zeros(2, 10), 0.1)
+    mlp = tilec.load(example("mlp.tile"), DIN=64)
+    x = torch.zeros(4, 100).bfloat16()
+    with pytest.raises(tilec.ArgumentError, match="the input is wider than DIN"):
+        mlp.mlp(x, torch.zeros(100, 64).bfloat16(), torch.zeros(64), torch.zeros(64, 32).bfloat16(),
+                torch.zeros(4, 32).bfloat16())
