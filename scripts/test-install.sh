@@ -26,7 +26,7 @@ fi
 pydir="$prefix/lib/python3/dist-packages"
 (cd /tmp && unset TILEC_LIBRARY && PYTHONPATH="$pydir" /usr/bin/python3 -c "
 import os, tilec
-assert tilec._library_path() == os.path.join('$prefix', 'lib', 'libtilec.so'), tilec._library_path()
+assert tilec._capi._library_path() == os.path.join('$prefix', 'lib', 'libtilec.so'), tilec._capi._library_path()
 import numpy as np
 x = np.zeros(8, np.float32)
 tilec.compile('kernel k(x: tensor<f32, 1>) grid(1) { store(x, [0], load(x, [0], [8]) + 2.0); }').k(x)
