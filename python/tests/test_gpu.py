@@ -90,6 +90,22 @@ def test_attention_against_sdpa():
     torch.testing.assert_close(lse.view(B, H, S), torch.logsumexp(s, -1), rtol=1e-3, atol=1e-3)
 
 
+def test_grouped_query_attention_against_sdpa():
+    B, Hq, Hkv, S, D = 2, 16, 4, 1000, 128
+    for causal in (0, 1):
+        lib = tilec.load(example("attention.tile"), D=D, CAUSAL=causal)
+        q = torch.randn(B, Hq, S, D, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(B, Hkv, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        o = torch.empty_like(q)
+        lse = torch.empty(B * Hq, S, device="cuda")
+        lib.attention(q.view(B * Hq, S, D), k.view(B * Hkv, S, D), v.view(B * Hkv, S, D),
+                      o.view(B * Hq, S, D), lse, D ** -0.5)
+        want = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=bool(causal), enable_gqa=True)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(o, want, rtol=2e-2, atol=2e-2)
+
+
 def test_decode_with_gqa_against_sdpa():
     # Sq of 1 to 16 against long caches, 4 query heads per key/value head:
     # in one launch (attention, BM = 64) and split along the keys

@@ -344,3 +344,32 @@ def test_shapes_that_do_not_fit_are_refused_before_running():
     with pytest.raises(tilec.ArgumentError, match="the input is wider than DIN"):
         mlp.mlp(x, torch.zeros(100, 64).bfloat16(), torch.zeros(64), torch.zeros(64, 32).bfloat16(),
                 torch.zeros(4, 32).bfloat16())
+
+
+def test_grouped_query_attention_on_the_interpreter():
+    torch = pytest.importorskip("torch")
+    B, Hq, Hkv, S, D = 1, 4, 2, 70, 64
+    G = Hq // Hkv
+    for causal in (0, 1):
+        lib = tilec.load(example("attention.tile"), D=D, BN=64, CAUSAL=causal)
+        g = torch.Generator().manual_seed(causal)
+        q = torch.randn(B, Hq, S, D, generator=g).bfloat16()
+        k = torch.randn(B, Hkv, S, D, generator=g).bfloat16()
+        v = torch.randn(B, Hkv, S, D, generator=g).bfloat16()
+        o = torch.zeros_like(q)
+        lse = torch.zeros(B * Hq, S)
+        scale = D ** -0.5
+        lib.attention(q.view(B * Hq, S, D), k.view(B * Hkv, S, D), v.view(B * Hkv, S, D),
+                      o.view(B * Hq, S, D), lse, scale)
+        kk = np.repeat(k.float().numpy(), G, axis=1)
+        vv = np.repeat(v.float().numpy(), G, axis=1)
+        s = np.einsum("bhqd,bhkd->bhqk", q.float().numpy().astype(np.float64), kk) * scale
+        if causal:
+            s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        want = np.einsum("bhqk,bhkd->bhqd", p, vv) / p.sum(-1, keepdims=True)
+        np.testing.assert_allclose(o.float().numpy(), want, rtol=2e-2, atol=2e-2)
+    with pytest.raises(tilec.ArgumentError, match="number of heads that divides Q's"):
+        lib.attention(torch.zeros(3, S, D).bfloat16(), torch.zeros(2, S, D).bfloat16(),
+                      torch.zeros(2, S, D).bfloat16(), torch.zeros(3, S, D).bfloat16(),
+                      torch.zeros(3, S), 0.1)
