@@ -106,6 +106,24 @@ def test_grouped_query_attention_against_sdpa():
         torch.testing.assert_close(o, want, rtol=2e-2, atol=2e-2)
 
 
+def test_bshd_attention_against_sdpa():
+    # torch's [B, S, H, D] layout straight (LAYOUT = 1), GQA, causal or not.
+    B, Hq, Hkv, S, D = 2, 16, 4, 1000, 128
+    for causal in (0, 1):
+        lib = tilec.load(example("attention.tile"), D=D, CAUSAL=causal, LAYOUT=1)
+        q = torch.randn(B, S, Hq, D, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(B, S, Hkv, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        o = torch.empty_like(q)
+        lse = torch.empty(B * Hq, S, device="cuda")
+        lib.attention(q.view(B, S, Hq * D), k.view(B, S, Hkv * D), v.view(B, S, Hkv * D),
+                      o.view(B, S, Hq * D), lse, D ** -0.5)
+        want = torch.nn.functional.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=bool(causal),
+            enable_gqa=True).transpose(1, 2)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(o, want, rtol=2e-2, atol=2e-2)
+
+
 def test_decode_with_gqa_against_sdpa():
     # Sq of 1 to 16 against long caches, 4 query heads per key/value head:
     # in one launch (attention, BM = 64) and split along the keys

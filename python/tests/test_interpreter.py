@@ -369,7 +369,42 @@ def test_grouped_query_attention_on_the_interpreter():
         p = np.exp(s - s.max(-1, keepdims=True))
         want = np.einsum("bhqk,bhkd->bhqd", p, vv) / p.sum(-1, keepdims=True)
         np.testing.assert_allclose(o.float().numpy(), want, rtol=2e-2, atol=2e-2)
-    with pytest.raises(tilec.ArgumentError, match="number of heads that divides Q's"):
+    with pytest.raises(tilec.ArgumentError, match="key/value heads must divide the query heads"):
         lib.attention(torch.zeros(3, S, D).bfloat16(), torch.zeros(2, S, D).bfloat16(),
                       torch.zeros(2, S, D).bfloat16(), torch.zeros(3, S, D).bfloat16(),
                       torch.zeros(3, S), 0.1)
+
+
+
+def test_attention_on_bshd_tensors_on_the_interpreter():
+    # torch's [B, S, H, D] layout (LAYOUT = 1: rows of H * D), GQA, causal.
+    torch = pytest.importorskip("torch")
+    B, Hq, Hkv, S, D = 2, 4, 2, 70, 64
+    G = Hq // Hkv
+    for causal in (0, 1):
+        lib = tilec.load(example("attention.tile"), D=D, BN=64, CAUSAL=causal, LAYOUT=1)
+        g = torch.Generator().manual_seed(10 + causal)
+        q = torch.randn(B, S, Hq, D, generator=g).bfloat16()
+        k = torch.randn(B, S, Hkv, D, generator=g).bfloat16()
+        v = torch.randn(B, S, Hkv, D, generator=g).bfloat16()
+        o = torch.zeros_like(q)
+        lse = torch.zeros(B * Hq, S)
+        scale = D ** -0.5
+        lib.attention(q.view(B, S, Hq * D), k.view(B, S, Hkv * D), v.view(B, S, Hkv * D),
+                      o.view(B, S, Hq * D), lse, scale)
+        qt = q.float().numpy().transpose(0, 2, 1, 3)              # [B, H, S, D]
+        kk = np.repeat(k.float().numpy().transpose(0, 2, 1, 3), G, axis=1)
+        vv = np.repeat(v.float().numpy().transpose(0, 2, 1, 3), G, axis=1)
+        s_ = np.einsum("bhqd,bhkd->bhqk", qt.astype(np.float64), kk) * scale
+        if causal:
+            s_ = np.where(np.tril(np.ones((S, S), bool)), s_, -np.inf)
+        p = np.exp(s_ - s_.max(-1, keepdims=True))
+        want = np.einsum("bhqk,bhkd->bhqd", p, vv) / p.sum(-1, keepdims=True)
+        np.testing.assert_allclose(o.float().numpy().transpose(0, 2, 1, 3), want, rtol=2e-2,
+                                   atol=2e-2)
+        want_lse = s_.max(-1) + np.log(p.sum(-1))
+        np.testing.assert_allclose(lse.numpy().reshape(B, Hq, S), want_lse, rtol=1e-3, atol=1e-3)
+    with pytest.raises(tilec.ArgumentError, match="head dimension of Q, K and V must be D"):
+        tilec.load(example("attention.tile"), D=D).attention(
+            q.view(B, S, Hq * D), k.view(B, S, Hkv * D), v.view(B, S, Hkv * D),
+            o.view(B, S, Hq * D), lse, 0.1)

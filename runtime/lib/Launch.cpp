@@ -401,6 +401,7 @@ struct GridEvaluator {
     case Kind::Eq: out = a == b; return true;
     case Kind::Ne: out = a != b; return true;
     case Kind::And: out = a != 0 && b != 0; return true;
+    case Kind::Or: out = a != 0 || b != 0; return true;
     case Kind::Add: overflow = __builtin_add_overflow(a, b, &out); break;
     case Kind::Sub: overflow = __builtin_sub_overflow(a, b, &out); break;
     case Kind::Mul: overflow = __builtin_mul_overflow(a, b, &out); break;

@@ -61,6 +61,8 @@ bool isUnsignedIntType(ScalarType t) {
 /// Binding strength of the infix operators; calls and leaves bind tightest.
 static int precedence(GridExpr::Kind kind) {
   switch (kind) {
+  case GridExpr::Kind::Or:
+    return -2;
   case GridExpr::Kind::And:
     return -1;
   case GridExpr::Kind::Lt:
@@ -128,6 +130,7 @@ std::string GridExpr::str(const std::vector<ParamInfo> &params) const {
                    : kind == Kind::Ge  ? " >= "
                    : kind == Kind::Eq  ? " == "
                    : kind == Kind::Ne  ? " != "
+                   : kind == Kind::Or  ? " || "
                                        : " && ";
   if (operands.size() != 2)
     return std::string("<malformed") + op + "with " +

@@ -39,6 +39,7 @@ static const char *kindName(GridExpr::Kind k) {
   case GridExpr::Kind::Eq: return "eq";
   case GridExpr::Kind::Ne: return "ne";
   case GridExpr::Kind::And: return "and";
+  case GridExpr::Kind::Or: return "or";
   }
   return "?";
 }
@@ -114,7 +115,7 @@ public:
         {"lt", GridExpr::Kind::Lt},       {"le", GridExpr::Kind::Le},
         {"gt", GridExpr::Kind::Gt},       {"ge", GridExpr::Kind::Ge},
         {"eq", GridExpr::Kind::Eq},       {"ne", GridExpr::Kind::Ne},
-        {"and", GridExpr::Kind::And}};
+        {"and", GridExpr::Kind::And},     {"or", GridExpr::Kind::Or}};
     bool found = false;
     for (auto &[name, k] : kinds)
       if (kind == name) {

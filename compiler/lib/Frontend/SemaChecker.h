@@ -106,7 +106,7 @@ private:
   bool checkShapeList(Expr &shape, std::vector<int64_t> &dims);
   bool toGridExpr(const Expr &e, GridExpr &out);
   bool inGrid = false; ///< checking the grid clause (num_sms() is allowed)
-  bool inRequire = false; ///< a @require condition (comparisons and && too)
+  bool inRequire = false; ///< a @require condition (comparisons, && and || too)
   bool checkRequires();
   std::string suggest(llvm::StringRef name) const;
 

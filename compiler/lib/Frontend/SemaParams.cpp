@@ -211,9 +211,10 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
     case Expr::Op::Eq: k = GridExpr::Kind::Eq; break;
     case Expr::Op::Ne: k = GridExpr::Kind::Ne; break;
     case Expr::Op::And: k = GridExpr::Kind::And; break;
+    case Expr::Op::Or: k = GridExpr::Kind::Or; break;
     default:
-      return error(e.loc, inRequire ? "a @require condition uses + - * / %, comparisons and "
-                                      "&&; this operator is not allowed here"
+      return error(e.loc, inRequire ? "a @require condition uses + - * / %, comparisons, && "
+                                      "and ||; this operator is not allowed here"
                                     : "grid sizes are integers; comparisons are not allowed here");
     }
     if (!inRequire && k >= GridExpr::Kind::Lt)
@@ -254,7 +255,7 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
 
 /// `@require(cond, "message")`: cond is checked like a grid expression
 /// (integer parameters, shapes, strides, compile-time parameters) with
-/// comparisons and && allowed; one that folds to a constant is decided now
+/// comparisons, && and || allowed; one that folds to a constant is decided now
 /// (false: a compile error with the message), the others at every launch.
 bool Checker::checkRequires() {
   for (RequireDecl &r : kernel.requires_) {

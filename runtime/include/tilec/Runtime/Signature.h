@@ -63,8 +63,8 @@ struct GridExpr {
     Add, Sub, Mul, Div, Rem, CDiv, Min, Max,
     NumSMs,          ///< `num_sms()`: the device's multiprocessors
     ResidentPrograms, ///< `resident_programs()`: SMs x blocks of this kernel per SM
-    /// Comparisons and `&&`, 1 or 0: the conditions of `@require(...)`.
-    Lt, Le, Gt, Ge, Eq, Ne, And
+    /// Comparisons, `&&` and `||`, 1 or 0: the conditions of `@require(...)`.
+    Lt, Le, Gt, Ge, Eq, Ne, And, Or
   };
   Kind kind = Kind::Const;
   int64_t value = 0;
