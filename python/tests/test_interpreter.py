@@ -280,12 +280,19 @@ def test_tune_needs_cuda_tensors():
         lib.vadd.tune(x, x, x)
 
 
-def _decode_reference(q, k, v, scale):
-    """O and the log-sum-exp of attention over all keys, in float64."""
-    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k.astype(np.float64)) * scale
+def _attention_reference(q, k, v, scale, causal=False):
+    """O and the log-sum-exp of attention, in float64: q [B, Hq, Sq, D], k
+    and v [B, Hkv, Sk, D] (query head h uses key/value head h // (Hq /
+    Hkv)); causal aligned to the bottom-right corner."""
+    g = q.shape[1] // k.shape[1]
+    k, v = (np.repeat(np.asarray(t, np.float64), g, axis=1) for t in (k, v))
+    s = np.einsum("bhqd,bhkd->bhqk", np.asarray(q, np.float64), k) * scale
+    if causal:
+        sq, sk = s.shape[-2:]
+        s = np.where(np.tril(np.ones((sq, sk), bool), sk - sq), s, -np.inf)
     top = s.max(-1, keepdims=True)
     p = np.exp(s - top)
-    o = np.einsum("bhqk,bhkd->bhqd", p, v.astype(np.float64)) / p.sum(-1, keepdims=True)
+    o = np.einsum("bhqk,bhkd->bhqd", p, v) / p.sum(-1, keepdims=True)
     return o, (top[..., 0] + np.log(p.sum(-1)))
 
 
@@ -309,10 +316,8 @@ def test_decode_with_gqa_and_splits_on_the_interpreter():
         o = torch.zeros(B * Hkv, R, D).bfloat16()
         lse = torch.zeros(B * Hkv, R)
         comb(op.view(B * Hkv, splits, R, D), lp.view(B * Hkv, splits, R), o, lse)
-        # Query head h uses key/value head h // G.
-        kk = np.repeat(k.float().numpy(), G, axis=1)
-        vv = np.repeat(v.float().numpy(), G, axis=1)
-        want, want_lse = _decode_reference(q.float().numpy(), kk, vv, scale)
+        want, want_lse = _attention_reference(q.float().numpy(), k.float().numpy(),
+                                              v.float().numpy(), scale)
         got = o.float().numpy().reshape(B, Hq, Sq, D)
         np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
         np.testing.assert_allclose(lse.numpy().reshape(B, Hq, Sq), want_lse, rtol=1e-3, atol=1e-3)
@@ -349,7 +354,6 @@ def test_shapes_that_do_not_fit_are_refused_before_running():
 def test_grouped_query_attention_on_the_interpreter():
     torch = pytest.importorskip("torch")
     B, Hq, Hkv, S, D = 1, 4, 2, 70, 64
-    G = Hq // Hkv
     for causal in (0, 1):
         lib = tilec.load(example("attention.tile"), D=D, BN=64, CAUSAL=causal)
         g = torch.Generator().manual_seed(causal)
@@ -361,13 +365,8 @@ def test_grouped_query_attention_on_the_interpreter():
         scale = D ** -0.5
         lib.attention(q.view(B * Hq, S, D), k.view(B * Hkv, S, D), v.view(B * Hkv, S, D),
                       o.view(B * Hq, S, D), lse, scale)
-        kk = np.repeat(k.float().numpy(), G, axis=1)
-        vv = np.repeat(v.float().numpy(), G, axis=1)
-        s = np.einsum("bhqd,bhkd->bhqk", q.float().numpy().astype(np.float64), kk) * scale
-        if causal:
-            s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
-        p = np.exp(s - s.max(-1, keepdims=True))
-        want = np.einsum("bhqk,bhkd->bhqd", p, vv) / p.sum(-1, keepdims=True)
+        want, _ = _attention_reference(q.float().numpy(), k.float().numpy(), v.float().numpy(),
+                                       scale, causal)
         np.testing.assert_allclose(o.float().numpy(), want, rtol=2e-2, atol=2e-2)
     with pytest.raises(tilec.ArgumentError, match="key/value heads must divide the query heads"):
         lib.attention(torch.zeros(3, S, D).bfloat16(), torch.zeros(2, S, D).bfloat16(),
@@ -380,7 +379,6 @@ def test_attention_on_bshd_tensors_on_the_interpreter():
     # torch's [B, S, H, D] layout (LAYOUT = 1: rows of H * D), GQA, causal.
     torch = pytest.importorskip("torch")
     B, Hq, Hkv, S, D = 2, 4, 2, 70, 64
-    G = Hq // Hkv
     for causal in (0, 1):
         lib = tilec.load(example("attention.tile"), D=D, BN=64, CAUSAL=causal, LAYOUT=1)
         g = torch.Generator().manual_seed(10 + causal)
@@ -392,17 +390,10 @@ def test_attention_on_bshd_tensors_on_the_interpreter():
         scale = D ** -0.5
         lib.attention(q.view(B, S, Hq * D), k.view(B, S, Hkv * D), v.view(B, S, Hkv * D),
                       o.view(B, S, Hq * D), lse, scale)
-        qt = q.float().numpy().transpose(0, 2, 1, 3)              # [B, H, S, D]
-        kk = np.repeat(k.float().numpy().transpose(0, 2, 1, 3), G, axis=1)
-        vv = np.repeat(v.float().numpy().transpose(0, 2, 1, 3), G, axis=1)
-        s_ = np.einsum("bhqd,bhkd->bhqk", qt.astype(np.float64), kk) * scale
-        if causal:
-            s_ = np.where(np.tril(np.ones((S, S), bool)), s_, -np.inf)
-        p = np.exp(s_ - s_.max(-1, keepdims=True))
-        want = np.einsum("bhqk,bhkd->bhqd", p, vv) / p.sum(-1, keepdims=True)
+        bhsd = [t.float().numpy().transpose(0, 2, 1, 3) for t in (q, k, v)]  # [B, H, S, D]
+        want, want_lse = _attention_reference(*bhsd, scale, causal)
         np.testing.assert_allclose(o.float().numpy().transpose(0, 2, 1, 3), want, rtol=2e-2,
                                    atol=2e-2)
-        want_lse = s_.max(-1) + np.log(p.sum(-1))
         np.testing.assert_allclose(lse.numpy().reshape(B, Hq, S), want_lse, rtol=1e-3, atol=1e-3)
     with pytest.raises(tilec.ArgumentError, match="head dimension of Q, K and V must be D"):
         tilec.load(example("attention.tile"), D=D).attention(
