@@ -231,7 +231,7 @@ class Kernel:
         if self._first_tensor is None:
             return lambda args, device: None
         names = [f"a{i}" for i in range(self._nparams)]
-        lines = [f"def fast_pack(args, device):",
+        lines = ["def fast_pack(args, device):",
                  "    try:",
                  f"        {', '.join(names)}{',' if len(names) == 1 else ''} = args"]
         values = []
