@@ -210,28 +210,33 @@ tilec::compileCached(std::string_view source, const CompileOptions &options,
   if (!cacheable)
     return std::make_shared<CompileResult>(compile(source, options));
   std::string key = cacheKey(source, options);
-  if (Result hit = cache.lookup(key)) {
-    if (trace)
-      llvm::errs() << "tilec: cache hit " << key << "\n";
-    return hit;
-  }
   // Single flight: threads that miss the same key while it compiles wait
-  // for that one compilation instead of repeating it.
+  // for that one compilation instead of repeating it. The lookup happens
+  // under the table's lock, so a compilation that finishes (stored, then
+  // out of the table) cannot be missed in between.
   static std::mutex inflightMutex;
   static auto *inflight =
       new std::map<std::pair<const CompileCache *, std::string>, std::shared_future<Result>>;
   std::promise<Result> promise;
+  std::shared_future<Result> pending;
   auto flight = std::make_pair(static_cast<const CompileCache *>(&cache), key);
   {
     std::lock_guard<std::mutex> lock(inflightMutex);
     auto it = inflight->find(flight);
     if (it != inflight->end()) {
-      std::shared_future<Result> pending = it->second;
+      pending = it->second;
+    } else if (Result hit = cache.lookup(key)) {
       if (trace)
-        llvm::errs() << "tilec: cache wait " << key << "\n";
-      return pending.get();
+        llvm::errs() << "tilec: cache hit " << key << "\n";
+      return hit;
+    } else {
+      inflight->emplace(flight, promise.get_future().share());
     }
-    inflight->emplace(flight, promise.get_future().share());
+  }
+  if (pending.valid()) { // waited for outside the lock
+    if (trace)
+      llvm::errs() << "tilec: cache wait " << key << "\n";
+    return pending.get();
   }
   if (trace)
     llvm::errs() << "tilec: cache miss " << key << "\n";
