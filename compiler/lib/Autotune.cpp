@@ -159,7 +159,8 @@ void Autotuner::save(const std::string &key, const Entry &entry) {
 static TuneTimer gpuTimer(const std::vector<ArgValue> &args) {
   return [&args](const CompileResult &result, const KernelSignature &sig) -> double {
     try {
-      Context::get();
+      // In the context current on this thread (the C API makes the
+      // arguments' device current), else device 0's.
       Module module = Module::loadPTX(result.ptx);
       Kernel kernel = module.getKernel(sig);
       Stream stream;

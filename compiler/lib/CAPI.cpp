@@ -236,6 +236,7 @@ tilec_error *tilec_program_cubin(tilec_program *p, const char *arch,
       return makeError(std::string("tilec_program_cubin: ") + (data ? "size" : "data") +
                        " is NULL");
     std::string a = arch ? arch : p->arch;
+    std::lock_guard<std::mutex> lock(p->mutex);
     auto it = p->cubins.find(a);
     if (it == p->cubins.end()) {
       std::string cubin, error;

@@ -33,6 +33,7 @@ struct tilec_program {
   std::string arch;
   std::string fileName;
   std::map<std::string, std::string> cubins; ///< by arch
+  std::mutex mutex; ///< guards cubins (threads may share a program)
   /// Grid expressions as text, per kernel and dimension (kept for the
   /// lifetime of the program so that C strings stay valid).
   std::vector<std::vector<std::string>> grids;
@@ -42,6 +43,7 @@ struct tilec_module {
   tilec::Module module;
   std::vector<tilec::KernelSignature> signatures;
   std::map<std::string, std::unique_ptr<tilec_kernel>> kernels;
+  std::mutex mutex; ///< guards kernels (threads may share a module)
   int device = 0;
 };
 

@@ -34,7 +34,7 @@ tilec_error *tilec_module_load_device(const tilec_program *program, int device,
     tilec::Context::get(device);
     auto m = std::unique_ptr<tilec_module>(
         new tilec_module{tilec::Module::loadPTX(program->result->ptx),
-                         program->result->kernels, {}, device});
+                         program->result->kernels, {}, {}, device});
     *out = m.release();
     return nullptr;
   });
@@ -53,6 +53,7 @@ tilec_error *tilec_module_get_kernel(tilec_module *module, const char *name,
     if (!name)
       return makeError("tilec_module_get_kernel: name is NULL");
     std::string n = name;
+    std::lock_guard<std::mutex> lock(module->mutex);
     auto it = module->kernels.find(n);
     if (it != module->kernels.end()) {
       *out = it->second.get();

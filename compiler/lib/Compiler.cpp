@@ -240,12 +240,23 @@ tilec::compileCached(std::string_view source, const CompileOptions &options,
   }
   if (trace)
     llvm::errs() << "tilec: cache miss " << key << "\n";
-  // (compile() reports every failure in its result; nothing here throws.)
-  Result result = std::make_shared<CompileResult>(compile(source, options));
-  if (result->ok)
-    cache.store(key, result);
+  // compile() reports failures in its result, but memory can run out: the
+  // waiters then get the exception, and the key leaves the table either way.
+  auto leave = [&] {
+    std::lock_guard<std::mutex> lock(inflightMutex);
+    inflight->erase(flight);
+  };
+  Result result;
+  try {
+    result = std::make_shared<CompileResult>(compile(source, options));
+    if (result->ok)
+      cache.store(key, result);
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    leave();
+    throw;
+  }
   promise.set_value(result);
-  std::lock_guard<std::mutex> lock(inflightMutex);
-  inflight->erase(flight);
+  leave();
   return result;
 }

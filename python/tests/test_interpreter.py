@@ -399,3 +399,17 @@ def test_attention_on_bshd_tensors_on_the_interpreter():
         tilec.load(example("attention.tile"), D=D).attention(
             q.view(B, S, Hq * D), k.view(B, S, Hkv * D), v.view(B, S, Hkv * D),
             o.view(B, S, Hq * D), lse, 0.1)
+
+
+def test_require_conditions_short_circuit():
+    # `n == 0 || ...` holds for n = 0 without evaluating m % n.
+    src = """@require(n == 0 || x.shape[0] % n == 0, "x must split into n parts")
+kernel k(x: tensor<f32, 1>, n: i64) grid(1) { store(x, [0], load(x, [0], [4]) + 1.0); }
+"""
+    k = tilec.compile(src).k
+    x = np.zeros(4, np.float32)
+    k(x, 0)
+    k(x, 2)
+    assert (x == 2).all()
+    with pytest.raises(tilec.ArgumentError, match=r"x must split into n parts .*n = 3"):
+        k(x, 3)

@@ -314,9 +314,10 @@ class Kernel:
                                        ctypes.byref(handle), ctypes.byref(choice)),
                      f"kernel '{self.name}': ")
         tuned = json.loads(_take_string(choice))
-        merged = dict(program.defines, **tuned["defines"])
-        variant = Program._adopt(program, handle, merged)
-        kernel = variant[self.name]
+        # The program tilec_tune gives holds this kernel alone: the variant
+        # with the chosen values is the whole program (a cache hit for it).
+        _lib().tilec_program_destroy(handle)
+        kernel = program.with_defines(**tuned["defines"])[self.name]
         kernel.tuned = tuned
         return kernel
 
@@ -499,19 +500,16 @@ class Program:
     """A compiled tile program: its kernels by name (`program.saxpy` or
     `program["saxpy"]`)."""
 
-    def __init__(self, source, file_name="<source>", arch="sm_90a", _handle=None, **defines):
+    def __init__(self, source, file_name="<source>", arch="sm_90a", **defines):
         self.source, self.file_name, self.arch = source, file_name, arch
         self.defines = {k: str(v) for k, v in defines.items()}
         self._variants = {}
         self._modules = {}  # device -> tilec_module*
-        handle = _handle
-        if handle is None:
-            keep = []
-            o = _options(file_name, arch, self.defines, keep)
-            handle = ctypes.c_void_p()
-            src = source.encode()
-            _raise_error(_lib().tilec_compile(src, len(src), ctypes.byref(o),
-                                              ctypes.byref(handle)))
+        keep = []
+        o = _options(file_name, arch, self.defines, keep)
+        handle = ctypes.c_void_p()
+        src = source.encode()
+        _raise_error(_lib().tilec_compile(src, len(src), ctypes.byref(o), ctypes.byref(handle)))
         self._handle = handle
         lib = _lib()
         self._declared = {k["name"]: k for k in _describe(source, file_name)["kernels"]}
@@ -519,19 +517,6 @@ class Program:
         for k in range(lib.tilec_program_num_kernels(handle)):
             name = lib.tilec_program_kernel_name(handle, k).decode()
             self.kernels[name] = Kernel(self, k, name)
-
-    @staticmethod
-    def _adopt(base, handle, defines):
-        """The variant of `base` with these defines around a tilec_program*
-        compiled elsewhere (tune); kept as base's variant for the defines."""
-        key = tuple(sorted(defines.items()))
-        variant = base._variants.get(key)
-        if variant is None:
-            variant = base._variants[key] = Program(base.source, base.file_name, base.arch,
-                                                    _handle=handle, **defines)
-        else:
-            _lib().tilec_program_destroy(handle)
-        return variant
 
     @property
     def ptx(self):
@@ -625,8 +610,10 @@ def device_output(stream=None):
     """GPU `print` output (device printf) inside this block goes to
     `stream` (default: sys.stdout as it is on exit, e.g. a notebook or
     pytest's capture) instead of the process's file descriptor 1, where the
-    CUDA driver writes it at each synchronization. The block's GPU work is
-    synchronized on exit (torch.cuda.synchronize)."""
+    CUDA driver writes it at each synchronization. On exit the block's GPU
+    work is synchronized (every device torch has initialized); what was
+    captured is written even when the block or the synchronization raises
+    (a failed device assert), before the exception goes on."""
     import tempfile
     libc = ctypes.CDLL(None)
     sys.stdout.flush()
@@ -635,18 +622,19 @@ def device_output(stream=None):
     with tempfile.TemporaryFile() as capture:
         os.dup2(capture.fileno(), 1)
         try:
-            yield
-        finally:
             try:
+                yield
+            finally:
                 import torch
                 if torch.cuda.is_available() and torch.cuda.is_initialized():
-                    torch.cuda.synchronize()
-            finally:
-                libc.fflush(None)
-                os.dup2(saved, 1)
-                os.close(saved)
-        capture.seek(0)
-        (stream or sys.stdout).write(capture.read().decode("utf-8", "replace"))
+                    for d in range(torch.cuda.device_count()):
+                        torch.cuda.synchronize(d)
+        finally:
+            libc.fflush(None)
+            os.dup2(saved, 1)
+            os.close(saved)
+            capture.seek(0)
+            (stream or sys.stdout).write(capture.read().decode("utf-8", "replace"))
 
 
 from . import testing  # noqa: E402  (needs the names above)

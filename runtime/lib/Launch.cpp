@@ -390,7 +390,15 @@ struct GridEvaluator {
       return true;
     }
     int64_t a, b;
-    if (!eval(e.operands[0], a) || !eval(e.operands[1], b))
+    if (!eval(e.operands[0], a))
+      return false;
+    // && and || decide on their left operand when they can (so that
+    // `n == 0 || m % n == 0` holds for n = 0).
+    if ((e.kind == Kind::And && a == 0) || (e.kind == Kind::Or && a != 0)) {
+      out = e.kind == Kind::Or;
+      return true;
+    }
+    if (!eval(e.operands[1], b))
       return false;
     bool overflow = false;
     switch (e.kind) {
@@ -622,7 +630,7 @@ void prepareLaunch(const KernelSignature &sig, const std::vector<ArgValue> &args
   // The hot path: no heap allocation for up to kMaxParams parameters.
   size_t count = 0;
   bool overflow = false;
-  config.bytes = layoutArguments(sig, args, [&](size_t offset, const void *src, size_t n) {
+  layoutArguments(sig, args, [&](size_t offset, const void *src, size_t n) {
     if (count == LaunchConfig::kMaxParams ||
         offset + n > sizeof(config.storage)) {
       overflow = true;

@@ -11,7 +11,6 @@
 #include "CudaDriver.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <map>
 #include <mutex>
@@ -430,32 +429,16 @@ void Kernel::launch(const std::vector<ArgValue> &args, Stream *stream) const {
   launch(config, stream);
 }
 
-/// TILEC_LAUNCH_PARAMS=buffer passes the parameters to cuLaunchKernel as
-/// one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) instead of one pointer per
-/// value (for measuring which the driver takes faster).
-static bool launchWithBuffer() {
-  static const bool buffer = [] {
-    const char *v = std::getenv("TILEC_LAUNCH_PARAMS");
-    return v && std::string(v) == "buffer";
-  }();
-  return buffer;
-}
-
 void Kernel::launch(const LaunchConfig &config, Stream *stream) const {
   const std::array<uint32_t, 3> &grid = config.grid;
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return;
   ensureContext();
-  void **params = const_cast<void **>(config.params);
-  size_t bytes = config.bytes;
-  void *extra[] = {reinterpret_cast<void *>(1), const_cast<uint64_t *>(config.storage),
-                   reinterpret_cast<void *>(2), &bytes, nullptr};
-  bool buffer = launchWithBuffer();
   check(driver().cuLaunchKernel(static_cast<CUfunction>(function), grid[0],
                                 grid[1], grid[2], sig.numThreads, 1, 1,
                                 sig.sharedBytes,
                                 stream ? toStream(stream->handle()) : nullptr,
-                                buffer ? nullptr : params, buffer ? extra : nullptr),
+                                const_cast<void **>(config.params), nullptr),
         "cuLaunchKernel", sig.name);
   cuda::noteLaunch(launchName);
 }

@@ -297,7 +297,6 @@ struct LaunchConfig {
   alignas(64) uint64_t storage[kStorageWords];
   void *params[kMaxParams];
   size_t numParams = 0;
-  size_t bytes = 0; ///< the launch-ABI size of `storage` (the parameter buffer)
 };
 /// Checks the arguments, evaluates the grid and packs the parameters into
 /// `config`.
