@@ -53,9 +53,10 @@ static const char *leftmost(const Expr &e) {
 }
 
 /// The source text of `e`: from its first character (and the grouping
-/// parentheses around it) up to the `,` or `>` / `)` / `]` that closes the
-/// list it is in.
-static std::string exprText(const llvm::SourceMgr &srcMgr, const Expr &e) {
+/// parentheses around it) up to the `,`, `)` or `]` that closes the list it
+/// is in, or, in a compile-time parameter list (`inAngles`), the `>`.
+static std::string exprText(const llvm::SourceMgr &srcMgr, const Expr &e,
+                            bool inAngles = false) {
   const llvm::MemoryBuffer *buf = srcMgr.getMemoryBuffer(srcMgr.getMainFileID());
   const char *begin = buf->getBufferStart(), *end = buf->getBufferEnd();
   const char *p = leftmost(e);
@@ -83,7 +84,7 @@ static std::string exprText(const llvm::SourceMgr &srcMgr, const Expr &e) {
       ++depth;
     else if ((c == ')' || c == ']') && depth-- == 0)
       break;
-    else if ((c == ',' || c == '>' || c == '\n') && depth == 0)
+    else if ((c == ',' || c == '\n' || (c == '>' && inAngles)) && depth == 0)
       break;
   }
   return llvm::StringRef(p, q - p).trim().str();
@@ -213,7 +214,7 @@ bool tilec::describeSource(std::string_view source, const std::string &fileName,
       if (isType && c.defaultType)
         str(typeText(*c.defaultType));
       else if (!isType && c.defaultInt)
-        str(exprText(srcMgr, *c.defaultInt));
+        str(exprText(srcMgr, *c.defaultInt, /*inAngles=*/true));
       else
         json += "null";
       json += "}";

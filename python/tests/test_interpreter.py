@@ -413,3 +413,18 @@ kernel k(x: tensor<f32, 1>, n: i64) grid(1) { store(x, [0], load(x, [0], [4]) + 
     assert (x == 2).all()
     with pytest.raises(tilec.ArgumentError, match=r"x must split into n parts .*n = 3"):
         k(x, 3)
+
+
+
+def test_signature_text_of_conditions_with_greater_than():
+    # The text of a condition is cut at '>' only inside compile-time
+    # parameter lists (it was cut after x.shape[0]).
+    src = """@require(x.shape[0] > 0 && x.shape[0] >= 2, "need two")
+kernel k<B: int = 4>(x: tensor<f32, 1>) grid(cdiv(x.shape[0], B)) {
+    store(x, [0], load(x, [0], [B]));
+}
+"""
+    sig = tilec.compile(src).k.signature
+    assert sig["requires"] == [{"condition": "x.shape[0] > 0 && x.shape[0] >= 2",
+                                "message": "need two"}]
+    assert sig["compile_time"][0]["default"] == "4"

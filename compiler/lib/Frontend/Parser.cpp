@@ -98,7 +98,7 @@ bool Parser::parseRequire() {
     return false;
   if (!is(Tok::String))
     return fail("expected the message of @require(...), a string, found " + describe());
-  ExprPtr msg = parseExpr();
+  ExprPtr msg = parsePrimary(); // the string alone ("a" + x is not a message)
   if (!msg)
     return false;
   r.message = msg->name;
