@@ -92,16 +92,13 @@ tilec_error *tilec_cache_info(char **json) {
       return makeError("tilec_cache_info: json is NULL");
     *json = nullptr;
     tilec::CompileCache &cache = tilec::CompileCache::global();
-    uint64_t bytes = 0;
-    std::vector<tilec::CompileCache::Entry> entries = cache.list(/*decode=*/false);
-    for (const auto &e : entries)
-      bytes += e.bytes;
+    tilec::CompileCache::Usage usage = cache.usage();
     tilec::CompileCache::Stats st = cache.stats();
     std::string out = "{\"directory\": ";
     tilec::appendJsonString(out, cache.directory());
     out += ", \"max_bytes\": " +
                       std::to_string(cache.maxBytes()) + ", \"entries\": " +
-                      std::to_string(entries.size()) + ", \"bytes\": " + std::to_string(bytes) +
+                      std::to_string(usage.entries) + ", \"bytes\": " + std::to_string(usage.bytes) +
                       ", \"memory_hits\": " + std::to_string(st.memoryHits) +
                       ", \"disk_hits\": " + std::to_string(st.diskHits) +
                       ", \"misses\": " + std::to_string(st.misses) +
@@ -316,9 +313,8 @@ tilec_error *tilec_tune(const char *source, size_t size, const tilec_compile_opt
                         const char *kernel, const tilec_arg *args, size_t num_args, int device,
                         const char *database_path, tilec_program **out, char **choice_json) {
   return guard([&]() -> tilec_error * {
-    if (!out)
-      return makeError("tilec_tune: out is NULL");
-    *out = nullptr;
+    if (out)
+      *out = nullptr;
     if (choice_json)
       *choice_json = nullptr;
     if (!source && size)
@@ -355,7 +351,6 @@ tilec_error *tilec_tune(const char *source, size_t size, const tilec_compile_opt
     tilec::CompileOptions chosenOpts = opts;
     for (const auto &[name, value] : choice.defines)
       chosenOpts.defines[name] = value;
-    std::unique_ptr<tilec_program> program = newProgram(std::move(chosen), chosenOpts);
     if (choice_json) {
       std::string j = "{\"defines\": {";
       bool first = true;
@@ -370,17 +365,18 @@ tilec_error *tilec_tune(const char *source, size_t size, const tilec_compile_opt
            ", \"from_database\": " + (choice.fromDatabase ? "true" : "false") +
            ", \"database\": ";
       tilec::appendJsonString(j, tuner.databasePath());
-      j += ", \"trials\": [";
-      for (size_t t = 0; t < choice.trials.size(); ++t) {
-        j += t ? ", {\"config\": " : "{\"config\": ";
+      j += ", \"trials\": ";
+      tilec::appendJsonList(j, choice.trials.size(), [&](size_t t) {
+        j += "{\"config\": ";
         tilec::appendJsonString(j, choice.trials[t].first);
         j += ", \"microseconds\": " + std::to_string(choice.trials[t].second) + "}";
-      }
-      j += "]}";
+      });
+      j += "}";
       if (!(*choice_json = copyString(j)))
         return makeError("tilec_tune: out of memory", TILEC_ERROR_INTERNAL);
     }
-    *out = program.release();
+    if (out)
+      *out = newProgram(std::move(chosen), chosenOpts).release();
     return nullptr;
   });
 }

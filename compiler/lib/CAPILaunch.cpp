@@ -268,6 +268,15 @@ static bool sameArgs(const tilec_kernel::Last &last, const tilec_arg *args, size
   return true;
 }
 
+/// Enqueues a prepared launch of `kernel` on `stream` (NULL: the default
+/// stream), in its device's context: every launch path ends here.
+static void enqueue(const tilec_kernel &kernel, const tilec::LaunchConfig &config,
+                    void *stream) {
+  tilec::Context::get(kernel.device);
+  tilec::Stream borrowed = tilec::Stream::borrow(stream);
+  kernel.kernel.launch(config, stream ? &borrowed : nullptr);
+}
+
 tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
                           size_t num_args, void *stream) {
   return guard([&]() -> tilec_error * {
@@ -275,9 +284,7 @@ tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
       tilec_kernel::Last &last = *kernel->last;
       std::lock_guard<std::mutex> lock(last.mutex);
       if (sameArgs(last, args, num_args)) {
-        tilec::Context::get(kernel->device);
-        tilec::Stream borrowed = tilec::Stream::borrow(stream);
-        kernel->kernel.launch(last.config, stream ? &borrowed : nullptr);
+        enqueue(*kernel, last.config, stream);
         return nullptr;
       }
     }
@@ -291,8 +298,7 @@ tilec_error *tilec_launch(const tilec_kernel *kernel, const tilec_arg *args,
     // prepare() checks kinds and ranks against the signature and names any
     // mismatch (then nothing is remembered).
     kernel->kernel.prepare(values, last.config);
-    tilec::Stream borrowed = tilec::Stream::borrow(stream);
-    kernel->kernel.launch(last.config, stream ? &borrowed : nullptr);
+    enqueue(*kernel, last.config, stream);
     last.args.assign(args, args + num_args);
     last.dtypes.clear();
     for (size_t i = 0; i < num_args; ++i)
@@ -328,9 +334,7 @@ tilec_error *tilec_launch_plan_run(const tilec_launch_plan *plan, void *stream) 
   return guard([&]() -> tilec_error * {
     if (!plan)
       return makeError("tilec_launch_plan_run: plan is NULL");
-    tilec::Context::get(plan->kernel->device);
-    tilec::Stream borrowed = tilec::Stream::borrow(stream);
-    plan->kernel->kernel.launch(plan->config, stream ? &borrowed : nullptr);
+    enqueue(*plan->kernel, plan->config, stream);
     return nullptr;
   });
 }

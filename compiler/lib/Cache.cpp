@@ -261,6 +261,15 @@ void CompileCache::store(const std::string &key,
   writeDisk(key, *result);
 }
 
+CompileCache::Usage CompileCache::usage() const {
+  Usage u;
+  for (const Entry &e : list(/*decode=*/false)) {
+    ++u.entries;
+    u.bytes += e.bytes;
+  }
+  return u;
+}
+
 std::vector<CompileCache::Entry> CompileCache::list(bool decode) const {
   std::vector<Entry> entries;
   if (dir.empty())

@@ -177,15 +177,6 @@ struct WriteScan {
 } // namespace
 
 /// Appends `[item(0), item(1), ...]` for n items.
-template <typename Fn> static void jsonList(std::string &json, size_t n, Fn item) {
-  json += '[';
-  for (size_t i = 0; i < n; ++i) {
-    if (i)
-      json += ", ";
-    item(i);
-  }
-  json += ']';
-}
 
 bool tilec::describeSource(std::string_view source, const std::string &fileName,
                            std::string &json, std::string &diagnostics) {
@@ -199,13 +190,13 @@ bool tilec::describeSource(std::string_view source, const std::string &fileName,
   if (!ast || diags.hadError())
     return false;
   json = "{\"version\": 1, \"kernels\": ";
-  jsonList(json, ast->kernels.size(), [&](size_t k) {
+  tilec::appendJsonList(json, ast->kernels.size(), [&](size_t k) {
     const KernelDecl &kd = *ast->kernels[k];
     auto str = [&](std::string_view v) { appendJsonString(json, v); };
     json += "{\"name\": ";
     str(kd.name);
     json += ", \"compile_time\": ";
-    jsonList(json, kd.constParams.size(), [&](size_t i) {
+    tilec::appendJsonList(json, kd.constParams.size(), [&](size_t i) {
       const ConstParam &c = kd.constParams[i];
       bool isType = c.kind == ConstParam::Kind::Type;
       json += "{\"name\": ";
@@ -220,7 +211,7 @@ bool tilec::describeSource(std::string_view source, const std::string &fileName,
       json += "}";
     });
     json += ", \"params\": ";
-    jsonList(json, kd.params.size(), [&](size_t i) {
+    tilec::appendJsonList(json, kd.params.size(), [&](size_t i) {
       const Param &p = kd.params[i];
       const TypeExpr &t = *p.type;
       bool tensor = t.kind == TypeExpr::Kind::Tensor;
@@ -243,9 +234,9 @@ bool tilec::describeSource(std::string_view source, const std::string &fileName,
     std::set<size_t> written;
     scan.stmts(kd.body, env, written);
     std::vector<size_t> writes(written.begin(), written.end());
-    jsonList(json, writes.size(), [&](size_t i) { str(kd.params[writes[i]].name); });
+    tilec::appendJsonList(json, writes.size(), [&](size_t i) { str(kd.params[writes[i]].name); });
     json += ", \"requires\": ";
-    jsonList(json, kd.requires_.size(), [&](size_t i) {
+    tilec::appendJsonList(json, kd.requires_.size(), [&](size_t i) {
       json += "{\"condition\": ";
       str(exprText(srcMgr, *kd.requires_[i].cond));
       json += ", \"message\": ";
@@ -253,16 +244,16 @@ bool tilec::describeSource(std::string_view source, const std::string &fileName,
       json += "}";
     });
     json += ", \"tune\": ";
-    jsonList(json, kd.tune.size(), [&](size_t i) {
+    tilec::appendJsonList(json, kd.tune.size(), [&](size_t i) {
       const TuneParam &t = kd.tune[i];
       json += "{\"name\": ";
       str(t.name);
       json += ", \"values\": ";
-      jsonList(json, t.values.size(), [&](size_t v) { str(exprText(srcMgr, *t.values[v])); });
+      tilec::appendJsonList(json, t.values.size(), [&](size_t v) { str(exprText(srcMgr, *t.values[v])); });
       json += "}";
     });
     json += ", \"grid\": ";
-    jsonList(json, kd.grid.size(), [&](size_t g) { str(exprText(srcMgr, *kd.grid[g])); });
+    tilec::appendJsonList(json, kd.grid.size(), [&](size_t g) { str(exprText(srcMgr, *kd.grid[g])); });
     json += "}";
   });
   json += "}";

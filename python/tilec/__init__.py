@@ -53,11 +53,7 @@ _current_stream = None
 def _torch_tables():
     global _current_stream
     import torch
-    for name, tile in (("float32", "f32"), ("float64", "f64"), ("float16", "f16"),
-                       ("bfloat16", "bf16"), ("int8", "i8"), ("int16", "i16"),
-                       ("int32", "i32"), ("int64", "i64"), ("uint8", "u8"),
-                       ("uint16", "u16"), ("uint32", "u32"), ("uint64", "u64"),
-                       ("bool", "i1")):
+    for name, tile in (*_NUMPY_TO_TILE.items(), ("bfloat16", "bf16")):
         if hasattr(torch, name):
             _TORCH_TO_TILE[getattr(torch, name)] = tile
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -307,16 +303,15 @@ class Kernel:
         program = self.program
         o = _options(program.file_name, program.arch, program.defines, keep)
         src = program.source.encode()
-        handle, choice = ctypes.c_void_p(), ctypes.c_void_p()
+        choice = ctypes.c_void_p()
         _raise_error(_lib().tilec_tune(src, len(src), ctypes.byref(o), self.name.encode(), packed,
                                        len(args), device,
                                        None if database is None else database.encode(),
-                                       ctypes.byref(handle), ctypes.byref(choice)),
+                                       None, ctypes.byref(choice)),
                      f"kernel '{self.name}': ")
         tuned = json.loads(_take_string(choice))
-        # The program tilec_tune gives holds this kernel alone: the variant
-        # with the chosen values is the whole program (a cache hit for it).
-        _lib().tilec_program_destroy(handle)
+        # The chosen values, for the whole program (tilec_tune's program
+        # would hold this kernel alone).
         kernel = program.with_defines(**tuned["defines"])[self.name]
         kernel.tuned = tuned
         return kernel
@@ -372,19 +367,23 @@ class Kernel:
                 raise ArgumentError(f"{where} is on cuda:{dev}, the tensors before it on "
                                     f"cuda:{device}")
             dtype = _TORCH_TO_TILE.get(a.dtype)
-            if dtype != p["dtype"]:
-                raise ArgumentError(f"{where} must be {self._describe(p)}, got a tensor of "
-                                    f"{dtype or a.dtype}")
             rank = a.dim()
-            if rank != p["rank"]:
-                raise ArgumentError(f"{where} must be {self._describe(p)}, got a tensor of "
-                                    f"rank {rank}")
+            self._check_tensor(where, p, "a tensor", rank, dtype or a.dtype)
             if rank > 4:
                 raise ArgumentError(f"{where}: a launch takes tensors of rank 4 at most")
             pad = (0,) * (4 - rank)
             values += (_ARG_TENSOR, 0, 0.0, a.data_ptr(), rank, *a.shape, *pad,
                        *a.stride(), *pad, _dtype_address(dtype))
         return self._struct.pack(*values), device
+
+    def _check_tensor(self, where, p, what, rank, dtype):
+        """A tensor argument's rank, then element type, against parameter p
+        (`what`: "a tensor" or "an array"; dtype as a tile type name, or the
+        foreign type where it has none)."""
+        if rank != p["rank"]:
+            raise ArgumentError(f"{where} must be {self._describe(p)}, got {what} of rank {rank}")
+        if dtype != p["dtype"]:
+            raise ArgumentError(f"{where} must be {self._describe(p)}, got {what} of {dtype}")
 
     def _launch(self, packed, n, device):
         handle = self._handles.get(device) or self._kernel_on(device)
@@ -408,12 +407,8 @@ class Kernel:
             arr = _as_numpy(a)
             if arr is None:
                 raise ArgumentError(f"{where} must be {self._describe(p)}, got {type(a).__name__}")
-            if arr.ndim != p["rank"]:
-                raise ArgumentError(f"{where} must be {self._describe(p)}, got an array of rank {arr.ndim}")
-            dtype = _NUMPY_TO_TILE.get(arr.dtype.name)
-            if dtype != p["dtype"]:
-                raise ArgumentError(f"{where} must be {self._describe(p)}, got an array of "
-                                    f"{dtype or arr.dtype.name}")
+            self._check_tensor(where, p, "an array", arr.ndim,
+                               _NUMPY_TO_TILE.get(arr.dtype.name) or arr.dtype.name)
             if any(s % arr.itemsize for s in arr.strides):
                 raise ArgumentError(f"{where}: strides {arr.strides} are not whole elements")
             if not arr.flags.writeable:
@@ -435,13 +430,7 @@ class Kernel:
         bf16 included: the interpreter reads the parameter's element type)."""
         if not _TORCH_TO_TILE:
             _torch_tables()
-        dtype = _TORCH_TO_TILE.get(a.dtype)
-        if a.dim() != p["rank"]:
-            raise ArgumentError(f"{where} must be {self._describe(p)}, got a tensor of rank "
-                                f"{a.dim()}")
-        if dtype != p["dtype"]:
-            raise ArgumentError(f"{where} must be {self._describe(p)}, got a tensor of "
-                                f"{dtype or a.dtype}")
+        self._check_tensor(where, p, "a tensor", a.dim(), _TORCH_TO_TILE.get(a.dtype) or a.dtype)
         if a.dim() > 8:
             raise ArgumentError(f"{where}: the interpreter takes tensors of rank 8 at most")
         host.kind = _ARG_TENSOR

@@ -108,13 +108,10 @@ static int cacheMain(int argc, char **argv) {
     return 0;
   }
   if (cmd == "info") {
-    auto entries = cache.list();
-    uint64_t total = 0;
-    for (const auto &e : entries)
-      total += e.bytes;
+    tilec::CompileCache::Usage u = cache.usage();
     llvm::outs() << "directory: " << cache.directory() << "\n"
-                 << "entries:   " << entries.size() << "\n"
-                 << "size:      " << total << " bytes\n"
+                 << "entries:   " << u.entries << "\n"
+                 << "size:      " << u.bytes << " bytes\n"
                  << "limit:     " << cache.maxBytes() << " bytes\n"
                  << "compiler:  " << tilec::compilerVersion() << "\n";
     return 0;

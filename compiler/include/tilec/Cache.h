@@ -63,6 +63,12 @@ public:
 
   const std::string &directory() const { return dir; }
   uint64_t maxBytes() const { return limit; }
+  /// The disk entries and their bytes (without decoding them).
+  struct Usage {
+    size_t entries = 0;
+    uint64_t bytes = 0;
+  };
+  Usage usage() const;
 
   struct Stats {
     uint64_t memoryHits = 0, diskHits = 0, misses = 0, corrupt = 0;

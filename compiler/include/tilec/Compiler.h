@@ -75,6 +75,16 @@ bool describeSource(std::string_view source, const std::string &fileName,
 /// Appends `s` to `out` as a JSON string (quoted, escaped): the C API's JSON
 /// answers are built with it.
 void appendJsonString(std::string &out, std::string_view s);
+/// Appends a JSON list of `n` items to `json`, item(i) appending each.
+template <typename Fn> void appendJsonList(std::string &json, size_t n, Fn item) {
+  json += '[';
+  for (size_t i = 0; i < n; ++i) {
+    if (i)
+      json += ", ";
+    item(i);
+  }
+  json += ']';
+}
 
 /// The compiler's version string (part of cache keys).
 const char *compilerVersion();

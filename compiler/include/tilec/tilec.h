@@ -239,7 +239,9 @@ void tilec_launch_plan_destroy(tilec_launch_plan *plan);
  * each on the GPU, or taken from the tuning database (the same one as
  * `tilec tune`; `database_path` NULL: $TILEC_TUNING_DB, else tuning.db in
  * the compile cache directory; "": in memory only). A kernel without @tune
- * compiles as usual. `choice_json` (may be NULL) receives, freed with
+ * compiles as usual. `out` (may be NULL: only the choice is wanted)
+ * receives that program, with the tuned kernel alone. `choice_json` (may be
+ * NULL) receives, freed with
  * tilec_string_destroy:
  *   {"defines": {"BLOCK": "512"}, "microseconds": 12.5,
  *    "from_database": false, "database": "/path/tuning.db",

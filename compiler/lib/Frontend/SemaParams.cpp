@@ -259,20 +259,15 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
 /// (false: a compile error with the message), the others at every launch.
 bool Checker::checkRequires() {
   for (RequireDecl &r : kernel.requires_) {
-    inGrid = inRequire = true;
+    inGrid = true;
     bool ok = check(*r.cond);
-    inGrid = inRequire = false;
+    inGrid = false;
     if (!ok)
       return false;
     if (!r.cond->type.isScalar() || isFloatType(r.cond->type.elem))
       return error(r.cond->loc, "a @require condition must be a comparison or an integer, got " +
                                     r.cond->type.str());
-    if (r.cond->constInt) {
-      if (*r.cond->constInt == 0)
-        return error(r.loc, "@require(...) does not hold for these compile-time parameters: " +
-                                r.message);
-      continue;
-    }
+    // (A condition Sema folded becomes a constant expression: decided below.)
     Requirement req;
     inRequire = true;
     ok = toGridExpr(*r.cond, req.cond);
