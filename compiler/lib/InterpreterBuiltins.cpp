@@ -125,17 +125,13 @@ Val Interp::callMemory(const Expr &e) {
     });
     return r;
   }
-  if (fn == "store") {
-    const HostArg &view = args[views.at(e.args[0]->name)];
-    std::vector<int64_t> origin = indices(*e.args[1]);
-    Val v = eval(*e.args[2]);
-    forTile(view, v.type.elem, origin, v.type.shape, [&](size_t k, uint8_t *p) {
-      if (p)
-        writeElem(v.type.elem, p, v.isFloat() ? v.f[k] : 0, v.isFloat() ? 0 : v.i[k]);
-    });
-    return filled(SemaType::scalar(ScalarType::I32), 0, 0);
-  }
-  fail("internal: '" + e.name + "' reached the wrong rule");
+  const HostArg &view = args[views.at(e.args[0]->name)];
+  std::vector<int64_t> origin = indices(*e.args[1]);
+  Val v = eval(*e.args[2]);
+  forTile(view, v.type.elem, origin, v.type.shape, [&](size_t k, uint8_t *p) {
+    if (p)
+      writeElem(v.type.elem, p, v.isFloat() ? v.f[k] : 0, v.isFloat() ? 0 : v.i[k]);
+  });
   return filled(SemaType::scalar(ScalarType::I32), 0, 0);
 }
 
@@ -150,8 +146,6 @@ Val Interp::callProgramId(const Expr &e) {
 Val Interp::callDeviceSize(const Expr &e) {
   fail("internal: num_sms() and resident_programs() are in grid(...) only");
   return filled(SemaType::scalar(ScalarType::I32), 0, 0);
-  fail("internal: '" + e.name + "' reached the wrong rule");
-  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
 }
 
 /// zeros, full.
@@ -159,10 +153,7 @@ Val Interp::callFill(const Expr &e) {
   const std::string &fn = e.name;
   if (fn == "zeros")
     return filled(e.type, 0, 0);
-  if (fn == "full")
-    return broadcastTo(evalAs(*e.args[1], SemaType::scalar(e.type.elem)), e.type);
-  fail("internal: '" + e.name + "' reached the wrong rule");
-  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+  return broadcastTo(evalAs(*e.args[1], SemaType::scalar(e.type.elem)), e.type);
 }
 
 /// range.
@@ -203,11 +194,7 @@ Val Interp::callSlice(const Expr &e) {
 
 /// broadcast.
 Val Interp::callBroadcast(const Expr &e) {
-  const std::string &fn = e.name;
-  if (fn == "broadcast")
-    return broadcastTo(eval(*e.args[0]), e.type);
-  fail("internal: '" + e.name + "' reached the wrong rule");
-  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+  return broadcastTo(eval(*e.args[0]), e.type);
 }
 
 /// transpose, permute.
@@ -315,24 +302,20 @@ Val Interp::callReduction(const Expr &e) {
     }
     return r;
   }
-  if (fn == "min" || fn == "max") {
-    Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
-    bool isMin = fn == "min";
-    bool uns = isUnsignedIntType(e.type.elem);
-    return zipWith(
-        a, b, e.type,
-        [&](double x, double y) {
-          if (std::isnan(x) || std::isnan(y))
-            return double(NAN);
-          return isMin ? std::min(x, y) : std::max(x, y);
-        },
-        [&](int64_t x, int64_t y, double, double) {
-          bool less = uns ? uint64_t(x) < uint64_t(y) : x < y;
-          return isMin ? (less ? x : y) : (less ? y : x);
-        });
-  }
-  fail("internal: '" + e.name + "' reached the wrong rule");
-  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+  Val a = evalAs(*e.args[0], e.type), b = evalAs(*e.args[1], e.type);
+  bool isMin = fn == "min";
+  bool uns = isUnsignedIntType(e.type.elem);
+  return zipWith(
+      a, b, e.type,
+      [&](double x, double y) {
+        if (std::isnan(x) || std::isnan(y))
+          return double(NAN);
+        return isMin ? std::min(x, y) : std::max(x, y);
+      },
+      [&](int64_t x, int64_t y, double, double) {
+        bool less = uns ? uint64_t(x) < uint64_t(y) : x < y;
+        return isMin ? (less ? x : y) : (less ? y : x);
+      });
 }
 
 /// reduce, scan.
@@ -400,11 +383,7 @@ Val Interp::callCumsum(const Expr &e) {
 
 /// mma.
 Val Interp::callMma(const Expr &e) {
-  const std::string &fn = e.name;
-  if (fn == "mma")
-    return matmul(eval(*e.args[0]), eval(*e.args[1]), eval(*e.args[2]), e.tf32);
-  fail("internal: '" + e.name + "' reached the wrong rule");
-  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+  return matmul(eval(*e.args[0]), eval(*e.args[1]), eval(*e.args[2]), e.tf32);
 }
 
 /// pow, fma.
@@ -460,11 +439,7 @@ Val Interp::callWhere(const Expr &e) {
 
 /// cast.
 Val Interp::callCast(const Expr &e) {
-  const std::string &fn = e.name;
-  if (fn == "cast")
-    return convert(eval(*e.args[0]), e.type.elem);
-  fail("internal: '" + e.name + "' reached the wrong rule");
-  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+  return convert(eval(*e.args[0]), e.type.elem);
 }
 
 /// print, assert.

@@ -105,16 +105,13 @@ Value Gen::genProgramId(const Expr &e) {
   if (fn == "block_id")
     return tile::BlockIdOp::create(b, l, b.getI32Type(),
                                    static_cast<int32_t>(*e.args[0]->constInt));
-  if (fn == "num_blocks")
-    return tile::NumBlocksOp::create(b, l, b.getI32Type(),
-                                     static_cast<int32_t>(*e.args[0]->constInt));
-  llvm_unreachable("Builtins.def sends only these names here");
+  return tile::NumBlocksOp::create(b, l, b.getI32Type(),
+                                   static_cast<int32_t>(*e.args[0]->constInt));
 }
 
 /// num_sms, resident_programs.
 Value Gen::genDeviceSize(const Expr &e) {
   llvm_unreachable("num_sms() and resident_programs() are in grid(...) only");
-  llvm_unreachable("Builtins.def sends only these names here");
 }
 
 /// zeros, full.
@@ -135,65 +132,46 @@ Value Gen::genFill(const Expr &e) {
 /// range.
 Value Gen::genRange(const Expr &e) {
   Location l = loc(e.loc);
-  const std::string &fn = e.name;
-  if (fn == "range")
-    return tile::RangeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)), IntegerAttr());
-  llvm_unreachable("Builtins.def sends only these names here");
+  return tile::RangeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)), IntegerAttr());
 }
 
 /// reshape, expand_dims.
 Value Gen::genReshape(const Expr &e) {
   Location l = loc(e.loc);
-  const std::string &fn = e.name;
-  if (fn == "reshape" || fn == "expand_dims")
-    return tile::ReshapeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
-                                   gen(*e.args[0]));
-  llvm_unreachable("Builtins.def sends only these names here");
+  return tile::ReshapeOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
+                                 gen(*e.args[0]));
 }
 
 /// slice.
 Value Gen::genSlice(const Expr &e) {
   Location l = loc(e.loc);
-  const std::string &fn = e.name;
-  if (fn == "slice")
-    return tile::SliceOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
-                                 gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));
-  llvm_unreachable("Builtins.def sends only these names here");
+  return tile::SliceOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
+                               gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));
 }
 
 /// broadcast.
 Value Gen::genBroadcast(const Expr &e) {
   Location l = loc(e.loc);
-  const std::string &fn = e.name;
-  if (fn == "broadcast")
-    return splatTo(gen(*e.args[0]), e.args[0]->type, e.type, l);
-  llvm_unreachable("Builtins.def sends only these names here");
+  return splatTo(gen(*e.args[0]), e.args[0]->type, e.type, l);
 }
 
 /// transpose, permute.
 Value Gen::genPermute(const Expr &e) {
   Location l = loc(e.loc);
-  const std::string &fn = e.name;
-  if (fn == "transpose" || fn == "permute")
-    return tile::PermuteOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
-                                   gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));
-  llvm_unreachable("Builtins.def sends only these names here");
+  return tile::PermuteOp::create(b, l, cast<RankedTensorType>(mlirType(e.type)),
+                                 gen(*e.args[0]), b.getDenseI64ArrayAttr(e.permutation));
 }
 
 /// take.
 Value Gen::genTake(const Expr &e) {
   Location l = loc(e.loc);
-  const std::string &fn = e.name;
-  if (fn == "take") { // 32-bit indices as they are, others as i64 (unsigned
-                      // ones zero-extended)
-    ScalarType ie = e.args[1]->type.elem;
-    bool keep = ie == ScalarType::I32 || ie == ScalarType::U32;
-    return tile::TakeOp::create(
-        b, l, cast<RankedTensorType>(mlirType(e.type)), gen(*e.args[0]),
-        keep ? gen(*e.args[1])
-             : genAs(*e.args[1], SemaType::tile(ScalarType::I64, e.args[1]->type.shape)));
-  }
-  llvm_unreachable("Builtins.def sends only these names here");
+  // 32-bit indices as they are, others as i64 (unsigned ones zero-extended).
+  ScalarType ie = e.args[1]->type.elem;
+  bool keep = ie == ScalarType::I32 || ie == ScalarType::U32;
+  return tile::TakeOp::create(
+      b, l, cast<RankedTensorType>(mlirType(e.type)), gen(*e.args[0]),
+      keep ? gen(*e.args[1])
+           : genAs(*e.args[1], SemaType::tile(ScalarType::I64, e.args[1]->type.shape)));
 }
 
 /// sum, prod, min, max, argmax, argmin.
@@ -206,20 +184,17 @@ Value Gen::genReduction(const Expr &e) {
     IntegerAttr axis = e.axis ? b.getI32IntegerAttr(int32_t(*e.axis)) : IntegerAttr();
     return tile::ReduceOp::create(b, l, mlirType(e.type), b.getStringAttr(fn), t, axis);
   }
-  if (fn == "min" || fn == "max") {
-    Value x = genAs(*e.args[0], e.type);
-    Value y = genAs(*e.args[1], e.type);
-    bool isMin = fn == "min";
-    if (isFloatType(e.type.elem))
-      return isMin ? Value(arith::MinimumFOp::create(b, l, x, y))
-                   : Value(arith::MaximumFOp::create(b, l, x, y));
-    if (isSignedIntType(e.type.elem))
-      return isMin ? Value(arith::MinSIOp::create(b, l, x, y))
-                   : Value(arith::MaxSIOp::create(b, l, x, y));
-    return isMin ? Value(arith::MinUIOp::create(b, l, x, y))
-                 : Value(arith::MaxUIOp::create(b, l, x, y));
-  }
-  llvm_unreachable("Builtins.def sends only these names here");
+  Value x = genAs(*e.args[0], e.type);
+  Value y = genAs(*e.args[1], e.type);
+  bool isMin = fn == "min";
+  if (isFloatType(e.type.elem))
+    return isMin ? Value(arith::MinimumFOp::create(b, l, x, y))
+                 : Value(arith::MaximumFOp::create(b, l, x, y));
+  if (isSignedIntType(e.type.elem))
+    return isMin ? Value(arith::MinSIOp::create(b, l, x, y))
+                 : Value(arith::MaxSIOp::create(b, l, x, y));
+  return isMin ? Value(arith::MinUIOp::create(b, l, x, y))
+               : Value(arith::MaxUIOp::create(b, l, x, y));
 }
 
 /// reduce, scan.
@@ -251,20 +226,14 @@ Value Gen::genCombine(const Expr &e) {
 /// cumsum.
 Value Gen::genCumsum(const Expr &e) {
   Location l = loc(e.loc);
-  const std::string &fn = e.name;
-  if (fn == "cumsum")
-    return tile::ScanOp::create(b, l, gen(*e.args[0]));
-  llvm_unreachable("Builtins.def sends only these names here");
+  return tile::ScanOp::create(b, l, gen(*e.args[0]));
 }
 
 /// mma.
 Value Gen::genMma(const Expr &e) {
   Location l = loc(e.loc);
-  const std::string &fn = e.name;
-  if (fn == "mma")
-    return tile::MmaOp::create(b, l, gen(*e.args[0]), gen(*e.args[1]), gen(*e.args[2]),
-                               e.tf32);
-  llvm_unreachable("Builtins.def sends only these names here");
+  return tile::MmaOp::create(b, l, gen(*e.args[0]), gen(*e.args[1]), gen(*e.args[2]),
+                             e.tf32);
 }
 
 /// pow, fma.
@@ -277,12 +246,9 @@ Value Gen::genPowFma(const Expr &e) {
     Value lg = math::Log2Op::create(b, l, x);
     return math::Exp2Op::create(b, l, arith::MulFOp::create(b, l, y, lg));
   }
-  if (fn == "fma") {
-    Value x = genAs(*e.args[0], e.type), y = genAs(*e.args[1], e.type),
-          z = genAs(*e.args[2], e.type);
-    return math::FmaOp::create(b, l, x, y, z);
-  }
-  llvm_unreachable("Builtins.def sends only these names here");
+  Value x = genAs(*e.args[0], e.type), y = genAs(*e.args[1], e.type),
+        z = genAs(*e.args[2], e.type);
+  return math::FmaOp::create(b, l, x, y, z);
 }
 
 /// cdiv.

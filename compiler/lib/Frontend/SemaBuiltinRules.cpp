@@ -169,25 +169,22 @@ bool Checker::checkReshape(Expr &e) {
     e.type = SemaType::tile(t.elem, dims);
     return true;
   }
-  if (f == "reshape") {
-    if (!requireTileArg(e, 2, 2))
-      return false;
-    const SemaType &t = e.args[0]->type;
-    std::vector<int64_t> dims;
-    if (!checkShapeList(*e.args[1], dims))
-      return false;
-    int64_t from = 1, to = 1;
-    for (int64_t d : t.shape)
-      from *= d;
-    for (int64_t d : dims)
-      to *= d;
-    if (from != to)
-      return error(e.args[1]->loc, "cannot reshape " + t.str() + " (" + std::to_string(from) +
-                                       " elements) into " + std::to_string(to) + " elements");
-    e.type = SemaType::tile(t.elem, dims);
-    return true;
-  }
-  llvm_unreachable("Builtins.def sends only these names here");
+  if (!requireTileArg(e, 2, 2))
+    return false;
+  const SemaType &t = e.args[0]->type;
+  std::vector<int64_t> dims;
+  if (!checkShapeList(*e.args[1], dims))
+    return false;
+  int64_t from = 1, to = 1;
+  for (int64_t d : t.shape)
+    from *= d;
+  for (int64_t d : dims)
+    to *= d;
+  if (from != to)
+    return error(e.args[1]->loc, "cannot reshape " + t.str() + " (" + std::to_string(from) +
+                                     " elements) into " + std::to_string(to) + " elements");
+  e.type = SemaType::tile(t.elem, dims);
+  return true;
 }
 
 /// slice.
@@ -299,6 +296,38 @@ bool Checker::checkTake(Expr &e) {
   return true;
 }
 
+/// sum, prod, min, max, argmax, argmin over one axis (`axis = d`).
+bool Checker::checkReductionOverAxis(Expr &e, Expr &a, size_t k) {
+  const std::string &f = e.name;
+  bool argKind = f == "argmax" || f == "argmin";
+  if (k != e.args.size() - 1 || e.args.size() != 2)
+    return error(a.loc, "'" + f + "(tile, axis = d)' takes the tile and the axis");
+  int64_t d;
+  if (!requireConstInt(a, "the axis", d))
+    return false;
+  Expr &t = *e.args[0];
+  if (!requireValue(t, "the argument"))
+    return false;
+  if (!t.type.isTile())
+    return error(t.loc, "'" + f + "' over an axis needs a tile, got " + describeOperand(t.type));
+  int64_t rank = int64_t(t.type.shape.size());
+  if (!checkAxis(a.loc, d, rank, t.type))
+    return false;
+  if (!reducibleElem(t.type.elem))
+    return error(t.loc, "reductions of " + t.type.str() + " are not supported yet; cast to f32 or i32");
+  e.args.pop_back();
+  ScalarType resultElem = argKind ? ScalarType::I32 : t.type.elem;
+  if (rank == 1) { // the whole tile
+    e.type = SemaType::scalar(resultElem);
+    return true;
+  }
+  std::vector<int64_t> dims = t.type.shape;
+  dims.erase(dims.begin() + d);
+  e.axis = d;
+  e.type = SemaType::tile(resultElem, dims);
+  return true;
+}
+
 /// sum, prod, min, max, argmax, argmin.
 bool Checker::checkReduction(Expr &e) {
   const std::string &f = e.name;
@@ -315,8 +344,7 @@ bool Checker::checkReduction(Expr &e) {
     if (!t.isTile())
       return error(e.args[0]->loc, "'" + f + "' of one argument reduces a tile, got " +
                                        describeOperand(t));
-    if (t.elem != ScalarType::F32 && t.elem != ScalarType::F16 &&
-        t.elem != ScalarType::BF16 && t.elem != ScalarType::I32)
+    if (!reducibleElem(t.elem))
       return error(e.args[0]->loc, "reductions of " + t.str() +
                                        " are not supported yet; cast to f32 or i32");
     e.type = SemaType::scalar(t.elem);
@@ -329,27 +357,23 @@ bool Checker::checkReduction(Expr &e) {
     if (!requireTileArg(e, 1, 1))
       return false;
     const SemaType &t = e.args[0]->type;
-    if (t.elem != ScalarType::F32 && t.elem != ScalarType::F16 &&
-        t.elem != ScalarType::BF16 && t.elem != ScalarType::I32)
+    if (!reducibleElem(t.elem))
       return error(e.args[0]->loc, "'" + f + "' of " + t.str() +
                                        " is not supported yet; cast to f32 or i32");
     e.type = SemaType::scalar(ScalarType::I32);
     return true;
   }
-  if (f == "min" || f == "max") {
-    if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument") ||
-        !requireValue(*e.args[1], "the argument"))
-      return false;
-    Unified u = unifyOperands(e.args[0]->type, e.args[1]->type,
-                              f == "min" ? "take the min of" : "take the max of");
-    if (!u.error.empty())
-      return error(e.loc, u.error);
-    if (u.type.elem == ScalarType::I1)
-      return error(e.loc, "'" + f + "' needs numbers, not booleans");
-    e.type = u.type;
-    return true;
-  }
-  llvm_unreachable("Builtins.def sends only these names here");
+  if (!checkArgCount(e, 2, 2) || !requireValue(*e.args[0], "the argument") ||
+      !requireValue(*e.args[1], "the argument"))
+    return false;
+  Unified u = unifyOperands(e.args[0]->type, e.args[1]->type,
+                            f == "min" ? "take the min of" : "take the max of");
+  if (!u.error.empty())
+    return error(e.loc, u.error);
+  if (u.type.elem == ScalarType::I1)
+    return error(e.loc, "'" + f + "' needs numbers, not booleans");
+  e.type = u.type;
+  return true;
 }
 
 /// reduce, scan.
@@ -401,8 +425,7 @@ bool Checker::checkCumsum(Expr &e) {
   if (!t.isTile() || t.shape.size() != 1)
     return error(e.args[0]->loc, "'cumsum' needs a 1-D tile, got " + describeOperand(t) +
                                      (t.isTile() ? "; reshape it to one dimension first" : ""));
-  if (t.elem != ScalarType::F32 && t.elem != ScalarType::F16 &&
-      t.elem != ScalarType::BF16 && t.elem != ScalarType::I32)
+  if (!reducibleElem(t.elem))
     return error(e.args[0]->loc, "'cumsum' of " + t.str() +
                                      " is not supported yet; cast to f32 or i32");
   e.type = t;

@@ -262,7 +262,6 @@ bool Checker::checkCall(Expr &e) {
     return error(e.loc, "'" + f + "' does not take a type argument");
   // Named arguments: only `axis = d` of a reduction.
   bool reduction = builtin && builtin->accepts == Accepts::Axis;
-  bool argKind = f == "argmax" || f == "argmin";
   for (size_t k = 0; k < e.args.size(); ++k) {
     Expr &a = *e.args[k];
     if (a.argName.empty())
@@ -278,33 +277,7 @@ bool Checker::checkCall(Expr &e) {
                               (a.argName == "axis"
                                    ? "; axis = d goes with sum, max, min, prod, argmax and argmin"
                                    : ""));
-    if (k != e.args.size() - 1 || e.args.size() != 2)
-      return error(a.loc, "'" + f + "(tile, axis = d)' takes the tile and the axis");
-    int64_t d;
-    if (!requireConstInt(a, "the axis", d))
-      return false;
-    Expr &t = *e.args[0];
-    if (!requireValue(t, "the argument"))
-      return false;
-    if (!t.type.isTile())
-      return error(t.loc, "'" + f + "' over an axis needs a tile, got " + describeOperand(t.type));
-    int64_t rank = int64_t(t.type.shape.size());
-    if (!checkAxis(a.loc, d, rank, t.type))
-      return false;
-    if (t.type.elem != ScalarType::F32 && t.type.elem != ScalarType::F16 &&
-        t.type.elem != ScalarType::BF16 && t.type.elem != ScalarType::I32)
-      return error(t.loc, "reductions of " + t.type.str() + " are not supported yet; cast to f32 or i32");
-    e.args.pop_back();
-    ScalarType resultElem = argKind ? ScalarType::I32 : t.type.elem;
-    if (rank == 1) { // the whole tile
-      e.type = SemaType::scalar(resultElem);
-      return true;
-    }
-    std::vector<int64_t> dims = t.type.shape;
-    dims.erase(dims.begin() + d);
-    e.axis = d;
-    e.type = SemaType::tile(resultElem, dims);
-    return true;
+    return checkReductionOverAxis(e, a, k);
   }
   if (isUnaryMathFunction(f))
     return checkUnaryMath(e);

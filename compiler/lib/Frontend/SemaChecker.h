@@ -59,6 +59,9 @@ private:
   static constexpr int64_t kMaxTileElements = 1 << 16;
   bool checkTileSize(const Expr &e);
   bool checkCall(Expr &e);
+  /// `f(t, axis = d)` of a reduction, `a` the named argument at position k
+  /// (SemaBuiltinRules.cpp, beside checkReduction).
+  bool checkReductionOverAxis(Expr &e, Expr &a, size_t k);
 public:
   /// The type rules of Builtins.def (checkIrregular among them), one per
   /// group of builtins, and of UnaryMath.def (SemaBuiltinRules.cpp).
@@ -125,6 +128,12 @@ inline constexpr const char *kBuiltins[] = {
 };
 
 bool assignable(const SemaType &want, const SemaType &got);
+/// The element types built-in reductions and scans take (f32, f16, bf16,
+/// i32).
+inline bool reducibleElem(ScalarType t) {
+  return t == ScalarType::F32 || t == ScalarType::F16 || t == ScalarType::BF16 ||
+         t == ScalarType::I32;
+}
 std::string describeOperand(const SemaType &t);
 const Expr *findTileExpr(const Expr &e);
 std::string shapeText(const std::vector<int64_t> &dims);
