@@ -6,6 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+if ! ninja -C "$BUILD_DIR" -t targets all | grep -q '^tilec-static:'; then
+  echo "build-wheel: the build has no tilec-static target (cmake found no static LLVM," >&2
+  echo "libz.a or libzstd.a: install zlib1g-dev and libzstd-dev, then re-run cmake)" >&2
+  exit 1
+fi
 ninja -C "$BUILD_DIR" tilec-static > /dev/null
 stage="$BUILD_DIR/wheel/stage"
 rm -rf "$BUILD_DIR/wheel"
