@@ -23,10 +23,9 @@ using namespace mlir;
 using namespace tilec;
 using namespace tilec::mma;
 
-/// The warpgroup index of the calling thread, made visibly warp-uniform (a
+/// The warpgroup index of thread `tid`, made visibly warp-uniform (a
 /// shuffle from lane 0) so that ptxas does not treat wgmma code as divergent.
-Value tilec::mma::warpgroupIndex(Emit &e) {
-  Value tid = NVVM::ThreadIdXOp::create(e.b, e.loc, e.b.getI32Type());
+Value tilec::mma::warpgroupIndex(Emit &e, Value tid) {
   return NVVM::ShflOp::create(e.b, e.loc, e.b.getI32Type(), e.i32(-1),
                               e.divu(tid, e.i32(128)), e.i32(0), e.i32(0x1f),
                               NVVM::ShflKindAttr::get(e.b.getContext(), NVVM::ShflKind::idx),
@@ -103,7 +102,7 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     bool zeroAcc = matchPattern(op.getAcc(), m_AnyZeroFloat());
     Type i32 = rewriter.getI32Type();
     auto structTy = wgmmaAccType(ctx, fields);
-    Value wg = warpgroupIndex(e);
+    Value wg = warpgroupIndex(e, NVVM::ThreadIdXOp::create(e.b, e.loc, e.b.getI32Type()));
     Value consumer64 = e.zext64(e.sub(wg, e.i32(1)));
     int32_t pingPong = 0;
     if (auto attr = op->getAttrOfType<IntegerAttr>(kPingPongAttrName))
@@ -181,12 +180,7 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
         for (int64_t f = 0; f < fields; ++f)
           constraints += "," + std::to_string(f);
         constraints += ",r,r,r,r,l,r";
-        accs[mb] = LLVM::InlineAsmOp::create(
-                       rewriter, loc, structTy, operands, text, constraints,
-                       /*has_side_effects=*/true, /*is_align_stack=*/false,
-                       LLVM::tailcallkind::TailCallKind::None,
-                       LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr())
-                       .getResult(0);
+        accs[mb] = inlineAsm(rewriter, loc, structTy, operands, text, constraints);
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
@@ -316,7 +310,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     return e.gep(smem, e.add(e.i64(barrierOffset), e.mul(index, e.i64(8))));
   };
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-  Value wg = warpgroupIndex(e);
+  Value wg = warpgroupIndex(e, tid);
   Value lane = e.remu(tid, e.i32(32));
   bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
   e.ifThen(e.eq(tid, e.i32(0)), [&] {

@@ -94,11 +94,7 @@ public:
   }
   Value predicatedAsm(TypeRange results, ValueRange operands, const std::string &text,
                       const std::string &constraints) {
-    auto op = LLVM::InlineAsmOp::create(
-        b, loc, results, operands, text, constraints, /*has_side_effects=*/true,
-        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
-    return results.empty() ? Value() : op.getResult(0);
+    return inlineAsm(b, loc, results, operands, text, constraints);
   }
   /// A scalar of `elemTy` loaded from `addr` where `cond` holds and `pad`
   /// elsewhere, as one predicated PTX load (see storeIf).

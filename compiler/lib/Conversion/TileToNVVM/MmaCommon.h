@@ -138,7 +138,7 @@ struct Operand {
 };
 
 /// The warpgroup of this thread (0: the producer), uniform in each warp.
-Value warpgroupIndex(Emit &e);
+Value warpgroupIndex(Emit &e, Value tid);
 /// The staged operand's TMA copy of the tile at `origins` into `dst`,
 /// completing on mbarrier `bar` (thread 0 issues it).
 void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,

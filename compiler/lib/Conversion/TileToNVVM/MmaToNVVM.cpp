@@ -263,11 +263,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     };
 
     Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
-    // The warpgroup index, made visibly warp-uniform (a shuffle from lane 0)
-    // so that ptxas does not treat the wgmma code as divergent.
-    Value wg = NVVM::ShflOp::create(
-        rewriter, loc, rewriter.getI32Type(), e.i32(-1), e.divu(tid, e.i32(128)), e.i32(0),
-        e.i32(0x1f), NVVM::ShflKindAttr::get(ctx, NVVM::ShflKind::idx), UnitAttr());
+    Value wg = warpgroupIndex(e, tid);
     Value lane = e.remu(tid, e.i32(32));
     // Trip count of the original loop (i64 bounds), and the load origins
     // (i64) of iteration i (i32), computed by a copy of the loop body's

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -201,6 +202,19 @@ void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
 
 /// True for the ops that convert-tile-to-nvvm must rewrite.
 bool needsNVVMLowering(mlir::Operation *op);
+
+/// Inline PTX with side effects (the predicated accesses, wgmma with A in
+/// registers): `results` empty or one type (a struct for several).
+inline mlir::Value inlineAsm(mlir::OpBuilder &b, mlir::Location loc, mlir::TypeRange results,
+                             mlir::ValueRange operands, llvm::StringRef text,
+                             llvm::StringRef constraints) {
+  auto op = mlir::LLVM::InlineAsmOp::create(
+      b, loc, results, operands, text, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, mlir::LLVM::tailcallkind::TailCallKind::None,
+      mlir::LLVM::AsmDialectAttr::get(b.getContext(), mlir::LLVM::AsmDialect::AD_ATT),
+      mlir::ArrayAttr());
+  return results.empty() ? mlir::Value() : op.getResult(0);
+}
 
 } // namespace tilec
 
