@@ -214,23 +214,19 @@ tilec::compileCached(std::string_view source, const CompileOptions &options,
   // for that one compilation instead of repeating it. The lookup happens
   // under the table's lock, so a compilation that finishes (stored, then
   // out of the table) cannot be missed in between.
-  static std::mutex inflightMutex;
-  static auto *inflight =
-      new std::map<std::pair<const CompileCache *, std::string>, std::shared_future<Result>>;
   std::promise<Result> promise;
   std::shared_future<Result> pending;
-  auto flight = std::make_pair(static_cast<const CompileCache *>(&cache), key);
   {
-    std::lock_guard<std::mutex> lock(inflightMutex);
-    auto it = inflight->find(flight);
-    if (it != inflight->end()) {
+    std::lock_guard<std::mutex> lock(cache.flightMutex);
+    auto it = cache.flights.find(key);
+    if (it != cache.flights.end()) {
       pending = it->second;
     } else if (Result hit = cache.lookup(key)) {
       if (trace)
         llvm::errs() << "tilec: cache hit " << key << "\n";
       return hit;
     } else {
-      inflight->emplace(flight, promise.get_future().share());
+      cache.flights.emplace(key, promise.get_future().share());
     }
   }
   if (pending.valid()) { // waited for outside the lock
@@ -243,8 +239,8 @@ tilec::compileCached(std::string_view source, const CompileOptions &options,
   // compile() reports failures in its result, but memory can run out: the
   // waiters then get the exception, and the key leaves the table either way.
   auto leave = [&] {
-    std::lock_guard<std::mutex> lock(inflightMutex);
-    inflight->erase(flight);
+    std::lock_guard<std::mutex> lock(cache.flightMutex);
+    cache.flights.erase(key);
   };
   Result result;
   try {

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -85,6 +86,14 @@ private:
   mutable std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const CompileResult>> memory;
   Stats counters;
+  /// The keys being compiled by compileCached, for threads that miss the
+  /// same key meanwhile (single flight); lookups of a miss happen under
+  /// flightMutex.
+  std::mutex flightMutex;
+  std::unordered_map<std::string, std::shared_future<std::shared_ptr<const CompileResult>>>
+      flights;
+  friend std::shared_ptr<const CompileResult>
+  compileCached(std::string_view source, const CompileOptions &options, CompileCache &cache);
 };
 
 /// compile() through the cache. Only successful PTX compilations are cached.
