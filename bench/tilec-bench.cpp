@@ -1,8 +1,9 @@
 //===- tilec-bench.cpp - compile-time and launch-overhead measurements ----===//
 //
-//   tilec-bench compile FILE...   cold compile, in-process cache hit and
-//                                 disk-cache hit in a new process
-//   tilec-bench once FILE         (helper) one cached compile, prints its time
+//   tilec-bench compile FILE[:KERNEL]...  cold compile, in-process cache
+//                                 hit and disk-cache hit in a new process
+//                                 (of KERNEL alone when given)
+//   tilec-bench once FILE[:KERNEL] (helper) one cached compile, prints its time
 //   tilec-bench launch            CPU cost of one launch and CUDA-graph
 //                                 replay vs individual launches (GPU)
 //
@@ -46,12 +47,23 @@ static std::string readFile(const std::string &path) {
   return ss.str();
 }
 
+/// Options for FILE or FILE:KERNEL (that kernel alone).
+static CompileOptions optionsFor(const std::string &target) {
+  CompileOptions opts;
+  opts.fileName = target;
+  if (auto colon = target.rfind(':'); colon != std::string::npos) {
+    opts.fileName = target.substr(0, colon);
+    opts.kernel = target.substr(colon + 1);
+  }
+  return opts;
+}
+
 static int compileBench(int argc, char **argv, const char *self) {
   for (int i = 0; i < argc; ++i) {
-    std::string file = argv[i];
+    std::string target = argv[i];
+    CompileOptions opts = optionsFor(target);
+    std::string file = opts.fileName;
     std::string src = readFile(file);
-    CompileOptions opts;
-    opts.fileName = file;
     // Cold: the first compile in this process, then the median of 10 more
     // (each builds a fresh MLIR context; nothing is cached).
     auto t0 = Clock::now();
@@ -89,7 +101,7 @@ static int compileBench(int argc, char **argv, const char *self) {
       t0 = Clock::now();
       std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(out),
                                                     std::nullopt};
-      int rc = llvm::sys::ExecuteAndWait(self, {self, "once", file}, std::nullopt,
+      int rc = llvm::sys::ExecuteAndWait(self, {self, "once", target}, std::nullopt,
                                          redirects);
       double wall = msSince(t0);
       double inCall = std::atof(readFile(std::string(out)).c_str());
@@ -105,16 +117,15 @@ static int compileBench(int argc, char **argv, const char *self) {
     std::printf("COMPILE %s: cold first %.1f ms, cold median %.1f ms, in-process hit "
                 "%.2f us, disk hit in a new process %.2f ms in the call (%.1f ms "
                 "whole process)\n",
-                file.c_str(), firstMs, median(cold), median(hits), median(inCallMs),
+                target.c_str(), firstMs, median(cold), median(hits), median(inCallMs),
                 median(procMs));
   }
   return 0;
 }
 
-static int once(const char *file) {
-  std::string src = readFile(file);
-  CompileOptions opts;
-  opts.fileName = file;
+static int once(const char *target) {
+  CompileOptions opts = optionsFor(target);
+  std::string src = readFile(opts.fileName);
   auto t0 = Clock::now();
   auto r = compileCached(src, opts);
   std::printf("%.4f\n", msSince(t0));
@@ -227,6 +238,6 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: tilec-bench compile FILE... | launch\n");
+  std::fprintf(stderr, "usage: tilec-bench compile FILE[:KERNEL]... | launch\n");
   return 2;
 }

@@ -12,14 +12,14 @@
 // CHECK:         arith.cmpi eq, %{{.*}}, %{{.*}} : i64
 // CHECK:         llvm.ptrtoint
 // CHECK:         %[[X:.*]] = scf.if %{{.*}} -> (vector<8xf32>) {
-// CHECK:           llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK:           vector.insert_strided_slice %{{.*}} {offsets = [0], strides = [1]} : vector<4xf32> into vector<8xf32>
-// CHECK:           llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK:           vector.insert_strided_slice %{{.*}} {offsets = [4], strides = [1]} : vector<4xf32> into vector<8xf32>
+// The slots' vectors are concatenated by shuffles (not inserted one by one).
+// CHECK:           %[[L0:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK:           %[[L1:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK:           vector.shuffle %[[L0]], %[[L1]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xf32>, vector<4xf32>
 // CHECK:         } else {
 // CHECK:           arith.cmpi ult
 // CHECK:           llvm.inline_asm has_side_effects {{.*}}"mov.b32 $0, $3;\0A@$2 ld.global.b32 $0, [$1];", "=&r,l,b,r"
-// CHECK:           vector.insert %{{.*}} [0] : f32 into vector<8xf32>
+// CHECK:           vector.from_elements %{{.*}} : vector<8xf32>
 // CHECK:         %[[A:.*]] = vector.broadcast %arg0 : f32 to vector<8xf32>
 // CHECK:         %[[M:.*]] = arith.mulf %[[A]], %[[X]] : vector<8xf32>
 // CHECK:         %[[R:.*]] = arith.addf %[[M]], %{{.*}} : vector<8xf32>

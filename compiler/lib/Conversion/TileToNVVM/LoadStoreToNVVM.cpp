@@ -21,6 +21,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <map>
+#include <vector>
+
 using namespace mlir;
 using namespace tilec;
 
@@ -135,6 +138,57 @@ public:
                                  c64(r * int64_t(layout.getThreadsPerBlock()) * layout.getGroupWidth()));
   }
 
+  /// Coordinate d of slot r's first element in the view (origin plus its
+  /// place in the tile), with its offset term (times the stride, or itself
+  /// for the known unit innermost stride of the fast path) and its bounds
+  /// check. Slots whose coordinate d is the same in every thread (decided
+  /// on the host from the encoding) share one computation: a thread of a
+  /// 128 x 256 accumulator holds 2 rows and 64 columns, not 128 of each.
+  /// `wrapOuter`: the outermost coordinate is reduced modulo its size too
+  /// (the guarded path, where a padding slot must stay a valid offset).
+  /// Values are built at the builder's insertion point: call
+  /// beginPath() on entering each branch.
+  struct Coord {
+    Value global, term, inBounds;
+  };
+  const Coord &slotCoord(int64_t r, int64_t d, bool unitInner, bool wrapOuter) {
+    int64_t inner = 1;
+    for (size_t i = d + 1; i < shape.size(); ++i)
+      inner *= shape[i];
+    bool wrap = d > 0 || wrapOuter;
+    std::vector<int64_t> key{d, unitInner, wrapOuter};
+    for (unsigned t = 0; t < layout.getThreadsPerBlock(); ++t) {
+      int64_t c = layout.getGroupBase(shape, t, r) / inner;
+      key.push_back(wrap ? c % shape[d] : c);
+    }
+    auto [it, added] = coords.try_emplace(std::move(key));
+    if (!added)
+      return it->second;
+    Value c = slotBase(r);
+    if (inner > 1)
+      c = arith::DivUIOp::create(b, loc, c, c64(inner));
+    if (wrap)
+      c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
+    Coord &x = it->second;
+    x.global = arith::AddIOp::create(b, loc, origins[d], c);
+    bool unit = unitInner && d == int64_t(shape.size()) - 1;
+    x.term = unit ? x.global : Value(arith::MulIOp::create(b, loc, x.global, strides[d]));
+    if (!unitInner) // the guarded path's
+      x.inBounds = cmp(arith::CmpIPredicate::ult, x.global, sizes[d]);
+    return x;
+  }
+  /// Forgets the coordinates built so far (they belong to another branch).
+  void beginPath() { coords.clear(); }
+  /// The element offset of slot r's first element on the fast path.
+  Value slotOffset(int64_t r) {
+    Value offset;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      Value term = slotCoord(r, d, /*unitInner=*/true, /*wrapOuter=*/false).term;
+      offset = offset ? Value(arith::AddIOp::create(b, loc, offset, term)) : term;
+    }
+    return offset;
+  }
+
   /// The block-uniform condition for the fast path.
   Value fastCondition() {
     Value cond;
@@ -190,10 +244,11 @@ public:
   /// The element offsets and bounds checks of the W elements of slot r
   /// (flat indices base .. base + W - 1) for the guarded path. When W
   /// divides the innermost dimension they share every coordinate but the
-  /// innermost one, so the coordinates are computed once per slot and
-  /// each element adds v to the innermost (and v times its stride).
-  void slotElements(Value base, unsigned width, SmallVectorImpl<Value> &offsets,
+  /// innermost one (slotCoord), and each element adds v to the innermost
+  /// (and v times its stride).
+  void slotElements(int64_t r, unsigned width, SmallVectorImpl<Value> &offsets,
                     SmallVectorImpl<Value> &inBounds) {
+    Value base = slotBase(r);
     if (width == 1 || shape.back() % width != 0) {
       for (unsigned v = 0; v < width; ++v) {
         Value e = v ? Value(arith::AddIOp::create(b, loc, base, c64(v))) : base;
@@ -204,21 +259,14 @@ public:
       return;
     }
     Value outer, offset, innerG;
-    int64_t inner = 1;
     int64_t last = shape.size() - 1;
     for (int64_t d = last; d >= 0; --d) {
-      Value c = base;
-      if (inner > 1)
-        c = arith::DivUIOp::create(b, loc, c, c64(inner));
-      c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
-      inner *= shape[d];
-      Value g = arith::AddIOp::create(b, loc, origins[d], c);
+      const Coord &c = slotCoord(r, d, /*unitInner=*/false, /*wrapOuter=*/true);
       if (d == last)
-        innerG = g;
+        innerG = c.global;
       else
-        outer = andI(outer, cmp(arith::CmpIPredicate::ult, g, sizes[d]));
-      Value term = arith::MulIOp::create(b, loc, g, strides[d]);
-      offset = offset ? Value(arith::AddIOp::create(b, loc, offset, term)) : term;
+        outer = andI(outer, c.inBounds);
+      offset = offset ? Value(arith::AddIOp::create(b, loc, offset, c.term)) : c.term;
     }
     bool pad = layout.mayPad(shape);
     for (unsigned v = 0; v < width; ++v) {
@@ -274,7 +322,26 @@ public:
   SmallVector<Value> sizes, strides, origins;
   RankedTensorType tileTy_;
   Value tidBase; ///< blocked layout: tid * vec
+  std::map<std::vector<int64_t>, Coord> coords; ///< slotCoord's, by (d, flags, per-thread values)
 };
+
+/// The concatenation of `parts` (1-D vectors of one element type), as a
+/// balanced tree of vector.shuffle: each level joins neighbours.
+static Value concatVectors(OpBuilder &b, Location loc, SmallVector<Value> parts) {
+  while (parts.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < parts.size(); i += 2) {
+      int64_t n = cast<VectorType>(parts[i].getType()).getNumElements() +
+                  cast<VectorType>(parts[i + 1].getType()).getNumElements();
+      next.push_back(vector::ShuffleOp::create(b, loc, parts[i], parts[i + 1],
+                                               llvm::to_vector(llvm::seq<int64_t>(0, n))));
+    }
+    if (parts.size() % 2)
+      next.push_back(parts.back());
+    parts = std::move(next);
+  }
+  return parts.front();
+}
 
 static Value splatConst(OpBuilder &b, Location loc, VectorType ty, TypedAttr v) {
   return arith::ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, v));
@@ -300,17 +367,25 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
       padAttr = rewriter.getZeroAttr(elemTy);
 
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
-    Value padAll = splatConst(rewriter, loc, resTy, padAttr);
     Value padVec = splatConst(rewriter, loc, vecTy, padAttr);
     Value padScalar = arith::ConstantOp::create(rewriter, loc, padAttr);
     unsigned align = encoding.getGroupWidth() * acc.elemBytes();
 
+    // The fast path's result is the slots' vectors concatenated by a
+    // balanced tree of shuffles: inserting each as a strided slice (or its
+    // elements one by one, which LLVM turns back into that) costs two
+    // shufflevectors of the whole per-thread vector per slot, 128 of 128
+    // floats for an accumulator: most of a matmul_add's IR.
     auto fastPath = [&]() -> Value {
-      Value result = padAll;
+      acc.beginPath();
+      SmallVector<Value> parts;
       for (int64_t r = 0; r < acc.reps(); ++r) {
         Value base = acc.slotBase(r);
+        // A slot that may hold padding is loaded under its own branch, so
+        // its offset cannot be shared with the other slots.
         auto loadSlot = [&]() -> Value {
-          Value addr = acc.address(acc.offsetOf(base, true, nullptr));
+          Value addr = acc.address(acc.slotNeedsGuard(r) ? acc.offsetOf(base, true, nullptr)
+                                                         : acc.slotOffset(r));
           return acc.load(vecTy, addr, align);
         };
         Value v = acc.slotNeedsGuard(r)
@@ -318,24 +393,20 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
                                             acc.c64(acc.numel)),
                                     vecTy, loadSlot, [&] { return padVec; })
                       : loadSlot();
-        result = vector::InsertStridedSliceOp::create(
-            rewriter, loc, v, result, ArrayRef<int64_t>{r * encoding.getGroupWidth()},
-            ArrayRef<int64_t>{1});
+        parts.push_back(v);
       }
-      return result;
+      return concatVectors(rewriter, loc, parts);
     };
     auto guardedPath = [&]() -> Value {
-      Value result = padAll;
+      acc.beginPath();
+      SmallVector<Value> elems;
       for (int64_t r = 0; r < acc.reps(); ++r) {
         SmallVector<Value> offsets, inBounds;
-        acc.slotElements(acc.slotBase(r), encoding.getGroupWidth(), offsets, inBounds);
-        for (unsigned v = 0; v < encoding.getGroupWidth(); ++v) {
-          Value x = acc.loadIf(inBounds[v], acc.address(offsets[v]), padScalar);
-          result = vector::InsertOp::create(rewriter, loc, x, result,
-                                            ArrayRef<int64_t>{r * encoding.getGroupWidth() + v});
-        }
+        acc.slotElements(r, encoding.getGroupWidth(), offsets, inBounds);
+        for (unsigned v = 0; v < encoding.getGroupWidth(); ++v)
+          elems.push_back(acc.loadIf(inBounds[v], acc.address(offsets[v]), padScalar));
       }
-      return result;
+      return vector::FromElementsOp::create(rewriter, loc, resTy, elems);
     };
     Value result = acc.guarded(acc.fastCondition(), resTy, fastPath, guardedPath);
     rewriter.replaceOp(op, result);
@@ -376,13 +447,15 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     {
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      acc.beginPath();
       for (int64_t r = 0; r < acc.reps(); ++r) {
         Value base = acc.slotBase(r);
         auto storeSlot = [&]() {
           Value v = vector::ExtractStridedSliceOp::create(
               rewriter, loc, values, ArrayRef<int64_t>{r * encoding.getGroupWidth()},
               ArrayRef<int64_t>{encoding.getGroupWidth()}, ArrayRef<int64_t>{1});
-          Value addr = acc.address(acc.offsetOf(base, true, nullptr));
+          Value addr = acc.address(acc.slotNeedsGuard(r) ? acc.offsetOf(base, true, nullptr)
+                                                         : acc.slotOffset(r));
           acc.store(v, addr, align);
         };
         if (acc.slotNeedsGuard(r))
@@ -392,9 +465,10 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
           storeSlot();
       }
       rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      acc.beginPath();
       for (int64_t r = 0; r < acc.reps(); ++r) {
         SmallVector<Value> offsets, inBounds;
-        acc.slotElements(acc.slotBase(r), encoding.getGroupWidth(), offsets, inBounds);
+        acc.slotElements(r, encoding.getGroupWidth(), offsets, inBounds);
         for (unsigned v = 0; v < encoding.getGroupWidth(); ++v) {
           Value off = offsets[v];
           Value x = vector::ExtractOp::create(rewriter, loc, values,
@@ -409,9 +483,48 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
 
 };
 
+/// For each element a thread holds of `resTy` (slot g * width + v), the
+/// first slot that reads the same element of a broadcast's source `from`
+/// in every thread (itself when none does), decided on the host from the
+/// encoding: a row vector broadcast over an accumulator's columns is read
+/// once per row the thread holds (2 loads instead of 128 for a [128, 1]
+/// scale over 128 x 256 wgmma fragments).
+static SmallVector<int64_t> sharedSourceSlots(RankedTensorType resTy, ArrayRef<int64_t> from) {
+  ThreadLayout layout = encodingOf(resTy);
+  ArrayRef<int64_t> shape = resTy.getShape();
+  int64_t numel = resTy.getNumElements(), width = layout.getGroupWidth();
+  int64_t groups = layout.getGroups(shape);
+  unsigned threads = layout.getThreadsPerBlock();
+  size_t lead = shape.size() - from.size();
+  auto sourceOf = [&](int64_t e) -> int64_t {
+    if (e >= numel)
+      return -1; // padding: reads nothing
+    int64_t src = 0, stride = 1;
+    for (int64_t d = shape.size() - 1; d >= int64_t(lead); --d) {
+      int64_t c = e % shape[d];
+      e /= shape[d];
+      if (from[d - lead] != 1)
+        src += c * stride;
+      stride *= from[d - lead];
+    }
+    return src;
+  };
+  SmallVector<int64_t> first(groups * width);
+  std::map<std::vector<int64_t>, int64_t> seen;
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t v = 0; v < width; ++v) {
+      std::vector<int64_t> sources(threads);
+      for (unsigned t = 0; t < threads; ++t)
+        sources[t] = sourceOf(layout.getGroupBase(shape, t, g) + v);
+      first[g * width + v] = seen.try_emplace(std::move(sources), g * width + v).first->second;
+    }
+  return first;
+}
+
 /// `tile.broadcast_load`: every element this thread holds in the result
 /// is read from the source tile position it broadcasts from (guarded; the
-/// source is small and cached, so no vector path).
+/// source is small and cached, so no vector path), once per distinct
+/// position (sharedSourceSlots).
 struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
   using LayoutPattern::LayoutPattern;
 
@@ -430,7 +543,6 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
     TileAccess acc(rewriter, loc, mk, srcTy, adaptor.getIndices(), encodingOf(resTy));
     TypedAttr zero = rewriter.getZeroAttr(elemTy);
     VectorType outTy = perThreadType(resTy);
-    Value result = splatConst(rewriter, loc, outTy, zero);
     Value zeroScalar = arith::ConstantOp::create(rewriter, loc, zero);
     ArrayRef<int64_t> from = op.getSrcShape();
     auto loadAt = [&](Value inBounds, Value off) {
@@ -450,7 +562,13 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
       rewriter.replaceOp(op, vector::BroadcastOp::create(rewriter, loc, outTy, x));
       return success();
     }
+    SmallVector<int64_t> first = sharedSourceSlots(resTy, from);
+    SmallVector<Value> elems;
     forEachThreadElement(rewriter, loc, resTy, [&](int64_t slot, Value e, bool mayPad) {
+      if (first[slot] != slot) {
+        elems.push_back(elems[first[slot]]);
+        return;
+      }
       // Result coordinates -> source flat index.
       Value src = tileFlat(rewriter, loc,
                            broadcastSource(tileCoords(rewriter, loc, e, resTy.getShape()), from),
@@ -459,10 +577,9 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
       Value off = acc.offsetOf(src, false, &inBounds);
       if (mayPad)
         inBounds = acc.andI(inBounds, insideTile(rewriter, loc, e, resTy));
-      Value x = loadAt(inBounds, off);
-      result = vector::InsertOp::create(rewriter, loc, x, result, ArrayRef<int64_t>{slot});
+      elems.push_back(loadAt(inBounds, off));
     });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, vector::FromElementsOp::create(rewriter, loc, outTy, elems));
     return success();
   }
 };
