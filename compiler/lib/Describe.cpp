@@ -104,8 +104,9 @@ static std::string typeText(const TypeExpr &t) {
 
 namespace {
 /// Which parameters a kernel writes: the views that store, scatter or an
-/// atomic takes as its first argument, through `let` aliases and `fn`
-/// helpers (a helper writes the parameters its body writes).
+/// atomic takes as its first argument, through `let` aliases, parts
+/// (`let p = narrow(x, ...)`) and `fn` helpers (a helper writes the
+/// parameters its body writes).
 struct WriteScan {
   const ModuleDecl &module;
   std::map<std::string, std::set<size_t>> helperWrites;
@@ -152,8 +153,12 @@ struct WriteScan {
       stmts(st->elseBody, env, out);
       if (st->kind == Stmt::Kind::Let) {
         env.erase(st->name);
-        if (st->value && st->value->kind == Expr::Kind::Name)
-          if (auto it = env.find(st->value->name); it != env.end())
+        // An alias, or a part of a tensor (narrow) that writes go through.
+        const Expr *of = st->value.get();
+        if (of && of->kind == Expr::Kind::Call && of->name == "narrow" && !of->args.empty())
+          of = of->args[0].get();
+        if (of && of->kind == Expr::Kind::Name)
+          if (auto it = env.find(of->name); it != env.end())
             env[st->name] = it->second;
       }
     }

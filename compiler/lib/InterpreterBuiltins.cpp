@@ -15,8 +15,8 @@ using namespace tilec::interp;
 /// one after another, so the atomics are plain read-modify-writes.
 Val Interp::callIrregular(const Expr &e) {
   const std::string &fn = e.name;
-  const HostArg &view = args[views.at(e.args[0]->name)];
-  ScalarType elem = inst.paramTypes[views.at(e.args[0]->name)].elem;
+  const HostArg &view = views.at(e.args[0]->name).arg;
+  ScalarType elem = views.at(e.args[0]->name).elem;
   bool isGather = fn == "gather", isCas = fn == "atomic_cas";
   size_t nvals = isGather ? 0 : (isCas ? 2 : 1);
   const std::vector<int64_t> &shape = e.elementShape;
@@ -106,8 +106,28 @@ Val Interp::call(const Expr &e) {
 /// load, store.
 Val Interp::callMemory(const Expr &e) {
   const std::string &fn = e.name;
+  if (fn == "load" && e.args.size() == 2) { // one element, by element index
+    const HostArg &view = views.at(e.args[0]->name).arg;
+    std::vector<int64_t> at = indices(*e.args[1]);
+    ScalarType dt = e.type.elem;
+    int64_t offset = 0;
+    bool inside = true;
+    for (size_t d = 0; d < at.size(); ++d) {
+      inside &= at[d] >= 0 && at[d] < view.sizes[d];
+      offset += at[d] * view.strides[d];
+    }
+    Val r = filled(e.type, 0, 0);
+    if (inside) {
+      const uint8_t *p = static_cast<const uint8_t *>(view.data) + offset * int64_t(scalarTypeSize(dt));
+      if (r.isFloat())
+        r.f[0] = loadFloatElement(dt, p);
+      else
+        r.i[0] = readInt(dt, p);
+    }
+    return r;
+  }
   if (fn == "load") {
-    const HostArg &view = args[views.at(e.args[0]->name)];
+    const HostArg &view = views.at(e.args[0]->name).arg;
     std::vector<int64_t> origin = indices(*e.args[1]);
     double pf = 0;
     int64_t pi = 0;
@@ -125,13 +145,34 @@ Val Interp::callMemory(const Expr &e) {
     });
     return r;
   }
-  const HostArg &view = args[views.at(e.args[0]->name)];
+  const HostArg &view = views.at(e.args[0]->name).arg;
   std::vector<int64_t> origin = indices(*e.args[1]);
   Val v = eval(*e.args[2]);
   forTile(view, v.type.elem, origin, v.type.shape, [&](size_t k, uint8_t *p) {
     if (p)
       writeElem(v.type.elem, p, v.isFloat() ? v.f[k] : 0, v.isFloat() ? 0 : v.i[k]);
   });
+  return filled(SemaType::scalar(ScalarType::I32), 0, 0);
+}
+
+/// narrow, as GPU code does it (MLIRGen's genNarrow): the part starts at
+/// start clamped to [0, size] and is at most what is left long.
+Interp::ViewRef Interp::narrowView(const Expr &e) {
+  ViewRef r = views.at(e.args[0]->name);
+  size_t d = size_t(*e.args[1]->constInt);
+  SemaType i64 = SemaType::scalar(ScalarType::I64);
+  int64_t size = r.arg.sizes[d];
+  int64_t start = std::min(std::max<int64_t>(evalAs(*e.args[2], i64).i[0], 0), size);
+  int64_t len = std::min(std::max<int64_t>(evalAs(*e.args[3], i64).i[0], 0), size - start);
+  r.arg.data = static_cast<uint8_t *>(r.arg.data) +
+               start * r.arg.strides[d] * int64_t(scalarTypeSize(r.elem));
+  r.arg.sizes[d] = len;
+  return r;
+}
+
+/// narrow outside a `let` (Sema refuses it).
+Val Interp::callNarrow(const Expr &e) {
+  fail("internal: narrow(...) outside a let");
   return filled(SemaType::scalar(ScalarType::I32), 0, 0);
 }
 

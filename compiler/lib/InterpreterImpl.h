@@ -101,7 +101,7 @@ public:
     for (size_t p = 0; p < k.params.size(); ++p) {
       const SemaType &t = inst.paramTypes[p];
       if (t.kind == SemaType::Kind::View) {
-        views[k.params[p].name] = p;
+        views[k.params[p].name] = ViewRef{args[p], t.elem};
         continue;
       }
       Val v;
@@ -328,7 +328,7 @@ private:
     case Expr::Kind::Binary:
       return binary(e);
     case Expr::Kind::ViewField: {
-      const HostArg &a = args[views.at(e.args[0]->name)];
+      const HostArg &a = views.at(e.args[0]->name).arg;
       size_t d = static_cast<size_t>(*e.args[1]->constInt);
       return filled(e.type, 0, e.name == "shape" ? a.sizes[d] : a.strides[d]);
     }
@@ -481,6 +481,10 @@ private:
     case Stmt::Kind::Let: {
       SemaType t = s.value->type;
       t.weak = false;
+      if (t.kind == SemaType::Kind::View) { // narrow(...)
+        views[s.name] = narrowView(*s.value);
+        return;
+      }
       vars[s.name] = evalAs(*s.value, t);
       return;
     }
@@ -546,7 +550,14 @@ private:
   std::array<uint32_t, 3> grid;
   std::array<uint32_t, 3> pid{};
   std::map<std::string, Val> vars;
-  std::map<std::string, size_t> views;
+  /// The tensors by name: the parameters and the parts (narrow) bound by
+  /// `let`.
+  struct ViewRef {
+    HostArg arg;
+    ScalarType elem;
+  };
+  ViewRef narrowView(const Expr &e);
+  std::map<std::string, ViewRef> views;
   std::string failed;
   uint64_t iterations = 0;
 };

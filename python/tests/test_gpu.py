@@ -124,6 +124,40 @@ def test_bshd_attention_against_sdpa():
         torch.testing.assert_close(o, want, rtol=2e-2, atol=2e-2)
 
 
+def test_varlen_attention_against_reference():
+    # Packed sequences (flash_attn_varlen_func's layout): lengths that are
+    # not multiples of the tiles, one past several key blocks, an empty
+    # one, more queries than keys; GQA; D = 64 and 128; causal and not.
+    import numpy as np
+    from common import varlen_attention_reference
+    seq_q, seq_k = [1, 500, 0, 1000, 129, 64], [700, 500, 33, 1000, 17, 300]
+    hq, hk = 8, 2
+    cu_q = torch.tensor([0] + list(np.cumsum(seq_q)), dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0] + list(np.cumsum(seq_k)), dtype=torch.int32, device="cuda")
+    for d in (64, 128):
+        for causal in (0, 1):
+            lib = tilec.load(example("attention.tile"), D=d, CAUSAL=causal)
+            q = torch.randn(sum(seq_q), hq, d, device="cuda", dtype=torch.bfloat16)
+            k, v = (torch.randn(sum(seq_k), hk, d, device="cuda", dtype=torch.bfloat16)
+                    for _ in range(2))
+            o = torch.full_like(q, 7.0)
+            lse = torch.empty(hq, sum(seq_q), device="cuda")
+            lib.attention_varlen(q.view(-1, hq * d), k.view(-1, hk * d), v.view(-1, hk * d),
+                                 o.view(-1, hq * d), lse, cu_q, cu_k, max(seq_q), d ** -0.5)
+            torch.cuda.synchronize()
+            want, want_lse = varlen_attention_reference(
+                q.view(-1, hq * d).float().cpu().numpy(), k.view(-1, hk * d).float().cpu().numpy(),
+                v.view(-1, hk * d).float().cpu().numpy(), cu_q.cpu().numpy(), cu_k.cpu().numpy(),
+                hq, hk, d, d ** -0.5, causal)
+            got = o.view(-1, hq * d).float().cpu().numpy()
+            np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2,
+                                       err_msg=f"D={d} causal={causal}")
+            seen = np.isfinite(want_lse)
+            got_lse = lse.cpu().numpy()
+            np.testing.assert_allclose(got_lse[seen], want_lse[seen], atol=2e-3, rtol=2e-3)
+            assert np.all(got_lse[~seen] < -1e30)
+
+
 def test_decode_with_gqa_against_sdpa():
     # Sq of 1 to 16 against long caches, 4 query heads per key/value head:
     # in one launch (attention, BM = 64) and split along the keys

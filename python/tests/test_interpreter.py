@@ -428,3 +428,26 @@ kernel k<B: int = 4>(x: tensor<f32, 1>) grid(cdiv(x.shape[0], B)) {
     assert sig["requires"] == [{"condition": "x.shape[0] > 0 && x.shape[0] >= 2",
                                 "message": "need two"}]
     assert sig["compile_time"][0]["default"] == "4"
+
+
+@pytest.mark.parametrize("causal", [0, 1])
+def test_varlen_attention_on_the_interpreter(causal):
+    # Packed sequences of different lengths (one shorter than a tile, one
+    # over it, an empty one, more queries than keys), grouped-query heads.
+    from common import varlen_attention_reference
+    lib = tilec.load(example("attention.tile"), D=64, CAUSAL=causal)
+    rng = np.random.default_rng(causal)
+    seq_q, seq_k = [5, 130, 0, 77], [300, 1, 10, 40]
+    cu_q = np.concatenate([[0], np.cumsum(seq_q)]).astype(np.int32)
+    cu_k = np.concatenate([[0], np.cumsum(seq_k)]).astype(np.int32)
+    hq, hk, d = 4, 2, 64
+    q = rng.standard_normal((cu_q[-1], hq * d)).astype(np.float16)
+    k, v = (rng.standard_normal((cu_k[-1], hk * d)).astype(np.float16) for _ in range(2))
+    o = np.full_like(q, 7)
+    lse = np.zeros((hq, cu_q[-1]), np.float32)
+    lib.attention_varlen(q, k, v, o, lse, cu_q, cu_k, max(seq_q), d ** -0.5)
+    want, want_lse = varlen_attention_reference(q, k, v, cu_q, cu_k, hq, hk, d, d ** -0.5, causal)
+    np.testing.assert_allclose(o.astype(np.float64), want, atol=2e-2, rtol=2e-2)
+    seen = np.isfinite(want_lse)
+    np.testing.assert_allclose(lse[seen], want_lse[seen], atol=1e-3, rtol=1e-3)
+    assert np.all(lse[~seen] < -1e30)

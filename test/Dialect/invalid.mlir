@@ -8,6 +8,32 @@ func.func @view_rank(%p: !llvm.ptr<1>, %n: i64) {
 
 // -----
 
+func.func @part_offsets(%p: !llvm.ptr<1>, %n: i64) {
+  // expected-error @+1 {{a part of a view of rank 2 needs 2 offsets, got 1}}
+  %v = tile.make_view %p[%n, %n] strides[%n, %n] offsets[%n] : !llvm.ptr<1> -> !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+func.func @load_scalar_type(%p: !llvm.ptr<1>, %n: i64) {
+  %v = tile.make_view %p[%n] strides[%n] : !llvm.ptr<1> -> !tile.view<f32, 1>
+  // expected-error @+1 {{result type 'i32' does not match the view's element type 'f32'}}
+  %x = tile.load_scalar %v[%n] : !tile.view<f32, 1>, i64 -> i32
+  return
+}
+
+// -----
+
+func.func @load_scalar_rank(%p: !llvm.ptr<1>, %n: i64) {
+  %v = tile.make_view %p[%n, %n] strides[%n, %n] : !llvm.ptr<1> -> !tile.view<f32, 2>
+  // expected-error @+1 {{a view of rank 2 needs 2 indices, got 1}}
+  %x = tile.load_scalar %v[%n] : !tile.view<f32, 2>, i64 -> f32
+  return
+}
+
+// -----
+
 // expected-error @+1 {{view rank must be between 1 and 4, got 5}}
 func.func @view_type(%v: !tile.view<f32, 5>) {
   return

@@ -7,6 +7,11 @@
 func.func @all_ops(%p: !llvm.ptr<1>, %n: i64, %m: i64, %s0: i64, %s1: i64, %a: f32) attributes {tile.kernel} {
   // CHECK: %[[V:.*]] = tile.make_view %{{.*}}[%{{.*}}, %{{.*}}] strides[%{{.*}}, %{{.*}}] : !llvm.ptr<1> -> !tile.view<f32, 2>
   %v = tile.make_view %p[%n, %m] strides[%s0, %s1] : !llvm.ptr<1> -> !tile.view<f32, 2>
+  // A part of a view (narrow): its offsets in the parameter's view.
+  // CHECK: tile.make_view %{{.*}}[%{{.*}}, %{{.*}}] strides[%{{.*}}, %{{.*}}] offsets[%{{.*}}, %{{.*}}] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
+  %part = tile.make_view %p[%n, %m] strides[%s0, %s1] offsets[%n, %s1] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
+  // CHECK: tile.load_scalar %{{.*}}[%{{.*}}, %{{.*}}] : !tile.view<f32, 2>, i64, i64 -> f32
+  %elem = tile.load_scalar %part[%n, %m] : !tile.view<f32, 2>, i64, i64 -> f32
   // CHECK: tile.view_dim %[[V]][1] : !tile.view<f32, 2>
   %d = tile.view_dim %v[1] : !tile.view<f32, 2>
   // CHECK: tile.view_stride %[[V]][0] : !tile.view<f32, 2>

@@ -376,6 +376,10 @@ void Gen::genStmt(const Stmt &s) {
   case Stmt::Kind::Let: {
     SemaType t = s.value->type;
     t.weak = false;
+    if (t.kind == SemaType::Kind::View) { // narrow(...)
+      scope[s.name] = Binding{gen(*s.value), t};
+      return;
+    }
     scope[s.name] = Binding{genAs(*s.value, t), t};
     return;
   }
@@ -434,7 +438,7 @@ void Gen::run() {
       for (unsigned i = 0; i < t.rank; ++i)
         strides.push_back(entry->getArgument(argIdx++));
       auto viewTy = tile::ViewType::get(ctx, toMLIRType(ctx, t.elem), t.rank);
-      auto mk = tile::MakeViewOp::create(b, l, viewTy, ptr, sizes, strides);
+      auto mk = tile::MakeViewOp::create(b, l, viewTy, ptr, sizes, strides, ValueRange{});
       // The source parameter, for launch-ABI additions (TMA descriptors).
       mk->setAttr(tile::kParamIndexAttrName, b.getI32IntegerAttr(int32_t(p)));
       Value view = mk;

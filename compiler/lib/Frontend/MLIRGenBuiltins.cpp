@@ -40,6 +40,8 @@ Value Gen::genMemory(const Expr &e) {
     tile::StoreOp::create(b, l, v, view, indices);
     return {};
   }
+  if (e.args.size() == 2) // one element, by element index
+    return tile::LoadScalarOp::create(b, l, mlirType(e.type), view, indices);
   auto ty = cast<RankedTensorType>(mlirType(e.type));
   TypedAttr pad;
   if (e.args.size() == 4) {
@@ -52,6 +54,38 @@ Value Gen::genMemory(const Expr &e) {
       pad = b.getIntegerAttr(ty.getElementType(), i);
   }
   return tile::LoadOp::create(b, l, ty, view, indices, pad);
+}
+
+/// narrow: a make_view of the part, at its first element, with the part's
+/// size along the dimension and its offsets in the parameter's view (for
+/// TMA descriptors, which address the parameter). start is clamped to
+/// [0, size] and the length to [0, size - start].
+Value Gen::genNarrow(const Expr &e) {
+  Location l = loc(e.loc);
+  auto mk = scope.at(e.args[0]->name).value.getDefiningOp<tile::MakeViewOp>();
+  unsigned d = unsigned(*e.args[1]->constInt);
+  SemaType i64 = SemaType::scalar(ScalarType::I64);
+  Value zero = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(0));
+  Value size = mk.getSizes()[d];
+  Value start = arith::MinSIOp::create(
+      b, l, arith::MaxSIOp::create(b, l, genAs(*e.args[2], i64), zero), size);
+  Value left = arith::SubIOp::create(b, l, size, start);
+  Value len = arith::MinSIOp::create(
+      b, l, arith::MaxSIOp::create(b, l, genAs(*e.args[3], i64), zero), left);
+  ScalarType elem = scope.at(e.args[0]->name).type.elem;
+  Type memElem = elem == ScalarType::I1 ? b.getI8Type() : toMLIRType(ctx, elem);
+  Value ptr = LLVM::GEPOp::create(b, l, mk.getPtr().getType(), memElem, mk.getPtr(),
+                                  ValueRange{arith::MulIOp::create(b, l, start,
+                                                                   mk.getStrides()[d])});
+  SmallVector<Value> sizes(mk.getSizes()), offsets(mk.getOffsets());
+  sizes[d] = len;
+  if (offsets.empty())
+    offsets.assign(sizes.size(), zero);
+  offsets[d] = arith::AddIOp::create(b, l, offsets[d], start);
+  auto part = tile::MakeViewOp::create(b, l, mk.getType(), ptr, sizes, mk.getStrides(), offsets);
+  if (Attribute param = mk->getAttr(tile::kParamIndexAttrName))
+    part->setAttr(tile::kParamIndexAttrName, param);
+  return part;
 }
 
 /// gather, scatter, atomic_add, atomic_min, atomic_max, atomic_xchg, atomic_cas.

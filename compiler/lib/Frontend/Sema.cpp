@@ -562,7 +562,13 @@ bool Checker::checkStmt(Stmt &s) {
   case Stmt::Kind::Return:
     return error(s.loc, "a helper returns once, at the end of its body");
   case Stmt::Kind::Let: {
-    if (!requireValue(*s.value, "the value of a binding"))
+    bool view = s.value->kind == Expr::Kind::Call && s.value->name == "narrow";
+    if (view && s.isVar)
+      return error(s.nameLoc, "a part of a tensor is bound once: use 'let', not 'var'");
+    letValue = view;
+    bool ok = view ? check(*s.value) : requireValue(*s.value, "the value of a binding");
+    letValue = false;
+    if (!ok)
       return false;
     auto it = symbols.find(s.name);
     if (it != symbols.end() && it->second.kind != Symbol::Kind::Local)

@@ -20,13 +20,28 @@ using namespace tilec::sema;
 bool Checker::checkMemory(Expr &e) {
   const std::string &f = e.name;
   bool isLoad = f == "load";
-  if (!checkArgCount(e, 3, isLoad ? 4 : 3))
+  if (!checkArgCount(e, isLoad ? 2 : 3, isLoad ? 4 : 3))
     return false;
   if (!requireView(e))
     return false;
   Expr &view = *e.args[0];
   unsigned rank = view.type.rank;
   Expr &idx = *e.args[1];
+  if (isLoad && e.args.size() == 2) {
+    // load(x, [i, j]): the element x[i, j] as a scalar (0 outside x).
+    if (idx.kind != Expr::Kind::List)
+      return error(idx.loc, "the element indices must be a list, e.g. [i] or [i, j]");
+    if (idx.args.size() != rank)
+      return error(idx.loc, "'" + view.name + "' has rank " + std::to_string(rank) +
+                                ", so an element load needs " + std::to_string(rank) +
+                                " ind" + (rank == 1 ? "ex" : "ices") + ", got " +
+                                std::to_string(idx.args.size()));
+    for (auto &i : idx.args)
+      if (!requireIntScalar(*i, "an element index"))
+        return false;
+    e.type = SemaType::scalar(view.type.elem);
+    return true;
+  }
   if (idx.kind != Expr::Kind::List)
     return error(idx.loc, "the tile indices must be a list, e.g. [i] or [i, j]");
   if (idx.args.size() != rank)
@@ -184,6 +199,39 @@ bool Checker::checkReshape(Expr &e) {
     return error(e.args[1]->loc, "cannot reshape " + t.str() + " (" + std::to_string(from) +
                                      " elements) into " + std::to_string(to) + " elements");
   e.type = SemaType::tile(t.elem, dims);
+  return true;
+}
+
+/// narrow(x, dim, start, length): the part of tensor x whose index along
+/// dim is start .. start + length - 1, as a view of its own (a tensor of
+/// the same rank: loads read zeros past its end, stores skip it), bound by
+/// `let` and used by name like a tensor parameter. start and length are
+/// run-time integers, clamped to the tensor (start to [0, size], length to
+/// what is left), so a part never reaches outside it.
+bool Checker::checkNarrow(Expr &e) {
+  if (!checkArgCount(e, 4, 4))
+    return false;
+  if (!letValue)
+    return error(e.loc, "narrow(...) makes a view of a tensor: bind it with let (let part = "
+                        "narrow(x, 0, start, n);) and use the name");
+  letValue = false; // not for its own arguments
+  if (!requireView(e))
+    return false;
+  Expr &view = *e.args[0];
+  if (view.kind != Expr::Kind::Name)
+    return error(view.loc, "the first argument of 'narrow' must be a tensor by name");
+  int64_t dim;
+  if (!requireConstInt(*e.args[1], "the dimension of narrow", dim))
+    return false;
+  if (dim < 0 || dim >= int64_t(view.type.rank))
+    return error(e.args[1]->loc, "'" + view.name + "' has rank " +
+                                     std::to_string(view.type.rank) + ", so narrow's dimension "
+                                     "must be 0 to " + std::to_string(view.type.rank - 1) +
+                                     ", got " + std::to_string(dim));
+  if (!requireIntScalar(*e.args[2], "the start of narrow") ||
+      !requireIntScalar(*e.args[3], "the length of narrow"))
+    return false;
+  e.type = view.type;
   return true;
 }
 

@@ -74,6 +74,9 @@ private:
   /// The first argument of `e` (load, store, gather, ...) must name a
   /// tensor parameter.
   bool requireView(Expr &e);
+  /// Set while the value of a `let` is checked: the one place a view
+  /// (narrow) may be made.
+  bool letValue = false;
   bool inlineCall(Expr &e, const FnDecl &fn);
   bool checkCombiner(ExprPtr &arg, ScalarType elem, const std::string &what);
   std::set<std::string> inlining; ///< helpers being expanded (no recursion)

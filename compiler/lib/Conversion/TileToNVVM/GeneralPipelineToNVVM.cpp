@@ -430,32 +430,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
         these.push_back(&st);
         origins.push_back(originsAt(o, i, st));
       }
-    for (size_t k = 0; k < these.size(); ++k) {
-      Staged *sp = these[k];
-      e.ifThen(e.eq(sp->o.tmapValid, e.i32(0)), [&] {
-        copyByThreads(b, loc, sp->o, origins[k],
-                                       e.gep(base, e.i64(sp->o.smemOffset)), tid, 128);
-      });
-    }
-    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-    NVVM::BarrierOp::create(b, loc, TypeRange{}, e.i32(1), e.i32(128),
-                            NVVM::BarrierReductionAttr(), Value());
-    e.ifThen(e.eq(tid, e.i32(0)), [&] {
-      Value tx = e.i32(0);
-      for (Staged *st : these)
-        tx = e.add(tx, arith::SelectOp::create(b, loc, e.ne(st->o.tmapValid, e.i32(0)),
-                                               e.i32(st->o.bytes()), e.i32(0)));
-      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, tx, NVVM::MemScopeKindAttr(),
-                                             BoolAttr(), Value());
-      for (size_t k = 0; k < these.size(); ++k) {
-        Staged *sp = these[k];
-        e.ifThen(e.ne(sp->o.tmapValid, e.i32(0)), [&] {
-          issueTMA(b, loc, sp->o, origins[k],
-                                    e.gep(base, e.i64(sp->o.smemOffset)), bar);
-        });
-      }
-    });
+    SmallVector<Operand *> ops;
+    for (Staged *st : these)
+      ops.push_back(&st->o);
+    copyStage(b, loc, ops, origins, base, [&] { return bar; }, tid);
   };
 
   // Registers: with two consumer warpgroups (384 threads, 168 registers

@@ -147,6 +147,16 @@ void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, V
 /// loads into the swizzled layout TMA would give (a view TMA cannot take).
 void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,
                    Value tid, int64_t threads);
+/// The producer warpgroup's copy of the tiles `ops` of one stage (at
+/// `origins`, each at its smemOffset from `base`), complete on mbarrier
+/// `bar()` (built where thread 0 uses it): the tiles TMA cannot take are copied by the 128 threads, then
+/// thread 0 expects the bytes of the others and issues their TMA. A tile
+/// of a part of a tensor (narrow) goes by TMA only when it lies inside the
+/// part: the descriptor's bounds are the parameter's, so past the part's
+/// end TMA would read the rest of the tensor instead of zeros.
+void copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
+               ArrayRef<SmallVector<Value>> origins, Value base, function_ref<Value()> bar,
+               Value tid);
 /// WgmmaLowering and the shared-tile forwarding of the general pipeline.
 void populateGeneralPipelinePatterns(const TypeConverter &converter, ThreadLayout layout,
                                      RewritePatternSet &patterns);

@@ -147,21 +147,73 @@ void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value
   auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
   auto i32 = [&](Value v) { return arith::TruncIOp::create(b, loc, b.getI32Type(), v); };
   size_t rank = origins.size();
-  Value row = i32(origins[rank - 2]);
-  Value col = i32(origins[rank - 1]);
+  // A part of a tensor (narrow) is addressed by its place in the parameter.
+  auto coord = [&](size_t d) {
+    if (o.view.getOffsets().empty())
+      return i32(origins[d]);
+    return i32(e.add(origins[d], o.view.getOffsets()[d]));
+  };
+  Value row = coord(rank - 2);
+  Value col = coord(rank - 1);
   for (int64_t box = 0; box < o.boxes(); ++box) {
     Value d = e.gep(dst, e.i64(box * o.rows * 128));
     Value d7 = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, d);
     // Coordinates innermost first: column, row (, batch).
     SmallVector<Value> coords = {e.add(col, e.i32(box * o.boxCols())), row};
     if (rank == 3)
-      coords.push_back(i32(origins[0]));
+      coords.push_back(coord(0));
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, d7, o.tmap, coords, mbar,
         ValueRange{}, Value(), Value(),
         NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
         b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), Value());
   }
+}
+
+void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
+                           ArrayRef<SmallVector<Value>> origins, Value base,
+                           function_ref<Value()> bar, Value tid) {
+  Emit e{b, loc};
+  MLIRContext *ctx = b.getContext();
+  // Whether each tile goes by TMA (for a part: computed here, with the
+  // copy by threads where it does not).
+  SmallVector<Value> tma;
+  for (auto [k, o] : llvm::enumerate(ops)) {
+    Value byThreads;
+    if (o->view.getOffsets().empty()) {
+      tma.push_back(Value()); // ne(valid, 0), made where it is used
+      byThreads = e.eq(o->tmapValid, e.i32(0));
+    } else {
+      Value inside = e.ne(o->tmapValid, e.i32(0));
+      ArrayRef<int64_t> shape = o->load.getType().getShape();
+      for (auto [d, origin] : llvm::enumerate(origins[k]))
+        inside = e.band(inside, e.cmp(arith::CmpIPredicate::sle,
+                                      e.add(origin, e.i64(shape[d])), o->view.getSizes()[d]));
+      tma.push_back(inside);
+      byThreads = e.bxor(inside, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    }
+    e.ifThen(byThreads, [&] {
+      copyByThreads(b, loc, *o, origins[k], e.gep(base, e.i64(o->smemOffset)), tid, 128);
+    });
+  }
+  auto viaTma = [&](size_t k) { return tma[k] ? tma[k] : e.ne(ops[k]->tmapValid, e.i32(0)); };
+  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+                             NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, e.i32(1), e.i32(128),
+                          NVVM::BarrierReductionAttr(), Value());
+  e.ifThen(e.eq(tid, e.i32(0)), [&] {
+    Value tx = e.i32(0);
+    for (size_t k = 0; k < ops.size(); ++k)
+      tx = e.add(tx, arith::SelectOp::create(b, loc, viaTma(k), e.i32(ops[k]->bytes()),
+                                             e.i32(0)));
+    Value full = bar();
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, tx, NVVM::MemScopeKindAttr(),
+                                           BoolAttr(), Value());
+    for (size_t k = 0; k < ops.size(); ++k)
+      e.ifThen(viaTma(k), [&] {
+        issueTMA(b, loc, *ops[k], origins[k], e.gep(base, e.i64(ops[k]->smemOffset)), full);
+      });
+  });
 }
 
 /// `threads` threads (from `tid`) copy one operand tile into the swizzled
@@ -332,35 +384,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         Value tidInWG = tid; // warpgroup 0: tid < 128
         SmallVector<Value> origins[2];
         originsAt(i, origins);
-        Operand *ops[2] = {&A, &B};
-        for (size_t k = 0; k < 2; ++k) {
-          Operand *o = ops[k];
-          // Views TMA cannot describe: ordinary loads into the same layout.
-          e.ifThen(e.eq(o->tmapValid, e.i32(0)), [&] {
-            copyByThreads(rewriter, loc, *o, origins[k], e.gep(stage, e.i64(o->smemOffset)),
-                          tidInWG, 128);
-          });
-        }
-        NVVM::FenceProxyOp::create(
-            rewriter, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-            NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-        NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, e.i32(1), e.i32(128),
-                                NVVM::BarrierReductionAttr(), Value());
-        e.ifThen(e.eq(tid, e.i32(0)), [&] {
-          Value tx = e.i32(0);
-          for (Operand *o : {&A, &B})
-            tx = e.add(tx, arith::SelectOp::create(rewriter, loc, e.ne(o->tmapValid, e.i32(0)),
-                                                   e.i32(o->bytes()), e.i32(0)));
-          Value full = barrier(e.i64(0), s64);
-          NVVM::MBarrierArriveExpectTxOp::create(rewriter, loc, Type(), full, tx,
-                                                 NVVM::MemScopeKindAttr(), BoolAttr(), Value());
-          for (size_t k = 0; k < 2; ++k)
-            e.ifThen(e.ne(ops[k]->tmapValid, e.i32(0)), [&] {
-              Operand *o = ops[k];
-              issueTMA(rewriter, loc, *o, origins[k], e.gep(stage, e.i64(o->smemOffset)),
-                       full);
-            });
-        });
+        copyStage(rewriter, loc, {&A, &B}, {origins[0], origins[1]}, stage,
+                  [&] { return barrier(e.i64(0), s64); }, tidInWG);
       }
       LLVM::CallIntrinsicOp::create(rewriter, loc, rewriter.getStringAttr("llvm.nvvm.exit"),
                                     ValueRange{});

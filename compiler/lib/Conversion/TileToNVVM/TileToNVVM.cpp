@@ -600,7 +600,10 @@ struct ConvertTileToNVVMPass
     saturateNarrowFloatToInt(func);
 
     // Views are fully consumed by now.
-    for (auto mk : llvm::make_early_inc_range(func.getOps<tile::MakeViewOp>())) {
+    // (Parts made by narrow may sit in loops and branches.)
+    SmallVector<tile::MakeViewOp> views;
+    func.walk([&](tile::MakeViewOp mk) { views.push_back(mk); });
+    for (tile::MakeViewOp mk : views) {
       if (!mk->use_empty())
         return mk.emitError("view still in use after lowering");
       mk.erase();

@@ -61,6 +61,9 @@ LogicalResult MakeViewOp::verify() {
                          << " sizes and " << rank << " strides, got "
                          << getSizes().size() << " and "
                          << getStrides().size();
+  if (!getOffsets().empty() && getOffsets().size() != rank)
+    return emitOpError() << "a part of a view of rank " << rank << " needs " << rank
+                         << " offsets, got " << getOffsets().size();
   return success();
 }
 
@@ -119,6 +122,17 @@ LogicalResult LoadOp::verify() {
       return emitOpError() << "padding of type " << pad.getType()
                            << " does not match the tile element type "
                            << getType().getElementType();
+  return success();
+}
+
+LogicalResult LoadScalarOp::verify() {
+  ViewType view = getView().getType();
+  if (getIndices().size() != view.getRank())
+    return emitOpError() << "a view of rank " << view.getRank() << " needs " << view.getRank()
+                         << " indices, got " << getIndices().size();
+  if (getType() != view.getElementType())
+    return emitOpError() << "result type " << getType() << " does not match the view's element type "
+                         << view.getElementType();
   return success();
 }
 

@@ -13,23 +13,30 @@ include "mlir/Dialect/LLVMIR/LLVMTypes.td"
 
 def Tile_Tile : RankedTensorOf<[AnySignlessInteger, AnyFloat]>;
 
-def Tile_MakeViewOp : Tile_Op<"make_view", [Pure, SameVariadicOperandSize]> {
+def Tile_MakeViewOp : Tile_Op<"make_view", [Pure, AttrSizedOperandSegments]> {
   let summary = "makes a global tensor view from a pointer, sizes and strides";
   let description = [{
     Builds a view of `rank` dimensions over global memory at `ptr`. `sizes`
     and `strides` (in elements) are run-time `i64` values, one per dimension.
     Kernel parameters of type `tensor<T, R>` arrive as a pointer, R sizes and
-    R strides and are turned into a view with this op.
+    R strides and are turned into a view with this op (`tile.param` names
+    the parameter).
+
+    A part of a parameter's view (the language's `narrow`) is a make_view
+    too: its pointer is the part's first element and `offsets` (one per
+    dimension) say where that element sits in the parameter's view, which
+    is what a TMA descriptor of the parameter is addressed by.
 
     ```mlir
     %x = tile.make_view %ptr[%n] strides [%c1] : !tile.view<f32, 1>
+    %y = tile.make_view %p2[%len, %d] strides [%s0, %s1] offsets [%start, %c0] {tile.param = 0 : i32} : ...
     ```
   }];
   let arguments = (ins LLVM_AnyPointer:$ptr, Variadic<I64>:$sizes,
-                       Variadic<I64>:$strides);
+                       Variadic<I64>:$strides, Variadic<I64>:$offsets);
   let results = (outs Tile_ViewType:$result);
   let assemblyFormat = [{
-    $ptr `[` $sizes `]` `strides` `[` $strides `]` attr-dict `:` qualified(type($ptr)) `->` qualified(type($result))
+    $ptr `[` $sizes `]` `strides` `[` $strides `]` (`offsets` `[` $offsets^ `]`)? attr-dict `:` qualified(type($ptr)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -227,6 +234,24 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
   let arguments = (ins Tile_ViewType:$view, Variadic<AnySignlessInteger>:$indices,
                        OptionalAttr<TypedAttrInterface>:$padding);
   let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $view `[` $indices `]` attr-dict `:` qualified(type($view)) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_LoadScalarOp : Tile_Op<"load_scalar", [MemoryEffects<[MemRead]>]> {
+  let summary = "loads one element of a view by element index";
+  let description = [{
+    The element at `indices` (element, not tile, indices), or zero when it
+    lies outside the view; every thread reads it.
+
+    ```mlir
+    %s = tile.load_scalar %cu[%b] : !tile.view<i32, 1>, i64 -> i32
+    ```
+  }];
+  let arguments = (ins Tile_ViewType:$view, Variadic<AnySignlessInteger>:$indices);
+  let results = (outs AnyTypeOf<[AnySignlessInteger, AnyFloat]>:$result);
   let assemblyFormat = [{
     $view `[` $indices `]` attr-dict `:` qualified(type($view)) `,` type($indices) `->` type($result)
   }];
