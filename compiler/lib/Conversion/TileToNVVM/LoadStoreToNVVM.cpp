@@ -138,57 +138,6 @@ public:
                                  c64(r * int64_t(layout.getThreadsPerBlock()) * layout.getGroupWidth()));
   }
 
-  /// Coordinate d of slot r's first element in the view (origin plus its
-  /// place in the tile), with its offset term (times the stride, or itself
-  /// for the known unit innermost stride of the fast path) and its bounds
-  /// check. Slots whose coordinate d is the same in every thread (decided
-  /// on the host from the encoding) share one computation: a thread of a
-  /// 128 x 256 accumulator holds 2 rows and 64 columns, not 128 of each.
-  /// `wrapOuter`: the outermost coordinate is reduced modulo its size too
-  /// (the guarded path, where a padding slot must stay a valid offset).
-  /// Values are built at the builder's insertion point: call
-  /// beginPath() on entering each branch.
-  struct Coord {
-    Value global, term, inBounds;
-  };
-  const Coord &slotCoord(int64_t r, int64_t d, bool unitInner, bool wrapOuter) {
-    int64_t inner = 1;
-    for (size_t i = d + 1; i < shape.size(); ++i)
-      inner *= shape[i];
-    bool wrap = d > 0 || wrapOuter;
-    std::vector<int64_t> key{d, unitInner, wrapOuter};
-    for (unsigned t = 0; t < layout.getThreadsPerBlock(); ++t) {
-      int64_t c = layout.getGroupBase(shape, t, r) / inner;
-      key.push_back(wrap ? c % shape[d] : c);
-    }
-    auto [it, added] = coords.try_emplace(std::move(key));
-    if (!added)
-      return it->second;
-    Value c = slotBase(r);
-    if (inner > 1)
-      c = arith::DivUIOp::create(b, loc, c, c64(inner));
-    if (wrap)
-      c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
-    Coord &x = it->second;
-    x.global = arith::AddIOp::create(b, loc, origins[d], c);
-    bool unit = unitInner && d == int64_t(shape.size()) - 1;
-    x.term = unit ? x.global : Value(arith::MulIOp::create(b, loc, x.global, strides[d]));
-    if (!unitInner) // the guarded path's
-      x.inBounds = cmp(arith::CmpIPredicate::ult, x.global, sizes[d]);
-    return x;
-  }
-  /// Forgets the coordinates built so far (they belong to another branch).
-  void beginPath() { coords.clear(); }
-  /// The element offset of slot r's first element on the fast path.
-  Value slotOffset(int64_t r) {
-    Value offset;
-    for (int64_t d = shape.size() - 1; d >= 0; --d) {
-      Value term = slotCoord(r, d, /*unitInner=*/true, /*wrapOuter=*/false).term;
-      offset = offset ? Value(arith::AddIOp::create(b, loc, offset, term)) : term;
-    }
-    return offset;
-  }
-
   /// The block-uniform condition for the fast path.
   Value fastCondition() {
     Value cond;
@@ -244,8 +193,8 @@ public:
   /// The element offsets and bounds checks of the W elements of slot r
   /// (flat indices base .. base + W - 1) for the guarded path. When W
   /// divides the innermost dimension they share every coordinate but the
-  /// innermost one (slotCoord), and each element adds v to the innermost
-  /// (and v times its stride).
+  /// innermost one, so the coordinates are computed once per slot and
+  /// each element adds v to the innermost (and v times its stride).
   void slotElements(int64_t r, unsigned width, SmallVectorImpl<Value> &offsets,
                     SmallVectorImpl<Value> &inBounds) {
     Value base = slotBase(r);
@@ -259,14 +208,21 @@ public:
       return;
     }
     Value outer, offset, innerG;
+    int64_t inner = 1;
     int64_t last = shape.size() - 1;
     for (int64_t d = last; d >= 0; --d) {
-      const Coord &c = slotCoord(r, d, /*unitInner=*/false, /*wrapOuter=*/true);
+      Value c = base;
+      if (inner > 1)
+        c = arith::DivUIOp::create(b, loc, c, c64(inner));
+      c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
+      inner *= shape[d];
+      Value g = arith::AddIOp::create(b, loc, origins[d], c);
       if (d == last)
-        innerG = c.global;
+        innerG = g;
       else
-        outer = andI(outer, c.inBounds);
-      offset = offset ? Value(arith::AddIOp::create(b, loc, offset, c.term)) : c.term;
+        outer = andI(outer, cmp(arith::CmpIPredicate::ult, g, sizes[d]));
+      Value term = arith::MulIOp::create(b, loc, g, strides[d]);
+      offset = offset ? Value(arith::AddIOp::create(b, loc, offset, term)) : term;
     }
     bool pad = layout.mayPad(shape);
     for (unsigned v = 0; v < width; ++v) {
@@ -322,7 +278,6 @@ public:
   SmallVector<Value> sizes, strides, origins;
   RankedTensorType tileTy_;
   Value tidBase; ///< blocked layout: tid * vec
-  std::map<std::vector<int64_t>, Coord> coords; ///< slotCoord's, by (d, flags, per-thread values)
 };
 
 /// The concatenation of `parts` (1-D vectors of one element type), as a
@@ -377,15 +332,11 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     // shufflevectors of the whole per-thread vector per slot, 128 of 128
     // floats for an accumulator: most of a matmul_add's IR.
     auto fastPath = [&]() -> Value {
-      acc.beginPath();
       SmallVector<Value> parts;
       for (int64_t r = 0; r < acc.reps(); ++r) {
         Value base = acc.slotBase(r);
-        // A slot that may hold padding is loaded under its own branch, so
-        // its offset cannot be shared with the other slots.
         auto loadSlot = [&]() -> Value {
-          Value addr = acc.address(acc.slotNeedsGuard(r) ? acc.offsetOf(base, true, nullptr)
-                                                         : acc.slotOffset(r));
+          Value addr = acc.address(acc.offsetOf(base, true, nullptr));
           return acc.load(vecTy, addr, align);
         };
         Value v = acc.slotNeedsGuard(r)
@@ -398,7 +349,6 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
       return concatVectors(rewriter, loc, parts);
     };
     auto guardedPath = [&]() -> Value {
-      acc.beginPath();
       SmallVector<Value> elems;
       for (int64_t r = 0; r < acc.reps(); ++r) {
         SmallVector<Value> offsets, inBounds;
@@ -447,15 +397,13 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     {
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      acc.beginPath();
       for (int64_t r = 0; r < acc.reps(); ++r) {
         Value base = acc.slotBase(r);
         auto storeSlot = [&]() {
           Value v = vector::ExtractStridedSliceOp::create(
               rewriter, loc, values, ArrayRef<int64_t>{r * encoding.getGroupWidth()},
               ArrayRef<int64_t>{encoding.getGroupWidth()}, ArrayRef<int64_t>{1});
-          Value addr = acc.address(acc.slotNeedsGuard(r) ? acc.offsetOf(base, true, nullptr)
-                                                         : acc.slotOffset(r));
+          Value addr = acc.address(acc.offsetOf(base, true, nullptr));
           acc.store(v, addr, align);
         };
         if (acc.slotNeedsGuard(r))
@@ -465,7 +413,6 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
           storeSlot();
       }
       rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      acc.beginPath();
       for (int64_t r = 0; r < acc.reps(); ++r) {
         SmallVector<Value> offsets, inBounds;
         acc.slotElements(r, encoding.getGroupWidth(), offsets, inBounds);
