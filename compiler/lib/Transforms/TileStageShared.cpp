@@ -230,9 +230,9 @@ struct TileStageSharedPass
                              << shapeStr(mma.getA().getType()) << " and "
                              << shapeStr(mma.getB().getType()) << ")";
     };
-    if (BM != 64 && BM != 128)
+    if (BM != 64 && BM != 128 && BM != 192)
       return shapeError(mmas.front(), "with several mmas in a loop, the rows of a (BM) must be "
-                                      "64 or 128 (one 64-row block per consumer warpgroup)");
+                                      "64, 128 or 192 (one 64-row block per consumer warpgroup)");
     unsigned consumers = unsigned(BM / 64);
     struct Staged {
       tile::LoadOp load;

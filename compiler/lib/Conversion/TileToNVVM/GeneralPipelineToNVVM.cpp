@@ -440,7 +440,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // each at launch) the producer gives most of its own to them
   // (setmaxnreg: 40 for the producer, 232 for each consumer; 128 * (40 +
   // 2 * 232) fits the 64K of an SM), as FlashAttention-3 does (24/240).
-  bool reallocate = C == 2;
+  // With three (512 threads, 128 at launch): 56 and 152 (128 * (56 + 3 *
+  // 152) = 64K).
+  bool reallocate = C >= 2;
+  int32_t producerRegs = C == 2 ? 72 : 56, consumerRegs = C == 2 ? 216 : 152;
   auto setMaxRegisters = [&](int32_t count, bool increase) {
     NVVM::SetMaxRegisterOp::create(
         b, loc, b.getI32IntegerAttr(count),
@@ -450,7 +453,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // ---- producer: warpgroup 0 ---------------------------------------------
   e.ifThen(e.eq(wg, e.i32(0)), [&] {
     if (reallocate)
-      setMaxRegisters(72, false);
+      setMaxRegisters(producerRegs, false);
     if (anyResident)
       copyInto(Value(), Value(), smem, barrierAt(e.i64(2 * S)), /*resident=*/true);
     Block *exitBlock = b.getInsertionBlock();
@@ -482,7 +485,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
 
   // ---- consumers -------------------------------------------------------------
   if (reallocate)
-    setMaxRegisters(216, true);
+    setMaxRegisters(consumerRegs, true);
   // The loaded (possibly reshaped) tile, or for a transpose the same bytes
   // read transposed, where the copy put it; the chain goes once everything
   // is built (the builder may point at one of its ops).
