@@ -531,8 +531,10 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
   }
 };
 
-/// `tile.load_scalar`: one guarded load of the element (each thread reads
-/// it; the same address, so one transaction per warp).
+/// `tile.load_scalar`: the element as a [1, ..., 1] tile at tile indices
+/// equal to the element indices, read by one guarded load in every thread
+/// (the same address, so one transaction per warp): TileAccess's offset
+/// and bounds check, as for the one-element source of a broadcast load.
 struct LoadScalarLowering : LayoutPattern<tile::LoadScalarOp> {
   using LayoutPattern::LayoutPattern;
 
@@ -544,32 +546,20 @@ struct LoadScalarLowering : LayoutPattern<tile::LoadScalarOp> {
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
     Location loc = op.getLoc();
     Type elemTy = op.getType();
-    Value offset, inBounds;
-    for (auto [d, idx] : llvm::enumerate(adaptor.getIndices())) {
-      Value i = idx;
-      if (i.getType().getIntOrFloatBitWidth() < 64)
-        i = arith::ExtSIOp::create(rewriter, loc, rewriter.getI64Type(), i);
-      Value ok = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i, mk.getSizes()[d]);
-      inBounds = inBounds ? Value(arith::AndIOp::create(rewriter, loc, inBounds, ok)) : ok;
-      Value term = arith::MulIOp::create(rewriter, loc, i, mk.getStrides()[d]);
-      offset = offset ? Value(arith::AddIOp::create(rewriter, loc, offset, term)) : term;
-    }
-    Type memTy = memoryType(elemTy);
-    auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{elemTy}, inBounds, true, true);
-    {
-      OpBuilder::InsertionGuard g(rewriter);
-      rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value addr = LLVM::GEPOp::create(rewriter, loc, mk.getPtr().getType(), memTy, mk.getPtr(),
-                                       ValueRange{offset});
-      Value x = LLVM::LoadOp::create(rewriter, loc, memTy, addr,
-                                     memTy.getIntOrFloatBitWidth() / 8);
-      scf::YieldOp::create(rewriter, loc, fromMemory(rewriter, loc, x, elemTy));
-      rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(rewriter, loc,
-                           ValueRange{arith::ConstantOp::create(rewriter, loc,
-                                                                rewriter.getZeroAttr(elemTy))});
-    }
-    rewriter.replaceOp(op, ifOp.getResult(0));
+    SmallVector<int64_t> ones(adaptor.getIndices().size(), 1);
+    TileAccess acc(rewriter, loc, mk, RankedTensorType::get(ones, elemTy), adaptor.getIndices(),
+                   layout);
+    Value inBounds;
+    Value off = acc.offsetOf(acc.c64(0), false, &inBounds);
+    rewriter.replaceOp(op, acc.guarded(
+                               inBounds, elemTy,
+                               [&]() -> Value {
+                                 return acc.load(elemTy, acc.address(off), acc.elemBytes());
+                               },
+                               [&]() -> Value {
+                                 return arith::ConstantOp::create(rewriter, loc,
+                                                                  rewriter.getZeroAttr(elemTy));
+                               }));
     return success();
   }
 };
