@@ -127,14 +127,14 @@ def test_bshd_attention_against_sdpa():
 def test_varlen_attention_against_reference():
     # Packed sequences (flash_attn_varlen_func's layout): lengths that are
     # not multiples of the tiles, one past several key blocks, an empty
-    # one, more queries than keys; GQA; D = 64 and 128; causal and not.
+    # one, more queries than keys; GQA; D = 64, 96 and 128; causal and not.
     import numpy as np
     from common import varlen_attention_reference
     seq_q, seq_k = [1, 500, 0, 1000, 129, 64], [700, 500, 33, 1000, 17, 300]
     hq, hk = 8, 2
     cu_q = torch.tensor([0] + list(np.cumsum(seq_q)), dtype=torch.int32, device="cuda")
     cu_k = torch.tensor([0] + list(np.cumsum(seq_k)), dtype=torch.int32, device="cuda")
-    for d in (64, 128):
+    for d in (64, 96, 128):
         for causal in (0, 1):
             lib = tilec.load(example("attention.tile"), D=d, CAUSAL=causal)
             q = torch.randn(sum(seq_q), hq, d, device="cuda", dtype=torch.bfloat16)

@@ -297,11 +297,15 @@ struct TileStageSharedPass
         RankedTensorType lt = so.load.getType();
         int64_t cols = lt.getShape().back(), rows = lt.getShape().end()[-2];
         int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
-        if ((cols * elemBytes) % 128 != 0 || rows > 256 || rows % 8 != 0)
+        // Whole 128-byte boxes are staged; a width that is not a multiple
+        // of one (a head dimension of 96 or 160) leaves the last box's
+        // columns past it unread (wgmma reads K in steps of 32 bytes, N in
+        // multiples of 8).
+        if ((cols * elemBytes) % 32 != 0 || rows > 256 || rows % 8 != 0)
           return so.load.emitError()
-                 << "a tile staged for an mma needs a multiple of " << 128 / elemBytes
-                 << " columns and a multiple of 8 rows up to 256 (a 128-byte swizzled TMA "
-                    "box); this one is " << shapeStr(lt);
+                 << "a tile staged for an mma needs a multiple of " << 32 / elemBytes
+                 << " columns and a multiple of 8 rows up to 256 (staged in 128-byte swizzled "
+                    "TMA boxes); this one is " << shapeStr(lt);
         staged.push_back({so.load, !inLoop});
         chain.insert(so.load);
         if (auto r = dyn_cast<tile::ReshapeOp>(*so.load->getUsers().begin()))
