@@ -158,6 +158,24 @@ def test_varlen_attention_against_reference():
             assert np.all(got_lse[~seen] < -1e30)
 
 
+def test_grouped_mm_against_torch():
+    # One launch over G row groups (mixture of experts), each times its own
+    # B[g]; lengths that are not multiples of the tiles, an empty group.
+    lib = tilec.load(example("matmul.tile"))
+    rows = [300, 0, 1024, 17, 777, 128]
+    k, n = 1000, 520
+    offs = torch.tensor([0] + list(torch.tensor(rows).cumsum(0)), dtype=torch.int32, device="cuda")
+    a = torch.randn(int(offs[-1]), k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(len(rows), k, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.full((int(offs[-1]), n), 7.0, device="cuda", dtype=torch.bfloat16)
+    lib.grouped_mm(a, b, c, offs, max(rows))
+    torch.cuda.synchronize()
+    for g in range(len(rows)):
+        lo, hi = int(offs[g]), int(offs[g + 1])
+        want = a[lo:hi].float() @ b[g].float()
+        torch.testing.assert_close(c[lo:hi].float(), want, rtol=2e-2, atol=0.5)
+
+
 def test_decode_with_gqa_against_sdpa():
     # Sq of 1 to 16 against long caches, 4 query heads per key/value head:
     # in one launch (attention, BM = 64) and split along the keys

@@ -1,0 +1,55 @@
+"""Grouped GEMM (mixture of experts): examples/matmul.tile's grouped_mm
+against torch._grouped_mm on the same groups, in one process, interleaved
+per round (CUDA events, medians). G groups of random sizes in [LO, HI]
+rows, each [rows, K] x [K, N]; TF/s counts 2 * sum(rows) * N * K.
+
+    python3 bench/bench_grouped.py [--groups 64] [--k 4096] [--n 4096] [--rounds 2]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+from benchlib import median_ms
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+import tilec  # noqa: E402
+
+p = argparse.ArgumentParser()
+p.add_argument("--groups", type=int, default=64)
+p.add_argument("--k", type=int, default=4096)
+p.add_argument("--n", type=int, default=4096)
+p.add_argument("--lo", type=int, default=128)
+p.add_argument("--hi", type=int, default=1024)
+p.add_argument("--rounds", type=int, default=2)
+p.add_argument("--iters", type=int, default=20)
+p.add_argument("--define", action="append", default=[])
+a = p.parse_args()
+gen = torch.Generator().manual_seed(0)
+rows = torch.randint(a.lo, a.hi + 1, (a.groups,), generator=gen)
+rows = (rows // 16) * 16  # torch._grouped_mm wants 16-row aligned groups
+offs = torch.cat([torch.zeros(1, dtype=torch.int64), rows.cumsum(0)]).to(torch.int32).cuda()
+total, K, N = int(offs[-1]), a.k, a.n
+A = torch.randn(total, K, device="cuda", dtype=torch.bfloat16)
+Bt = torch.randn(a.groups, N, K, device="cuda", dtype=torch.bfloat16)  # torch's layout
+B = Bt.transpose(1, 2).contiguous()                                      # ours: [G, K, N]
+C = torch.empty(total, N, device="cuda", dtype=torch.bfloat16)
+defs = dict(d.split("=") for d in a.define)
+lib = tilec.load(os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.tile"), **defs)
+max_rows = int(rows.max())
+run_tilec = lambda: lib.grouped_mm(A, B, C, offs, max_rows)  # noqa: E731
+ends = offs[1:].contiguous()
+run_torch = lambda: torch._grouped_mm(A, Bt.transpose(1, 2), offs=ends, out_dtype=torch.bfloat16)  # noqa: E731
+run_tilec()
+ref = run_torch()
+torch.cuda.synchronize()
+err = (C.float() - ref.float()).abs().max().item()
+print(f"grouped G={a.groups} rows {a.lo}-{a.hi} (total {total}) K={K} N={N} defines={defs}: max |tilec - torch| = {err:.3f}")
+flops = 2.0 * total * N * K
+for r in range(a.rounds):
+    line = []
+    for name, fn in (("tilec", run_tilec), ("torch._grouped_mm", run_torch)):
+        ms = median_ms(fn, a.iters)
+        line.append(f"{name} {ms:.4f} ms {flops / ms / 1e9:.1f} TF/s")
+    print(f"round {r + 1}: " + " | ".join(line))
