@@ -85,12 +85,21 @@ struct TileStageSharedPass
     return s;
   }
 
-  /// The make_view a staged operand reads, or an error.
-  FailureOr<tile::MakeViewOp> stagedView(tile::LoadOp load, const char *which) {
+  /// The make_view a staged operand reads, or an error. `loop` is the
+  /// outermost loop the pipeline covers: the producer, which starts before
+  /// it, addresses the view, so a part of a tensor (narrow) must be made
+  /// before it.
+  FailureOr<tile::MakeViewOp> stagedView(tile::LoadOp load, const char *which,
+                                         Operation *loop) {
     auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
     if (!mk || !mk->hasAttr(tile::kParamIndexAttrName)) {
       load.emitError() << "the " << which
                        << " operand of mma must be loaded from a tensor parameter";
+      return failure();
+    }
+    if (loop->isAncestor(mk)) {
+      load.emitError() << "the " << which << " operand of mma is loaded from a part of a tensor "
+                       << "(narrow) made inside the mma loop; make it before the loop";
       return failure();
     }
     if (load.getPaddingAttr()) {
@@ -278,7 +287,9 @@ struct TileStageSharedPass
         }
         if (which == 0 && so.transpose)
           return mma.emitError() << "a transposed first operand of mma is not supported yet";
-        FailureOr<tile::MakeViewOp> view = stagedView(so.load, which ? "second" : "first");
+        FailureOr<tile::MakeViewOp> view =
+            stagedView(so.load, which ? "second" : "first",
+                       outer ? outer.getOperation() : forOp.getOperation());
         if (failed(view))
           return failure();
         bool inLoop = so.load->getParentOp() == forOp.getOperation();
@@ -498,8 +509,8 @@ struct TileStageSharedPass
              << "the operands of mma must be tiles loaded in the same loop "
                 "(mma(load(A, ...), load(B, ...), acc)); computing on them "
                 "before the mma is not supported yet";
-    FailureOr<tile::MakeViewOp> aView = stagedView(aLoad, "first");
-    FailureOr<tile::MakeViewOp> bView = stagedView(bLoad, "second");
+    FailureOr<tile::MakeViewOp> aView = stagedView(aLoad, "first", forOp);
+    FailureOr<tile::MakeViewOp> bView = stagedView(bLoad, "second", forOp);
     if (failed(aView) || failed(bView))
       return failure();
     // Everything else in the loop must be scalar index arithmetic.

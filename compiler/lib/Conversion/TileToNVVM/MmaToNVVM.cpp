@@ -186,9 +186,12 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
     } else {
       Value inside = e.ne(o->tmapValid, e.i32(0));
       ArrayRef<int64_t> shape = o->load.getType().getShape();
-      for (auto [d, origin] : llvm::enumerate(origins[k]))
+      // (A negative origin, before the part, would read the tensor before it.)
+      for (auto [d, origin] : llvm::enumerate(origins[k])) {
+        inside = e.band(inside, e.cmp(arith::CmpIPredicate::sge, origin, e.i64(0)));
         inside = e.band(inside, e.cmp(arith::CmpIPredicate::sle,
                                       e.add(origin, e.i64(shape[d])), o->view.getSizes()[d]));
+      }
       tma.push_back(inside);
       byThreads = e.bxor(inside, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
     }
