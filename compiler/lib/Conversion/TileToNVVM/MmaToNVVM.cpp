@@ -178,7 +178,8 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
   // Whether each tile goes by TMA (for a part: computed here, with the
   // copy by threads where it does not).
   SmallVector<Value> tma;
-  for (auto [k, o] : llvm::enumerate(ops)) {
+  for (size_t k = 0; k < ops.size(); ++k) {
+    Operand *o = ops[k];
     Value byThreads;
     if (o->view.getOffsets().empty()) {
       tma.push_back(Value()); // ne(valid, 0), made where it is used
