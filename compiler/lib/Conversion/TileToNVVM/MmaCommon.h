@@ -149,11 +149,12 @@ void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origi
                    Value tid, int64_t threads);
 /// The producer warpgroup's copy of the tiles `ops` of one stage (at
 /// `origins`, each at its smemOffset from `base`), complete on mbarrier
-/// `bar()` (built where thread 0 uses it): the tiles TMA cannot take are copied by the 128 threads, then
-/// thread 0 expects the bytes of the others and issues their TMA. A tile
-/// of a part of a tensor (narrow) goes by TMA only when it lies inside the
-/// part: the descriptor's bounds are the parameter's, so past the part's
-/// end TMA would read the rest of the tensor instead of zeros.
+/// `bar()` (built where thread 0 uses it): the tiles TMA cannot take are
+/// copied by the 128 threads, then thread 0 expects the bytes of the others
+/// and issues their TMA. A tile of a part of a tensor (narrow) goes by TMA
+/// only when it lies inside the part: the descriptor's bounds are the
+/// parameter's, so past the part's end TMA would read the rest of the
+/// tensor instead of zeros.
 void copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                ArrayRef<SmallVector<Value>> origins, Value base, function_ref<Value()> bar,
                Value tid);
