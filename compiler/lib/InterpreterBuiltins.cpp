@@ -106,26 +106,6 @@ Val Interp::call(const Expr &e) {
 /// load, store.
 Val Interp::callMemory(const Expr &e) {
   const std::string &fn = e.name;
-  if (fn == "load" && e.args.size() == 2) { // one element, by element index
-    const HostArg &view = views.at(e.args[0]->name).arg;
-    std::vector<int64_t> at = indices(*e.args[1]);
-    ScalarType dt = e.type.elem;
-    int64_t offset = 0;
-    bool inside = true;
-    for (size_t d = 0; d < at.size(); ++d) {
-      inside &= at[d] >= 0 && at[d] < view.sizes[d];
-      offset += at[d] * view.strides[d];
-    }
-    Val r = filled(e.type, 0, 0);
-    if (inside) {
-      const uint8_t *p = static_cast<const uint8_t *>(view.data) + offset * int64_t(scalarTypeSize(dt));
-      if (r.isFloat())
-        r.f[0] = loadFloatElement(dt, p);
-      else
-        r.i[0] = readInt(dt, p);
-    }
-    return r;
-  }
   if (fn == "load") {
     const HostArg &view = views.at(e.args[0]->name).arg;
     std::vector<int64_t> origin = indices(*e.args[1]);
@@ -135,7 +115,10 @@ Val Interp::callMemory(const Expr &e) {
       literalValue(*e.args[3], pf, pi);
     Val r = filled(e.type, pf, isFloatType(e.type.elem) ? 0 : pi);
     ScalarType dt = e.type.elem;
-    forTile(view, dt, origin, e.type.shape, [&](size_t k, const uint8_t *p) {
+    // One element by element index (no shape): the [1, ..., 1] tile there.
+    std::vector<int64_t> shape =
+        e.args.size() == 2 ? std::vector<int64_t>(origin.size(), 1) : e.type.shape;
+    forTile(view, dt, origin, shape, [&](size_t k, const uint8_t *p) {
       if (!p)
         return;
       if (r.isFloat())

@@ -15,31 +15,42 @@ def example(name):
     return os.path.join(ROOT, "examples", name)
 
 
+
+def attention_reference(q, k, v, scale, causal=False):
+    """O and the log-sum-exp of attention, in float64 (numpy): q [B, Hq, Sq,
+    D], k and v [B, Hkv, Sk, D] (query head h uses key/value head h // (Hq /
+    Hkv)); causal aligned to the bottom-right corner. A row that sees no key
+    gets zeros and -inf."""
+    import numpy as np
+    g = q.shape[1] // k.shape[1]
+    k, v = (np.repeat(np.asarray(t, np.float64), g, axis=1) for t in (k, v))
+    s = np.einsum("bhqd,bhkd->bhqk", np.asarray(q, np.float64), k) * scale
+    if causal:
+        sq, sk = s.shape[-2:]
+        s = np.where(np.tril(np.ones((sq, sk), bool), sk - sq), s, -np.inf)
+    seen = np.isfinite(s).any(-1, keepdims=True)
+    top = np.where(seen, s.max(-1, keepdims=True, initial=-np.inf), 0.0)
+    p = np.exp(s - top)
+    l = np.where(seen, p.sum(-1, keepdims=True), 1.0)
+    o = np.where(seen, np.einsum("bhqk,bhkd->bhqd", p, v) / l, 0.0)
+    return o, np.where(seen[..., 0], top[..., 0] + np.log(l[..., 0]), -np.inf)
+
+
 def varlen_attention_reference(q, k, v, cu_q, cu_k, hq, hk, d, scale, causal):
-    """Attention over packed variable-length sequences in float64 (numpy):
-    q [total_q, hq * d], k and v [total_k, hk * d], cu_q / cu_k the B + 1
-    offsets; causal aligned to the bottom-right corner. Returns O
-    [total_q, hq * d] and the log-sum-exp [hq, total_q]; a row that sees
-    no key gets zeros and -inf."""
+    """attention_reference over packed variable-length sequences: q [total_q,
+    hq * d], k and v [total_k, hk * d], cu_q / cu_k the B + 1 offsets.
+    Returns O [total_q, hq * d] and the log-sum-exp [hq, total_q]."""
     import numpy as np
     q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
     out = np.zeros((q.shape[0], hq * d))
     lse = np.full((hq, q.shape[0]), -np.inf)
+    heads = lambda t, h: t.reshape(t.shape[0], h, d).transpose(1, 0, 2)[None]  # noqa: E731
     for b in range(len(cu_q) - 1):
         qa, qb, ka, kb = int(cu_q[b]), int(cu_q[b + 1]), int(cu_k[b]), int(cu_k[b + 1])
-        sq, sk = qb - qa, kb - ka
-        if sq == 0 or sk == 0:
+        if qb == qa or kb == ka:
             continue
-        for h in range(hq):
-            g = h // (hq // hk)
-            s = q[qa:qb, h * d:(h + 1) * d] @ k[ka:kb, g * d:(g + 1) * d].T * scale
-            if causal:
-                s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None] + sk - sq, s, -np.inf)
-            seen = np.isfinite(s).any(axis=1)
-            mx = np.where(seen, s.max(axis=1), 0.0)
-            p = np.exp(s - mx[:, None])
-            l = p.sum(axis=1)
-            o = p @ v[ka:kb, g * d:(g + 1) * d] / np.where(seen, l, 1.0)[:, None]
-            out[qa:qb, h * d:(h + 1) * d] = np.where(seen[:, None], o, 0.0)
-            lse[h, qa:qb] = np.where(seen, mx + np.log(np.where(seen, l, 1.0)), -np.inf)
+        o, l = attention_reference(heads(q[qa:qb], hq), heads(k[ka:kb], hk), heads(v[ka:kb], hk),
+                                   scale, causal)
+        out[qa:qb] = o[0].transpose(1, 0, 2).reshape(qb - qa, hq * d)
+        lse[:, qa:qb] = l[0]
     return out, lse

@@ -26,7 +26,7 @@ if torch is None or not torch.cuda.is_available():
     if __name__ == "__main__":
         sys.exit("no CUDA device")
     pytest.skip("no CUDA device", allow_module_level=True)
-from common import example, tilec  # noqa: E402,F401
+from common import example, tilec, varlen_attention_reference  # noqa: E402,F401
 
 
 def test_saxpy_on_cuda_tensors():
@@ -129,7 +129,6 @@ def test_varlen_attention_against_reference():
     # not multiples of the tiles, one past several key blocks, an empty
     # one, more queries than keys; GQA; D = 64, 96 and 128; causal and not.
     import numpy as np
-    from common import varlen_attention_reference
     seq_q, seq_k = [1, 500, 0, 1000, 129, 64], [700, 500, 33, 1000, 17, 300]
     hq, hk = 8, 2
     cu_q = torch.tensor([0] + list(np.cumsum(seq_q)), dtype=torch.int32, device="cuda")

@@ -4,7 +4,7 @@ import os
 import numpy as np
 import pytest
 
-from common import example, tilec  # noqa: E402,F401
+from common import attention_reference, example, tilec, varlen_attention_reference  # noqa: E402,F401
 
 
 def test_saxpy_runs_on_numpy_arrays():
@@ -280,20 +280,10 @@ def test_tune_needs_cuda_tensors():
         lib.vadd.tune(x, x, x)
 
 
-def _attention_reference(q, k, v, scale, causal=False):
-    """O and the log-sum-exp of attention, in float64: q [B, Hq, Sq, D], k
-    and v [B, Hkv, Sk, D] (query head h uses key/value head h // (Hq /
-    Hkv)); causal aligned to the bottom-right corner."""
-    g = q.shape[1] // k.shape[1]
-    k, v = (np.repeat(np.asarray(t, np.float64), g, axis=1) for t in (k, v))
-    s = np.einsum("bhqd,bhkd->bhqk", np.asarray(q, np.float64), k) * scale
-    if causal:
-        sq, sk = s.shape[-2:]
-        s = np.where(np.tril(np.ones((sq, sk), bool), sk - sq), s, -np.inf)
-    top = s.max(-1, keepdims=True)
-    p = np.exp(s - top)
-    o = np.einsum("bhqk,bhkd->bhqd", p, v) / p.sum(-1, keepdims=True)
-    return o, (top[..., 0] + np.log(p.sum(-1)))
+def _random_qkv(torch, seed, q_shape, kv_shape):
+    """Random bf16 Q of q_shape and K, V of kv_shape (torch, seeded)."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(*shape, generator=g).bfloat16() for shape in (q_shape, kv_shape, kv_shape))
 
 
 def test_decode_with_gqa_and_splits_on_the_interpreter():
@@ -302,10 +292,7 @@ def test_decode_with_gqa_and_splits_on_the_interpreter():
     G = Hq // Hkv
     for splits in (1, 3, 8):  # 8 splits of 2 key blocks: some get none
         lib = tilec.load(example("attention.tile"), D=D, BN=64, SPLITS=splits)
-        g = torch.Generator().manual_seed(splits)
-        q = torch.randn(B, Hq, Sq, D, generator=g).bfloat16()
-        k = torch.randn(B, Hkv, Sk, D, generator=g).bfloat16()
-        v = torch.randn(B, Hkv, Sk, D, generator=g).bfloat16()
+        q, k, v = _random_qkv(torch, splits, (B, Hq, Sq, D), (B, Hkv, Sk, D))
         R = G * Sq
         op = torch.zeros(B * Hkv * splits, R, D)
         lp = torch.zeros(B * Hkv * splits, R)
@@ -316,7 +303,7 @@ def test_decode_with_gqa_and_splits_on_the_interpreter():
         o = torch.zeros(B * Hkv, R, D).bfloat16()
         lse = torch.zeros(B * Hkv, R)
         comb(op.view(B * Hkv, splits, R, D), lp.view(B * Hkv, splits, R), o, lse)
-        want, want_lse = _attention_reference(q.float().numpy(), k.float().numpy(),
+        want, want_lse = attention_reference(q.float().numpy(), k.float().numpy(),
                                               v.float().numpy(), scale)
         got = o.float().numpy().reshape(B, Hq, Sq, D)
         np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
@@ -356,16 +343,13 @@ def test_grouped_query_attention_on_the_interpreter():
     B, Hq, Hkv, S, D = 1, 4, 2, 70, 64
     for causal in (0, 1):
         lib = tilec.load(example("attention.tile"), D=D, BN=64, CAUSAL=causal)
-        g = torch.Generator().manual_seed(causal)
-        q = torch.randn(B, Hq, S, D, generator=g).bfloat16()
-        k = torch.randn(B, Hkv, S, D, generator=g).bfloat16()
-        v = torch.randn(B, Hkv, S, D, generator=g).bfloat16()
+        q, k, v = _random_qkv(torch, causal, (B, Hq, S, D), (B, Hkv, S, D))
         o = torch.zeros_like(q)
         lse = torch.zeros(B * Hq, S)
         scale = D ** -0.5
         lib.attention(q.view(B * Hq, S, D), k.view(B * Hkv, S, D), v.view(B * Hkv, S, D),
                       o.view(B * Hq, S, D), lse, scale)
-        want, _ = _attention_reference(q.float().numpy(), k.float().numpy(), v.float().numpy(),
+        want, _ = attention_reference(q.float().numpy(), k.float().numpy(), v.float().numpy(),
                                        scale, causal)
         np.testing.assert_allclose(o.float().numpy(), want, rtol=2e-2, atol=2e-2)
     with pytest.raises(tilec.ArgumentError, match="key/value heads must divide the query heads"):
@@ -381,17 +365,14 @@ def test_attention_on_bshd_tensors_on_the_interpreter():
     B, Hq, Hkv, S, D = 2, 4, 2, 70, 64
     for causal in (0, 1):
         lib = tilec.load(example("attention.tile"), D=D, BN=64, CAUSAL=causal, LAYOUT=1)
-        g = torch.Generator().manual_seed(10 + causal)
-        q = torch.randn(B, S, Hq, D, generator=g).bfloat16()
-        k = torch.randn(B, S, Hkv, D, generator=g).bfloat16()
-        v = torch.randn(B, S, Hkv, D, generator=g).bfloat16()
+        q, k, v = _random_qkv(torch, 10 + causal, (B, S, Hq, D), (B, S, Hkv, D))
         o = torch.zeros_like(q)
         lse = torch.zeros(B * Hq, S)
         scale = D ** -0.5
         lib.attention(q.view(B, S, Hq * D), k.view(B, S, Hkv * D), v.view(B, S, Hkv * D),
                       o.view(B, S, Hq * D), lse, scale)
         bhsd = [t.float().numpy().transpose(0, 2, 1, 3) for t in (q, k, v)]  # [B, H, S, D]
-        want, want_lse = _attention_reference(*bhsd, scale, causal)
+        want, want_lse = attention_reference(*bhsd, scale, causal)
         np.testing.assert_allclose(o.float().numpy().transpose(0, 2, 1, 3), want, rtol=2e-2,
                                    atol=2e-2)
         np.testing.assert_allclose(lse.numpy().reshape(B, Hq, S), want_lse, rtol=1e-3, atol=1e-3)
@@ -434,7 +415,6 @@ kernel k<B: int = 4>(x: tensor<f32, 1>) grid(cdiv(x.shape[0], B)) {
 def test_varlen_attention_on_the_interpreter(causal):
     # Packed sequences of different lengths (one shorter than a tile, one
     # over it, an empty one, more queries than keys), grouped-query heads.
-    from common import varlen_attention_reference
     lib = tilec.load(example("attention.tile"), D=64, CAUSAL=causal)
     rng = np.random.default_rng(causal)
     seq_q, seq_k = [5, 130, 0, 77], [300, 1, 10, 40]

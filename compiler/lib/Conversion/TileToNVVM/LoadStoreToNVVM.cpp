@@ -72,6 +72,19 @@ public:
       mty = VectorType::get(vt.getShape(), memTy);
     return fromMemory(b, loc, LLVM::LoadOp::create(b, loc, mty, addr, align), elemTy);
   }
+  /// The element at offset `off` where `inBounds` holds, zero elsewhere
+  /// (an ordinary load under a branch: a broadcast's source, a scalar).
+  Value loadOrZero(Value inBounds, Value off) {
+    return guarded(
+        inBounds, elemTy, [&]() -> Value { return load(elemTy, address(off), elemBytes()); },
+        [&]() -> Value { return arith::ConstantOp::create(b, loc, b.getZeroAttr(elemTy)); });
+  }
+  /// The element at the tile's origin (a one-element tile), or zero.
+  Value loadOriginOrZero() {
+    Value inBounds;
+    Value off = offsetOf(c64(0), false, &inBounds);
+    return loadOrZero(inBounds, off);
+  }
   void store(Value v, Value addr, unsigned align) {
     LLVM::StoreOp::create(b, loc, toMemory(b, loc, v), addr, align);
   }
@@ -488,25 +501,13 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
     // has no register form of its own.
     auto srcTy = RankedTensorType::get(op.getSrcShape(), elemTy, resTy.getEncoding());
     TileAccess acc(rewriter, loc, mk, srcTy, adaptor.getIndices(), encodingOf(resTy));
-    TypedAttr zero = rewriter.getZeroAttr(elemTy);
     VectorType outTy = perThreadType(resTy);
-    Value zeroScalar = arith::ConstantOp::create(rewriter, loc, zero);
     ArrayRef<int64_t> from = op.getSrcShape();
-    auto loadAt = [&](Value inBounds, Value off) {
-      return acc.guarded(
-          inBounds, elemTy,
-          [&]() -> Value {
-            return acc.load(elemTy, acc.address(off), acc.elemBytes());
-          },
-          [&] { return zeroScalar; });
-    };
     if (srcTy.getNumElements() == 1) {
       // One element for every slot (a per-program scalar such as x[r, 0]):
       // one load per thread.
-      Value inBounds;
-      Value off = acc.offsetOf(acc.c64(0), false, &inBounds);
-      Value x = loadAt(inBounds, off);
-      rewriter.replaceOp(op, vector::BroadcastOp::create(rewriter, loc, outTy, x));
+      rewriter.replaceOp(op, vector::BroadcastOp::create(rewriter, loc, outTy,
+                                                         acc.loadOriginOrZero()));
       return success();
     }
     SmallVector<int64_t> first = sharedSourceSlots(resTy, from);
@@ -524,7 +525,7 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
       Value off = acc.offsetOf(src, false, &inBounds);
       if (mayPad)
         inBounds = acc.andI(inBounds, insideTile(rewriter, loc, e, resTy));
-      elems.push_back(loadAt(inBounds, off));
+      elems.push_back(acc.loadOrZero(inBounds, off));
     });
     rewriter.replaceOp(op, vector::FromElementsOp::create(rewriter, loc, outTy, elems));
     return success();
@@ -533,8 +534,8 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
 
 /// `tile.load_scalar`: the element as a [1, ..., 1] tile at tile indices
 /// equal to the element indices, read by one guarded load in every thread
-/// (the same address, so one transaction per warp): TileAccess's offset
-/// and bounds check, as for the one-element source of a broadcast load.
+/// (the same address, so one transaction per warp), as the one-element
+/// source of a broadcast load is.
 struct LoadScalarLowering : LayoutPattern<tile::LoadScalarOp> {
   using LayoutPattern::LayoutPattern;
 
@@ -549,17 +550,7 @@ struct LoadScalarLowering : LayoutPattern<tile::LoadScalarOp> {
     SmallVector<int64_t> ones(adaptor.getIndices().size(), 1);
     TileAccess acc(rewriter, loc, mk, RankedTensorType::get(ones, elemTy), adaptor.getIndices(),
                    layout);
-    Value inBounds;
-    Value off = acc.offsetOf(acc.c64(0), false, &inBounds);
-    rewriter.replaceOp(op, acc.guarded(
-                               inBounds, elemTy,
-                               [&]() -> Value {
-                                 return acc.load(elemTy, acc.address(off), acc.elemBytes());
-                               },
-                               [&]() -> Value {
-                                 return arith::ConstantOp::create(rewriter, loc,
-                                                                  rewriter.getZeroAttr(elemTy));
-                               }));
+    rewriter.replaceOp(op, acc.loadOriginOrZero());
     return success();
   }
 };

@@ -175,32 +175,26 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                            function_ref<Value()> bar, Value tid) {
   Emit e{b, loc};
   MLIRContext *ctx = b.getContext();
-  // Whether each tile goes by TMA (for a part: computed here, with the
-  // copy by threads where it does not).
+  // Whether each tile goes by TMA: its view has a descriptor and, for a
+  // part, the tile lies inside the part (a negative origin, before the
+  // part, would read the tensor before it).
   SmallVector<Value> tma;
   for (size_t k = 0; k < ops.size(); ++k) {
     Operand *o = ops[k];
-    Value byThreads;
-    if (o->view.getOffsets().empty()) {
-      tma.push_back(Value()); // ne(valid, 0), made where it is used
-      byThreads = e.eq(o->tmapValid, e.i32(0));
-    } else {
-      Value inside = e.ne(o->tmapValid, e.i32(0));
-      ArrayRef<int64_t> shape = o->load.getType().getShape();
-      // (A negative origin, before the part, would read the tensor before it.)
+    Value viaTma = e.ne(o->tmapValid, e.i32(0));
+    ArrayRef<int64_t> shape = o->load.getType().getShape();
+    if (!o->view.getOffsets().empty())
       for (auto [d, origin] : llvm::enumerate(origins[k])) {
-        inside = e.band(inside, e.cmp(arith::CmpIPredicate::sge, origin, e.i64(0)));
-        inside = e.band(inside, e.cmp(arith::CmpIPredicate::sle,
-                                      e.add(origin, e.i64(shape[d])), o->view.getSizes()[d]));
+        viaTma = e.band(viaTma, e.cmp(arith::CmpIPredicate::sge, origin, e.i64(0)));
+        viaTma = e.band(viaTma, e.cmp(arith::CmpIPredicate::sle, e.add(origin, e.i64(shape[d])),
+                                      o->view.getSizes()[d]));
       }
-      tma.push_back(inside);
-      byThreads = e.bxor(inside, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
-    }
+    tma.push_back(viaTma);
+    Value byThreads = e.bxor(viaTma, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
     e.ifThen(byThreads, [&] {
       copyByThreads(b, loc, *o, origins[k], e.gep(base, e.i64(o->smemOffset)), tid, 128);
     });
   }
-  auto viaTma = [&](size_t k) { return tma[k] ? tma[k] : e.ne(ops[k]->tmapValid, e.i32(0)); };
   NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
                              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   NVVM::BarrierOp::create(b, loc, TypeRange{}, e.i32(1), e.i32(128),
@@ -208,13 +202,13 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
   e.ifThen(e.eq(tid, e.i32(0)), [&] {
     Value tx = e.i32(0);
     for (size_t k = 0; k < ops.size(); ++k)
-      tx = e.add(tx, arith::SelectOp::create(b, loc, viaTma(k), e.i32(ops[k]->bytes()),
+      tx = e.add(tx, arith::SelectOp::create(b, loc, tma[k], e.i32(ops[k]->bytes()),
                                              e.i32(0)));
     Value full = bar();
     NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, tx, NVVM::MemScopeKindAttr(),
                                            BoolAttr(), Value());
     for (size_t k = 0; k < ops.size(); ++k)
-      e.ifThen(viaTma(k), [&] {
+      e.ifThen(tma[k], [&] {
         issueTMA(b, loc, *ops[k], origins[k], e.gep(base, e.i64(ops[k]->smemOffset)), full);
       });
   });
