@@ -8,6 +8,7 @@ yet), torch by the same kind of loop here.
 
 usage: bench/bench_attention.py [--tilec-check PATH] [--shape BxHxSxD] [--causal]
                                 [--rounds R] [--define NAME=V ...] [--old PATH]
+                                [--old-define NAME=V ...]
 
 --old PATH also times a second tilec-check (another compiler build) in each
 round, right after the first: an A/B of two compilers in the same loop.
@@ -27,6 +28,9 @@ ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--iters", type=int, default=30)
 ap.add_argument("--define", action="append", default=[])
 ap.add_argument("--old", help="a second tilec-check to time in the same rounds")
+ap.add_argument("--old-define", action="append", default=[],
+                help="NAME=V for the --old run only (e.g. the same tilec-check with "
+                     "another configuration)")
 args = ap.parse_args()
 B, H, S, D = (int(v) for v in args.shape.split("x"))
 flops = 4.0 * B * H * S * S * D * (0.5 if args.causal else 1.0)
@@ -47,17 +51,18 @@ def tf(ms):
 defines = ["-D", f"D={D}"] + (["-D", "CAUSAL=1"] if args.causal else [])
 for d in args.define:
     defines += ["-D", d]
-def tilec_ms(tilec_check):
+def tilec_ms(tilec_check, extra=()):
     rows = tilec_bench(tilec_check, ["examples/attention.tile", "--shape",
                                      f"{B * H}x{S}x{S}x{D}", "--no-verify",
-                                     "--bench", str(args.iters)] + defines)
+                                     "--bench", str(args.iters)] + defines +
+                       [x for d in extra for x in ("-D", d)])
     return [x for x in rows if x["impl"] == "tilec"][0]["ms"]
 
 
 for r in range(args.rounds):
     t = tilec_ms(args.tilec_check)
     if args.old:
-        o = tilec_ms(args.old)
+        o = tilec_ms(args.old, args.old_define)
         print(f"round {r + 1} {args.shape}{' causal' if args.causal else ''}: "
               f"old {o:.4f} ms ({tf(o):.0f} TF/s)", flush=True)
     cudnn = median_ms(sdpa(SDPBackend.CUDNN_ATTENTION), args.iters)

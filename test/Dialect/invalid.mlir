@@ -205,3 +205,19 @@ func.func @convert_layout_shape(%a: tensor<64xf32>) {
   %b = tile.convert_layout %a : tensor<64xf32> -> tensor<32xf32>
   return
 }
+
+// -----
+
+func.func @wgmma_wait_types(%a: tensor<64x64xf32>) {
+  // expected-error @+1 {{is not its operand's}}
+  %b = tile.wgmma_wait %a {pending = 0 : i64} : tensor<64x64xf32> -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_wait_pending(%a: tensor<64x64xf32>) {
+  // expected-error @+1 {{pending must be 0 or more}}
+  %b = tile.wgmma_wait %a {pending = -1 : i64} : tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}

@@ -70,6 +70,8 @@ func.func @more_ops(%p: !llvm.ptr<1>, %n: i64, %s: i64, %q: !llvm.ptr<1>, %m: i6
   %mm = tile.mma %a, %bb, %acc : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32>
   // CHECK: tile.shared_tile %{{.*}} : !llvm.ptr<3> -> tensor<64x256xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
   %st = tile.shared_tile %sh : !llvm.ptr<3> -> tensor<64x256xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+  // CHECK: tile.wgmma_wait %{{.*}}, %{{.*}} {pending = 1 : i64} : tensor<128x256xf32>, tensor<128x256xf32> -> tensor<128x256xf32>, tensor<128x256xf32>
+  %ww:2 = tile.wgmma_wait %mm, %acc {pending = 1 : i64} : tensor<128x256xf32>, tensor<128x256xf32> -> tensor<128x256xf32>, tensor<128x256xf32>
   %idx = arith.constant dense<3> : tensor<1024xi64>
   %msk = arith.constant dense<true> : tensor<1024xi1>
   // CHECK: tile.gather %{{.*}}[%{{.*}}] mask %{{.*}} : !tile.view<f32, 1>, tensor<1024xi64> mask tensor<1024xi1> -> tensor<1024xf32>

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Transforms/Passes.h"
+#include "tilec/Transforms/MmaOverlap.h"
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
@@ -440,15 +441,20 @@ struct TileStageSharedPass
       return func.emitError() << "kernel '" << name << "' runs its mma loop as a pipeline of "
                               << warps << " warps; @launch(num_warps = " << requested.getInt()
                               << ") cannot change that: remove it";
-    forOp->setAttr(tile::kPipelineAttrName,
-                   b.getDictionaryAttr({b.getNamedAttr("stages", b.getI32IntegerAttr(stages)),
-                                        b.getNamedAttr("consumers",
-                                                       b.getI32IntegerAttr(consumers)),
-                                        b.getNamedAttr("general", b.getUnitAttr()),
-                                        b.getNamedAttr("resident_bytes",
-                                                       b.getI64IntegerAttr(residentBytes)),
-                                        b.getNamedAttr("stage_bytes",
-                                                       b.getI64IntegerAttr(stageBytes))}));
+    NamedAttrList plan;
+    plan.append("stages", b.getI32IntegerAttr(stages));
+    plan.append("consumers", b.getI32IntegerAttr(consumers));
+    plan.append("general", b.getUnitAttr());
+    plan.append("resident_bytes", b.getI64IntegerAttr(residentBytes));
+    plan.append("stage_bytes", b.getI64IntegerAttr(stageBytes));
+    // The intra-warpgroup overlap (MmaOverlap.h) holds a stage one
+    // iteration longer, so it needs a third to keep the copies an
+    // iteration ahead, and registers for a second score tile in flight.
+    if (!outer && stages >= 3)
+      if (std::optional<MmaOverlap> overlap = planMmaOverlap(forOp, 128 * consumers);
+          overlap && overlap->registers <= overlapRegisterBudget(consumers))
+        plan.append("overlap", b.getUnitAttr());
+    forOp->setAttr(tile::kPipelineAttrName, plan.getDictionary(ctx));
     func->setAttr(tile::kEncodingAttrName, encoding);
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
     func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MmaCommon.h"
+#include "GeneralPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -33,30 +33,6 @@ Value tilec::mma::warpgroupIndex(Emit &e, Value tid) {
 }
 
 namespace {
-
-/// On a tile.mma of a general pipeline whose result only feeds the next
-/// iteration (acc = mma(.., acc)): wait for the previous group, not this one.
-static constexpr llvm::StringLiteral kWgmmaPendingAttrName = "tile.wgmma_pending";
-
-/// Ping-pong of two consumer warpgroups (FlashAttention-3's scheduler
-/// barriers): on the mma that opens a warpgroup's turn at the tensor cores,
-/// wait for the turn (`sync`); on the one that closes it, hand the turn to
-/// the other warpgroup once its wgmmas are issued (`arrive`). Consumer
-/// warpgroup w (1 or 2) waits on named barrier w + 1 and arrives on the
-/// other's, 256 threads each (lowerGeneralPipeline places the turns).
-static constexpr llvm::StringLiteral kPingPongAttrName = "tile.pingpong";
-static constexpr int32_t kPingPongSync = 1, kPingPongArrive = 2;
-
-static Value pingPongBarrier(Emit &e, Value wg, bool own) {
-  return own ? e.add(wg, e.i32(1)) : e.sub(e.i32(4), wg);
-}
-static void pingPongSync(Emit &e, Value wg) {
-  NVVM::BarrierOp::create(e.b, e.loc, TypeRange{}, pingPongBarrier(e, wg, true), e.i32(256),
-                          NVVM::BarrierReductionAttr(), Value());
-}
-static void pingPongArrive(Emit &e, Value wg) {
-  NVVM::BarrierArriveOp::create(e.b, e.loc, pingPongBarrier(e, wg, false), e.i32(256));
-}
 
 /// An mma of the general pipeline (b in shared memory, a in shared memory or
 /// in registers) in consumer warpgroup wg - 1, which holds rows
@@ -187,13 +163,63 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     if (pingPong & kPingPongArrive)
       pingPongArrive(e, wg);
     // A pure accumulation keeps this group in flight (the pipeline waits
-    // for it after the loop, see lowerGeneralPipeline).
-    NVVM::WgmmaWaitGroupSyncOp::create(
-        rewriter, loc, rewriter.getI64IntegerAttr(op->hasAttr(kWgmmaPendingAttrName) ? 1 : 0));
+    // for it after the loop, see lowerGeneralPipeline); the overlap's mmas
+    // are waited for by tile.wgmma_wait.
+    int64_t pending = 0;
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kWgmmaWaitAttrName))
+      pending = attr.getInt();
+    if (pending >= 0)
+      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(pending));
     rewriter.replaceOp(op, fromWgmmaStructs(
                                rewriter, loc, accs,
                                cast<VectorType>(getTypeConverter()->convertType(op.getType())),
                                fields));
+    return success();
+  }
+};
+
+/// tile.wgmma_wait: wgmma.wait_group N as inline PTX whose outputs are its
+/// operands' registers, tied to its inputs ("+f" in CUDA's terms, as
+/// CUTLASS's warpgroup_fence_operand): the waited values are new SSA values
+/// defined at the wait, so no read of an accumulator moves above it.
+struct WgmmaWaitLowering : OpConversionPattern<tile::WgmmaWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::WgmmaWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> elems;
+    SmallVector<int64_t> counts;
+    for (Value v : adaptor.getTiles()) {
+      auto vt = dyn_cast<VectorType>(v.getType());
+      if (!vt || !vt.getElementType().isF32())
+        return rewriter.notifyMatchFailure(op, "waits for f32 accumulators only");
+      SmallVector<Value> part = unpackVector(rewriter, loc, v);
+      counts.push_back(int64_t(part.size()));
+      elems.append(part.begin(), part.end());
+    }
+    std::string constraints;
+    for (size_t x = 0; x < elems.size(); ++x)
+      constraints += (x ? ",=f" : "=f");
+    for (size_t x = 0; x < elems.size(); ++x)
+      constraints += "," + std::to_string(x);
+    auto structTy = LLVM::LLVMStructType::getLiteral(
+        rewriter.getContext(), SmallVector<Type>(elems.size(), rewriter.getF32Type()));
+    Value waited = inlineAsm(rewriter, loc, structTy, elems,
+                             "wgmma.wait_group.sync.aligned " +
+                                 std::to_string(op.getPendingAttr().getInt()) + ";",
+                             constraints);
+    SmallVector<Value> results;
+    int64_t at = 0;
+    for (auto [v, count] : llvm::zip(adaptor.getTiles(), counts)) {
+      SmallVector<Value> part;
+      for (int64_t x = 0; x < count; ++x)
+        part.push_back(LLVM::ExtractValueOp::create(rewriter, loc, waited,
+                                                    ArrayRef<int64_t>{at + x}));
+      at += count;
+      results.push_back(packVector(rewriter, loc, LLVM::UndefOp::create(rewriter, loc, v.getType()), part));
+    }
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
@@ -512,7 +538,45 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   });
   if (deferred)
     for (tile::MmaOp mma : loopMmas)
-      mma->setAttr(kWgmmaPendingAttrName, UnitAttr::get(ctx));
+      mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(1));
+  // The intra-warpgroup overlap that tile-stage-shared planned
+  // (MmaOverlap.h): the consumers run the rotated loop instead.
+  std::optional<MmaOverlap> overlap;
+  if (plan.get("overlap") && !outer && !deferred)
+    overlap = planMmaOverlap(forOp, 128 * C);
+  if (overlap) {
+    auto stageAt = [&](Value i) {
+      Value s64 = e.zext64(e.remu(i, e.i32(S)));
+      return e.gep(smem, e.add(e.i64(ringOffset), e.mul(s64, e.i64(stageBytes))));
+    };
+    OverlapRing ring;
+    ring.trips = trips32;
+    ring.ivAt = [&](Value i) { return ivAt(innerCount, i); };
+    ring.stageBase = stageAt;
+    ring.waitStage = [&](Value i) {
+      Value s64 = e.zext64(e.remu(i, e.i32(S)));
+      Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
+      return stageAt(i);
+    };
+    ring.release = [&](Value i) {
+      Value s64 = e.zext64(e.remu(i, e.i32(S)));
+      e.ifThen(e.eq(lane, e.i32(0)), [&] {
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), s64)), Value());
+      });
+    };
+    for (Staged &st : staged)
+      if (!st.resident)
+        ring.chains.push_back({st.chain, st.o.smemOffset});
+    if (C == 2 && pingPongPays(forOp))
+      ring.pingPongWarpgroup = wg;
+    buildOverlappedLoop(b, forOp, *overlap, ring); // erases the loop and its chains
+    for (Staged &st : staged)
+      if (st.resident)
+        for (Operation *op : llvm::reverse(st.chain))
+          op->erase();
+    return success();
+  }
   // Two consumer warpgroups with several dependent mmas per iteration
   // (attention: S = QK^T, softmax, O += PV) take turns at the tensor cores,
   // so that one's softmax runs while the other's wgmmas do: a turn runs
@@ -596,5 +660,6 @@ void tilec::mma::populateGeneralPipelinePatterns(const TypeConverter &converter,
                                                  ThreadLayout layout,
                                                  RewritePatternSet &patterns) {
   patterns.add<WgmmaLowering>(converter, patterns.getContext(), layout);
+  patterns.add<WgmmaWaitLowering>(converter, patterns.getContext());
   patterns.add<ForwardOperandLowering<tile::SharedTileOp>>(converter, patterns.getContext());
 }

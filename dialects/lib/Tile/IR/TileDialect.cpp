@@ -212,6 +212,18 @@ LogicalResult SharedTileOp::verify() {
   return success();
 }
 
+LogicalResult WgmmaWaitOp::verify() {
+  if (getPendingAttr().getInt() < 0)
+    return emitOpError() << "pending must be 0 or more, got " << getPendingAttr().getInt();
+  if (getTiles().empty())
+    return emitOpError() << "waits for at least one tile";
+  for (auto [in, out] : llvm::zip(getTiles(), getResults()))
+    if (in.getType() != out.getType())
+      return emitOpError() << "result type " << out.getType() << " is not its operand's "
+                           << in.getType();
+  return success();
+}
+
 LogicalResult ConvertLayoutOp::verify() {
   auto from = getTile().getType();
   auto to = getType();

@@ -187,6 +187,30 @@ def Tile_SharedTileOp : Tile_Op<"shared_tile", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_WgmmaWaitOp : Tile_Op<"wgmma_wait"> {
+  let summary = "wait for the tensor cores' asynchronous mma results";
+  let description = [{
+    The pipeline lowering of a general mma loop issues some mmas without
+    waiting for them (tile.wgmma_wait = -1 on the tile.mma) so that other
+    work of the warpgroup runs while the tensor cores do; this op waits
+    until at most `pending` of the warpgroup's most recent mma groups are
+    still running (wgmma.wait_group) and gives its operands back, now
+    complete: every use of an unwaited mma's result goes through it, so no
+    read of the accumulator can be moved above the wait.
+
+    ```mlir
+    %s2 = tile.wgmma_wait %s {pending = 1 : i64} : tensor<128x128xf32, #mma> -> tensor<128x128xf32, #mma>
+    ```
+  }];
+  let arguments = (ins Variadic<Tile_Tile>:$tiles, I64Attr:$pending);
+  let results = (outs Variadic<Tile_Tile>:$results);
+  let assemblyFormat = "$tiles attr-dict `:` type($tiles) `->` type($results)";
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::ValueRange":$tiles, "int64_t":$pending), [{
+    build($_builder, $_state, tiles.getTypes(), tiles, $_builder.getI64IntegerAttr(pending));
+  }]>];
+}
+
 def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
   let summary = "the same tile in another layout encoding";
   let description = [{

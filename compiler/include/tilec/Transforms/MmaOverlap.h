@@ -1,0 +1,70 @@
+//===- MmaOverlap.h - overlap of an mma loop's work with its mmas -*- C++ -*-===//
+//
+// FlashAttention-3's intra-warpgroup overlap, planned for a general mma
+// loop of the form
+//
+//   for i { s = mma(a, b(i), 0); ... work on s ...; acc = mma(p, v(i), f(acc)) }
+//
+// (the first mma's result feeds the loop's work; the last only accumulates
+// into a tile the loop carries). Rotated, iteration i issues s(i), then
+// the last mma of iteration i - 1, and runs the work on s(i) while that
+// mma runs on the tensor cores:
+//
+//   prologue: s(0); work(0)
+//   for i in 1 ..: issue s(i); issue acc = mma(p(i-1), v(i-1), f(acc));
+//                  wait for s(i); work(i); wait for acc
+//   epilogue: acc = mma(p(n-1), v(n-1), f(acc))
+//
+// tile-stage-shared decides it (a register estimate, a third stage: the
+// stage of iteration i - 1 is held one iteration longer); the pipeline
+// lowering builds it. Both read the same plan from planMmaOverlap.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_TRANSFORMS_MMAOVERLAP_H
+#define TILEC_TRANSFORMS_MMAOVERLAP_H
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace tilec {
+
+struct MmaOverlap {
+  mlir::Operation *first = nullptr;  // s = mma(a, b, 0)
+  mlir::Operation *second = nullptr; // acc = mma(p, v, f(acc))
+  /// The loop-carried accumulator the second mma yields.
+  unsigned accIndex = 0;
+  /// The second stage, in program order: the second mma, the ops that
+  /// compute its accumulator from the carried one, and the reshapes and
+  /// broadcasts only they use. Its operands' staged loads (load, reshape,
+  /// transpose) are in `lateChains`, not here.
+  llvm::SmallVector<mlir::Operation *> late;
+  /// Ops of the first stage that the second reads and that are recomputed
+  /// rather than carried (constants, splats of values from outside the loop).
+  llvm::SmallVector<mlir::Operation *> remat;
+  /// The ops of the staged operand chains of the second mma.
+  llvm::DenseSet<mlir::Operation *> lateChains;
+  /// Values of the first stage that the second reads: carried from
+  /// iteration i - 1 to i (p and the rescale factor in attention).
+  llvm::SmallVector<mlir::Value> cross;
+  /// Estimated 32-bit registers per consumer thread for the tiles live
+  /// across the overlap (s, the accumulator, the carried values).
+  int64_t registers = 0;
+};
+
+/// The overlap plan of a general mma loop whose tiles are spread over
+/// `threads` consumer threads, or nullopt where the loop does not have
+/// the form above.
+std::optional<MmaOverlap> planMmaOverlap(mlir::scf::ForOp loop, int64_t threads);
+
+/// Registers per consumer thread that the overlap may plan for: what the
+/// consumers get (setmaxnreg) less what the loop's other values, addresses
+/// and the softmax's temporaries take.
+int64_t overlapRegisterBudget(int64_t consumers);
+
+} // namespace tilec
+
+#endif

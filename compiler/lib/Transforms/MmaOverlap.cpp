@@ -1,0 +1,170 @@
+//===- MmaOverlap.cpp - overlap of an mma loop's work with its mmas -------===//
+//
+// The plan of FlashAttention-3's intra-warpgroup overlap (see the header):
+// which ops of the loop body form the second stage (the last mma and what
+// only it needs), which values cross from one stage to the other, and an
+// estimate of the registers the overlap keeps live.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Transforms/MmaOverlap.h"
+
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace tilec;
+
+namespace {
+
+/// The ops of the staged operand chain (load, reshape, transpose) that
+/// feeds `operand` from a load in `loop`; false for any other operand (a
+/// computed tile, a tile loaded before the loop).
+bool collectChain(Value operand, scf::ForOp loop, llvm::DenseSet<Operation *> &into) {
+  tile::SharedOperand so = tile::getSharedOperand(operand);
+  if (!so.load || so.load->getParentOp() != loop.getOperation())
+    return false;
+  Operation *op = so.load;
+  into.insert(op);
+  while (op->hasOneUse() && isa<tile::ReshapeOp, tile::PermuteOp>(*op->getUsers().begin())) {
+    op = *op->getUsers().begin();
+    into.insert(op);
+  }
+  return true;
+}
+
+/// 32-bit registers per thread that `v` takes when spread over `threads`.
+int64_t registersOf(Value v, int64_t threads) {
+  auto ty = dyn_cast<RankedTensorType>(v.getType());
+  if (!ty)
+    return 1;
+  int64_t bits = ty.getNumElements() * ty.getElementType().getIntOrFloatBitWidth();
+  return (bits + 32 * threads - 1) / (32 * threads);
+}
+
+} // namespace
+
+std::optional<tilec::MmaOverlap> tilec::planMmaOverlap(scf::ForOp loop, int64_t threads) {
+  Block *body = loop.getBody();
+  SmallVector<tile::MmaOp> mmas;
+  bool nested = false;
+  loop.walk([&](tile::MmaOp mma) {
+    if (mma->getBlock() == body)
+      mmas.push_back(mma);
+    else
+      nested = true;
+  });
+  if (nested || mmas.size() != 2)
+    return std::nullopt;
+  tile::MmaOp first = mmas[0], second = mmas[1];
+  // The first starts from zero in every iteration; the second's result
+  // only goes to the next iteration (acc = mma(.., f(acc))).
+  if (!matchPattern(first.getAcc(), m_AnyZeroFloat()) || !second->hasOneUse())
+    return std::nullopt;
+  OpOperand &use = *second->getUses().begin();
+  if (!isa<scf::YieldOp>(use.getOwner()))
+    return std::nullopt;
+  MmaOverlap plan;
+  plan.first = first;
+  plan.second = second;
+  plan.accIndex = use.getOperandNumber();
+  Value accArg = loop.getRegionIterArg(plan.accIndex);
+
+  llvm::DenseSet<Operation *> earlyChains;
+  for (Value operand : {first.getA(), first.getB()})
+    collectChain(operand, loop, earlyChains);
+  for (Value operand : {second.getA(), second.getB()})
+    collectChain(operand, loop, plan.lateChains);
+  for (Operation *op : plan.lateChains)
+    if (earlyChains.contains(op))
+      return std::nullopt;
+
+  // What the carried accumulator flows into (all of it must be late).
+  llvm::DenseSet<Operation *> fromAcc;
+  SmallVector<Value> work{accArg};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (user->getBlock() != body)
+        return std::nullopt; // read in a nested region
+      if (isa<scf::YieldOp>(user) || !fromAcc.insert(user).second)
+        continue;
+      for (Value r : user->getResults())
+        work.push_back(r);
+    }
+  }
+  if (fromAcc.contains(first))
+    return std::nullopt;
+
+  // The second stage, from the back: the second mma, the ops computing
+  // from the accumulator (only the second stage may use them), and the
+  // reshapes and broadcasts only the second stage uses.
+  llvm::DenseSet<Operation *> late{second.getOperation()};
+  auto onlyLateUsers = [&](Operation &op) {
+    return !op.use_empty() && llvm::all_of(op.getUsers(), [&](Operation *u) {
+      return late.contains(u) || plan.lateChains.contains(u);
+    });
+  };
+  for (Operation &op : llvm::reverse(body->without_terminator())) {
+    if (&op == second.getOperation() || plan.lateChains.contains(&op) ||
+        earlyChains.contains(&op))
+      continue;
+    if (fromAcc.contains(&op)) {
+      if (op.getNumRegions() || !onlyLateUsers(op))
+        return std::nullopt;
+      late.insert(&op);
+      continue;
+    }
+    if (isa<tile::BroadcastOp, tile::ReshapeOp>(op) && onlyLateUsers(op))
+      late.insert(&op);
+  }
+
+  // What the second stage reads from the first: recomputed when it is a
+  // constant or a splat of a value from outside the loop, else carried.
+  llvm::DenseSet<Operation *> remat;
+  auto definedOutside = [&](Value v) {
+    return !loop->isAncestor(v.getParentBlock()->getParentOp());
+  };
+  for (Operation &op : body->without_terminator()) {
+    if (!late.contains(&op))
+      continue;
+    plan.late.push_back(&op);
+    for (Value v : op.getOperands()) {
+      if (v == accArg || definedOutside(v))
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        return std::nullopt; // the induction variable or another carried value
+      if (late.contains(def) || plan.lateChains.contains(def))
+        continue;
+      if (earlyChains.contains(def))
+        return std::nullopt;
+      bool recompute = def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
+                       llvm::all_of(def->getOperands(), definedOutside);
+      if (recompute) {
+        if (remat.insert(def).second)
+          plan.remat.push_back(def);
+        continue;
+      }
+      if (!llvm::is_contained(plan.cross, v))
+        plan.cross.push_back(v);
+    }
+  }
+  plan.registers = registersOf(first.getResult(), threads) +
+                   registersOf(second.getResult(), threads);
+  for (Value v : plan.cross)
+    plan.registers += registersOf(v, threads);
+  return plan;
+}
+
+int64_t tilec::overlapRegisterBudget(int64_t consumers) {
+  // setmaxnreg gives 216 (two consumer warpgroups) or 152 (three); one
+  // consumer keeps the 255 of a 256-thread block. The rest of the loop
+  // (row statistics, addresses, the softmax's temporaries) takes about 40.
+  int64_t given = consumers == 2 ? 216 : consumers == 3 ? 152 : 255;
+  return given - 40;
+}
