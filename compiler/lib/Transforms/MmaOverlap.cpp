@@ -12,6 +12,7 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
@@ -167,4 +168,27 @@ int64_t tilec::overlapRegisterBudget(int64_t consumers) {
   // (row statistics, addresses, the softmax's temporaries) takes about 40.
   int64_t given = consumers == 2 ? 216 : consumers == 3 ? 152 : 255;
   return given - 40;
+}
+
+bool tilec::mmaBound(scf::ForOp loop) {
+  double mmaCycles = 0, otherCycles = 0;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto mma = dyn_cast<tile::MmaOp>(op)) {
+      auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
+      mmaCycles += 2.0 * aTy.getDimSize(0) * aTy.getDimSize(1) * bTy.getDimSize(1) / 4096;
+      continue;
+    }
+    // Free (views, index and broadcast forms) or not tile work.
+    if (isa<tile::LoadOp, tile::SharedTileOp, tile::ReshapeOp, tile::PermuteOp, tile::SplatOp,
+            tile::BroadcastOp, tile::RangeOp, arith::ConstantOp>(op))
+      continue;
+    int64_t elements = 0;
+    for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
+      if (auto ty = dyn_cast<RankedTensorType>(t))
+        elements = std::max(elements, ty.getNumElements());
+    bool mufu = tile::hasApproxLowering(&op) ||
+                isa<math::Exp2Op, math::RsqrtOp, math::SqrtOp, arith::DivFOp>(op);
+    otherCycles += double(elements) / (mufu ? 16 : 128);
+  }
+  return mmaCycles >= otherCycles;
 }

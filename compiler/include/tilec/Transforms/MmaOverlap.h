@@ -60,6 +60,17 @@ struct MmaOverlap {
 /// the form above.
 std::optional<MmaOverlap> planMmaOverlap(mlir::scf::ForOp loop, int64_t threads);
 
+/// Whether the mmas of `loop` take at least as long as its other tile work,
+/// estimated per iteration and SM: wgmma at 4096 flops a cycle (bf16/f16
+/// dense), other tile work at 128 elements a cycle, transcendentals (MUFU)
+/// at 16; the ops in nested regions (the masked iterations' `if`) are left
+/// out as rare. Only then does other work hide under the mmas: ping-pong of
+/// two consumer warpgroups (measured on the H200, docs/performance.md:
+/// attention at D = 128, ratio 1.07, gains 3-5%; at D = 64, 0.55, loses
+/// 1-2%; the MLP, 0.89, a third) and the intra-warpgroup overlap (D = 64 at
+/// BN = 128 measured 8% slower with it, D = 128 causal 3% faster).
+bool mmaBound(mlir::scf::ForOp loop);
+
 /// Registers per consumer thread that the overlap may plan for: what the
 /// consumers get (setmaxnreg) less what the loop's other values, addresses
 /// and the softmax's temporaries take.

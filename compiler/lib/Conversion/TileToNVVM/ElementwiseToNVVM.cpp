@@ -160,10 +160,6 @@ struct ApproxUnaryLowering : OpConversionPattern<OpTy> {
 
 } // namespace
 
-bool tilec::hasApproxLowering(Operation *op) {
-  return isa<math::ExpOp, math::LogOp, math::Log2Op, math::TanhOp, math::SinOp, math::CosOp>(op);
-}
-
 void tilec::populateElementwiseToNVVMPatterns(const TypeConverter &converter,
                                               RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();

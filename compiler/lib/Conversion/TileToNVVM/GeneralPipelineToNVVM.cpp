@@ -226,37 +226,6 @@ struct WgmmaWaitLowering : OpConversionPattern<tile::WgmmaWaitOp> {
 
 } // namespace
 
-/// Whether ping-pong pays for the mma loop `forOp`: one warpgroup's
-/// non-mma work (softmax) hides under the other's wgmmas only when the
-/// wgmmas take at least as long. Estimated per iteration and SM: wgmma at
-/// 4096 flops a cycle (bf16/f16 dense); other tile work at 128 elements a
-/// cycle, transcendentals (MUFU) at 16; the ops in nested regions (the
-/// masked iterations' `if`) are left out as rare. Measured on the H200
-/// (docs/performance.md): attention at D = 128 (ratio 1.07) gains 3-5%,
-/// at D = 64 (0.55) loses 1-2%, the MLP (0.89) loses a third.
-static bool pingPongPays(scf::ForOp forOp) {
-  double mmaCycles = 0, otherCycles = 0;
-  for (Operation &op : forOp.getBody()->without_terminator()) {
-    if (auto mma = dyn_cast<tile::MmaOp>(op)) {
-      auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
-      mmaCycles += 2.0 * aTy.getDimSize(0) * aTy.getDimSize(1) * bTy.getDimSize(1) / 4096;
-      continue;
-    }
-    // Free (views, index and broadcast forms) or not tile work.
-    if (isa<tile::LoadOp, tile::SharedTileOp, tile::ReshapeOp, tile::PermuteOp, tile::SplatOp,
-            tile::BroadcastOp, tile::RangeOp, arith::ConstantOp>(op))
-      continue;
-    int64_t elements = 0;
-    for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
-      if (auto ty = dyn_cast<RankedTensorType>(t))
-        elements = std::max(elements, ty.getNumElements());
-    bool mufu = hasApproxLowering(&op) ||
-                isa<math::Exp2Op, math::RsqrtOp, math::SqrtOp, arith::DivFOp>(op);
-    otherCycles += double(elements) / (mufu ? 16 : 128);
-  }
-  return mmaCycles >= otherCycles;
-}
-
 /// Builds the general pipeline that tile-stage-shared planned for `forOp`
 /// (tile.pipeline with `general`), as IR that the conversion then lowers:
 ///
@@ -568,7 +537,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     for (Staged &st : staged)
       if (!st.resident)
         ring.chains.push_back({st.chain, st.o.smemOffset});
-    if (C == 2 && pingPongPays(forOp))
+    if (C == 2 && mmaBound(forOp))
       ring.pingPongWarpgroup = wg;
     buildOverlappedLoop(b, forOp, *overlap, ring); // erases the loop and its chains
     for (Staged &st : staged)
@@ -584,7 +553,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // QK^T(j + 1), issued back to back). Warpgroup 1 takes the first turn
   // (warpgroup 2 arrives on its barrier before the loop) and closes its last
   // after the loop, so every arrival meets a wait.
-  if (C == 2 && !deferred && loopMmas.size() >= 2 && pingPongPays(forOp)) {
+  if (C == 2 && !deferred && loopMmas.size() >= 2 && mmaBound(forOp)) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(forOp);
     Value own = e.sub(wg, e.i32(1)); // 0 or 1

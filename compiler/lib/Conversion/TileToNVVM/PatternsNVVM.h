@@ -194,9 +194,7 @@ void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,
                                mlir::RewritePatternSet &patterns);
 /// The dynamic shared-memory buffer of a kernel with an mma pipeline.
 std::string sharedMemoryName(llvm::StringRef kernel);
-/// Whether `op` is a math op lowered to the GPU's approximate units by
-/// ElementwiseToNVVM (exp, log, log2, tanh, sin, cos), on tiles or scalars.
-bool hasApproxLowering(mlir::Operation *op);
+using tile::hasApproxLowering;
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 

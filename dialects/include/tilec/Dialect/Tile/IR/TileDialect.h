@@ -51,6 +51,13 @@ inline constexpr llvm::StringLiteral kEncodingAttrName = "tile.encoding";
 inline bool hasMmaPipeline(mlir::Operation *kernel) {
   return mlir::isa_and_nonnull<MmaEncodingAttr>(kernel->getAttr(kEncodingAttrName));
 }
+/// Whether `op` is a math op lowered to the GPU's approximate units
+/// (MUFU) by convert-tile-to-nvvm (exp, log, log2, tanh, sin, cos), on
+/// tiles or scalars; the lowering and the pipeline's cost estimates read it.
+inline bool hasApproxLowering(mlir::Operation *op) {
+  return mlir::isa<mlir::math::ExpOp, mlir::math::LogOp, mlir::math::Log2Op, mlir::math::TanhOp,
+                   mlir::math::SinOp, mlir::math::CosOp>(op);
+}
 /// On a kernel: bytes of dynamic shared memory it needs.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
 /// On a kernel: the TMA descriptors appended to its parameters, as an array
