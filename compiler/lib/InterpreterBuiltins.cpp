@@ -525,7 +525,7 @@ Val Interp::callUnaryMath(const Expr &e) {
   Val x = evalAs(*e.args[0], e.type);
   if (x.isFloat()) {
     double (*host)(double) = nullptr;
-#define TILEC_UNARY_MATH(name, op, expr)                                                     \
+#define TILEC_UNARY_MATH(name, op, f64, expr)                                                \
   if (fn == #name)                                                                           \
   host = [](double v) -> double { return expr; };
 #include "tilec/Frontend/UnaryMath.def"

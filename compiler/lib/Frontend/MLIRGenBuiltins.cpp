@@ -348,10 +348,10 @@ Value Gen::genUnaryMath(const Expr &e) {
   Location l = loc(e.loc);
   const std::string &fn = e.name;
   Value x = genAs(*e.args[0], e.type);
-#define TILEC_UNARY_MATH(name, op, host)                                                    \
+#define TILEC_UNARY_MATH(name, op, f64, host)                                               \
   if (fn == #name)                                                                           \
   return op::create(b, l, x);
-#define TILEC_UNARY_MATH_SPECIAL(name, host)
+#define TILEC_UNARY_MATH_SPECIAL(name, f64, host)
 #include "tilec/Frontend/UnaryMath.def"
   if (fn == "erf") {
     // A polynomial approximation in f32 (max error ~1e-7); f16 and bf16

@@ -42,6 +42,14 @@ bool tilec::isUnaryMathFunction(llvm::StringRef f) {
   return llvm::is_contained(kUnaryMathNames, f);
 }
 
+bool tilec::unaryMathSupportsF64(llvm::StringRef f) {
+#define TILEC_UNARY_MATH(name, op, f64, host)                                                \
+  if (f == #name)                                                                            \
+    return f64;
+#include "tilec/Frontend/UnaryMath.def"
+  return false;
+}
+
 int64_t tilec::truncToInt64(double v) {
   if (!std::isfinite(v) || std::fabs(v) >= 9.2e18)
     return 0;

@@ -658,9 +658,7 @@ bool Checker::checkUnaryMath(Expr &e) {
   if (f != "abs" && !isFloatType(t.elem))
     return error(e.args[0]->loc, "'" + f + "' needs a float argument, got " +
                                      describeOperand(t) + "; convert with cast<f32>(...)");
-  bool approx = f == "exp" || f == "log" || f == "exp2" || f == "log2" ||
-                f == "tanh" || f == "sigmoid" || f == "erf";
-  if (approx && t.elem == ScalarType::F64)
+  if (t.elem == ScalarType::F64 && !unaryMathSupportsF64(f))
     return error(e.loc, "'" + f + "' of f64 is not supported yet; compute in "
                         "f32 with cast<f32>(...)");
   if (f == "abs" && (t.elem == ScalarType::I1 || isUnsignedIntType(t.elem)))

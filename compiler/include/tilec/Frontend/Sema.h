@@ -64,10 +64,13 @@ bool literalValue(const Expr &e, double &f, int64_t &i);
 /// The elementwise functions of one argument (exp, log, sqrt, abs, ...),
 /// from UnaryMath.def, which Sema, MLIRGen and the interpreter all read.
 inline constexpr const char *kUnaryMathNames[] = {
-#define TILEC_UNARY_MATH(name, op, host) #name,
+#define TILEC_UNARY_MATH(name, op, f64, host) #name,
 #include "tilec/Frontend/UnaryMath.def"
 };
 bool isUnaryMathFunction(llvm::StringRef name);
+/// Whether elementwise function `name` takes an f64 argument (its f64
+/// column in UnaryMath.def).
+bool unaryMathSupportsF64(llvm::StringRef name);
 
 /// `v` truncated toward zero, or 0 when it is not finite or out of range.
 int64_t truncToInt64(double v);
