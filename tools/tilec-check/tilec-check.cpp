@@ -457,7 +457,11 @@ bool referenceSupports(const KernelSignature &sig, const Reference &ref) {
   return true;
 }
 
-int usage() {
+/// Prints "tilec-check: error: <why>" (when given) and the usage; returns
+/// the exit status of a bad command line.
+int usage(const std::string &why = "") {
+  if (!why.empty())
+    std::fprintf(stderr, "tilec-check: error: %s\n", why.c_str());
   std::fprintf(stderr,
                "usage: tilec-check FILE... [-D NAME=VALUE]... [--size N]... "
                "[--shape RxC]... [--ld-pad P] [--arch ARCH] [--compile-only] "
@@ -496,7 +500,7 @@ int main(int argc, char **argv) {
         std::string d = a == "-D" ? next() : a.substr(2);
         size_t eq = d.find('=');
         if (eq == std::string::npos)
-          return usage();
+          return usage("-D needs NAME=VALUE, got '" + d + "'");
         std::string name = d.substr(0, eq), value = d.substr(eq + 1);
         auto [it, inserted] = opts.defines.emplace(name, value);
         if (!inserted && it->second != value) {
@@ -535,7 +539,8 @@ int main(int argc, char **argv) {
           start = x + 1;
         }
         if (dims.size() < 2 || dims.size() > 4)
-          return usage();
+          return usage("--shape needs 2 to 4 dimensions (RxC, MxNxK or BxMxNxK), got '" + s +
+                       "'");
         opts.shapes.push_back(dims);
       } else if (a == "--col-major") {
         opts.colMajor.push_back(unsigned(std::stoul(next())));
@@ -568,16 +573,16 @@ int main(int argc, char **argv) {
       } else if (a == "--ptx-dir") {
         opts.ptxDir = next();
       } else if (!a.empty() && a[0] == '-') {
-        return usage();
+        return usage("unknown option '" + a + "'");
       } else {
         opts.files.push_back(a);
       }
     } catch (const std::exception &) {
-      return usage();
+      return usage("bad value '" + std::string(argv[i]) + "' for " + a);
     }
   }
   if (opts.files.empty())
-    return usage();
+    return usage("no input file");
   if (opts.sizes.empty())
     opts.sizes = {1, 1000, 1000003};
   if (opts.shapes.empty())

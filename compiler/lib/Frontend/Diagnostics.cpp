@@ -2,6 +2,7 @@
 
 #include "tilec/Frontend/Diagnostics.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -12,6 +13,34 @@ using namespace tilec;
 /// At most this many bytes of a source line are echoed under a diagnostic,
 /// centred on the caret.
 static constexpr size_t kMaxEchoedLine = 200;
+/// At most this many characters of a name (a run of letters, digits and
+/// underscores) are echoed inside a message; the rest becomes "...".
+static constexpr size_t kMaxEchoedName = 64;
+
+/// `msg` with every name (or number) longer than kMaxEchoedName cut to its
+/// first kMaxEchoedName characters and "...": the messages quote names from
+/// the source, and a megabyte-long token would make a megabyte-long line.
+/// Done here, once, rather than in each message.
+static std::string shortenNames(llvm::StringRef msg) {
+  auto isNameChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+  std::string out;
+  out.reserve(std::min<size_t>(msg.size(), 4 * kMaxEchoedLine));
+  for (size_t i = 0; i < msg.size();) {
+    if (!isNameChar(msg[i])) {
+      out += msg[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < msg.size() && isNameChar(msg[end]))
+      ++end;
+    if (end - i > kMaxEchoedName)
+      out += msg.substr(i, kMaxEchoedName).str() + "...";
+    else
+      out += msg.substr(i, end - i).str();
+    i = end;
+  }
+  return out;
+}
 
 /// Prints a diagnostic like SourceMgr::PrintMessage, but echoes the source
 /// line with control bytes escaped (`\x01`) and, if it is long, only a
@@ -19,11 +48,12 @@ static constexpr size_t kMaxEchoedLine = 200;
 void DiagEngine::print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
                        const llvm::Twine &msg) {
   llvm::raw_string_ostream os(out);
+  std::string text = shortenNames(msg.str());
   if (!loc.isValid()) {
-    srcMgr.PrintMessage(os, loc, kind, msg);
+    srcMgr.PrintMessage(os, loc, kind, text);
     return;
   }
-  llvm::SMDiagnostic d = srcMgr.GetMessage(loc, kind, msg);
+  llvm::SMDiagnostic d = srcMgr.GetMessage(loc, kind, text);
   os << d.getFilename() << ":" << d.getLineNo() << ":" << d.getColumnNo() + 1
      << ": " << (kind == llvm::SourceMgr::DK_Error ? "error: " : "note: ")
      << d.getMessage() << "\n";
@@ -69,7 +99,7 @@ void DiagEngine::note(llvm::SMLoc loc, const llvm::Twine &msg) {
 void DiagEngine::error(const llvm::Twine &msg) {
   ++numErrors;
   llvm::raw_string_ostream os(out);
-  os << "tilec: error: " << msg << "\n";
+  os << "tilec: error: " << shortenNames(msg.str()) << "\n";
 }
 
 std::pair<unsigned, unsigned> DiagEngine::lineCol(llvm::SMLoc loc) const {

@@ -3,7 +3,10 @@
 // All frontend errors go through DiagEngine, which formats them the way the
 // user sees them everywhere: `file:line:col: error: message`, then the source
 // line and a caret under the column. The text is collected in a string so
-// that the embedding API can return it; `tilec` prints it.
+// that the embedding API can return it; `tilec` prints it. Whatever a
+// message quotes from the source is bounded here: a name or number longer
+// than 64 characters is cut to 64 and "...", and the echoed line is a window
+// of 200 bytes around the caret with control bytes escaped.
 //
 //===----------------------------------------------------------------------===//
 
