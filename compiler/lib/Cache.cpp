@@ -157,19 +157,52 @@ static bool isRegularFile(const std::string &path, struct stat *st = nullptr) {
   return ::lstat(path.c_str(), &s) == 0 && S_ISREG(s.st_mode);
 }
 
-/// Temporary files of writers that died before their rename (older than an
-/// hour; `all` for every one), removed by clear() and the size bound.
-static void removeStaleTemporaries(const std::string &dir, bool all) {
+/// Whether `path` is a directory (not followed if a symbolic link).
+static bool isDirectory(const std::string &path) {
+  struct stat s;
+  return ::lstat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+/// A temporary file older than this belongs to a writer that died before
+/// its rename.
+static constexpr std::time_t kStaleTemporarySeconds = 3600;
+/// A store lists the directory again when its last listing is older.
+static constexpr std::time_t kRescanSeconds = 30;
+
+/// Removes the temporary files of writers that died (older than an hour;
+/// `all`: every one); returns the bytes of those that are left.
+static uint64_t removeStaleTemporaries(const std::string &dir, bool all) {
   std::error_code ec;
   std::time_t now = std::time(nullptr);
+  uint64_t left = 0;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
     struct stat st;
     if (!name.starts_with(".tmp-") || !isRegularFile(it->path(), &st))
       continue;
-    if (all || now - st.st_mtime > 3600)
-      llvm::sys::fs::remove(it->path());
+    if ((all || now - st.st_mtime > kStaleTemporarySeconds) &&
+        !llvm::sys::fs::remove(it->path()))
+      continue;
+    left += st.st_size;
   }
+  return left;
+}
+
+void CompileCache::DiskIndex::set(const std::string &key, uint64_t bytes) {
+  auto [it, inserted] = entries.try_emplace(key, bytes);
+  if (!inserted) {
+    entryBytes -= it->second;
+    it->second = bytes;
+  }
+  entryBytes += bytes;
+}
+
+void CompileCache::DiskIndex::erase(const std::string &key) {
+  auto it = entries.find(key);
+  if (it == entries.end())
+    return;
+  entryBytes -= it->second;
+  entries.erase(it);
 }
 
 std::shared_ptr<const CompileResult> CompileCache::readDisk(const std::string &key) {
@@ -187,6 +220,7 @@ std::shared_ptr<const CompileResult> CompileCache::readDisk(const std::string &k
     // Corrupt or truncated: drop it; the caller recompiles and rewrites it.
     ++counters.corrupt;
     llvm::sys::fs::remove(path);
+    index.erase(key);
     return nullptr;
   }
   ::utime(path.c_str(), nullptr); // mark as recently used
@@ -199,12 +233,13 @@ void CompileCache::writeDisk(const std::string &key, const CompileResult &r) {
   static std::atomic<unsigned> counter{0};
   std::string tmp = dir + "/.tmp-" + key + "-" + std::to_string(::getpid()) +
                     "-" + std::to_string(counter++);
+  std::string data = encodeEntry(key, r);
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
     if (ec)
       return;
-    os << encodeEntry(key, r);
+    os << data;
     os.close();
     if (os.has_error()) {
       os.clear_error();
@@ -213,26 +248,57 @@ void CompileCache::writeDisk(const std::string &key, const CompileResult &r) {
     }
   }
   // rename() is atomic: readers see the old entry, no entry or the new one.
-  if (llvm::sys::fs::rename(tmp, entryPath(dir, key)))
+  // It replaces a FIFO, device or link named like the entry, but not a
+  // directory: that one is removed first, or its key would miss forever.
+  std::string path = entryPath(dir, key);
+  std::error_code ec = llvm::sys::fs::rename(tmp, path);
+  if (ec && isDirectory(path) && !llvm::sys::fs::remove_directories(path, /*IgnoreErrors=*/false))
+    ec = llvm::sys::fs::rename(tmp, path);
+  if (ec) {
     llvm::sys::fs::remove(tmp);
-  evict();
+    return;
+  }
+  // The running total, without listing the directory (a listing per store
+  // under the lock every lookup takes stalled all threads).
+  std::vector<Entry> listed;
+  bool fresh = !index.built || std::time(nullptr) - index.scanned > kRescanSeconds;
+  if (fresh)
+    listed = scanDisk(); // counts the new entry too
+  else
+    index.set(key, data.size());
+  if (index.entryBytes + index.tempBytes <= limit)
+    return;
+  // Past the bound by this process's count: evict by what is there now.
+  if (!fresh)
+    listed = scanDisk();
+  evict(listed);
 }
 
-void CompileCache::evict() {
+std::vector<CompileCache::Entry> CompileCache::scanDisk() {
+  ++counters.scans;
+  index = DiskIndex();
+  index.built = true;
+  index.scanned = std::time(nullptr);
   // Sizes and times only (a stat per entry): reading and decoding every
-  // entry on every store made a store at 1000 entries take 200 ms.
+  // entry made a store at 1000 entries take 200 ms.
   std::vector<Entry> entries = list(/*decode=*/false);
-  uint64_t total = 0;
   for (const Entry &e : entries)
-    total += e.bytes;
+    index.set(e.key, e.bytes);
+  index.tempBytes = removeStaleTemporaries(dir, /*all=*/false);
+  return entries;
+}
+
+void CompileCache::evict(const std::vector<Entry> &entries) {
+  uint64_t total = index.entryBytes + index.tempBytes;
   if (total <= limit)
     return;
-  // list() is most recent first: drop from the back down to 90% of the limit.
+  // Most recent first: drop from the back down to 90% of the limit.
   for (auto it = entries.rbegin(); it != entries.rend() && total > limit * 9 / 10; ++it) {
-    llvm::sys::fs::remove(entryPath(dir, it->key));
-    total -= it->bytes;
+    if (llvm::sys::fs::remove(entryPath(dir, it->key)))
+      continue;
+    total -= std::min(total, it->bytes);
+    index.erase(it->key);
   }
-  removeStaleTemporaries(dir, /*all=*/false);
 }
 
 std::shared_ptr<const CompileResult> CompileCache::lookup(const std::string &key) {
@@ -303,12 +369,28 @@ void CompileCache::clearMemory() {
   memory.clear();
 }
 
-void CompileCache::clear() {
-  clearMemory();
-  for (const Entry &e : list(/*decode=*/false))
-    llvm::sys::fs::remove(entryPath(dir, e.key));
-  if (!dir.empty())
-    removeStaleTemporaries(dir, /*all=*/true);
+size_t CompileCache::clear() {
+  std::lock_guard<std::mutex> lock(mutex);
+  memory.clear();
+  index = DiskIndex();
+  if (dir.empty())
+    return 0;
+  // Everything named like an entry, not only the regular files list()
+  // shows: a directory there would make its key miss until removed.
+  size_t removed = 0;
+  std::error_code ec;
+  std::vector<std::string> paths;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+    if (llvm::sys::path::filename(it->path()).ends_with(kSuffix))
+      paths.push_back(it->path());
+  for (const std::string &path : paths) {
+    // unlink, not fs::remove, which refuses FIFOs and devices.
+    if (isDirectory(path) ? !llvm::sys::fs::remove_directories(path, /*IgnoreErrors=*/false)
+                          : ::unlink(path.c_str()) == 0)
+      ++removed;
+  }
+  removeStaleTemporaries(dir, /*all=*/true);
+  return removed;
 }
 
 CompileCache::Stats CompileCache::stats() const {

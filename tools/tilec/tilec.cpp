@@ -102,8 +102,7 @@ static int cacheMain(int argc, char **argv) {
     return 0;
   }
   if (cmd == "clear") {
-    size_t n = cache.list().size();
-    cache.clear();
+    size_t n = cache.clear();
     llvm::outs() << "removed " << n << " entries from " << cache.directory() << "\n";
     return 0;
   }

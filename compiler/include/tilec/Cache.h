@@ -12,6 +12,16 @@
 // several processes can share the cache; an entry that fails its checksum is
 // deleted and rebuilt.
 //
+// The bound counts the entries and the temporary files (of writers that are
+// still writing, or died: those older than an hour are removed whenever the
+// directory is scanned). A store does not list the directory: the process
+// keeps the size of every entry it knows, from one scan at its first store,
+// and updates it as it stores and evicts. It scans again when that total
+// passes the bound (then it evicts by what is really there) or when its
+// last scan is more than 30 seconds old, since other processes store and
+// evict too; between scans the directory can exceed the bound by what the
+// other processes stored meanwhile.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TILEC_CACHE_H
@@ -58,8 +68,11 @@ public:
   /// `decode` each is read and checked (`valid`, `kernels`), else only
   /// stat'ed.
   std::vector<Entry> list(bool decode = true) const;
-  /// Removes every disk entry and forgets the in-process ones.
-  void clear();
+  /// Removes every disk entry, anything else named like one (a directory,
+  /// FIFO or link, which would make its key miss forever) and every
+  /// temporary file, and forgets the in-process entries. Returns how many
+  /// things named like an entry it removed.
+  size_t clear();
   void clearMemory();
 
   const std::string &directory() const { return dir; }
@@ -73,19 +86,37 @@ public:
 
   struct Stats {
     uint64_t memoryHits = 0, diskHits = 0, misses = 0, corrupt = 0;
+    /// Listings of the directory by stores (the first, then past the bound
+    /// or 30 seconds after the last).
+    uint64_t scans = 0;
   };
   Stats stats() const;
 
 private:
   std::shared_ptr<const CompileResult> readDisk(const std::string &key);
   void writeDisk(const std::string &key, const CompileResult &result);
-  void evict();
+  /// Removes least recently used `entries` (most recent first, as list()
+  /// gives them) while `index` is past the bound.
+  void evict(const std::vector<Entry> &entries);
+  /// Rebuilds `index` from the directory (removing stale temporaries);
+  /// returns the entries as list(false).
+  std::vector<Entry> scanDisk();
 
   std::string dir;
   uint64_t limit;
   mutable std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const CompileResult>> memory;
   Stats counters;
+  /// The disk as this process knows it (under `mutex`): each entry's bytes,
+  /// their sum, and the bytes of other writers' temporaries at the last scan.
+  struct DiskIndex {
+    bool built = false;
+    std::time_t scanned = 0;
+    std::unordered_map<std::string, uint64_t> entries;
+    uint64_t entryBytes = 0, tempBytes = 0;
+    void set(const std::string &key, uint64_t bytes);
+    void erase(const std::string &key);
+  } index;
   /// The keys being compiled by compileCached, for threads that miss the
   /// same key meanwhile (single flight); lookups of a miss happen under
   /// flightMutex.
