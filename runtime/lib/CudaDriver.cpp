@@ -102,6 +102,8 @@ static LoadResult load() {
   ok &= resolve(lib, d.cuLaunchKernel, "cuLaunchKernel", missing);
   d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
       dlsym(lib, "cuTensorMapEncodeTiled"));
+  d.cuPointerGetAttributes = reinterpret_cast<decltype(d.cuPointerGetAttributes)>(
+      dlsym(lib, "cuPointerGetAttributes"));
   if (!ok) {
     r.error = "tilec runtime: the CUDA driver (" + path +
               ") lacks the entry points " + missing +

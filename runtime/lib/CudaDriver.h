@@ -41,6 +41,15 @@ constexpr unsigned CU_STREAM_DEFAULT = 0;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
 constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
+constexpr int CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 88;
+constexpr int CU_POINTER_ATTRIBUTE_CONTEXT = 1;
+constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
+constexpr int CU_POINTER_ATTRIBUTE_IS_MANAGED = 8;
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
+constexpr int CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11;
+constexpr int CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12;
+constexpr unsigned CU_MEMORYTYPE_HOST = 1;
+constexpr unsigned CU_MEMORYTYPE_DEVICE = 2;
 
 /// The resolved driver entry points. Member names are the unversioned API
 /// names; the symbols looked up are the `_v2` ones where cuda.h maps to them.
@@ -90,6 +99,9 @@ struct Driver {
                                      const unsigned *boxDim, const unsigned *elementStrides,
                                      int interleave, int swizzle, int l2Promotion,
                                      int oobFill);
+  /// Optional: null when the driver lacks it (then pointers are not checked).
+  CUresult (*cuPointerGetAttributes)(unsigned numAttributes, int *attributes, void **data,
+                                     CUdeviceptr ptr);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, unsigned, CUstream,
                              void **, void **);

@@ -11,6 +11,7 @@
 #include "CudaDriver.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <map>
 #include <mutex>
@@ -110,6 +111,13 @@ int Context::computeCapability() const {
 
 int Context::multiprocessorCount() const {
   return attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuDevice);
+}
+
+bool Context::pageableMemoryAccess() const {
+  int value = 0;
+  return driver().cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+                                       cuDevice) == CUDA_SUCCESS &&
+         value != 0;
 }
 
 void Context::synchronize() {
@@ -366,6 +374,7 @@ Module Module::load(const void *image, const char *what) {
   }
   Module m;
   m.module = handle;
+  m.context = currentContext;
   m.jitInfoLog = std::move(infoLog);
   return m;
 }
@@ -379,11 +388,12 @@ Module Module::loadCubin(const std::string &image) {
 }
 
 Module::Module(Module &&other) noexcept
-    : module(std::exchange(other.module, nullptr)),
+    : module(std::exchange(other.module, nullptr)), context(other.context),
       jitInfoLog(std::move(other.jitInfoLog)) {}
 
 Module &Module::operator=(Module &&other) noexcept {
   std::swap(module, other.module);
+  std::swap(context, other.context);
   std::swap(jitInfoLog, other.jitInfoLog);
   return *this;
 }
@@ -416,16 +426,101 @@ Kernel Module::getKernel(const KernelSignature &sig) const {
             &perSM, function, static_cast<int>(sig.numThreads), sig.sharedBytes),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor", sig.name);
   limits.residentPrograms = limits.numSMs * std::max(perSM, 1);
-  return Kernel(function, sig, limits);
+  return Kernel(function, sig, limits, context ? context : currentContext);
 }
 
-Kernel::Kernel(void *function, KernelSignature sig, GridLimits limits)
-    : function(function), sig(std::move(sig)), limits(limits),
+/// The address ranges of allocations a kernel's device was found to be able
+/// to read, replaced round-robin.
+struct CheckedRanges {
+  static constexpr size_t kSlots = 8;
+  std::mutex mutex;
+  std::array<std::pair<uint64_t, uint64_t>, kSlots> ranges{}; ///< [begin, end)
+  size_t next = 0;
+
+  bool contains(uint64_t ptr) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &[begin, end] : ranges)
+      if (ptr >= begin && ptr < end)
+        return true;
+    return false;
+  }
+  void add(uint64_t begin, uint64_t end) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ranges[next] = {begin, end};
+    next = (next + 1) % kSlots;
+  }
+};
+
+Kernel::Kernel(void *function, KernelSignature sig, GridLimits limits, const Context *context)
+    : function(function), sig(std::move(sig)), limits(limits), context(context),
+      checked(std::make_shared<CheckedRanges>()),
       launchName(cuda::internKernelName(this->sig.name)) {}
+
+void Kernel::checkTensorMemory(const std::vector<ArgValue> &args) const {
+  const Driver &d = driver();
+  if (!d.cuPointerGetAttributes || !context)
+    return; // an old driver: not checked
+  for (size_t i = 0; i < args.size() && i < sig.params.size(); ++i) {
+    if (!args[i].isTensor())
+      continue;
+    const TensorArg &t = args[i].tensor();
+    bool empty = std::any_of(t.sizes.begin(), t.sizes.end(), [](int64_t s) { return s == 0; });
+    if (empty || checked->contains(t.ptr))
+      continue; // nothing is read, or known good
+    // 8 zeroed bytes per answer: the attributes are 1 (bool) to 8 bytes.
+    int attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                   CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_CONTEXT,
+                   CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    uint64_t values[6] = {};
+    void *data[6];
+    for (int k = 0; k < 6; ++k)
+      data[k] = &values[k];
+    if (d.cuPointerGetAttributes(6, attrs, data, t.ptr) != CUDA_SUCCESS)
+      continue; // the driver cannot say
+    unsigned memoryType = static_cast<unsigned>(values[0]);
+    int ordinal = static_cast<int>(static_cast<uint32_t>(values[1]));
+    bool managed = values[2] != 0;
+    void *owner = reinterpret_cast<void *>(values[3]);
+    uint64_t begin = values[4], size = values[5];
+    auto where = [&] {
+      char hex[32];
+      std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(t.ptr));
+      return "tilec runtime: kernel '" + sig.name + "': argument " + std::to_string(i + 1) +
+             " ('" + sig.params[i].name + "') at " + hex;
+    };
+    if (!managed && memoryType != CU_MEMORYTYPE_HOST && memoryType != CU_MEMORYTYPE_DEVICE) {
+      // Not memory CUDA knows: a host pointer (or garbage).
+      if (context->pageableMemoryAccess()) {
+        checked->add(t.ptr, t.ptr + 1);
+        continue;
+      }
+      throw ArgumentError(where() + " is not device memory (a host pointer?); copy it to "
+                                    "the device first (the kernel is on CUDA device " +
+                          std::to_string(context->ordinal) + ")");
+    }
+    if (!managed && memoryType == CU_MEMORYTYPE_DEVICE && ordinal != context->cuDevice)
+      throw ArgumentError(where() + " is memory of CUDA device " + std::to_string(ordinal) +
+                          ", but the kernel's module is loaded on device " +
+                          std::to_string(context->ordinal));
+    if (!managed && memoryType == CU_MEMORYTYPE_DEVICE && owner && owner != context->handle)
+      throw ArgumentError(where() + " belongs to another CUDA context than the kernel's "
+                                    "(device " + std::to_string(context->ordinal) +
+                          "'s primary context)");
+    if (size && begin <= t.ptr && t.ptr - begin < size)
+      checked->add(begin, begin + size);
+    else
+      checked->add(t.ptr, t.ptr + 1);
+  }
+}
+
+void Kernel::prepare(const std::vector<ArgValue> &args, LaunchConfig &config) const {
+  prepareLaunch(sig, args, config, limits);
+  checkTensorMemory(args);
+}
 
 void Kernel::launch(const std::vector<ArgValue> &args, Stream *stream) const {
   LaunchConfig config;
-  prepareLaunch(sig, args, config, limits);
+  prepare(args, config);
   launch(config, stream);
 }
 

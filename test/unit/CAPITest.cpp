@@ -481,6 +481,52 @@ TEST(CAPITest, ThreadsCompileDescribeAndInterpretAtOnce) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// A host pointer passed as a tensor is an argument error naming the kernel
+// and the parameter (issue 17, item 6), from a launch and from a plan;
+// where the device reads pageable host memory (HMM, ATS) it is valid.
+TEST(CAPITest, AHostPointerIsAnArgumentError) {
+  if (tilec_device_count() == 0)
+    GTEST_SKIP() << "no GPU";
+  tilec_program *p = nullptr;
+  ASSERT_EQ(tilec_compile(kSrc, std::strlen(kSrc), nullptr, &p), nullptr);
+  tilec_module *m = nullptr;
+  ASSERT_EQ(tilec_module_load(p, &m), nullptr);
+  tilec_kernel *k = nullptr;
+  ASSERT_EQ(tilec_module_get_kernel(m, "saxpy", &k), nullptr);
+  const int64_t n = 5000;
+  std::vector<float> x(n, 2.0f), y(n, 1.0f);
+  uint64_t dy;
+  ASSERT_EQ(tilec_malloc(n * 4, &dy), nullptr);
+  ASSERT_EQ(tilec_memcpy_htod(dy, y.data(), n * 4), nullptr);
+  tilec_arg args[3] = {tilec_arg_float(0.5),
+                       tilec_arg_tensor(reinterpret_cast<uintptr_t>(x.data()), 1, &n),
+                       tilec_arg_tensor(dy, 1, &n)};
+  tilec_error *e = tilec_launch(k, args, 3, nullptr);
+  if (!e) {
+    ASSERT_EQ(tilec_synchronize(), nullptr);
+    ASSERT_EQ(tilec_memcpy_dtoh(y.data(), dy, n * 4), nullptr);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_FLOAT_EQ(y[i], 2.0f) << i;
+    tilec_free(dy);
+    tilec_module_destroy(m);
+    tilec_program_destroy(p);
+    GTEST_SKIP() << "this device reads pageable host memory";
+  }
+  EXPECT_EQ(tilec_error_get_kind(e), TILEC_ERROR_ARGUMENT);
+  std::string msg = tilec_error_message(e);
+  EXPECT_NE(msg.find("kernel 'saxpy': argument 2 ('x') at 0x"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is not device memory"), std::string::npos) << msg;
+  tilec_error_destroy(e);
+  // Refused again, not remembered as the last good launch.
+  expectError(tilec_launch(k, args, 3, nullptr), "is not device memory");
+  tilec_launch_plan *plan = nullptr;
+  expectError(tilec_launch_plan_create(k, args, 3, &plan), "argument 2 ('x')");
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_EQ(tilec_free(dy), nullptr);
+  tilec_module_destroy(m);
+  tilec_program_destroy(p);
+}
+
 TEST(CAPITest, RunsOnTheGPUOrSaysThereIsNone) {
   if (tilec_device_count() == 0) {
     // Without a driver every runtime call is an error object, not a crash.

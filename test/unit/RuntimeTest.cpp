@@ -652,6 +652,78 @@ TEST(DeviceTest, SaxpyLaunch) {
   Context::get().synchronize();
 }
 
+// A tensor in memory the kernel's device cannot read is an ArgumentError
+// naming the kernel and the parameter, found by asking the driver (issue
+// 17, item 6: a host pointer reached the kernel). Where the device reads
+// pageable host memory (HMM, ATS) a host pointer is valid instead.
+TEST(DeviceTest, TensorMemoryIsChecked) {
+  REQUIRE_DEVICE();
+  Module module = Module::loadPTX(std::string(ptxHeader) + saxpyPTX);
+  Kernel kernel = module.getKernel(saxpySignature(256));
+  const int64_t n = 1000;
+  std::vector<float> x(n, 1.0f), y(n, 1.0f);
+  Buffer yb(n * 4);
+  yb.copyFromHost(y.data(), yb.size());
+  uint64_t hostPtr = reinterpret_cast<uintptr_t>(x.data());
+  std::vector<ArgValue> args = {2.0f, TensorArg::contiguous(hostPtr, {n}),
+                                TensorArg::contiguous(yb.ptr(), {n})};
+  if (Context::get().pageableMemoryAccess()) {
+    kernel.launch(args);
+    Context::get().synchronize();
+    yb.copyToHost(y.data(), yb.size());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(y[i], 3.0f) << i;
+    GTEST_SKIP() << "this device reads pageable host memory";
+  }
+  for (int prepared = 0; prepared < 2; ++prepared) {
+    std::string msg;
+    try {
+      LaunchConfig config;
+      if (prepared)
+        kernel.prepare(args, config);
+      else
+        kernel.launch(args);
+      ADD_FAILURE() << "expected an ArgumentError";
+    } catch (const ArgumentError &e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find("kernel 'saxpy': argument 2 ('x') at 0x"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("is not device memory (a host pointer?)"), std::string::npos) << msg;
+  }
+  // Device memory launches, twice (the second finds the allocation checked).
+  Buffer xb(n * 4);
+  xb.copyFromHost(x.data(), xb.size());
+  args[1] = TensorArg::contiguous(xb.ptr(), {n});
+  kernel.launch(args);
+  kernel.launch(args);
+  Context::get().synchronize();
+  yb.copyToHost(y.data(), yb.size());
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], 5.0f) << i;
+  // A part of a checked allocation is checked too; an empty tensor is not.
+  args[1] = TensorArg::contiguous(xb.ptr() + 400, {n - 100});
+  kernel.launch(args);
+  kernel.launch({2.0f, TensorArg::contiguous(hostPtr, {0}), TensorArg::contiguous(yb.ptr(), {0})});
+  Context::get().synchronize();
+  if (deviceCount() > 1) {
+    Context::get(1);
+    {
+      Buffer elsewhere(n * 4);
+      Context::get(0);
+      args[1] = TensorArg::contiguous(elsewhere.ptr(), {n});
+      EXPECT_NE(errorOf([&] { kernel.launch(args); })
+                    .find("kernel 'saxpy': argument 2 ('x') at 0x"),
+                std::string::npos);
+      EXPECT_NE(errorOf([&] { kernel.launch(args); })
+                    .find("is memory of CUDA device 1, but the kernel's module is loaded on "
+                          "device 0"),
+                std::string::npos);
+      Context::get(1);
+    }
+    Context::get(0);
+  }
+}
+
 TEST(DeviceTest, GridLimitsFromTheDevice) {
   REQUIRE_DEVICE();
   Module module = Module::loadPTX(std::string(ptxHeader) + saxpyPTX);

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 
 namespace tilec {
@@ -31,7 +32,9 @@ public:
 };
 
 /// Arguments that do not match a kernel's signature (count, kind, rank,
-/// element type, sizes), found before the driver is used.
+/// element type, sizes), found before the driver is used, or tensors in
+/// memory the kernel's device cannot read (a host pointer, another
+/// device's memory), found by asking the driver.
 class ArgumentError : public RuntimeError {
 public:
   using RuntimeError::RuntimeError;
@@ -55,6 +58,9 @@ public:
   /// Major * 10 + minor, e.g. 90 for an H100/H200.
   int computeCapability() const;
   int multiprocessorCount() const;
+  /// Whether kernels can read pageable host memory (HMM or ATS): then a
+  /// host pointer is a valid tensor argument.
+  bool pageableMemoryAccess() const;
   /// Makes this context current on the calling thread.
   void makeCurrent();
   /// Waits for all work in this context.
@@ -64,6 +70,7 @@ public:
   Context &operator=(const Context &) = delete;
 
 private:
+  friend class Kernel;
   Context(int ordinal, int cuDevice, void *handle)
       : ordinal(ordinal), cuDevice(cuDevice), handle(handle) {}
   int ordinal;
@@ -281,7 +288,6 @@ std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
 PackedArgs packArguments(const KernelSignature &sig,
                          const std::vector<ArgValue> &args);
 
-/// A kernel of a loaded module. Valid while its Module lives.
 /// Everything cuLaunchKernel needs, packed without heap allocation. The
 /// `params` pointers point into `storage`, so a config is filled in place
 /// and must not be copied before the launch.
@@ -303,6 +309,19 @@ struct LaunchConfig {
 void prepareLaunch(const KernelSignature &sig, const std::vector<ArgValue> &args,
                    LaunchConfig &config, const GridLimits &limits = {});
 
+struct CheckedRanges;
+
+/// A kernel of a loaded module. Valid while its Module lives.
+///
+/// Besides the signature checks of prepareLaunch, launch(args) and prepare()
+/// ask the driver where each tensor's memory is (cuPointerGetAttributes):
+/// memory CUDA does not know (a host pointer; allowed where the device reads
+/// pageable host memory), another device's memory or another context's is
+/// an ArgumentError naming the kernel and the parameter. Pinned host memory
+/// and managed memory are accepted. The answer is kept for the allocation
+/// (the last 8 checked allocations per kernel), so a launch whose tensors lie
+/// in recently checked allocations makes no driver call for them; a launch
+/// of a prepared LaunchConfig checks nothing (it was checked when prepared).
 class Kernel {
 public:
   const KernelSignature &signature() const { return sig; }
@@ -320,17 +339,22 @@ public:
   /// The two halves of launch(): check the arguments, evaluate the grid and
   /// pack the parameters once (prepare), then launch that as often as
   /// wanted (the tensors must stay where they were).
-  void prepare(const std::vector<ArgValue> &args, LaunchConfig &config) const {
-    prepareLaunch(sig, args, config, limits);
-  }
+  void prepare(const std::vector<ArgValue> &args, LaunchConfig &config) const;
   void launch(const LaunchConfig &config, Stream *stream = nullptr) const;
+  /// The tensors' memory check of launch(args) and prepare() (see above).
+  void checkTensorMemory(const std::vector<ArgValue> &args) const;
 
 private:
   friend class Module;
-  Kernel(void *function, KernelSignature sig, GridLimits limits);
+  Kernel(void *function, KernelSignature sig, GridLimits limits, const Context *context);
   void *function;
   KernelSignature sig;
   GridLimits limits;
+  /// The context the module was loaded in (contexts live until exit).
+  const Context *context;
+  /// Allocations whose memory this kernel's device can read (shared by
+  /// copies of the kernel).
+  std::shared_ptr<CheckedRanges> checked;
   /// The name, interned for the process (a sticky fault's message names the
   /// last kernel launched, which may since have been destroyed).
   const char *launchName;
@@ -356,6 +380,7 @@ private:
   Module() = default;
   static Module load(const void *image, const char *what);
   void *module = nullptr;
+  Context *context = nullptr; ///< the one it was loaded in
   std::string jitInfoLog;
 };
 
