@@ -489,6 +489,52 @@ std::map<std::string, Reference> tilec::check::references(const std::map<std::st
     };
     refs["fold"] = r;
   }
+  {
+    // Saturating float-to-integer casts (docs/language.md) of edge values:
+    // x cycles through them; a..f are x cast to i32, u8, i64, u32, i8, u16.
+    // Truncated toward zero; NaN gives 0; outside the range, its bound.
+    Reference r;
+    r.written = {1, 2, 3, 4, 5, 6};
+    r.intTensors = {1, 2, 3, 4, 5, 6};
+    r.prepare = [](std::vector<HostTensor> &host) {
+      const float inf = INFINITY;
+      static const float edges[] = {
+          1e30f, -1e30f, NAN, 3e9f, inf, -inf, -1.0f, 300.0f, -300.0f, 2.7f, -2.7f,
+          0.0f, -0.0f, 0.99f, -0.99f, 1e-30f, 127.5f, -128.5f, 255.9f, 256.0f, 65535.5f,
+          65536.0f, 2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f,
+          4294967040.0f, 4294967296.0f, 9.2233715e18f, 9.3e18f, -9.3e18f, -NAN};
+      HostTensor &x = host[0];
+      for (int64_t i = 0; i < x.storageElems; ++i)
+        x.values[i] = edges[i % (sizeof(edges) / sizeof(edges[0]))];
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      // Written out here rather than shared with the interpreter, so that
+      // the two are independent.
+      auto saturate = [](double v, double lo, double hi) -> int64_t {
+        if (std::isnan(v))
+          return 0;
+        if (v <= lo)
+          return static_cast<int64_t>(lo);
+        if (v >= hi)
+          return hi >= 9.2e18 ? INT64_MAX : static_cast<int64_t>(hi);
+        return static_cast<int64_t>(std::trunc(v));
+      };
+      const double bounds[6][2] = {{-2147483648.0, 2147483647.0},
+                                   {0, 255},
+                                   {-9223372036854775808.0, 9223372036854775808.0},
+                                   {0, 4294967295.0},
+                                   {-128, 127},
+                                   {0, 65535}};
+      HostTensor &x = *ts[0];
+      for (int k = 0; k < 6; ++k) {
+        HostTensor &out = *ts[k + 1];
+        for (int64_t i = 0; i < x.sizes[0]; ++i)
+          out.ints[i * out.strides[0]] =
+              saturate(x.values[i * x.strides[0]], bounds[k][0], bounds[k][1]);
+      }
+    };
+    refs["cast_edges"] = r;
+  }
   refs["mathmix"] = elementwise(
       {0, 1}, 2,
       [](auto &x, auto &) {
