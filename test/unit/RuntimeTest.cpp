@@ -805,7 +805,8 @@ TEST(DeviceTest, Errors) {
 
   KernelSignature tooWide = saxpySignature(4096); // Over 1024 threads.
   Kernel kernel = module.getKernel(tooWide);
-  msg = errorOf([&] { kernel.launch(saxpyArgs(10)); });
+  Buffer xb(40), yb(40); // device memory: the launch checks where tensors are
+  msg = errorOf([&] { kernel.launch(saxpyArgs(10, xb.ptr(), yb.ptr())); });
   EXPECT_NE(msg.find("cuLaunchKernel failed for kernel 'saxpy': "
                      "CUDA_ERROR_INVALID_VALUE"),
             std::string::npos)

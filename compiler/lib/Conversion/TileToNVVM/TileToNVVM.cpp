@@ -365,14 +365,16 @@ static void markSharedTakes(func::FuncOp func, bool pipelined) {
 
 /// Float-to-integer casts saturate (docs/language.md): NaN gives 0, values
 /// outside the type's range its minimum or maximum. PTX's cvt.rzi does
-/// that for 16, 32 and 64 bits, but LLVM converts to 8 bits through 16 and
-/// truncates (300.0 to i8 would be 44): those become llvm.fpto[su]i.sat,
-/// which NVPTX clamps.
-static void saturateNarrowFloatToInt(func::FuncOp func) {
+/// that for 16 and 32 bits, but not for NaN to 64 bits (the H200 gives
+/// INT64_MIN), and LLVM converts to 8 bits through 16 and truncates (300.0
+/// to i8 would be 44): those become llvm.fpto[su]i.sat, which NVPTX clamps.
+static void saturateFloatToInt(func::FuncOp func) {
   SmallVector<Operation *> casts;
   func.walk([&](Operation *op) {
-    if (isa<arith::FPToSIOp, arith::FPToUIOp>(op) &&
-        getElementTypeOrSelf(op->getResult(0).getType()).getIntOrFloatBitWidth() == 8)
+    if (!isa<arith::FPToSIOp, arith::FPToUIOp>(op))
+      return;
+    unsigned bits = getElementTypeOrSelf(op->getResult(0).getType()).getIntOrFloatBitWidth();
+    if (bits == 8 || bits == 64)
       casts.push_back(op);
   });
   for (Operation *op : casts) {
@@ -597,7 +599,7 @@ struct ConvertTileToNVVMPass
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return failure();
-    saturateNarrowFloatToInt(func);
+    saturateFloatToInt(func);
 
     // Views are fully consumed by now.
     // (Parts made by narrow may sit in loops and branches.)
