@@ -49,6 +49,27 @@ def test_strided_tensors_keywords_and_f16():
     torch.testing.assert_close(y, (3.0 * x.float()).half(), rtol=1e-3, atol=1e-3)
 
 
+def test_launches_on_the_tensors_device():
+    # Device 1's tensors launch on device 1 (its module, its current stream),
+    # the plain call and bind alike; tensors of two devices are refused.
+    if torch.cuda.device_count() < 2:
+        return  # one GPU here: nothing to check
+    lib = tilec.load(example("saxpy.tile"))
+    for dev in (1, 0, 1):
+        x = torch.full((5000,), float(dev + 1), device=f"cuda:{dev}")
+        y = torch.ones(5000, device=f"cuda:{dev}")
+        s = torch.cuda.Stream(device=dev)
+        with torch.cuda.stream(s):
+            lib.saxpy(2.0, x, y)
+            lib.saxpy.bind(1.0, x, y)()
+        s.synchronize()
+        assert torch.all(y == 1 + 3 * (dev + 1)).item(), (dev, y[:4])
+    a = torch.ones(100, device="cuda:0")
+    b = torch.ones(100, device="cuda:1")
+    with pytest.raises(tilec.ArgumentError, match="device"):
+        lib.saxpy(2.0, a, b)
+
+
 def test_bind_and_the_current_stream():
     lib = tilec.load(example("saxpy.tile"))
     x = torch.ones(4096, device="cuda")
