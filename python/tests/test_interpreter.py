@@ -120,6 +120,32 @@ def test_cache_info_and_clear():
     assert tilec.cache.info()["entries"] == 0
 
 
+def test_a_second_process_hits_the_disk_cache():
+    # The compile cache is on disk (TILEC_CACHE_DIR, set by conftest): a new
+    # process compiling the same source finds it there.
+    import subprocess
+    import sys
+    src = "kernel d(x: tensor<f32, 1>) grid(1) {\n    store(x, [0], load(x, [0], [32]) * 3.0);\n}\n"
+    code = ("import sys, tilec; tilec.compile(sys.argv[1], file_name='d.tile'); "
+            "print(tilec.cache.info()['disk_hits'], tilec.cache.info()['misses'])")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(tilec.__file__))] + sys.path))
+    runs = [subprocess.run([sys.executable, "-c", code, src], capture_output=True, text=True,
+                           env=env, check=True).stdout.split() for _ in range(2)]
+    assert runs[0] == ["0", "1"], runs  # the first process compiles it
+    assert runs[1] == ["1", "0"], runs  # the second reads it from disk
+
+
+def test_numpy_scalars_are_scalars():
+    lib = tilec.load(example("saxpy.tile"))
+    x = np.arange(8, dtype=np.float32)
+    y = np.ones(8, dtype=np.float32)
+    lib.saxpy(np.float32(2.0), x, y)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    with pytest.raises(tilec.ArgumentError, match=r"argument 1 \('a'\) must be a scalar f32, got bool_"):
+        lib.saxpy(np.bool_(True), x, y)
+
+
 def test_writes_and_the_interpreter_check():
     lib = tilec.load(example("attention.tile"))
     assert lib.attention.signature["writes"] == ["O", "L"]

@@ -98,5 +98,8 @@ def test_torch_op_on_cpu_tensors_runs_the_interpreter():
     y = torch.ones(100)
     op(2.0, x, y)
     assert torch.equal(y, 2 * x + 1)
+    # The schema says which tensor the kernel writes (from the compiler).
+    schema = str(torch.ops.tilec.saxpy_cpu_check.default._schema)
+    assert schema == "tilec::saxpy_cpu_check(float a, Tensor x, Tensor(a!) y) -> ()", schema
     with pytest.raises(ValueError, match="has no parameter 'z'"):
         tt.op(lib.saxpy, name="saxpy_bad", mutates=["z"])

@@ -20,6 +20,7 @@ package is pure Python over the C API (libtilec.so) through ctypes.
 import contextlib
 import ctypes
 import json
+import numbers
 import os
 import struct
 import sys
@@ -329,11 +330,13 @@ class Kernel:
         """Scalar argument i as (kind, integer, float) for tilec_arg and
         tilec_host_arg; a mismatch is an ArgumentError naming it."""
         where = f"kernel '{self.name}': argument {i + 1} ('{p['name']}')"
-        if isinstance(a, bool) or not isinstance(a, (int, float)):
+        # Python numbers and numpy's scalars (np.float32(2.0), np.int64(5)):
+        # numbers.Real; bool and numpy's bool_ are not numbers here.
+        if isinstance(a, bool) or not isinstance(a, numbers.Real):
             raise ArgumentError(f"{where} must be {self._describe(p)}, got {type(a).__name__}")
         if p["dtype"] in _FLOAT_TYPES:
             return _ARG_FLOAT, 0, float(a)
-        if isinstance(a, float) and not a.is_integer():
+        if not isinstance(a, numbers.Integral) and not float(a).is_integer():
             raise ArgumentError(f"{where} must be {self._describe(p)}, got {a}")
         if not -2**63 <= int(a) < 2**63:
             raise ArgumentError(f"{where} = {a} does not fit in 64 bits")
