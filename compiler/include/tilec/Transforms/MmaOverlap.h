@@ -51,7 +51,8 @@ struct MmaOverlap {
   /// iteration i - 1 to i (p and the rescale factor in attention).
   llvm::SmallVector<mlir::Value> cross;
   /// Estimated 32-bit registers per consumer thread for the tiles live
-  /// across the overlap (s, the accumulator, the carried values).
+  /// across the overlap (s, the accumulator, the carried values of two
+  /// iterations).
   int64_t registers = 0;
 };
 
