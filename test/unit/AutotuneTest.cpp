@@ -157,15 +157,28 @@ TEST(AutotuneTest, EntriesOutsideTheTuneSpaceAreRetuned) {
 // Tuners writing one database at once (threads with a tuner each, as
 // processes would have) keep every choice: the writes merge under a lock
 // (before, 8 threads kept 18 of 32).
+/// Compiles every configuration of kSrc's @tune space once (the compile
+/// cache is shared), so that concurrent tuners only time and write.
+void compileEveryConfiguration() {
+  FakeTimer warm;
+  Autotuner("").select(kSrc, CompileOptions(), "vadd", argsFor(1), nullptr, warm.timer());
+}
+
+/// The choices (non-comment lines) in the tuning database at `db`.
+int choicesIn(const std::string &db) {
+  std::ifstream in(db);
+  std::string line;
+  int entries = 0;
+  while (std::getline(in, line))
+    entries += !line.empty() && line[0] != '#';
+  return entries;
+}
+
 TEST(AutotuneTest, ConcurrentWritersKeepEveryChoice) {
   llvm::SmallString<128> dir;
   llvm::sys::fs::createUniqueDirectory("tilec-tune-concurrent", dir);
   std::string db = std::string(dir) + "/tuning.db";
-  // Compile every configuration once first (the compile cache is shared).
-  {
-    FakeTimer warm;
-    Autotuner("").select(kSrc, CompileOptions(), "vadd", argsFor(1), nullptr, warm.timer());
-  }
+  compileEveryConfiguration();
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
@@ -177,12 +190,7 @@ TEST(AutotuneTest, ConcurrentWritersKeepEveryChoice) {
     });
   for (std::thread &t : threads)
     t.join();
-  std::ifstream in(db);
-  std::string line;
-  int entries = 0;
-  while (std::getline(in, line))
-    entries += !line.empty() && line[0] != '#';
-  EXPECT_EQ(entries, 32);
+  EXPECT_EQ(choicesIn(db), 32);
   llvm::sys::fs::remove_directories(dir);
 }
 
@@ -209,10 +217,7 @@ TEST(AutotuneTest, ConcurrentProcessesKeepEveryChoice) {
   llvm::SmallString<128> dir;
   llvm::sys::fs::createUniqueDirectory("tilec-tune-processes", dir);
   std::string db = std::string(dir) + "/tuning.db";
-  {
-    FakeTimer warm;
-    Autotuner("").select(kSrc, CompileOptions(), "vadd", argsFor(1), nullptr, warm.timer());
-  }
+  compileEveryConfiguration();
   std::vector<pid_t> children;
   for (int t = 0; t < 8; ++t) {
     std::vector<std::string> env;
@@ -235,12 +240,7 @@ TEST(AutotuneTest, ConcurrentProcessesKeepEveryChoice) {
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   }
-  std::ifstream in(db);
-  std::string line;
-  int entries = 0;
-  while (std::getline(in, line))
-    entries += !line.empty() && line[0] != '#';
-  EXPECT_EQ(entries, 32);
+  EXPECT_EQ(choicesIn(db), 32);
   llvm::sys::fs::remove_directories(dir);
 }
 

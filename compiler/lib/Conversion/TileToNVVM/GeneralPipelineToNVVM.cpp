@@ -508,32 +508,37 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   if (deferred)
     for (tile::MmaOp mma : loopMmas)
       mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(1));
+  // The ring as the consumers see it, by the ring's iteration i (i32):
+  // stage i % S, its base, the wait until it is full, this warp's arrival
+  // on its empty barrier.
+  auto stageIndex = [&](Value i) { return e.zext64(e.remu(i, e.i32(S))); };
+  auto stageAt = [&](Value i) {
+    return e.gep(smem, e.add(e.i64(ringOffset), e.mul(stageIndex(i), e.i64(stageBytes))));
+  };
+  auto waitFull = [&](Value i) {
+    Value s64 = stageIndex(i);
+    Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
+  };
+  auto arriveEmpty = [&](Value i) {
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), stageIndex(i))),
+                                   Value());
+  };
   // The intra-warpgroup overlap that tile-stage-shared planned
   // (MmaOverlap.h): the consumers run the rotated loop instead.
   std::optional<MmaOverlap> overlap;
   if (plan.get("overlap") && !outer && !deferred)
     overlap = planMmaOverlap(forOp, 128 * C);
   if (overlap) {
-    auto stageAt = [&](Value i) {
-      Value s64 = e.zext64(e.remu(i, e.i32(S)));
-      return e.gep(smem, e.add(e.i64(ringOffset), e.mul(s64, e.i64(stageBytes))));
-    };
     OverlapRing ring;
     ring.trips = trips32;
     ring.ivAt = [&](Value i) { return ivAt(innerCount, i); };
     ring.stageBase = stageAt;
     ring.waitStage = [&](Value i) {
-      Value s64 = e.zext64(e.remu(i, e.i32(S)));
-      Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
-      NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
+      waitFull(i);
       return stageAt(i);
     };
-    ring.release = [&](Value i) {
-      Value s64 = e.zext64(e.remu(i, e.i32(S)));
-      e.ifThen(e.eq(lane, e.i32(0)), [&] {
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), s64)), Value());
-      });
-    };
+    ring.release = [&](Value i) { e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); }); };
     for (Staged &st : staged)
       if (!st.resident)
         ring.chains.push_back({st.chain, st.o.smemOffset});
@@ -571,10 +576,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     Value inner = i;
     if (outer)
       i = e.add(e.mul(indexOf(outerCount), trips32), i);
-    Value s64 = e.zext64(e.remu(i, e.i32(S)));
-    Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
-    Value stage = e.gep(smem, e.add(e.i64(ringOffset), e.mul(s64, e.i64(stageBytes))));
+    waitFull(i);
+    Value stage = stageAt(i);
     for (Staged &st : staged)
       if (!st.resident)
         replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
@@ -584,14 +587,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     // group in flight and the stage of the iteration before is released.
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     if (!deferred) {
-      e.ifThen(e.eq(lane, e.i32(0)), [&] {
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), s64)), Value());
-      });
+      e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); });
     } else {
-      e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), e.eq(lane, e.i32(0))), [&] {
-        Value prev = e.zext64(e.remu(e.sub(i, e.i32(1)), e.i32(S)));
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), prev)), Value());
-      });
+      e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), e.eq(lane, e.i32(0))),
+               [&] { arriveEmpty(e.sub(i, e.i32(1))); });
       // After the loop: the last group, then the last iteration's stage.
       b.setInsertionPointAfter(forOp);
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
@@ -599,10 +598,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       if (outer)
         last = e.add(e.mul(indexOf(outerCount), trips32), last);
       Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
-      e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))), [&] {
-        Value s = e.zext64(e.remu(last, e.i32(S)));
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), s)), Value());
-      });
+      e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))),
+               [&] { arriveEmpty(last); });
     }
   }
   for (Staged &st : staged)
