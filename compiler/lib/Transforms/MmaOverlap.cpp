@@ -29,12 +29,8 @@ bool collectChain(Value operand, scf::ForOp loop, llvm::DenseSet<Operation *> &i
   tile::SharedOperand so = tile::getSharedOperand(operand);
   if (!so.load || so.load->getParentOp() != loop.getOperation())
     return false;
-  Operation *op = so.load;
-  into.insert(op);
-  while (op->hasOneUse() && isa<tile::ReshapeOp, tile::PermuteOp>(*op->getUsers().begin())) {
-    op = *op->getUsers().begin();
+  for (Operation *op : so.ops())
     into.insert(op);
-  }
   return true;
 }
 

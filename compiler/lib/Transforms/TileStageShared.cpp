@@ -319,11 +319,8 @@ struct TileStageSharedPass
                  << " columns and a multiple of 8 rows up to 256 (staged in 128-byte swizzled "
                     "TMA boxes); this one is " << shapeStr(lt);
         staged.push_back({so.load, !inLoop});
-        chain.insert(so.load);
-        if (auto r = dyn_cast<tile::ReshapeOp>(*so.load->getUsers().begin()))
-          chain.insert(r);
-        if (so.transpose)
-          chain.insert(so.transpose);
+        for (Operation *op : so.ops())
+          chain.insert(op);
       }
     }
     // fma consumers would also need a and b fragments; with wgmma the

@@ -328,6 +328,19 @@ SharedOperand tilec::tile::getSharedOperand(Value operand) {
   return r;
 }
 
+SmallVector<Operation *, 3> SharedOperand::ops() const {
+  SmallVector<Operation *, 3> chain;
+  if (!load)
+    return chain;
+  chain.push_back(load);
+  if (load->hasOneUse())
+    if (auto reshape = dyn_cast<ReshapeOp>(*load->getUsers().begin()))
+      chain.push_back(reshape);
+  if (transpose)
+    chain.push_back(transpose);
+  return chain;
+}
+
 /// What gather, scatter and atomic share: one index tile per view dimension,
 /// index tiles of integers, and every tile of the result's shape.
 static LogicalResult verifyIrregular(Operation *op, ViewType view, ValueRange indices,

@@ -78,6 +78,9 @@ inline constexpr llvm::StringLiteral kSmemAttrName = "tile.smem";
 struct SharedOperand {
   LoadOp load;
   PermuteOp transpose;
+  /// The chain's ops from the load to the operand: the load, the batched
+  /// load's reshape, the transpose (those present).
+  llvm::SmallVector<mlir::Operation *, 3> ops() const;
 };
 SharedOperand getSharedOperand(mlir::Value operand);
 
