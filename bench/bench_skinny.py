@@ -48,9 +48,13 @@ for shape in args.shapes.split(","):
         bm, bn = (int(v) for v in parts[1].split("x"))
         if parts[0] in ("matmul", "persistent"):
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-            prog = mm.with_defines(BM=bm, BN=bn)
-            kern = prog.matmul if parts[0] == "matmul" else prog.matmul_persistent
-            kern(a, b, c)
+            try:
+                prog = mm.with_defines(BM=bm, BN=bn)
+                kern = prog.matmul if parts[0] == "matmul" else prog.matmul_persistent
+                kern(a, b, c)
+            except tilec.CompileError as e:  # a tile that does not fit: say so, go on
+                print(f"{shape:>16} tilec {cfg}: not compiled: {str(e).splitlines()[0]}")
+                continue
             torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
             impls[f"tilec {cfg}"] = (lambda kern=kern, c=c: kern(a, b, c))
             continue

@@ -43,7 +43,7 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     # Through scripts/ptxas-strict.sh: wgmma serialization warnings
-    # (C7515/C7520) fail the test.
+    # (C7514/C7515/C7520) fail the test.
     strict = os.path.join(config.test_source_root, "..", "scripts", "ptxas-strict.sh")
     config.substitutions.append(("%ptxas", "bash " + os.path.abspath(strict) + " " + ptxas))
 

@@ -16,6 +16,9 @@
 // registers after it: the scale is applied once per output element instead
 // of once per operand element and K step.
 //
+// An mma loop that starts from a loaded tile (C = A B + C) accumulates
+// from zero and adds the start after the loop (fuseMmaInit).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Transforms/Passes.h"
@@ -359,6 +362,43 @@ static void fuseMmaPrologues(scf::ForOp loop) {
   }
 }
 
+/// An mma loop that starts from a tile other than zeros (`var acc =
+/// load(C)`, C = A B + C) accumulates from zero and adds the start after
+/// the loop, as cuBLAS applies beta * C in its epilogue (the sum then adds
+/// C last instead of first):
+///   for k { acc = mma(a, b, acc) }  from zeros;  acc = init + acc
+/// wgmma accumulators that loads define before the pipeline make ptxas
+/// serialize every wgmma (C7515), and a load of the start moves after the
+/// loop, so its registers are not held through it (nor loaded by the
+/// producer warps of a pipeline).
+static void fuseMmaInit(scf::ForOp loop) {
+  if (loop.getNumRegionIterArgs() != 1)
+    return;
+  tile::MmaOp mma;
+  loop.getBody()->walk([&](tile::MmaOp op) { mma = op; });
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  if (!mma || mma.getAcc() != loop.getRegionIterArgs()[0] || mma->getParentOp() != loop ||
+      yield.getOperand(0) != mma.getResult() || !mma->hasOneUse())
+    return;
+  Value init = loop.getInitArgs()[0];
+  auto accTy = dyn_cast<RankedTensorType>(init.getType());
+  if (!accTy || !accTy.getElementType().isF32() || matchPattern(init, m_AnyZeroFloat()))
+    return;
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  Value zero = arith::ConstantOp::create(
+      b, loc, accTy, DenseElementsAttr::get(accTy, b.getF32FloatAttr(0)));
+  loop.getInitArgsMutable()[0].assign(zero);
+  b.setInsertionPointAfter(loop);
+  Value result = loop.getResult(0);
+  auto total = arith::AddFOp::create(b, loc, init, result);
+  result.replaceAllUsesExcept(total, total);
+  auto load = init.getDefiningOp<tile::LoadOp>();
+  if (load && load->hasOneUse() && load->getBlock() == loop->getBlock() &&
+      !mayWriteBetween(load, total))
+    load->moveBefore(total);
+}
+
 struct TileFusePass : tilec::impl::TileFuseBase<TileFusePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -368,8 +408,10 @@ struct TileFusePass : tilec::impl::TileFuseBase<TileFusePass> {
       return signalPassFailure();
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops)
+    for (scf::ForOp loop : loops) {
       fuseMmaPrologues(loop);
+      fuseMmaInit(loop);
+    }
   }
 };
 

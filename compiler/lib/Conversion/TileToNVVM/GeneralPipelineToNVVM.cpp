@@ -592,8 +592,18 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), e.eq(lane, e.i32(0))),
                [&] { arriveEmpty(e.sub(i, e.i32(1))); });
       // After the loop: the last group, then the last iteration's stage.
+      // The wait defines the accumulators anew (tile.wgmma_wait), so no
+      // read of them (the epilogue's casts) is moved above it: ptxas would
+      // serialize every wgmma of the loop (C7514).
       b.setInsertionPointAfter(forOp);
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+      SmallVector<Value> accs;
+      auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
+      for (auto [pos, v] : llvm::enumerate(yield.getOperands()))
+        if (v.getDefiningOp<tile::MmaOp>())
+          accs.push_back(forOp.getResult(pos));
+      auto waited = tile::WgmmaWaitOp::create(b, loc, accs, /*pending=*/0);
+      for (auto [acc, w] : llvm::zip(accs, waited.getResults()))
+        acc.replaceAllUsesExcept(w, waited);
       Value last = e.sub(trips32, e.i32(1));
       if (outer)
         last = e.add(e.mul(indexOf(outerCount), trips32), last);
