@@ -206,3 +206,56 @@ func.func @index_rows() -> tensor<128x64xi32> {
   %b = tile.broadcast %c : tensor<128x1xi32> -> tensor<128x64xi32>
   return %b : tensor<128x64xi32>
 }
+
+// -----
+
+// An mma loop that starts from a loaded tile (C = A B + C) accumulates from
+// zero, and the load of the start moves after the loop, where it is added.
+// CHECK-LABEL: func.func @mma_from_loaded
+// CHECK:         %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+// CHECK:         %[[R:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[Z]])
+// CHECK:           tile.mma
+// CHECK:         }
+// CHECK:         %[[C:.*]] = tile.load %{{.*}}[%{{.*}}, %{{.*}}] : !tile.view<f32, 2>
+// CHECK:         %[[S:.*]] = arith.addf %[[C]], %[[R]] : tensor<64x64xf32>
+// CHECK:         tile.store %[[S]]
+func.func @mma_from_loaded(%a: !tile.view<bf16, 2>, %b: !tile.view<bf16, 2>, %c: !tile.view<f32, 2>,
+                           %m: i64, %n: i64, %kt: i64) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %init = tile.load %c[%m, %n] : !tile.view<f32, 2>, i64, i64 -> tensor<64x64xf32>
+  %r = scf.for %k = %c0 to %kt step %c1 iter_args(%acc = %init) -> (tensor<64x64xf32>) : i64 {
+    %x = tile.load %a[%m, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x64xbf16>
+    %y = tile.load %b[%k, %n] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x64xbf16>
+    %p = tile.mma %x, %y, %acc : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
+    scf.yield %p : tensor<64x64xf32>
+  }
+  tile.store %r, %c[%m, %n] : tensor<64x64xf32>, !tile.view<f32, 2>, i64, i64
+  return
+}
+
+// -----
+
+// A store into the tile's memory inside the loop keeps the load where it is
+// (it must read C before the loop writes it); the start is still added after.
+// CHECK-LABEL: func.func @mma_from_loaded_written
+// CHECK:         %[[C:.*]] = tile.load %{{.*}} : !tile.view<f32, 2>
+// CHECK:         %[[R:.*]] = scf.for
+// CHECK:         arith.addf %[[C]], %[[R]] : tensor<64x64xf32>
+func.func @mma_from_loaded_written(%a: !tile.view<bf16, 2>, %b: !tile.view<bf16, 2>,
+                                   %c: !tile.view<f32, 2>, %d: !tile.view<f32, 2>,
+                                   %m: i64, %n: i64, %kt: i64) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %init = tile.load %c[%m, %n] : !tile.view<f32, 2>, i64, i64 -> tensor<64x64xf32>
+  %r = scf.for %k = %c0 to %kt step %c1 iter_args(%acc = %init) -> (tensor<64x64xf32>) : i64 {
+    %x = tile.load %a[%m, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x64xbf16>
+    %y = tile.load %b[%k, %n] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x64xbf16>
+    %p = tile.mma %x, %y, %acc : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
+    %z = arith.constant dense<1.0> : tensor<64x64xf32>
+    tile.store %z, %d[%m, %k] : tensor<64x64xf32>, !tile.view<f32, 2>, i64, i64
+    scf.yield %p : tensor<64x64xf32>
+  }
+  tile.store %r, %c[%m, %n] : tensor<64x64xf32>, !tile.view<f32, 2>, i64, i64
+  return
+}
