@@ -315,6 +315,56 @@ static Value splatConst(OpBuilder &b, Location loc, VectorType ty, TypedAttr v) 
   return arith::ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, v));
 }
 
+/// C = load(C) + X stored back where it was loaded (matmul_add's epilogue
+/// once tile-fuse adds the start after the loop): the store reads, adds and
+/// writes one slot at a time, so the loaded tile is never held whole beside
+/// X (for a 128 x 256 f32 accumulator 128 more registers per thread, which
+/// ptxas spilled: 1 KB). The addf of `load` when it is such a load: its one
+/// use is an addf whose one use stores it to the same view and indices in
+/// the same tile type, and nothing between the load and the store writes.
+/// Only for an mma accumulator's layout: elsewhere (saxpy's y = a x + y)
+/// loading every slot first keeps more loads in flight.
+static arith::AddFOp readModifyWriteOf(tile::LoadOp load) {
+  if (!load->hasOneUse() || !isPipelined(encodingOf(load.getType())))
+    return {};
+  auto add = dyn_cast<arith::AddFOp>(*load->getUsers().begin());
+  if (!add || !add->hasOneUse() || add.getLhs() == add.getRhs())
+    return {};
+  auto store = dyn_cast<tile::StoreOp>(*add->getUsers().begin());
+  if (!store || store.getValue() != add.getResult() || store.getView() != load.getView() ||
+      store.getIndices() != load.getIndices() || store.getValue().getType() != load.getType() ||
+      load->getBlock() != store->getBlock())
+    return {};
+  for (Operation *op = load->getNextNode(); op != store; op = op->getNextNode()) {
+    bool writes = false;
+    op->walk([&](Operation *inner) {
+      auto iface = dyn_cast<MemoryEffectOpInterface>(inner);
+      if (iface ? iface.hasEffect<MemoryEffects::Write>()
+                : !inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+        writes = true;
+    });
+    if (writes)
+      return {};
+  }
+  return add;
+}
+
+/// The store's addend and whether the loaded tile is the sum's left
+/// operand, when the store is the end of a read-modify-write (above).
+static Value readModifyWriteAddend(tile::StoreOp store, bool &loadedFirst) {
+  auto add = store.getValue().getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return {};
+  for (bool lhs : {true, false}) {
+    auto load = (lhs ? add.getLhs() : add.getRhs()).getDefiningOp<tile::LoadOp>();
+    if (load && readModifyWriteOf(load) == add) {
+      loadedFirst = lhs;
+      return lhs ? add.getRhs() : add.getLhs();
+    }
+  }
+  return {};
+}
+
 struct LoadLowering : LayoutPattern<tile::LoadOp> {
   using LayoutPattern::LayoutPattern;
 
@@ -333,6 +383,11 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     TypedAttr padAttr = op.getPaddingAttr();
     if (!padAttr)
       padAttr = rewriter.getZeroAttr(elemTy);
+    // The store that writes the sum back loads the tile itself, slot by slot.
+    if (readModifyWriteOf(op)) {
+      rewriter.replaceOp(op, LLVM::PoisonOp::create(rewriter, loc, resTy));
+      return success();
+    }
 
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
     Value padVec = splatConst(rewriter, loc, vecTy, padAttr);
@@ -391,6 +446,16 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     RankedTensorType tileTy = op.getValue().getType();
     ThreadLayout encoding = encodingOf(tileTy);
     Value values = adaptor.getValue();
+    // A read-modify-write (readModifyWriteOf): `values` is the addend, and
+    // each slot is loaded and added before it is stored.
+    bool loadedFirst = false;
+    Value addend = readModifyWriteAddend(op, loadedFirst);
+    if (addend)
+      values = rewriter.getRemappedValue(addend);
+    auto sum = [&](Value loaded, Value x) -> Value {
+      return loadedFirst ? arith::AddFOp::create(rewriter, loc, loaded, x)
+                         : arith::AddFOp::create(rewriter, loc, x, loaded);
+    };
     // An encoding that holds an element in several threads (accumulator
     // rows: the 4 lanes of a quad) stores it from its owner only.
     OpBuilder::InsertionGuard ownerGuard(rewriter);
@@ -417,6 +482,8 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
               rewriter, loc, values, ArrayRef<int64_t>{r * encoding.getGroupWidth()},
               ArrayRef<int64_t>{encoding.getGroupWidth()}, ArrayRef<int64_t>{1});
           Value addr = acc.address(acc.offsetOf(base, true, nullptr));
+          if (addend)
+            v = sum(acc.load(v.getType(), addr, align), v);
           acc.store(v, addr, align);
         };
         if (acc.slotNeedsGuard(r))
@@ -433,6 +500,11 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
           Value off = offsets[v];
           Value x = vector::ExtractOp::create(rewriter, loc, values,
                                               ArrayRef<int64_t>{r * encoding.getGroupWidth() + v});
+          if (addend) {
+            Value zero = arith::ConstantOp::create(rewriter, loc,
+                                                   rewriter.getZeroAttr(x.getType()));
+            x = sum(acc.loadIf(inBounds[v], acc.address(off), zero), x);
+          }
           acc.storeIf(inBounds[v], x, acc.address(off));
         }
       }
