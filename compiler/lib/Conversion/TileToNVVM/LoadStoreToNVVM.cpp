@@ -349,6 +349,11 @@ static arith::AddFOp readModifyWriteOf(tile::LoadOp load) {
   return add;
 }
 
+/// Elements per thread of a read-modify-write's chunk (see StoreLowering)
+/// on the fast path and on the guarded one (whose elements each hold an
+/// address and a predicate).
+constexpr int64_t kReadModifyWriteElems = 64, kReadModifyWriteGuardedElems = 4;
+
 /// The store's addend and whether the loaded tile is the sum's left
 /// operand, when the store is the end of a read-modify-write (above).
 static Value readModifyWriteAddend(tile::StoreOp store, bool &loadedFirst) {
@@ -475,39 +480,78 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     {
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      for (int64_t r = 0; r < acc.reps(); ++r) {
-        Value base = acc.slotBase(r);
-        auto storeSlot = [&]() {
-          Value v = vector::ExtractStridedSliceOp::create(
-              rewriter, loc, values, ArrayRef<int64_t>{r * encoding.getGroupWidth()},
-              ArrayRef<int64_t>{encoding.getGroupWidth()}, ArrayRef<int64_t>{1});
-          Value addr = acc.address(acc.offsetOf(base, true, nullptr));
-          if (addend)
-            v = sum(acc.load(v.getType(), addr, align), v);
-          acc.store(v, addr, align);
-        };
-        if (acc.slotNeedsGuard(r))
-          acc.guardedVoid(acc.cmp(arith::CmpIPredicate::ult, base, acc.c64(acc.numel)),
-                          storeSlot);
-        else
-          storeSlot();
-      }
-      rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      for (int64_t r = 0; r < acc.reps(); ++r) {
-        SmallVector<Value> offsets, inBounds;
-        acc.slotElements(r, encoding.getGroupWidth(), offsets, inBounds);
-        for (unsigned v = 0; v < encoding.getGroupWidth(); ++v) {
-          Value off = offsets[v];
-          Value x = vector::ExtractOp::create(rewriter, loc, values,
-                                              ArrayRef<int64_t>{r * encoding.getGroupWidth() + v});
-          if (addend) {
-            Value zero = arith::ConstantOp::create(rewriter, loc,
-                                                   rewriter.getZeroAttr(x.getType()));
-            x = sum(acc.loadIf(inBounds[v], acc.address(off), zero), x);
-          }
-          acc.storeIf(inBounds[v], x, acc.address(off));
+      // A read-modify-write goes in chunks of slots: the chunk's loads, then
+      // its sums and stores, so that a chunk's loads are in flight together
+      // (one slot at a time waited for every load in turn: 2x slower).
+      int64_t width = encoding.getGroupWidth();
+      int64_t chunk = addend ? std::max<int64_t>(1, kReadModifyWriteElems / width) : 1;
+      for (int64_t r0 = 0; r0 < acc.reps(); r0 += chunk) {
+        int64_t r1 = std::min(acc.reps(), r0 + chunk);
+        SmallVector<Value> bases, addrs, loaded;
+        for (int64_t r = r0; r < r1; ++r) {
+          bases.push_back(acc.slotBase(r));
+          if (!addend)
+            continue;
+          addrs.push_back(acc.address(acc.offsetOf(bases.back(), true, nullptr)));
+          VectorType vecTy = VectorType::get({width}, tileTy.getElementType());
+          auto loadSlot = [&]() -> Value { return acc.load(vecTy, addrs.back(), align); };
+          loaded.push_back(
+              acc.slotNeedsGuard(r)
+                  ? acc.guarded(acc.cmp(arith::CmpIPredicate::ult, bases.back(),
+                                        acc.c64(acc.numel)),
+                                vecTy, loadSlot,
+                                [&] { return splatConst(rewriter, loc, vecTy,
+                                                        rewriter.getZeroAttr(
+                                                            tileTy.getElementType())); })
+                  : loadSlot());
+        }
+        for (int64_t r = r0; r < r1; ++r) {
+          auto storeSlot = [&]() {
+            Value v = vector::ExtractStridedSliceOp::create(
+                rewriter, loc, values, ArrayRef<int64_t>{r * width}, ArrayRef<int64_t>{width},
+                ArrayRef<int64_t>{1});
+            Value addr = addend ? addrs[r - r0]
+                                : acc.address(acc.offsetOf(bases[r - r0], true, nullptr));
+            if (addend)
+              v = sum(loaded[r - r0], v);
+            acc.store(v, addr, align);
+          };
+          if (acc.slotNeedsGuard(r))
+            acc.guardedVoid(acc.cmp(arith::CmpIPredicate::ult, bases[r - r0],
+                                    acc.c64(acc.numel)),
+                            storeSlot);
+          else
+            storeSlot();
         }
       }
+      rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      struct Element {
+        Value inBounds, addr, x, loaded;
+      };
+      SmallVector<Element> pending;
+      auto flush = [&] {
+        for (Element &el : pending)
+          if (addend) {
+            Value zero = arith::ConstantOp::create(rewriter, loc,
+                                                   rewriter.getZeroAttr(el.x.getType()));
+            el.loaded = acc.loadIf(el.inBounds, el.addr, zero);
+          }
+        for (Element &el : pending)
+          acc.storeIf(el.inBounds, addend ? sum(el.loaded, el.x) : el.x, el.addr);
+        pending.clear();
+      };
+      for (int64_t r = 0; r < acc.reps(); ++r) {
+        SmallVector<Value> offsets, inBounds;
+        acc.slotElements(r, width, offsets, inBounds);
+        for (int64_t v = 0; v < width; ++v) {
+          Value x = vector::ExtractOp::create(rewriter, loc, values,
+                                              ArrayRef<int64_t>{r * width + v});
+          pending.push_back({inBounds[v], acc.address(offsets[v]), x, Value()});
+          if (!addend || int64_t(pending.size()) == kReadModifyWriteGuardedElems)
+            flush();
+        }
+      }
+      flush();
     }
     rewriter.eraseOp(op);
     return success();
