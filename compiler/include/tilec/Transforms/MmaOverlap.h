@@ -72,6 +72,15 @@ std::optional<MmaOverlap> planMmaOverlap(mlir::scf::ForOp loop, int64_t threads)
 /// BN = 128 measured 8% slower with it, D = 128 causal 3% faster).
 bool mmaBound(mlir::scf::ForOp loop);
 
+/// The general pipeline's registers per thread (setmaxnreg) for its
+/// producer warpgroup and for each of its `consumers` warpgroups; a
+/// persistent kernel (the mma loop inside an outer loop) gives its
+/// producer more for the outer loop's tile arithmetic.
+struct PipelineRegisters {
+  int32_t producer, consumer;
+};
+PipelineRegisters pipelineRegisters(int64_t consumers, bool persistent);
+
 /// Registers per consumer thread that the overlap may plan for: what the
 /// consumers get (setmaxnreg) less what the loop's other values, addresses
 /// and the softmax's temporaries take.

@@ -431,14 +431,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     copyStage(b, loc, ops, origins, base, [&] { return bar; }, tid);
   };
 
-  // Registers: with two consumer warpgroups (384 threads, 168 registers
-  // each at launch) the producer gives most of its own to them
-  // (setmaxnreg: 40 for the producer, 232 for each consumer; 128 * (40 +
-  // 2 * 232) fits the 64K of an SM), as FlashAttention-3 does (24/240).
-  // With three (512 threads, 128 at launch): 56 and 152 (128 * (56 + 3 *
-  // 152) = 64K).
+  // Registers (setmaxnreg) as pipelineRegisters divides them.
   bool reallocate = C >= 2;
-  int32_t producerRegs = C == 2 ? 72 : 56, consumerRegs = C == 2 ? 216 : 152;
+  PipelineRegisters regs = pipelineRegisters(C, bool(outer));
+  int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
   auto setMaxRegisters = [&](int32_t count, bool increase) {
     NVVM::SetMaxRegisterOp::create(
         b, loc, b.getI32IntegerAttr(count),
