@@ -435,16 +435,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   bool reallocate = C >= 2;
   PipelineRegisters regs = pipelineRegisters(C, bool(outer));
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
-  auto setMaxRegisters = [&](int32_t count, bool increase) {
-    NVVM::SetMaxRegisterOp::create(
-        b, loc, b.getI32IntegerAttr(count),
-        NVVM::SetMaxRegisterActionAttr::get(ctx, increase ? NVVM::SetMaxRegisterAction::increase
-                                                          : NVVM::SetMaxRegisterAction::decrease));
-  };
   // ---- producer: warpgroup 0 ---------------------------------------------
   e.ifThen(e.eq(wg, e.i32(0)), [&] {
     if (reallocate)
-      setMaxRegisters(producerRegs, false);
+      setMaxRegisters(b, loc, producerRegs, false);
     if (anyResident)
       copyInto(Value(), Value(), smem, barrierAt(e.i64(2 * S)), /*resident=*/true);
     Block *exitBlock = b.getInsertionBlock();
@@ -476,7 +470,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
 
   // ---- consumers -------------------------------------------------------------
   if (reallocate)
-    setMaxRegisters(consumerRegs, true);
+    setMaxRegisters(b, loc, consumerRegs, true);
   // The loaded (possibly reshaped) tile, or for a transpose the same bytes
   // read transposed, where the copy put it; the chain goes once everything
   // is built (the builder may point at one of its ops).

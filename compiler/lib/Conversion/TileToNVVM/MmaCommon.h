@@ -139,6 +139,16 @@ struct Operand {
 
 /// The warpgroup of this thread (0: the producer), uniform in each warp.
 Value warpgroupIndex(Emit &e, Value tid);
+
+/// setmaxnreg: this warpgroup's registers per thread become `count`
+/// (giving them back or taking them, as pipelineRegisters divides them).
+inline void setMaxRegisters(OpBuilder &b, Location loc, int32_t count, bool increase) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(count),
+      NVVM::SetMaxRegisterActionAttr::get(b.getContext(),
+                                          increase ? NVVM::SetMaxRegisterAction::increase
+                                                   : NVVM::SetMaxRegisterAction::decrease));
+}
 /// The staged operand's TMA copy of the tile at `origins` into `dst`,
 /// completing on mbarrier `bar` (thread 0 issues it).
 void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,
