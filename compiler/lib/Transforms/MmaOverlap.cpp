@@ -168,17 +168,17 @@ std::optional<tilec::MmaOverlap> tilec::planMmaOverlap(scf::ForOp loop, int64_t 
   return plan;
 }
 
-PipelineRegisters tilec::pipelineRegisters(int64_t consumers, bool persistent) {
+PipelineRegisters tilec::pipelineRegisters(int64_t consumers, bool busyProducer) {
   // Two consumer warpgroups (384 threads, 168 registers each at launch):
   // the producer gives most of its own to them, 72 and 216 (128 * (72 + 2 *
-  // 216) fits the 64K of an SM), as FlashAttention-3 does (24/240). A
-  // persistent kernel's producer also runs the outer loop's tile arithmetic
-  // (64-bit divisions), which spilled at 72 (2.1 M local requests in
-  // matmul_persistent at 4096^3, ncu): 104 and 200 there. Three (512
-  // threads, 128 at launch): 56 and 152 (128 * (56 + 3 * 152) = 64K). One
-  // consumer keeps the 255 of a 256-thread block.
+  // 216) fits the 64K of an SM), as FlashAttention-3 does (24/240). A busy
+  // producer spilled at 72 (a persistent kernel's 64-bit tile divisions:
+  // 2.1 M local requests in matmul_persistent at 4096^3, ncu; the matmul
+  // pipeline's copy by threads: 92 bytes in ptxas) and keeps 104, leaving
+  // 200. Three (512 threads, 128 at launch): 56 and 152 (128 * (56 + 3 *
+  // 152) = 64K). One consumer keeps the 255 of a 256-thread block.
   if (consumers == 2)
-    return persistent ? PipelineRegisters{104, 200} : PipelineRegisters{72, 216};
+    return busyProducer ? PipelineRegisters{104, 200} : PipelineRegisters{72, 216};
   if (consumers == 3)
     return {56, 152};
   return {255, 255};
@@ -189,7 +189,7 @@ int64_t tilec::overlapRegisterBudget(int64_t consumers) {
   // temporaries) takes about 20: attention at D = 128 is estimated at 194
   // and ptxas allocates 186. (The overlap is not planned in persistent
   // kernels.)
-  return pipelineRegisters(consumers, /*persistent=*/false).consumer - 20;
+  return pipelineRegisters(consumers, /*busyProducer=*/false).consumer - 20;
 }
 
 bool tilec::mmaBound(scf::ForOp loop) {

@@ -72,14 +72,15 @@ std::optional<MmaOverlap> planMmaOverlap(mlir::scf::ForOp loop, int64_t threads)
 /// BN = 128 measured 8% slower with it, D = 128 causal 3% faster).
 bool mmaBound(mlir::scf::ForOp loop);
 
-/// The general pipeline's registers per thread (setmaxnreg) for its
-/// producer warpgroup and for each of its `consumers` warpgroups; a
-/// persistent kernel (the mma loop inside an outer loop) gives its
-/// producer more for the outer loop's tile arithmetic.
+/// A warp-specialized pipeline's registers per thread (setmaxnreg) for its
+/// producer warpgroup and for each of its `consumers` warpgroups. A
+/// producer with more to do than issue copies gets more: a persistent
+/// kernel's (the outer loop's tile arithmetic) and the matmul pipeline's
+/// (its copy by threads where TMA cannot address an operand).
 struct PipelineRegisters {
   int32_t producer, consumer;
 };
-PipelineRegisters pipelineRegisters(int64_t consumers, bool persistent);
+PipelineRegisters pipelineRegisters(int64_t consumers, bool busyProducer);
 
 /// Registers per consumer thread that the overlap may plan for: what the
 /// consumers get (setmaxnreg) less what the loop's other values, addresses

@@ -433,7 +433,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
 
   // Registers (setmaxnreg) as pipelineRegisters divides them.
   bool reallocate = C >= 2;
-  PipelineRegisters regs = pipelineRegisters(C, bool(outer));
+  PipelineRegisters regs = pipelineRegisters(C, /*busyProducer=*/bool(outer));
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
   // ---- producer: warpgroup 0 ---------------------------------------------
   e.ifThen(e.eq(wg, e.i32(0)), [&] {
