@@ -317,9 +317,9 @@ static Value splatConst(OpBuilder &b, Location loc, VectorType ty, TypedAttr v) 
 
 /// C = load(C) + X stored back where it was loaded (matmul_add's epilogue
 /// once tile-fuse adds the start after the loop): the store reads, adds and
-/// writes one slot at a time, so the loaded tile is never held whole beside
-/// X (for a 128 x 256 f32 accumulator 128 more registers per thread, which
-/// ptxas spilled: 1 KB). The addf of `load` when it is such a load: its one
+/// writes in chunks of slots (StoreLowering), so the loaded tile is never
+/// held whole beside X (for a 128 x 256 f32 accumulator 128 more registers
+/// per thread, which ptxas spilled: 1 KB). The addf of `load` when it is such a load: its one
 /// use is an addf whose one use stores it to the same view and indices in
 /// the same tile type, and nothing between the load and the store writes.
 /// Only for an mma accumulator's layout: elsewhere (saxpy's y = a x + y)
@@ -388,7 +388,9 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     TypedAttr padAttr = op.getPaddingAttr();
     if (!padAttr)
       padAttr = rewriter.getZeroAttr(elemTy);
-    // The store that writes the sum back loads the tile itself, slot by slot.
+    // The store that writes the sum back loads the tile itself, in chunks
+    // (both decide on the original IR, which the conversion leaves in place
+    // until it ends; test/Target/matmul-add.test checks the loads are there).
     if (readModifyWriteOf(op)) {
       rewriter.replaceOp(op, LLVM::PoisonOp::create(rewriter, loc, resTy));
       return success();
