@@ -319,56 +319,19 @@ static Value splatConst(OpBuilder &b, Location loc, VectorType ty, TypedAttr v) 
 /// once tile-fuse adds the start after the loop): the store reads, adds and
 /// writes in chunks of slots (StoreLowering), so the loaded tile is never
 /// held whole beside X (for a 128 x 256 f32 accumulator 128 more registers
-/// per thread, which ptxas spilled: 1 KB). The addf of `load` when it is such a load: its one
-/// use is an addf whose one use stores it to the same view and indices in
-/// the same tile type, and nothing between the load and the store writes.
-/// Only for an mma accumulator's layout: elsewhere (saxpy's y = a x + y)
-/// loading every slot first keeps more loads in flight.
-static arith::AddFOp readModifyWriteOf(tile::LoadOp load) {
-  if (!load->hasOneUse() || !isPipelined(encodingOf(load.getType())))
-    return {};
-  auto add = dyn_cast<arith::AddFOp>(*load->getUsers().begin());
-  if (!add || !add->hasOneUse() || add.getLhs() == add.getRhs())
-    return {};
-  auto store = dyn_cast<tile::StoreOp>(*add->getUsers().begin());
-  if (!store || store.getValue() != add.getResult() || store.getView() != load.getView() ||
-      store.getIndices() != load.getIndices() || store.getValue().getType() != load.getType() ||
-      load->getBlock() != store->getBlock())
-    return {};
-  for (Operation *op = load->getNextNode(); op != store; op = op->getNextNode()) {
-    bool writes = false;
-    op->walk([&](Operation *inner) {
-      auto iface = dyn_cast<MemoryEffectOpInterface>(inner);
-      if (iface ? iface.hasEffect<MemoryEffects::Write>()
-                : !inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-        writes = true;
-    });
-    if (writes)
-      return {};
-  }
-  return add;
-}
+/// per thread, which ptxas spilled: 1 KB). Only for an mma accumulator's
+/// layout: elsewhere (saxpy's y = a x + y) loading every slot first keeps
+/// more loads in flight. markReadModifyWrites decides the pairs once,
+/// before the conversion (whose patterns insert ops, a pipeline's barrier
+/// writes among them, between a load and its store): the load is marked,
+/// and the store records which operand of its sum is the addend.
+constexpr llvm::StringLiteral kReadModifyWriteLoadAttr = "tile.rmw_load";
+constexpr llvm::StringLiteral kReadModifyWriteAddendAttr = "tile.rmw_addend";
 
 /// Elements per thread of a read-modify-write's chunk (see StoreLowering)
 /// on the fast path and on the guarded one (whose elements each hold an
 /// address and a predicate).
 constexpr int64_t kReadModifyWriteElems = 64, kReadModifyWriteGuardedElems = 4;
-
-/// The store's addend and whether the loaded tile is the sum's left
-/// operand, when the store is the end of a read-modify-write (above).
-static Value readModifyWriteAddend(tile::StoreOp store, bool &loadedFirst) {
-  auto add = store.getValue().getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return {};
-  for (bool lhs : {true, false}) {
-    auto load = (lhs ? add.getLhs() : add.getRhs()).getDefiningOp<tile::LoadOp>();
-    if (load && readModifyWriteOf(load) == add) {
-      loadedFirst = lhs;
-      return lhs ? add.getRhs() : add.getLhs();
-    }
-  }
-  return {};
-}
 
 struct LoadLowering : LayoutPattern<tile::LoadOp> {
   using LayoutPattern::LayoutPattern;
@@ -388,10 +351,8 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     TypedAttr padAttr = op.getPaddingAttr();
     if (!padAttr)
       padAttr = rewriter.getZeroAttr(elemTy);
-    // The store that writes the sum back loads the tile itself, in chunks
-    // (both decide on the original IR, which the conversion leaves in place
-    // until it ends; test/Target/matmul-add.test checks the loads are there).
-    if (readModifyWriteOf(op)) {
+    // The store that writes the sum back loads the tile itself, in chunks.
+    if (op->hasAttr(kReadModifyWriteLoadAttr)) {
       rewriter.replaceOp(op, LLVM::PoisonOp::create(rewriter, loc, resTy));
       return success();
     }
@@ -453,12 +414,20 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     RankedTensorType tileTy = op.getValue().getType();
     ThreadLayout encoding = encodingOf(tileTy);
     Value values = adaptor.getValue();
-    // A read-modify-write (readModifyWriteOf): `values` is the addend, and
+    // A read-modify-write (markReadModifyWrites): `values` is the addend, and
     // each slot is loaded and added before it is stored.
     bool loadedFirst = false;
-    Value addend = readModifyWriteAddend(op, loadedFirst);
-    if (addend)
+    Value addend;
+    if (auto which = op->getAttrOfType<IntegerAttr>(kReadModifyWriteAddendAttr)) {
+      auto add = op.getValue().getDefiningOp<arith::AddFOp>();
+      if (!add)
+        return rewriter.notifyMatchFailure(op, "a read-modify-write store lost its sum");
+      addend = add->getOperand(which.getInt());
+      loadedFirst = which.getInt() == 1;
       values = rewriter.getRemappedValue(addend);
+      if (!values)
+        return rewriter.notifyMatchFailure(op, "a read-modify-write's addend is not converted");
+    }
     auto sum = [&](Value loaded, Value x) -> Value {
       return loadedFirst ? arith::AddFOp::create(rewriter, loc, loaded, x)
                          : arith::AddFOp::create(rewriter, loc, x, loaded);
@@ -674,6 +643,37 @@ struct LoadScalarLowering : LayoutPattern<tile::LoadScalarOp> {
 };
 
 } // namespace
+
+/// See kReadModifyWriteLoadAttr.
+void tilec::markReadModifyWrites(func::FuncOp func) {
+  func.walk([&](tile::StoreOp store) {
+    auto add = store.getValue().getDefiningOp<arith::AddFOp>();
+    if (!add || !add->hasOneUse() || !isPipelined(encodingOf(store.getValue().getType())))
+      return;
+    for (unsigned k = 0; k < 2; ++k) {
+      auto load = add->getOperand(k).getDefiningOp<tile::LoadOp>();
+      if (!load || !load->hasOneUse() || store.getView() != load.getView() ||
+          store.getIndices() != load.getIndices() ||
+          store.getValue().getType() != load.getType() || load->getBlock() != store->getBlock())
+        continue;
+      bool writes = false;
+      for (Operation *op = load->getNextNode(); op && op != store && !writes;
+           op = op->getNextNode())
+        op->walk([&](Operation *inner) {
+          auto iface = dyn_cast<MemoryEffectOpInterface>(inner);
+          if (iface ? iface.hasEffect<MemoryEffects::Write>()
+                    : !inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+            writes = true;
+        });
+      if (writes)
+        continue;
+      Builder b(func.getContext());
+      load->setAttr(kReadModifyWriteLoadAttr, b.getUnitAttr());
+      store->setAttr(kReadModifyWriteAddendAttr, b.getI64IntegerAttr(1 - k));
+      return; // one load per sum (both operands may be loads of the tile)
+    }
+  });
+}
 
 void tilec::populateLoadStoreToNVVMPatterns(const TypeConverter &converter,
                                             ThreadLayout layout,

@@ -116,6 +116,12 @@ llvm::SmallVector<mlir::Value> broadcastSource(llvm::ArrayRef<mlir::Value> coord
 mlir::Value threadFlatIndices(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::RankedTensorType tile);
 
+/// Marks the tile.load / tile.store pairs whose store writes load + X back
+/// where the load read (an mma accumulator's layout), before the
+/// conversion: the load then lowers to nothing and the store reads, adds
+/// and writes (LoadStoreToNVVM.cpp).
+void markReadModifyWrites(mlir::func::FuncOp func);
+
 void populateLoadStoreToNVVMPatterns(const mlir::TypeConverter &converter,
                                      ThreadLayout layout,
                                      mlir::RewritePatternSet &patterns);

@@ -597,6 +597,7 @@ struct ConvertTileToNVVMPass
         [](Operation *op) { return !needsNVVMLowering(op); });
     // Loops and ifs that carry tiles carry the per-thread vectors instead.
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
+    markReadModifyWrites(func);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return failure();
     saturateFloatToInt(func);
