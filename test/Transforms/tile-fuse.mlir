@@ -236,12 +236,13 @@ func.func @mma_from_loaded(%a: !tile.view<bf16, 2>, %b: !tile.view<bf16, 2>, %c:
 
 // -----
 
-// A store into the tile's memory inside the loop keeps the load where it is
-// (it must read C before the loop writes it); the start is still added after.
+// A store inside the loop keeps the load where it is (it must read C before
+// the loop writes), and then the loop keeps starting from it (a start added
+// after the loop would be held in registers through it).
 // CHECK-LABEL: func.func @mma_from_loaded_written
 // CHECK:         %[[C:.*]] = tile.load %{{.*}} : !tile.view<f32, 2>
-// CHECK:         %[[R:.*]] = scf.for
-// CHECK:         arith.addf %[[C]], %[[R]] : tensor<64x64xf32>
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[C]])
+// CHECK-NOT:     arith.addf
 func.func @mma_from_loaded_written(%a: !tile.view<bf16, 2>, %b: !tile.view<bf16, 2>,
                                    %c: !tile.view<f32, 2>, %d: !tile.view<f32, 2>,
                                    %m: i64, %n: i64, %kt: i64) {
@@ -254,6 +255,31 @@ func.func @mma_from_loaded_written(%a: !tile.view<bf16, 2>, %b: !tile.view<bf16,
     %p = tile.mma %x, %y, %acc : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
     %z = arith.constant dense<1.0> : tensor<64x64xf32>
     tile.store %z, %d[%m, %k] : tensor<64x64xf32>, !tile.view<f32, 2>, i64, i64
+    scf.yield %p : tensor<64x64xf32>
+  }
+  tile.store %r, %c[%m, %n] : tensor<64x64xf32>, !tile.view<f32, 2>, i64, i64
+  return
+}
+
+// -----
+
+// Another reader of the carried accumulator in the loop (here the mma's
+// own operand, made from it) would see it without the start: the loop is
+// left as it is.
+// CHECK-LABEL: func.func @mma_acc_read_in_loop
+// CHECK:         %[[C:.*]] = tile.load %{{.*}} : !tile.view<f32, 2>
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[C]])
+// CHECK-NOT:     arith.addf
+func.func @mma_acc_read_in_loop(%a: !tile.view<bf16, 2>, %b: !tile.view<bf16, 2>,
+                                %c: !tile.view<f32, 2>, %d: !tile.view<f32, 2>,
+                                %m: i64, %n: i64, %kt: i64) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %init = tile.load %c[%m, %n] : !tile.view<f32, 2>, i64, i64 -> tensor<64x64xf32>
+  %r = scf.for %k = %c0 to %kt step %c1 iter_args(%acc = %init) -> (tensor<64x64xf32>) : i64 {
+    %x = arith.truncf %acc : tensor<64x64xf32> to tensor<64x64xbf16>
+    %y = tile.load %b[%k, %n] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x64xbf16>
+    %p = tile.mma %x, %y, %acc : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32>
     scf.yield %p : tensor<64x64xf32>
   }
   tile.store %r, %c[%m, %n] : tensor<64x64xf32>, !tile.view<f32, 2>, i64, i64

@@ -311,7 +311,8 @@ static void fuseMmaPrologues(scf::ForOp loop) {
     return;
   tile::MmaOp mma;
   loop.getBody()->walk([&](tile::MmaOp op) { mma = op; });
-  if (!mma || mma.getAcc() != loop.getRegionIterArgs()[0] || mma->getParentOp() != loop)
+  if (!mma || mma.getAcc() != loop.getRegionIterArgs()[0] || mma->getParentOp() != loop ||
+      !loop.getRegionIterArgs()[0].hasOneUse())
     return;
   // TF32 rounds the scaled operand; scaling the sum instead would change
   // the result by the rounding of the scale.
@@ -368,35 +369,46 @@ static void fuseMmaPrologues(scf::ForOp loop) {
 /// C last instead of first):
 ///   for k { acc = mma(a, b, acc) }  from zeros;  acc = init + acc
 /// wgmma accumulators that loads define before the pipeline make ptxas
-/// serialize every wgmma (C7515), and a load of the start moves after the
+/// serialize every wgmma (C7515), and the load of the start moves after the
 /// loop, so its registers are not held through it (nor loaded by the
-/// producer warps of a pipeline).
+/// producer warps of a pipeline). Only for a start that is a load which can
+/// move (nothing writes before the loop ends), read by the mma alone.
 static void fuseMmaInit(scf::ForOp loop) {
   if (loop.getNumRegionIterArgs() != 1)
     return;
   tile::MmaOp mma;
   loop.getBody()->walk([&](tile::MmaOp op) { mma = op; });
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  // Only the mma reads the carried accumulator (anything else in the loop
+  // would see it without the start).
   if (!mma || mma.getAcc() != loop.getRegionIterArgs()[0] || mma->getParentOp() != loop ||
-      yield.getOperand(0) != mma.getResult() || !mma->hasOneUse())
+      yield.getOperand(0) != mma.getResult() || !mma->hasOneUse() ||
+      !loop.getRegionIterArgs()[0].hasOneUse())
     return;
   Value init = loop.getInitArgs()[0];
   auto accTy = dyn_cast<RankedTensorType>(init.getType());
   if (!accTy || !accTy.getElementType().isF32() || matchPattern(init, m_AnyZeroFloat()))
     return;
+  // Only a load that can move after the loop: a start that stays where it
+  // is would be held in registers beside the accumulator through the loop.
+  auto load = init.getDefiningOp<tile::LoadOp>();
+  if (!load || !load->hasOneUse() || load->getBlock() != loop->getBlock())
+    return;
   OpBuilder b(loop);
   Location loc = loop.getLoc();
-  Value zero = arith::ConstantOp::create(
-      b, loc, accTy, DenseElementsAttr::get(accTy, b.getF32FloatAttr(0)));
-  loop.getInitArgsMutable()[0].assign(zero);
   b.setInsertionPointAfter(loop);
   Value result = loop.getResult(0);
   auto total = arith::AddFOp::create(b, loc, init, result);
+  if (mayWriteBetween(load, total)) {
+    total->erase();
+    return;
+  }
+  b.setInsertionPoint(loop);
+  Value zero = arith::ConstantOp::create(
+      b, loc, accTy, DenseElementsAttr::get(accTy, b.getF32FloatAttr(0)));
+  loop.getInitArgsMutable()[0].assign(zero);
   result.replaceAllUsesExcept(total, total);
-  auto load = init.getDefiningOp<tile::LoadOp>();
-  if (load && load->hasOneUse() && load->getBlock() == loop->getBlock() &&
-      !mayWriteBetween(load, total))
-    load->moveBefore(total);
+  load->moveBefore(total);
 }
 
 struct TileFusePass : tilec::impl::TileFuseBase<TileFusePass> {
