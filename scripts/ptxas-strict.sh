@@ -10,7 +10,8 @@ err=$("$real" "$@" 2>&1 >/dev/null); rc=$?
 [ -n "$err" ] && printf '%s\n' "$err" >&2
 [ $rc -ne 0 ] && exit $rc
 if printf '%s' "$err" | grep -qE 'C7514|C7515|C7520|instructions are serialized'; then
-  echo "ptxas-strict: ptxas serialized wgmma ($(printf '%s' "$err" | grep -oE 'C75[0-9]+' | sort -u | tr '\n' ' ' | sed 's/ $//')): failing" >&2
+  codes=$(printf '%s' "$err" | grep -oE 'C75[0-9]+' | sort -u | tr '\n' ' ' | sed 's/ $//')
+  echo "ptxas-strict: ptxas serialized wgmma${codes:+ ($codes)}: failing" >&2
   exit 1
 fi
 exit 0

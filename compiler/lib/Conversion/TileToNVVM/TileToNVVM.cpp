@@ -629,6 +629,19 @@ struct ConvertTileToNVVMPass
                                 << " threads per block, so at most " << 2048 / layout.getThreadsPerBlock()
                                 << " blocks fit on an SM, not the " << minBlocks.getInt()
                                 << " that --min-blocks-per-sm or @launch asks for";
+      // A warp-specialized mma pipeline with two or three consumer
+      // warpgroups hands the SM's registers to them (setmaxnreg, which waits
+      // for registers a second block would hold: a hang, or ptxas's
+      // "insufficient registers" at the launch's smaller share).
+      auto mmaLayout = dyn_cast<tile::MmaEncodingAttr>(layout);
+      if (minBlocks.getInt() > 1 && mmaLayout && mmaLayout.hasProducer() &&
+          mmaLayout.getConsumers() >= 2)
+        return func.emitError() << "kernel '" << func.getName() << "' runs an mma pipeline whose "
+                                << mmaLayout.getConsumers()
+                                << " consumer warpgroups take the SM's registers, so one block "
+                                   "fits on an SM, not the "
+                                << minBlocks.getInt()
+                                << " that --min-blocks-per-sm or @launch asks for";
       llvmFunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                         b.getI32IntegerAttr(int32_t(minBlocks.getInt())));
     }
