@@ -167,6 +167,8 @@ static CompileResult compileOnThisStack(std::string_view source,
   // were about a twentieth of the compile (tile-opt and the lit tests
   // still verify after every pass).
   pm.enableVerifier(false);
+  if (timePassesRequested())
+    pm.enableTiming();
   if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module))) {
     if (!diags.hadError())
       diags.error("internal error: lowering failed");

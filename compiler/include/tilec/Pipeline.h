@@ -33,6 +33,13 @@ struct PipelineOptions {
 void buildTileToLLVMPipeline(mlir::OpPassManager &pm,
                              const PipelineOptions &options);
 
+/// TILEC_TIME_PASSES=1 (a developer's switch, read once): every compile
+/// prints to stderr where its time went: MLIR's pass timing report, the
+/// LLVM -O3 pipeline's time and LLVM's per-pass timing of the NVPTX code
+/// generation. LLVM's pass timing is process-wide state: for one compile at
+/// a time (tilec, tilec-bench compile), not concurrent ones.
+bool timePassesRequested();
+
 /// Translates an LLVM-dialect module to LLVM IR and runs the NVPTX backend.
 /// Returns false and sets `error` on failure. `llvmIR` (optional) receives
 /// the optimized LLVM IR.

@@ -13,18 +13,36 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <mutex>
+#include <string_view>
 
 using namespace tilec;
+
+bool tilec::timePassesRequested() {
+  static const bool on = [] {
+    const char *t = std::getenv("TILEC_TIME_PASSES");
+    return t && *t && std::string_view(t) != "0";
+  }();
+  return on;
+}
+
+static double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 static void initNVPTX() {
   static std::once_flag once;
@@ -99,7 +117,11 @@ bool tilec::emitPTX(mlir::ModuleOp module, const std::string &arch,
                                     : optLevel == 2 ? llvm::OptimizationLevel::O2
                                                     : llvm::OptimizationLevel::O3;
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+    auto start = std::chrono::steady_clock::now();
     mpm.run(*llvmModule, mam);
+    if (timePassesRequested())
+      llvm::errs() << "tilec: LLVM -O" << optLevel << " pipeline: "
+                   << llvm::format("%.1f", msSince(start)) << " ms\n";
   }
   if (llvm::verifyModule(*llvmModule, &llvm::errs())) {
     error = "internal error: invalid LLVM IR";
@@ -117,7 +139,15 @@ bool tilec::emitPTX(mlir::ModuleOp module, const std::string &arch,
     error = "the NVPTX backend cannot emit assembly";
     return false;
   }
+  auto start = std::chrono::steady_clock::now();
+  if (timePassesRequested())
+    llvm::TimePassesIsEnabled = true;
   pm.run(*llvmModule);
+  if (timePassesRequested()) {
+    llvm::reportAndResetTimings(&llvm::errs());
+    llvm::errs() << "tilec: NVPTX code generation: " << llvm::format("%.1f", msSince(start))
+                 << " ms\n";
+  }
   ptx.assign(buffer.begin(), buffer.end());
   return true;
 }
