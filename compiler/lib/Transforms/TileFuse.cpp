@@ -47,49 +47,6 @@ using namespace tilec;
 
 namespace {
 
-/// Whether memory may be written after `from` and before `to` runs (`to`
-/// is dominated by `from`): an op with a write effect (or unknown effects)
-/// between them in program order (other branches of an `if` around `to`
-/// excluded), or anywhere in a loop around `to` that is not around `from`
-/// (its next iteration runs after the writes that follow `to` in the body).
-static bool mayWriteBetween(Operation *from, Operation *to) {
-  auto writes = [](Operation *op) {
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-      return false; // its nested ops are visited on their own
-    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
-    return iface ? iface.hasEffect<MemoryEffects::Write>() : !isPure(op);
-  };
-  for (Operation *p = to->getParentOp(); p && !p->isAncestor(from); p = p->getParentOp())
-    if (isa<LoopLikeOpInterface>(p)) {
-      bool any = false;
-      p->walk([&](Operation *op) { any |= writes(op); });
-      if (any)
-        return true;
-    }
-  bool between = false, found = false;
-  from->getParentOfType<func::FuncOp>()->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (op == to)
-      return WalkResult::interrupt();
-    if (op == from) {
-      between = true;
-      return WalkResult::advance();
-    }
-    if (!between)
-      return WalkResult::advance();
-    // Another branch of an `if` around `to` does not run on the way to it.
-    Region *r = op->getParentRegion();
-    Operation *owner = r->getParentOp();
-    if (owner->isAncestor(to) && !r->isAncestor(to->getParentRegion()) &&
-        !isa<LoopLikeOpInterface>(owner))
-      return WalkResult::skip();
-    if (!op->isAncestor(to) && writes(op)) {
-      found = true;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return found;
-}
 
 struct FuseBroadcastOfLoad : OpRewritePattern<tile::BroadcastOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -101,7 +58,7 @@ struct FuseBroadcastOfLoad : OpRewritePattern<tile::BroadcastOp> {
     if (load.getPaddingAttr())
       return rewriter.notifyMatchFailure(op, "load with a padding value");
     // The broadcast_load reads memory where the broadcast is.
-    if (mayWriteBetween(load, op))
+    if (tile::mayWriteBetween(load, op))
       return rewriter.notifyMatchFailure(op, "memory may change between load and broadcast");
     rewriter.replaceOpWithNewOp<tile::BroadcastLoadOp>(
         op, op.getType(), load.getView(), load.getIndices(),
@@ -305,14 +262,24 @@ static tile::BroadcastLoadOp kScaleOf(Value operand, bool isA, Value &x) {
   return {};
 }
 
-/// Moves per-row / per-column operand scales of an mma loop after the loop.
-static void fuseMmaPrologues(scf::ForOp loop) {
+/// The mma of a loop that carries one value, the accumulator of that mma
+/// (the last in the loop, directly in its body), which nothing else in the
+/// loop reads: what moving work on the accumulator across the loop needs.
+static tile::MmaOp accumulatingMma(scf::ForOp loop) {
   if (loop.getNumRegionIterArgs() != 1)
-    return;
+    return {};
   tile::MmaOp mma;
   loop.getBody()->walk([&](tile::MmaOp op) { mma = op; });
-  if (!mma || mma.getAcc() != loop.getRegionIterArgs()[0] || mma->getParentOp() != loop ||
-      !loop.getRegionIterArgs()[0].hasOneUse())
+  Value acc = loop.getRegionIterArgs()[0];
+  if (!mma || mma.getAcc() != acc || mma->getParentOp() != loop || !acc.hasOneUse())
+    return {};
+  return mma;
+}
+
+/// Moves per-row / per-column operand scales of an mma loop after the loop.
+static void fuseMmaPrologues(scf::ForOp loop) {
+  tile::MmaOp mma = accumulatingMma(loop);
+  if (!mma)
     return;
   // TF32 rounds the scaled operand; scaling the sum instead would change
   // the result by the rounding of the scale.
@@ -374,16 +341,11 @@ static void fuseMmaPrologues(scf::ForOp loop) {
 /// producer warps of a pipeline). Only for a start that is a load which can
 /// move (nothing writes before the loop ends), read by the mma alone.
 static void fuseMmaInit(scf::ForOp loop) {
-  if (loop.getNumRegionIterArgs() != 1)
-    return;
-  tile::MmaOp mma;
-  loop.getBody()->walk([&](tile::MmaOp op) { mma = op; });
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   // Only the mma reads the carried accumulator (anything else in the loop
-  // would see it without the start).
-  if (!mma || mma.getAcc() != loop.getRegionIterArgs()[0] || mma->getParentOp() != loop ||
-      yield.getOperand(0) != mma.getResult() || !mma->hasOneUse() ||
-      !loop.getRegionIterArgs()[0].hasOneUse())
+  // would see it without the start), and its result is carried on alone.
+  tile::MmaOp mma = accumulatingMma(loop);
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  if (!mma || yield.getOperand(0) != mma.getResult() || !mma->hasOneUse())
     return;
   Value init = loop.getInitArgs()[0];
   auto accTy = dyn_cast<RankedTensorType>(init.getType());
@@ -399,7 +361,7 @@ static void fuseMmaInit(scf::ForOp loop) {
   b.setInsertionPointAfter(loop);
   Value result = loop.getResult(0);
   auto total = arith::AddFOp::create(b, loc, init, result);
-  if (mayWriteBetween(load, total)) {
+  if (tile::mayWriteBetween(load, total)) {
     total->erase();
     return;
   }

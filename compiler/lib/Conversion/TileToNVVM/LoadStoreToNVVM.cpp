@@ -656,16 +656,7 @@ void tilec::markReadModifyWrites(func::FuncOp func) {
           store.getIndices() != load.getIndices() ||
           store.getValue().getType() != load.getType() || load->getBlock() != store->getBlock())
         continue;
-      bool writes = false;
-      for (Operation *op = load->getNextNode(); op && op != store && !writes;
-           op = op->getNextNode())
-        op->walk([&](Operation *inner) {
-          auto iface = dyn_cast<MemoryEffectOpInterface>(inner);
-          if (iface ? iface.hasEffect<MemoryEffects::Write>()
-                    : !inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-            writes = true;
-        });
-      if (writes)
+      if (tile::mayWriteBetween(load, store))
         continue;
       Builder b(func.getContext());
       load->setAttr(kReadModifyWriteLoadAttr, b.getUnitAttr());

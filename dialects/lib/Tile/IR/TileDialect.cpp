@@ -9,6 +9,8 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -467,4 +469,43 @@ LogicalResult SliceOp::verify() {
     if (off[d] < 0 || off[d] + to.getDimSize(d) > from.getDimSize(d))
       return emitOpError() << "the part lies outside the tile in dimension " << d;
   return success();
+}
+
+bool tilec::tile::mayWriteBetween(Operation *from, Operation *to) {
+  auto writes = [](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return false; // its nested ops are visited on their own
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    return iface ? iface.hasEffect<MemoryEffects::Write>() : !isPure(op);
+  };
+  for (Operation *p = to->getParentOp(); p && !p->isAncestor(from); p = p->getParentOp())
+    if (isa<LoopLikeOpInterface>(p)) {
+      bool any = false;
+      p->walk([&](Operation *op) { any |= writes(op); });
+      if (any)
+        return true;
+    }
+  bool between = false, found = false;
+  from->getParentWithTrait<OpTrait::IsIsolatedFromAbove>()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op == to)
+      return WalkResult::interrupt();
+    if (op == from) {
+      between = true;
+      return WalkResult::advance();
+    }
+    if (!between)
+      return WalkResult::advance();
+    // Another branch of an `if` around `to` does not run on the way to it.
+    Region *r = op->getParentRegion();
+    Operation *owner = r->getParentOp();
+    if (owner->isAncestor(to) && !r->isAncestor(to->getParentRegion()) &&
+        !isa<LoopLikeOpInterface>(owner))
+      return WalkResult::skip();
+    if (!op->isAncestor(to) && writes(op)) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
 }

@@ -89,6 +89,13 @@ SharedOperand getSharedOperand(mlir::Value operand);
 /// batch index picks the matrix). Null when `operand` is anything else.
 LoadOp getStagedLoad(mlir::Value operand);
 
+/// Whether memory may be written after `from` and before `to` runs (`to`
+/// is dominated by `from`): an op with a write effect (or unknown effects)
+/// between them in program order (other branches of an `if` around `to`
+/// excluded), or anywhere in a loop around `to` that is not around `from`
+/// (its next iteration runs after the writes that follow `to` in the body).
+bool mayWriteBetween(mlir::Operation *from, mlir::Operation *to);
+
 /// Bytes a staged [rows, cols] operand tile of `elemBytes`-byte elements
 /// takes in a pipeline stage: whole 128-byte swizzled boxes per row (a tile
 /// 96 bf16 wide takes two boxes of 64). tile-stage-shared sizes the stages
