@@ -284,11 +284,8 @@ TEST(DeviceTest, MixedScalarLaunch) {
   Module module = Module::loadPTX(std::string(ptxHeader) + saxpyPTX);
   KernelSignature sig;
   sig.name = "mixed";
-  sig.params = {scalarParam("a", ScalarType::I8),
-                scalarParam("b", ScalarType::F64),
-                scalarParam("c", ScalarType::F16),
-                scalarParam("n", ScalarType::I32),
-                tensorParam("out", ScalarType::F64, 1)};
+  sig.params = mixedScalarParams();
+  sig.params.push_back(tensorParam("out", ScalarType::F64, 1));
   sig.numThreads = 1;
   Kernel kernel = module.getKernel(sig);
   Buffer out(32);

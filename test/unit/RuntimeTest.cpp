@@ -236,13 +236,10 @@ TEST(PackTest, SaxpyLayout) {
 TEST(PackTest, MixedScalarsAreAlignedAndConverted) {
   KernelSignature sig;
   sig.name = "mixed";
-  sig.params = {scalarParam("a", ScalarType::I8),
-                scalarParam("b", ScalarType::F64),
-                scalarParam("c", ScalarType::F16),
-                scalarParam("n", ScalarType::I32),
-                scalarParam("flag", ScalarType::U8),
-                tensorParam("t", ScalarType::BF16, 2),
-                scalarParam("s", ScalarType::BF16)};
+  sig.params = mixedScalarParams();
+  sig.params.insert(sig.params.end(), {scalarParam("flag", ScalarType::U8),
+                                       tensorParam("t", ScalarType::BF16, 2),
+                                       scalarParam("s", ScalarType::BF16)});
   TensorArg t{0xdeadbeef000, {3, 5}, {10, 2}};
   std::vector<ArgValue> args = {-3, 1.5f, 1.0, int64_t(77), 1u, t, 1};
   PackedArgs p = packArguments(sig, args);

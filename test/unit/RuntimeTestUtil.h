@@ -28,6 +28,14 @@ inline ParamInfo tensorParam(std::string name, ScalarType type, unsigned rank) {
   return {std::move(name), true, type, rank};
 }
 
+/// Scalars of every size and kind in a row (a: i8, b: f64, c: f16, n:
+/// i32), as the `mixed` test kernel takes them: their packing must align
+/// and convert each.
+inline std::vector<ParamInfo> mixedScalarParams() {
+  return {scalarParam("a", ScalarType::I8), scalarParam("b", ScalarType::F64),
+          scalarParam("c", ScalarType::F16), scalarParam("n", ScalarType::I32)};
+}
+
 inline GridExpr leaf(GridExpr::Kind kind, unsigned param, unsigned dim = 0) {
   GridExpr e;
   e.kind = kind;
