@@ -6,16 +6,20 @@
 // 128x256x64 bf16: two consumer warpgroups (64 rows each, 128 accumulator
 // registers per thread) plus the producer: 12 warps. A stage is
 // (128*64 + 64*256) * 2 = 48 KiB, so 4 stages fit in 227 KiB. The kernel gets
-// a TMA descriptor (by value) and a valid flag per operand.
+// a TMA descriptor (by value) and a valid flag per operand, and one for the
+// result, which is stored through shared memory by TMA in boxes of 64 rows
+// x 32 f32 (128 bytes), reusing the ring (buffers = 0) once the loop is done.
 // CHECK-LABEL: func.func @mm(
 // CHECK-SAME:    %arg15: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>}, %arg16: i32,
-// CHECK-SAME:    %arg17: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>}, %arg18: i32)
+// CHECK-SAME:    %arg17: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>}, %arg18: i32,
+// CHECK-SAME:    %arg19: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>}, %arg20: i32)
 // CHECK-SAME:    tile.encoding = #tile.mma<kind = wgmma, consumers = 2>
 // CHECK-SAME:    tile.num_warps = 12 : i32
 // CHECK-SAME:    tile.shared_bytes = 197888 : i32
-// CHECK-SAME:    tile.tma = [array<i64: 0, 64, 128>, array<i64: 1, 64, 64>]
+// CHECK-SAME:    tile.tma = [array<i64: 0, 64, 128>, array<i64: 1, 64, 64>, array<i64: 2, 32, 64>]
 // CHECK:         scf.for
 // CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
+// CHECK:         tile.store {{.*}} {tile.tma_store = {buffers = 0 : i32, offset = 0 : i64, tma = 2 : i32}}
 // On sm_80 the same loop is planned for cp.async + mma.sync: no producer
 // warpgroup (8 warps), no TMA arguments, 3 stages in sm_80's 163 KiB.
 // SM80-LABEL: func.func @mm(

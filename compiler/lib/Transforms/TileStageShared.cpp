@@ -464,7 +464,6 @@ struct TileStageSharedPass
     forOp->setAttr(tile::kPipelineAttrName, plan.getDictionary(ctx));
     func->setAttr(tile::kEncodingAttrName, encoding);
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
-    func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));
     SmallVector<Attribute> tmaOps;
     int64_t boxCols = 128 / elemBytes;
     for (auto [i, st] : llvm::enumerate(staged)) {
@@ -477,6 +476,8 @@ struct TileStageSharedPass
         smem.append("resident", b.getUnitAttr());
       st.load->setAttr(tile::kSmemAttrName, smem.getDictionary(ctx));
     }
+    need = planTmaStores(func, forOp, BM, consumers, /*ringBytes=*/0, need, tmaOps);
+    func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));
     func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
     return success();
   }
@@ -710,6 +711,8 @@ struct TileStageSharedPass
     for (tile::LoadOp load : {aLoad, bLoad})
       if (failed(addTmaOperand(func, load, boxCols, tmaOps)))
         return failure();
+    if (!fma)
+      (void)planTmaStores(func, forOp, BM, consumers, stages * stageBytes, /*need=*/0, tmaOps);
     func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
     return success();
   }
@@ -719,12 +722,15 @@ struct TileStageSharedPass
   /// [param, box columns, box rows] to `tmaOps` (the runtime encodes it).
   static LogicalResult addTmaOperand(func::FuncOp func, tile::LoadOp load, int64_t boxCols,
                                      SmallVectorImpl<Attribute> &tmaOps) {
+    return addTmaOperand(func, load.getView().getDefiningOp<tile::MakeViewOp>(), boxCols,
+                         load.getType().getShape().end()[-2], tmaOps);
+  }
+  static LogicalResult addTmaOperand(func::FuncOp func, tile::MakeViewOp mk, int64_t boxCols,
+                                     int64_t boxRows, SmallVectorImpl<Attribute> &tmaOps) {
     MLIRContext *ctx = func.getContext();
     Builder b(ctx);
-    auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
     int32_t param = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt();
-    int64_t rows = load.getType().getShape().end()[-2];
-    tmaOps.push_back(b.getDenseI64ArrayAttr({param, boxCols, rows}));
+    tmaOps.push_back(b.getDenseI64ArrayAttr({param, boxCols, boxRows}));
     NamedAttrList attrs;
     attrs.append(LLVM::LLVMDialect::getByValAttrName(),
                  TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
@@ -735,6 +741,72 @@ struct TileStageSharedPass
         failed(func.insertArgument(n + 1, b.getI32Type(), DictionaryAttr(), func.getLoc())))
       return func.emitError("internal: cannot add the TMA parameters");
     return success();
+  }
+
+  /// The stores of mma results after the loop `loop` that go through
+  /// shared memory and TMA (tile.tma_store; lowered by TmaStoreToNVVM.cpp):
+  /// a [BM, N] (or [1, BM, N]) tile of bf16, f16 or f32 whose rows are
+  /// whole 128-byte boxes, to a whole tensor parameter of its rank (a part,
+  /// narrow, ends where the descriptor's bounds do not), and not a
+  /// read-modify-write (which reads C where it writes it). The matmul
+  /// pipeline's store reuses the ring (`ringBytes`), free once the loop is
+  /// done, when it holds the whole tile; in the general pipeline
+  /// (`ringBytes` 0), whose producer may run ahead into the next tile's
+  /// loads, each consumer warpgroup cycles through two boxes of its own
+  /// after the `need` bytes planned so far, if they fit (a store is not
+  /// worth a stage). Returns the bytes of shared memory needed then.
+  int64_t planTmaStores(func::FuncOp func, scf::ForOp loop, int64_t BM, unsigned consumers,
+                        int64_t ringBytes, int64_t need, SmallVectorImpl<Attribute> &tmaOps) {
+    if (arch != "sm_90a")
+      return need;
+    MLIRContext *ctx = func.getContext();
+    Builder b(ctx);
+    // The general pipeline's buffers: after the mbarriers (need includes
+    // the 1024 bytes of alignment slack and 256 of barriers).
+    int64_t bufferOffset = (need - 1024 + 1023) / 1024 * 1024;
+    int64_t newNeed = need;
+    func.walk([&](tile::StoreOp store) {
+      if (loop->isAncestor(store))
+        return;
+      RankedTensorType tt = store.getValue().getType();
+      ArrayRef<int64_t> shape = tt.getShape();
+      if (shape.size() < 2 || shape.size() > 3 || shape.end()[-2] != BM ||
+          (shape.size() == 3 && shape[0] != 1))
+        return;
+      Type elem = tt.getElementType();
+      if (!elem.isBF16() && !elem.isF16() && !elem.isF32())
+        return;
+      int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+      int64_t rowBytes = shape.back() * elemBytes;
+      if (rowBytes % 128 != 0 || (BM / consumers) % tile::kTmaStoreBoxRows != 0)
+        return;
+      auto mk = store.getView().getDefiningOp<tile::MakeViewOp>();
+      if (!mk || !mk->hasAttr(tile::kParamIndexAttrName) || !mk.getOffsets().empty() ||
+          mk.getType().getRank() != int64_t(shape.size()) || tile::readModifyWriteLoad(store))
+        return;
+      int64_t boxBytes = tile::kTmaStoreBoxRows * 128;
+      int64_t boxesPerWG = (BM / consumers / tile::kTmaStoreBoxRows) * (rowBytes / 128);
+      int64_t offset = 0, buffers = 0;
+      if (ringBytes) {
+        if (BM * rowBytes > ringBytes)
+          return;
+      } else {
+        buffers = std::min<int64_t>(2, boxesPerWG);
+        int64_t end = bufferOffset + int64_t(consumers) * buffers * boxBytes + 1024;
+        if (end > kMaxSharedBytesSm90)
+          return;
+        offset = bufferOffset;
+        newNeed = std::max(newNeed, end);
+      }
+      NamedAttrList plan;
+      plan.append("tma", b.getI32IntegerAttr(int32_t(tmaOps.size())));
+      plan.append("offset", b.getI64IntegerAttr(offset));
+      plan.append("buffers", b.getI32IntegerAttr(int32_t(buffers)));
+      if (failed(addTmaOperand(func, mk, 128 / elemBytes, tile::kTmaStoreBoxRows, tmaOps)))
+        return;
+      store->setAttr(tile::kTmaStoreAttrName, plan.getDictionary(ctx));
+    });
+    return newNeed;
   }
 };
 

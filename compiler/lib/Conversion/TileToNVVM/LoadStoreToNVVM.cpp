@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MmaCommon.h"
 #include "PatternsNVVM.h"
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
@@ -410,6 +411,21 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     auto mk = op.getView().getDefiningOp<tile::MakeViewOp>();
     if (!mk)
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
+    LogicalResult stored = success();
+    if (op->hasAttr(tile::kTmaStoreAttrName))
+      mma::lowerTmaStore(rewriter, op, adaptor.getValue(), adaptor.getIndices(),
+                         [&] { stored = storeByThreads(op, adaptor, rewriter, mk); });
+    else
+      stored = storeByThreads(op, adaptor, rewriter, mk);
+    if (failed(stored))
+      return stored;
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// Each thread stores its elements (the fast and the guarded path).
+  LogicalResult storeByThreads(tile::StoreOp op, OpAdaptor adaptor,
+                               ConversionPatternRewriter &rewriter, tile::MakeViewOp mk) const {
     Location loc = op.getLoc();
     RankedTensorType tileTy = op.getValue().getType();
     ThreadLayout encoding = encodingOf(tileTy);
@@ -524,10 +540,8 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
       }
       flush();
     }
-    rewriter.eraseOp(op);
     return success();
   }
-
 };
 
 /// For each element a thread holds of `resTy` (slot g * width + v), the
@@ -647,22 +661,15 @@ struct LoadScalarLowering : LayoutPattern<tile::LoadScalarOp> {
 /// See kReadModifyWriteLoadAttr.
 void tilec::markReadModifyWrites(func::FuncOp func) {
   func.walk([&](tile::StoreOp store) {
-    auto add = store.getValue().getDefiningOp<arith::AddFOp>();
-    if (!add || !add->hasOneUse() || !isPipelined(encodingOf(store.getValue().getType())))
+    if (!isPipelined(encodingOf(store.getValue().getType())))
       return;
-    for (unsigned k = 0; k < 2; ++k) {
-      auto load = add->getOperand(k).getDefiningOp<tile::LoadOp>();
-      if (!load || !load->hasOneUse() || store.getView() != load.getView() ||
-          store.getIndices() != load.getIndices() ||
-          store.getValue().getType() != load.getType() || load->getBlock() != store->getBlock())
-        continue;
-      if (tile::mayWriteBetween(load, store))
-        continue;
-      Builder b(func.getContext());
-      load->setAttr(kReadModifyWriteLoadAttr, b.getUnitAttr());
-      store->setAttr(kReadModifyWriteAddendAttr, b.getI64IntegerAttr(1 - k));
-      return; // one load per sum (both operands may be loads of the tile)
-    }
+    std::optional<unsigned> k = tile::readModifyWriteLoad(store);
+    if (!k)
+      return;
+    Builder b(func.getContext());
+    auto add = store.getValue().getDefiningOp<arith::AddFOp>();
+    add->getOperand(*k).getDefiningOp()->setAttr(kReadModifyWriteLoadAttr, b.getUnitAttr());
+    store->setAttr(kReadModifyWriteAddendAttr, b.getI64IntegerAttr(1 - *k));
   });
 }
 

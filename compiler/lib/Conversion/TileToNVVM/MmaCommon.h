@@ -16,6 +16,7 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -139,6 +140,40 @@ struct Operand {
 
 /// The warpgroup of this thread (0: the producer), uniform in each warp.
 Value warpgroupIndex(Emit &e, Value tid);
+
+/// The kernel's dynamic shared memory (sharedMemoryName), aligned up to
+/// 1024 bytes as the swizzled layouts need: its pointer and its
+/// shared-window address (i64).
+struct SharedBase {
+  Value ptr, addr;
+};
+inline SharedBase alignedSharedMemory(Emit &e, func::FuncOp func) {
+  auto smemPtrTy = LLVM::LLVMPointerType::get(e.b.getContext(), 3);
+  Value raw = LLVM::AddressOfOp::create(e.b, e.loc, smemPtrTy, sharedMemoryName(func.getName()));
+  Value rawAddr = LLVM::PtrToIntOp::create(e.b, e.loc, e.b.getI64Type(), raw);
+  Value pad = e.band(e.sub(e.i64(1024), e.band(rawAddr, e.i64(1023))), e.i64(1023));
+  return {e.gep(raw, pad), e.add(rawAddr, pad)};
+}
+
+/// TMA descriptor `t` of the kernel (its entry t of tile.tma) and its
+/// valid flag: tile-stage-shared appended them, two per entry, as the last
+/// kernel arguments.
+inline std::pair<Value, Value> tmaArguments(func::FuncOp func, int64_t t) {
+  auto entries = func->getAttrOfType<ArrayAttr>(tile::kTmaAttrName);
+  Block &entry = func.getBody().front();
+  unsigned first = entry.getNumArguments() - 2 * entries.size();
+  return {entry.getArgument(first + 2 * t), entry.getArgument(first + 2 * t + 1)};
+}
+
+/// A store marked tile.tma_store, through shared memory by TMA
+/// (TmaStoreToNVVM.cpp); `values` is the thread's converted tile, and
+/// `byThreads` emits the ordinary store, taken when the runtime could not
+/// describe the tensor.
+void lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values, ValueRange indices,
+                   function_ref<void()> byThreads);
+/// Before a kernel with TMA stores returns: wait until they have read
+/// shared memory, which is freed when the block exits.
+void drainTmaStores(func::FuncOp func);
 
 /// setmaxnreg: this warpgroup's registers per thread become `count`
 /// (giving them back or taking them, as pipelineRegisters divides them).

@@ -9,6 +9,7 @@
 
 #include "tilec/Conversion/Passes.h"
 
+#include "MmaCommon.h"
 #include "PatternsNVVM.h"
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
@@ -598,6 +599,7 @@ struct ConvertTileToNVVMPass
     // Loops and ifs that carry tiles carry the per-thread vectors instead.
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     markReadModifyWrites(func);
+    mma::drainTmaStores(func);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return failure();
     saturateFloatToInt(func);

@@ -18,6 +18,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
 #include "tilec/Dialect/Tile/IR/TileOpsDialect.h.inc"
 
 #include "tilec/Dialect/Tile/IR/TileEnums.h.inc"
@@ -70,6 +72,15 @@ inline constexpr llvm::StringLiteral kPipelineAttrName = "tile.pipeline";
 /// ring, or from the start for a tile loaded once before the loop),
 /// resident (unit: loaded once), tma (its descriptor among tile.tma)}.
 inline constexpr llvm::StringLiteral kSmemAttrName = "tile.smem";
+/// On a store of an mma pipeline's [BM, N] result (tile-stage-shared): it
+/// goes through shared memory and TMA, {tma (its descriptor among
+/// tile.tma: boxes of 64 rows x 128 bytes), offset (bytes from the aligned
+/// start of the kernel's dynamic shared memory), buffers (boxes per
+/// consumer warpgroup that the store cycles through; 0: one per box of the
+/// tile, in the matmul pipeline's ring, which is free after the loop)}.
+inline constexpr llvm::StringLiteral kTmaStoreAttrName = "tile.tma_store";
+/// Rows of one TMA-store box: a consumer warpgroup's 64-row wgmma block.
+inline constexpr int64_t kTmaStoreBoxRows = 64;
 
 /// The chain of an mma operand that lives in shared memory: a load
 /// (getStagedLoad: through the reshape of a batched load) and, for
@@ -95,6 +106,13 @@ LoadOp getStagedLoad(mlir::Value operand);
 /// excluded), or anywhere in a loop around `to` that is not around `from`
 /// (its next iteration runs after the writes that follow `to` in the body).
 bool mayWriteBetween(mlir::Operation *from, mlir::Operation *to);
+
+/// A store of `load(V, I) + X` back to V at I, with nothing written
+/// between the load and the store (matmul_add's epilogue, C = C + A B):
+/// the operand of the sum that is the load (0 or 1), or nullopt. Only the
+/// form; the lowering reads and writes such a store in chunks
+/// (markReadModifyWrites), and it does not go by TMA (tile-stage-shared).
+std::optional<unsigned> readModifyWriteLoad(StoreOp store);
 
 /// Bytes a staged [rows, cols] operand tile of `elemBytes`-byte elements
 /// takes in a pipeline stage: whole 128-byte swizzled boxes per row (a tile

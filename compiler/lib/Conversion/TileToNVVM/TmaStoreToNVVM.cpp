@@ -1,0 +1,170 @@
+//===- TmaStoreToNVVM.cpp - an mma result stored through shared memory by TMA ===//
+//
+// A store that tile-stage-shared marked tile.tma_store (an mma pipeline's
+// [BM, N] result to a whole tensor parameter) goes to global memory by TMA
+// instead of one 4- or 8-byte store per fragment and thread. Each consumer
+// warpgroup writes its rows box by box (64 rows x 128 bytes, 128-byte
+// swizzled as the descriptor reads them) into shared memory, and its first
+// thread issues the box's bulk store, which runs on while the warpgroup
+// goes on (in a persistent kernel: into the next tile's loop):
+//
+//   thread 0 of the warpgroup: wait until earlier stores have read their
+//     boxes; bar.sync (the warpgroup, or every consumer when the store
+//     reuses the matmul pipeline's ring, which the other warpgroup may still
+//     be reading)
+//   for each box i of the warpgroup's rows:
+//     (buffers < boxes and i >= buffers: thread 0 waits until box i - buffers
+//      was read; bar.sync)
+//     st.shared of the thread's fragments of the box; fence.proxy.async;
+//     bar.sync; thread 0: cp.async.bulk.tensor store of the box, commit
+//
+// TMA clips each box at the tensor's bounds, so an edge tile needs no
+// guards. Before the kernel returns, its threads wait until their stores
+// have read shared memory (drainTmaStores). When the runtime could not
+// describe the tensor (its valid flag is 0), the store takes the ordinary
+// path.
+//
+// Named barriers: 4 + consumer (128 threads) and 7 (every consumer); 1 is
+// the producer's, 2 and 3 the ping-pong's (GeneralPipeline.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MmaCommon.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::mma;
+
+namespace {
+constexpr int64_t kBoxBytes = tile::kTmaStoreBoxRows * 128;
+constexpr int32_t kFirstEpilogueBarrier = 4, kAllConsumersBarrier = 7;
+} // namespace
+
+void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
+                               ValueRange indices, function_ref<void()> byThreads) {
+  Location loc = op.getLoc();
+  Emit e{b, loc};
+  MLIRContext *ctx = b.getContext();
+  auto plan = op->getAttrOfType<DictionaryAttr>(tile::kTmaStoreAttrName);
+  int64_t t = cast<IntegerAttr>(plan.get("tma")).getInt();
+  int64_t offset = cast<IntegerAttr>(plan.get("offset")).getInt();
+  int64_t buffers = cast<IntegerAttr>(plan.get("buffers")).getInt();
+  bool ring = buffers == 0;
+  auto func = op->getParentOfType<func::FuncOp>();
+  auto [tmapArg, validArg] = tmaArguments(func, t);
+  Value tmap = tmapArg, valid = validArg;
+
+  RankedTensorType tileTy = op.getValue().getType();
+  auto mma = cast<tile::MmaEncodingAttr>(tileTy.getEncoding());
+  ArrayRef<int64_t> shape = tileTy.getShape();
+  size_t rank = shape.size();
+  int64_t BM = shape[rank - 2], N = shape[rank - 1];
+  int64_t C = mma.getConsumers(), rowsPerWG = BM / C;
+  int64_t elemBytes = tileTy.getElementType().getIntOrFloatBitWidth() / 8;
+  int64_t boxCols = 128 / elemBytes, colBoxes = N / boxCols;
+  int64_t boxes = rowsPerWG / tile::kTmaStoreBoxRows * colBoxes;
+  if (ring)
+    buffers = boxes;
+
+  // Which box of its warpgroup's rows each of a thread's fragment groups
+  // falls in: the same for every thread (a group spans 2 columns of one
+  // row), read from the encoding for the first consumer thread.
+  int64_t width = mma.getGroupWidth();
+  SmallVector<SmallVector<int64_t>> groupsOfBox(boxes);
+  for (int64_t g = 0; g < mma.getGroups(shape); ++g) {
+    int64_t flat = mma.getGroupBase(shape, mma.getLeaderThread(), g);
+    int64_t row = flat / N, col = flat % N;
+    groupsOfBox[(row / tile::kTmaStoreBoxRows) * colBoxes + col / boxCols].push_back(g);
+  }
+
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, e.ne(valid, e.i32(0)),
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  byThreads();
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value consumer = e.sub(warpgroupIndex(e, tid), e.i32(1));
+  Value leader = e.eq(e.remu(tid, e.i32(128)), e.i32(0));
+  Value tid64 = e.zext64(tid);
+  Value region = e.gep(alignedSharedMemory(e, func).ptr,
+                       e.add(e.i64(offset), e.mul(e.zext64(consumer), e.i64(buffers * kBoxBytes))));
+  auto sync = [&](bool everyConsumer) {
+    Value id = everyConsumer ? e.i32(kAllConsumersBarrier)
+                             : e.add(consumer, e.i32(kFirstEpilogueBarrier));
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, id, e.i32(everyConsumer ? 128 * C : 128),
+                            NVVM::BarrierReductionAttr(), Value());
+  };
+  auto waitRead = [&](int64_t pending) {
+    e.ifThen(leader, [&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(int32_t(pending)),
+                                           b.getUnitAttr());
+    });
+  };
+  auto i32 = [&](Value v) { return arith::TruncIOp::create(b, loc, b.getI32Type(), v); };
+  auto toI64 = [&](Value v) -> Value {
+    if (v.getType().isInteger(64))
+      return v;
+    if (v.getType().isIndex())
+      return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+    return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
+  };
+  Value rowOrigin = e.add(e.mul(toI64(indices[rank - 2]), e.i64(BM)),
+                          e.mul(e.zext64(consumer), e.i64(rowsPerWG)));
+  Value colOrigin = e.mul(toI64(indices[rank - 1]), e.i64(N));
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+
+  for (int64_t i = 0; i < boxes; ++i) {
+    int64_t buffer = i % buffers;
+    if (i == 0) {
+      waitRead(0);
+      sync(ring);
+    } else if (buffer == 0) {
+      waitRead(buffers - 1);
+      sync(false);
+    }
+    Value box = e.gep(region, e.i64(buffer * kBoxBytes));
+    for (int64_t g : groupsOfBox[i]) {
+      // Row r of the box, 16-byte chunk c of its 128 bytes at c ^ (r % 8).
+      Value flat = mma.emitGroupBase(b, loc, tid64, shape, g);
+      Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
+      Value byte = e.mul(e.remu(e.remu(flat, e.i64(N)), e.i64(boxCols)), e.i64(elemBytes));
+      Value chunk = e.bxor(e.shr(byte, e.i64(4)), e.remu(r, e.i64(8)));
+      Value at = e.add(e.add(e.mul(r, e.i64(128)), e.shl(chunk, e.i64(4))),
+                       e.band(byte, e.i64(15)));
+      Value v = vector::ExtractStridedSliceOp::create(b, loc, values, ArrayRef<int64_t>{g * width},
+                                                      ArrayRef<int64_t>{width},
+                                                      ArrayRef<int64_t>{1});
+      LLVM::StoreOp::create(b, loc, v, e.gep(box, at), unsigned(width * elemBytes));
+    }
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    sync(false);
+    int64_t mb = i / colBoxes, q = i % colBoxes;
+    e.ifThen(leader, [&] {
+      SmallVector<Value> coords = {i32(e.add(colOrigin, e.i64(q * boxCols))),
+                                   i32(e.add(rowOrigin, e.i64(mb * tile::kTmaStoreBoxRows)))};
+      if (rank == 3)
+        coords.push_back(i32(toI64(indices[0])));
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          b, loc, tmap, LLVM::AddrSpaceCastOp::create(b, loc, sharedPtr, box), coords, Value(),
+          NVVM::TMAStoreMode::TILE, Value());
+      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    });
+  }
+}
+
+void tilec::mma::drainTmaStores(func::FuncOp func) {
+  bool any = false;
+  func.walk([&](tile::StoreOp op) { any |= op->hasAttr(tile::kTmaStoreAttrName); });
+  if (!any)
+    return;
+  func.walk([&](func::ReturnOp ret) {
+    OpBuilder b(ret);
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, ret.getLoc(), b.getI32IntegerAttr(0), b.getUnitAttr());
+  });
+}
