@@ -262,13 +262,6 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     SmallVector<Operation *> chain; // load, reshape, transpose
   };
   SmallVector<Staged> staged;
-  unsigned tmaCount = 0;
-  func.walk([&](tile::LoadOp load) {
-    if (load->hasAttr(tile::kSmemAttrName))
-      ++tmaCount;
-  });
-  Block &entry = func.getBody().front();
-  unsigned firstTma = entry.getNumArguments() - 2 * tmaCount;
   func.walk([&](tile::LoadOp load) {
     auto smem = load->getAttrOfType<DictionaryAttr>(tile::kSmemAttrName);
     if (!smem)
@@ -278,8 +271,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     st.o.load = load;
     st.o.view = load.getView().getDefiningOp<tile::MakeViewOp>();
     int64_t t = cast<IntegerAttr>(smem.get("tma")).getInt();
-    st.o.tmap = entry.getArgument(firstTma + 2 * t);
-    st.o.tmapValid = entry.getArgument(firstTma + 2 * t + 1);
+    std::tie(st.o.tmap, st.o.tmapValid) = tmaArguments(func, t);
     ArrayRef<int64_t> shape = load.getType().getShape();
     st.o.rows = shape.end()[-2];
     st.o.cols = shape.end()[-1];

@@ -282,12 +282,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     A.load = tile::getStagedLoad(mma.getA());
     B.load = tile::getStagedLoad(mma.getB());
     if (cast<tile::MmaEncodingAttr>(layout).hasProducer()) {
-      unsigned nargs = func.getNumArguments();
-      Block &entry = func.getBody().front();
-      A.tmap = entry.getArgument(nargs - 4);
-      A.tmapValid = entry.getArgument(nargs - 3);
-      B.tmap = entry.getArgument(nargs - 2);
-      B.tmapValid = entry.getArgument(nargs - 1);
+      std::tie(A.tmap, A.tmapValid) = tmaArguments(func, 0);
+      std::tie(B.tmap, B.tmapValid) = tmaArguments(func, 1);
     }
     for (Operand *o : {&A, &B}) {
       o->view = o->load.getView().getDefiningOp<tile::MakeViewOp>();
