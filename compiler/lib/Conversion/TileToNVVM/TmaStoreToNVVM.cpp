@@ -13,8 +13,8 @@
 //     reuses the matmul pipeline's ring, which the other warpgroup may still
 //     be reading)
 //   for each box i of the warpgroup's rows:
-//     (buffers < boxes and i >= buffers: thread 0 waits until box i - buffers
-//      was read; bar.sync)
+//     (i >= buffers: thread 0 waits until box i - buffers, in the same
+//      buffer, was read; bar.sync)
 //     st.shared of the thread's fragments of the box; fence.proxy.async;
 //     bar.sync; thread 0: cp.async.bulk.tensor store of the box, commit
 //
@@ -123,7 +123,9 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
     if (i == 0) {
       waitRead(0);
       sync(ring);
-    } else if (buffer == 0) {
+    } else if (i >= buffers) {
+      // Box i - buffers, the last in this buffer, was committed buffers
+      // groups ago.
       waitRead(buffers - 1);
       sync(false);
     }
