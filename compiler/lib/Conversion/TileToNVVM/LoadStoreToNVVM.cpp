@@ -411,14 +411,10 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     auto mk = op.getView().getDefiningOp<tile::MakeViewOp>();
     if (!mk)
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
-    LogicalResult stored = success();
     if (op->hasAttr(tile::kTmaStoreAttrName))
-      mma::lowerTmaStore(rewriter, op, adaptor.getValue(), adaptor.getIndices(),
-                         [&] { stored = storeByThreads(op, adaptor, rewriter, mk); });
-    else
-      stored = storeByThreads(op, adaptor, rewriter, mk);
-    if (failed(stored))
-      return stored;
+      mma::lowerTmaStore(rewriter, op, adaptor.getValue(), adaptor.getIndices());
+    else if (failed(storeByThreads(op, adaptor, rewriter, mk)))
+      return failure();
     rewriter.eraseOp(op);
     return success();
   }

@@ -166,11 +166,12 @@ inline std::pair<Value, Value> tmaArguments(func::FuncOp func, int64_t t) {
 }
 
 /// A store marked tile.tma_store, through shared memory by TMA
-/// (TmaStoreToNVVM.cpp); `values` is the thread's converted tile, and
-/// `byThreads` emits the ordinary store, taken when the runtime could not
-/// describe the tensor.
-void lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values, ValueRange indices,
-                   function_ref<void()> byThreads);
+/// (TmaStoreToNVVM.cpp); `values` is the thread's converted tile.
+void lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values, ValueRange indices);
+/// Where the runtime could not describe the tensor to TMA: the warpgroup's
+/// threads copy a box of the store from shared memory themselves.
+void copyBoxByThreads(Emit &e, tile::MakeViewOp view, Value batch, Value row0, Value col0,
+                      Value box, Value t, int64_t elemBytes);
 /// Before a kernel with TMA stores returns: wait until they have read
 /// shared memory, which is freed when the block exits.
 void drainTmaStores(func::FuncOp func);

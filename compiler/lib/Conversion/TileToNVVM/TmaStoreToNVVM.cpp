@@ -21,8 +21,12 @@
 // TMA clips each box at the tensor's bounds, so an edge tile needs no
 // guards. Before the kernel returns, its threads wait until their stores
 // have read shared memory (drainTmaStores). When the runtime could not
-// describe the tensor (its valid flag is 0), the store takes the ordinary
-// path.
+// describe the tensor (its valid flag is 0: a row pitch or base that is
+// not 16-byte aligned, an inner stride other than 1), the warpgroup's
+// threads copy each box from shared memory instead, one element each per
+// step of a loop, checking the tensor's bounds: the slow path stays small
+// (the per-thread store it replaces, kept beside the TMA path, made the
+// matmul's compile 40% slower).
 //
 // Named barriers: 4 + consumer (128 threads) and 7 (every consumer); 1 is
 // the producer's, 2 and 3 the ping-pong's (GeneralPipeline.h).
@@ -44,7 +48,7 @@ constexpr int32_t kFirstEpilogueBarrier = 4, kAllConsumersBarrier = 7;
 } // namespace
 
 void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
-                               ValueRange indices, function_ref<void()> byThreads) {
+                               ValueRange indices) {
   Location loc = op.getLoc();
   Emit e{b, loc};
   MLIRContext *ctx = b.getContext();
@@ -80,13 +84,8 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
     groupsOfBox[(row / tile::kTmaStoreBoxRows) * colBoxes + col / boxCols].push_back(g);
   }
 
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, e.ne(valid, e.i32(0)),
-                                /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  byThreads();
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-
+  auto view = op.getView().getDefiningOp<tile::MakeViewOp>();
+  Value viaTma = e.ne(valid, e.i32(0));
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value consumer = e.sub(warpgroupIndex(e, tid), e.i32(1));
   Value leader = e.eq(e.remu(tid, e.i32(128)), e.i32(0));
@@ -116,7 +115,7 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
   Value rowOrigin = e.add(e.mul(toI64(indices[rank - 2]), e.i64(BM)),
                           e.mul(e.zext64(consumer), e.i64(rowsPerWG)));
   Value colOrigin = e.mul(toI64(indices[rank - 1]), e.i64(N));
-  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+  VectorType groupTy = VectorType::get({width}, tileTy.getElementType());
 
   for (int64_t i = 0; i < boxes; ++i) {
     int64_t buffer = i % buffers;
@@ -138,26 +137,75 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
       Value chunk = e.bxor(e.shr(byte, e.i64(4)), e.remu(r, e.i64(8)));
       Value at = e.add(e.add(e.mul(r, e.i64(128)), e.shl(chunk, e.i64(4))),
                        e.band(byte, e.i64(15)));
-      Value v = vector::ExtractStridedSliceOp::create(b, loc, values, ArrayRef<int64_t>{g * width},
-                                                      ArrayRef<int64_t>{width},
-                                                      ArrayRef<int64_t>{1});
+      // From the group's elements (an extract_strided_slice of the whole
+      // vector became a shuffle of one of the partial vectors that build
+      // it: a 128-element value live into every box's block, which made
+      // instruction selection 5x slower).
+      SmallVector<Value> elements;
+      for (int64_t x = 0; x < width; ++x)
+        elements.push_back(vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{g * width + x}));
+      Value v = vector::FromElementsOp::create(b, loc, groupTy, elements);
       LLVM::StoreOp::create(b, loc, v, e.gep(box, at), unsigned(width * elemBytes));
     }
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
                                NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     sync(false);
     int64_t mb = i / colBoxes, q = i % colBoxes;
+    Value row0 = e.add(rowOrigin, e.i64(mb * tile::kTmaStoreBoxRows));
+    Value col0 = e.add(colOrigin, e.i64(q * boxCols));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, viaTma, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     e.ifThen(leader, [&] {
-      SmallVector<Value> coords = {i32(e.add(colOrigin, e.i64(q * boxCols))),
-                                   i32(e.add(rowOrigin, e.i64(mb * tile::kTmaStoreBoxRows)))};
+      SmallVector<Value> coords = {i32(col0), i32(row0)};
       if (rank == 3)
         coords.push_back(i32(toI64(indices[0])));
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-          b, loc, tmap, LLVM::AddrSpaceCastOp::create(b, loc, sharedPtr, box), coords, Value(),
-          NVVM::TMAStoreMode::TILE, Value());
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, tmap, box, coords, Value(),
+                                                         NVVM::TMAStoreMode::TILE, Value());
       NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
     });
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    copyBoxByThreads(e, view, rank == 3 ? toI64(indices[0]) : Value(), row0, col0, box,
+                     e.zext64(e.remu(tid, e.i32(128))), elemBytes);
   }
+}
+
+/// The 128 threads of a warpgroup (`t`: 0..127) copy one box (64 rows x 128
+/// bytes, 128-byte swizzled at `box`) to the tensor `view` at row `row0`,
+/// column `col0` (and `batch`), element by element in a loop: thread t
+/// takes elements t, t + 128, ... of the box in row-major order, so a
+/// warp writes consecutive columns; elements past the tensor's bounds are
+/// skipped.
+void tilec::mma::copyBoxByThreads(Emit &e, tile::MakeViewOp view, Value batch, Value row0,
+                                  Value col0, Value box, Value t, int64_t elemBytes) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  int64_t boxCols = 128 / elemBytes;
+  int64_t steps = tile::kTmaStoreBoxRows * boxCols / 128;
+  ValueRange sizes = view.getSizes(), strides = view.getStrides();
+  size_t rank = sizes.size();
+  Type bits = b.getIntegerType(unsigned(elemBytes * 8));
+  auto loop = scf::ForOp::create(b, loc, e.i64(0), e.i64(steps), e.i64(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value idx = e.add(e.mul(loop.getInductionVar(), e.i64(128)), t);
+  Value r = e.divu(idx, e.i64(boxCols)), c = e.remu(idx, e.i64(boxCols));
+  Value byte = e.mul(c, e.i64(elemBytes));
+  Value chunk = e.bxor(e.shr(byte, e.i64(4)), e.remu(r, e.i64(8)));
+  Value at = e.add(e.add(e.mul(r, e.i64(128)), e.shl(chunk, e.i64(4))), e.band(byte, e.i64(15)));
+  Value row = e.add(row0, r), col = e.add(col0, c);
+  Value inside = e.band(e.ult(row, sizes[rank - 2]), e.ult(col, sizes[rank - 1]));
+  Value offset = e.add(e.mul(row, strides[rank - 2]), e.mul(col, strides[rank - 1]));
+  if (batch) {
+    inside = e.band(inside, e.ult(batch, sizes[0]));
+    offset = e.add(offset, e.mul(batch, strides[0]));
+  }
+  e.ifThen(inside, [&] {
+    Value x = LLVM::LoadOp::create(b, loc, bits, e.gep(box, at), unsigned(elemBytes));
+    Value dst = LLVM::GEPOp::create(b, loc, view.getPtr().getType(), bits, view.getPtr(),
+                                    ValueRange{offset});
+    LLVM::StoreOp::create(b, loc, x, dst, unsigned(elemBytes));
+  });
 }
 
 void tilec::mma::drainTmaStores(func::FuncOp func) {
