@@ -752,13 +752,36 @@ struct TileStageSharedPass
   /// pipeline's store reuses the ring (`ringBytes`), free once the loop is
   /// done, when it holds the whole tile; in the general pipeline
   /// (`ringBytes` 0), whose producer may run ahead into the next tile's
-  /// loads, each consumer warpgroup cycles through two boxes of its own
-  /// after the `need` bytes planned so far, if they fit (a store is not
-  /// worth a stage). Returns the bytes of shared memory needed then.
+  /// loads, each consumer warpgroup cycles through kTmaStoreBuffers boxes
+  /// of its own after the `need` bytes planned so far, if they fit (a
+  /// store is not worth a stage). Not for a loop the producer might not
+  /// leave at (in an 'if') nor a result the kernel also reads. Returns the
+  /// bytes of shared memory needed then.
   int64_t planTmaStores(func::FuncOp func, scf::ForOp loop, int64_t BM, unsigned consumers,
                         int64_t ringBytes, int64_t need, SmallVectorImpl<Attribute> &tmaOps) {
     if (arch != "sm_90a")
       return need;
+    // The producer warpgroup leaves where the loop (or the persistent
+    // kernel's outer loop) starts; in an 'if' it may not, and would run
+    // the store too.
+    Operation *top = isa<scf::ForOp>(loop->getParentOp()) ? loop->getParentOp() : loop;
+    if (top->getBlock() != &func.getBody().front())
+      return need;
+    // A result the kernel also reads would be read while its TMA store is
+    // in flight: only parameters the kernel just writes (and asks the
+    // shape of).
+    auto onlyWritten = [&](int32_t param) {
+      WalkResult walk = func.walk([&](tile::MakeViewOp mk) {
+        auto p = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName);
+        if (!p || p.getInt() != param)
+          return WalkResult::advance();
+        for (Operation *user : mk->getUsers())
+          if (!isa<tile::StoreOp, tile::ViewDimOp, tile::ViewStrideOp>(user))
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      });
+      return !walk.wasInterrupted();
+    };
     MLIRContext *ctx = func.getContext();
     Builder b(ctx);
     // The general pipeline's buffers: after the mbarriers (need includes
@@ -782,7 +805,8 @@ struct TileStageSharedPass
         return;
       auto mk = store.getView().getDefiningOp<tile::MakeViewOp>();
       if (!mk || !mk->hasAttr(tile::kParamIndexAttrName) || !mk.getOffsets().empty() ||
-          mk.getType().getRank() != int64_t(shape.size()) || tile::readModifyWriteLoad(store))
+          mk.getType().getRank() != int64_t(shape.size()) || tile::readModifyWriteLoad(store) ||
+          !onlyWritten(mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt()))
         return;
       int64_t boxBytes = tile::kTmaStoreBoxRows * 128;
       int64_t boxesPerWG = (BM / consumers / tile::kTmaStoreBoxRows) * (rowBytes / 128);
@@ -791,8 +815,8 @@ struct TileStageSharedPass
         if (BM * rowBytes > ringBytes)
           return;
       } else {
-        buffers = std::min<int64_t>(2, boxesPerWG);
-        int64_t end = bufferOffset + int64_t(consumers) * buffers * boxBytes + 1024;
+        buffers = std::min(tile::kTmaStoreBuffers, boxesPerWG);
+        int64_t end = bufferOffset + int64_t(consumers) * tile::kTmaStoreBuffers * boxBytes + 1024;
         if (end > kMaxSharedBytesSm90)
           return;
         offset = bufferOffset;

@@ -657,7 +657,8 @@ struct LoadScalarLowering : LayoutPattern<tile::LoadScalarOp> {
 /// See kReadModifyWriteLoadAttr.
 void tilec::markReadModifyWrites(func::FuncOp func) {
   func.walk([&](tile::StoreOp store) {
-    if (!isPipelined(encodingOf(store.getValue().getType())))
+    if (!isPipelined(encodingOf(store.getValue().getType())) ||
+        store->hasAttr(tile::kTmaStoreAttrName))
       return;
     std::optional<unsigned> k = tile::readModifyWriteLoad(store);
     if (!k)

@@ -90,8 +90,11 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
   Value consumer = e.sub(warpgroupIndex(e, tid), e.i32(1));
   Value leader = e.eq(e.remu(tid, e.i32(128)), e.i32(0));
   Value tid64 = e.zext64(tid);
+  // Each consumer's boxes: its rows of the tile in the ring, or the
+  // kTmaStoreBuffers boxes every store of the kernel shares.
+  int64_t stride = ring ? boxes : tile::kTmaStoreBuffers;
   Value region = e.gep(alignedSharedMemory(e, func).ptr,
-                       e.add(e.i64(offset), e.mul(e.zext64(consumer), e.i64(buffers * kBoxBytes))));
+                       e.add(e.i64(offset), e.mul(e.zext64(consumer), e.i64(stride * kBoxBytes))));
   auto sync = [&](bool everyConsumer) {
     Value id = everyConsumer ? e.i32(kAllConsumersBarrier)
                              : e.add(consumer, e.i32(kFirstEpilogueBarrier));

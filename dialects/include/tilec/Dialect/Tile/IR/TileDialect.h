@@ -81,6 +81,9 @@ inline constexpr llvm::StringLiteral kSmemAttrName = "tile.smem";
 inline constexpr llvm::StringLiteral kTmaStoreAttrName = "tile.tma_store";
 /// Rows of one TMA-store box: a consumer warpgroup's 64-row wgmma block.
 inline constexpr int64_t kTmaStoreBoxRows = 64;
+/// Boxes of shared memory each consumer warpgroup has for its TMA stores
+/// in the general pipeline (every store of the kernel uses the same ones).
+inline constexpr int64_t kTmaStoreBuffers = 2;
 
 /// The chain of an mma operand that lives in shared memory: a load
 /// (getStagedLoad: through the reshape of a batched load) and, for
