@@ -247,7 +247,6 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   int64_t C = cast<IntegerAttr>(plan.get("consumers")).getInt();
   int64_t residentBytes = cast<IntegerAttr>(plan.get("resident_bytes")).getInt();
   int64_t stageBytes = cast<IntegerAttr>(plan.get("stage_bytes")).getInt();
-  MLIRContext *ctx = func.getContext();
   Location loc = forOp.getLoc();
   // A persistent kernel's mma loop sits in an outer loop (tile-stage-shared
   // checked that its bounds do not change with it): the ring's iterations
@@ -287,11 +286,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   });
 
   // Shared memory: resident tiles, the ring, then the mbarriers.
-  auto smemPtrTy = LLVM::LLVMPointerType::get(ctx, 3);
-  Value raw = LLVM::AddressOfOp::create(b, loc, smemPtrTy, sharedMemoryName(func.getName()));
-  Value rawAddr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), raw);
-  Value pad = e.band(e.sub(e.i64(1024), e.band(rawAddr, e.i64(1023))), e.i64(1023));
-  Value smem = e.gep(raw, pad);
+  Value smem = alignedSharedMemory(e, func).ptr;
   int64_t ringOffset = residentBytes, barrierOffset = residentBytes + S * stageBytes;
   auto barrierAt = [&](Value index) { // i64: full s, empty S + s, resident 2S
     return e.gep(smem, e.add(e.i64(barrierOffset), e.mul(index, e.i64(8))));

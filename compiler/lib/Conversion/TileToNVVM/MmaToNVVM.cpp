@@ -298,13 +298,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Type elem = A.load.getType().getElementType();
 
     // Shared memory: the kernel's dynamic buffer, aligned up to 1024.
-    auto smemPtrTy = LLVM::LLVMPointerType::get(ctx, 3);
-    Value raw = LLVM::AddressOfOp::create(rewriter, loc, smemPtrTy,
-                                          sharedMemoryName(func.getName()));
-    Value rawAddr = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(), raw);
-    Value pad = e.band(e.sub(e.i64(1024), e.band(rawAddr, e.i64(1023))), e.i64(1023));
-    Value smem = e.gep(raw, pad);
-    Value smemAddr = e.add(rawAddr, pad); // shared-window address, i64
+    SharedBase shared = alignedSharedMemory(e, func);
+    Value smem = shared.ptr;
+    Value smemAddr = shared.addr; // shared-window address, i64
     auto barrier = [&](Value which, Value s) { // which: 0 full, 1 empty
       Value off = e.add(e.i64(S * stageBytes),
                         e.mul(e.add(e.mul(which, e.i64(S)), s), e.i64(8)));
