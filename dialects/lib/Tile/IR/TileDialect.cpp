@@ -235,6 +235,19 @@ LogicalResult ConvertLayoutOp::verify() {
   return success();
 }
 
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  // convert(convert(x)) converts x once: a chain of conversions collapses,
+  // and one back to x's own encoding disappears.
+  bool changed = false;
+  while (auto inner = getTile().getDefiningOp<ConvertLayoutOp>()) {
+    getTileMutable().assign(inner.getTile());
+    changed = true;
+  }
+  if (getTile().getType() == getType())
+    return getTile();
+  return changed ? getResult() : OpFoldResult();
+}
+
 LogicalResult ReshapeOp::verify() {
   auto from = getTile().getType();
   auto to = getType();

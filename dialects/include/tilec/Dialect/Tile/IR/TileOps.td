@@ -223,11 +223,16 @@ def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
     %r = tile.convert_layout %t : tensor<64xf32, #tile.blocked<vec = 4, warps = 2>>
                                 -> tensor<64xf32, #tile.blocked<vec = 1, warps = 2>>
     ```
+
+    Folds away when it converts to the encoding the tile already has, and a
+    conversion of a conversion converts the original tile once (back to
+    where it came from: not at all).
   }];
   let arguments = (ins Tile_Tile:$tile);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = "$tile attr-dict `:` type($tile) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
