@@ -47,7 +47,6 @@ using namespace tilec;
 
 namespace {
 
-
 struct FuseBroadcastOfLoad : OpRewritePattern<tile::BroadcastOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tile::BroadcastOp op,

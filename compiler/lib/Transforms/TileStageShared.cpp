@@ -58,7 +58,8 @@ constexpr int64_t kMaxSharedBytesSm90 = 232448;
 constexpr int64_t kMaxSharedBytesSm80 = 166912;
 /// Alignment slack (the swizzled buffers need 1024-byte alignment) plus
 /// room for the mbarriers.
-constexpr int64_t kSharedOverhead = 1024 + 256;
+constexpr int64_t kAlignmentSlack = 1024, kBarrierBytes = 256;
+constexpr int64_t kSharedOverhead = kAlignmentSlack + kBarrierBytes;
 
 struct TileStageSharedPass
     : tilec::impl::TileStageSharedBase<TileStageSharedPass> {
@@ -747,8 +748,8 @@ struct TileStageSharedPass
   /// shared memory and TMA (tile.tma_store; lowered by TmaStoreToNVVM.cpp):
   /// a [BM, N] (or [1, BM, N]) tile of bf16, f16 or f32 whose rows are
   /// whole 128-byte boxes, to a whole tensor parameter of its rank (a part,
-  /// narrow, ends where the descriptor's bounds do not), and not a
-  /// read-modify-write (which reads C where it writes it). The matmul
+  /// narrow, ends where the descriptor's bounds do not) that the kernel
+  /// only writes (not C of a read-modify-write, C = load(C) + ...). The matmul
   /// pipeline's store reuses the ring (`ringBytes`), free once the loop is
   /// done, when it holds the whole tile; in the general pipeline
   /// (`ringBytes` 0), whose producer may run ahead into the next tile's
@@ -767,9 +768,9 @@ struct TileStageSharedPass
     Operation *top = isa<scf::ForOp>(loop->getParentOp()) ? loop->getParentOp() : loop;
     if (top->getBlock() != &func.getBody().front())
       return need;
-    // A result the kernel also reads would be read while its TMA store is
-    // in flight: only parameters the kernel just writes (and asks the
-    // shape of).
+    // A result the kernel also reads (a read-modify-write's C among them)
+    // would be read while its TMA store is in flight: only parameters the
+    // kernel just writes (and asks the shape of).
     auto onlyWritten = [&](int32_t param) {
       WalkResult walk = func.walk([&](tile::MakeViewOp mk) {
         auto p = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName);
@@ -784,9 +785,9 @@ struct TileStageSharedPass
     };
     MLIRContext *ctx = func.getContext();
     Builder b(ctx);
-    // The general pipeline's buffers: after the mbarriers (need includes
-    // the 1024 bytes of alignment slack and 256 of barriers).
-    int64_t bufferOffset = (need - 1024 + 1023) / 1024 * 1024;
+    // The general pipeline's buffers: after the mbarriers, 1024-aligned
+    // (`need` is the planned bytes, the barriers' included, plus the slack).
+    int64_t bufferOffset = (need - kAlignmentSlack + 1023) / 1024 * 1024;
     int64_t newNeed = need;
     func.walk([&](tile::StoreOp store) {
       if (loop->isAncestor(store))
@@ -805,7 +806,7 @@ struct TileStageSharedPass
         return;
       auto mk = store.getView().getDefiningOp<tile::MakeViewOp>();
       if (!mk || !mk->hasAttr(tile::kParamIndexAttrName) || !mk.getOffsets().empty() ||
-          mk.getType().getRank() != int64_t(shape.size()) || tile::readModifyWriteLoad(store) ||
+          mk.getType().getRank() != int64_t(shape.size()) ||
           !onlyWritten(mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt()))
         return;
       int64_t boxBytes = tile::kTmaStoreBoxRows * 128;
@@ -816,7 +817,8 @@ struct TileStageSharedPass
           return;
       } else {
         buffers = std::min(tile::kTmaStoreBuffers, boxesPerWG);
-        int64_t end = bufferOffset + int64_t(consumers) * tile::kTmaStoreBuffers * boxBytes + 1024;
+        int64_t end = bufferOffset + int64_t(consumers) * tile::kTmaStoreBuffers * boxBytes +
+                      kAlignmentSlack;
         if (end > kMaxSharedBytesSm90)
           return;
         offset = bufferOffset;

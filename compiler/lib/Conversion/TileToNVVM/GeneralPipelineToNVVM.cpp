@@ -308,11 +308,6 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // The trip counts and, for the producer, the load origins of iteration i
   // (the loop body's scalar code the staged loads' indices depend on,
   // cloned with the induction variable of iteration i).
-  auto toI64 = [&](Value v) -> Value {
-    if (v.getType().isInteger(64))
-      return v;
-    return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
-  };
   /// A loop's bounds in i64, its trip count in i32, and the conversions
   /// between an iteration's index (i32) and its induction variable.
   struct Counter {
@@ -320,8 +315,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     Value lb64, step64, trips32;
   };
   auto counterOf = [&](scf::ForOp loop) {
-    Counter c{loop, toI64(loop.getLowerBound()), toI64(loop.getStep()), Value()};
-    Value span = arith::SubIOp::create(b, loc, toI64(loop.getUpperBound()), c.lb64);
+    Counter c{loop, e.sext64(loop.getLowerBound()), e.sext64(loop.getStep()), Value()};
+    Value span = arith::SubIOp::create(b, loc, e.sext64(loop.getUpperBound()), c.lb64);
     Value trips = arith::MaxSIOp::create(
         b, loc, arith::CeilDivSIOp::create(b, loc, span, c.step64), e.i64(0));
     c.trips32 = arith::TruncIOp::create(b, loc, b.getI32Type(), trips);
@@ -335,7 +330,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     return iv;
   };
   auto indexOf = [&](Counter c) -> Value {
-    Value iv = toI64(c.loop.getInductionVar());
+    Value iv = e.sext64(c.loop.getInductionVar());
     return arith::TruncIOp::create(b, loc, b.getI32Type(),
                                    arith::DivSIOp::create(b, loc, e.sub(iv, c.lb64), c.step64));
   };
@@ -399,7 +394,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     }
     ArrayRef<int64_t> shape = st.o.load.getType().getShape();
     for (auto [d, idx] : llvm::enumerate(st.o.load.getIndices()))
-      origins.push_back(e.mul(toI64(map.lookupOrDefault(idx)), e.i64(shape[d])));
+      origins.push_back(e.mul(e.sext64(map.lookupOrDefault(idx)), e.i64(shape[d])));
     return origins;
   };
   // Copies the tiles `which` of iteration i into `base` (+ their offsets)

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <map>
+#include <optional>
 #include <vector>
 
 using namespace mlir;
@@ -654,13 +655,32 @@ struct LoadScalarLowering : LayoutPattern<tile::LoadScalarOp> {
 
 } // namespace
 
+/// A store of `load(V, I) + X` back to V at I, with nothing written
+/// between the load and the store: the operand of the sum that is the load
+/// (0 or 1), or nullopt.
+static std::optional<unsigned> readModifyWriteLoad(tile::StoreOp store) {
+  auto add = store.getValue().getDefiningOp<arith::AddFOp>();
+  if (!add || !add->hasOneUse())
+    return std::nullopt;
+  for (unsigned k = 0; k < 2; ++k) {
+    auto load = add->getOperand(k).getDefiningOp<tile::LoadOp>();
+    if (!load || !load->hasOneUse() || store.getView() != load.getView() ||
+        store.getIndices() != load.getIndices() ||
+        store.getValue().getType() != load.getType() || load->getBlock() != store->getBlock())
+      continue;
+    if (tile::mayWriteBetween(load, store))
+      continue;
+    return k; // one load per sum (both operands may be loads of the tile)
+  }
+  return std::nullopt;
+}
+
 /// See kReadModifyWriteLoadAttr.
 void tilec::markReadModifyWrites(func::FuncOp func) {
   func.walk([&](tile::StoreOp store) {
-    if (!isPipelined(encodingOf(store.getValue().getType())) ||
-        store->hasAttr(tile::kTmaStoreAttrName))
+    if (!isPipelined(encodingOf(store.getValue().getType())))
       return;
-    std::optional<unsigned> k = tile::readModifyWriteLoad(store);
+    std::optional<unsigned> k = readModifyWriteLoad(store);
     if (!k)
       return;
     Builder b(func.getContext());

@@ -47,6 +47,11 @@ struct Emit {
   Value ne(Value x, Value y) { return cmp(arith::CmpIPredicate::ne, x, y); }
   Value ult(Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); }
   Value zext64(Value x) { return arith::ExtUIOp::create(b, loc, b.getI64Type(), x); }
+  /// A signed integer (a loop bound, a tile index) as i64.
+  Value sext64(Value x) {
+    return x.getType().isInteger(64) ? x : arith::ExtSIOp::create(b, loc, b.getI64Type(), x);
+  }
+  Value trunc32(Value x) { return arith::TruncIOp::create(b, loc, b.getI32Type(), x); }
   Value gep(Value p, Value byteOffset) {
     return LLVM::GEPOp::create(b, loc, p.getType(), b.getI8Type(), p, ValueRange{byteOffset});
   }
@@ -67,6 +72,14 @@ inline Value packVector(OpBuilder &b, Location loc, Value like, ArrayRef<Value> 
   for (auto [x, v] : llvm::enumerate(elements))
     out = vector::InsertOp::create(b, loc, v, out, ArrayRef<int64_t>{int64_t(x)});
   return out;
+}
+
+/// The byte offset of byte `byte` of row `row` in a box of 128-byte rows
+/// with the 128-byte swizzle (TMA's, and wgmma's operand layout): 16-byte
+/// chunk c of row r sits at chunk c ^ (r % 8).
+inline Value swizzledOffset(Emit &e, Value row, Value byte) {
+  Value chunk = e.bxor(e.shr(byte, e.i64(4)), e.remu(row, e.i64(8)));
+  return e.add(e.add(e.mul(row, e.i64(128)), e.shl(chunk, e.i64(4))), e.band(byte, e.i64(15)));
 }
 
 /// The wgmma shared-memory matrix descriptor of an operand at shared-window

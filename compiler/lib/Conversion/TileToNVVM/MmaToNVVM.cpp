@@ -148,13 +148,12 @@ void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value
                           Value dst, Value mbar) {
   Emit e{b, loc};
   auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
-  auto i32 = [&](Value v) { return arith::TruncIOp::create(b, loc, b.getI32Type(), v); };
   size_t rank = origins.size();
   // A part of a tensor (narrow) is addressed by its place in the parameter.
   auto coord = [&](size_t d) {
     if (o.view.getOffsets().empty())
-      return i32(origins[d]);
-    return i32(e.add(origins[d], o.view.getOffsets()[d]));
+      return e.trunc32(origins[d]);
+    return e.trunc32(e.add(origins[d], o.view.getOffsets()[d]));
   };
   Value row = coord(rank - 2);
   Value col = coord(rank - 1);
@@ -315,12 +314,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     // scalar code.
     Value lb = forOp.getLowerBound(), ub = forOp.getUpperBound(), step = forOp.getStep();
     Type ivTy = lb.getType();
-    auto toI64 = [&](Value v) -> Value {
-      if (v.getType().isInteger(64))
-        return v;
-      return arith::ExtSIOp::create(rewriter, loc, rewriter.getI64Type(), v);
-    };
-    Value lb64 = toI64(lb), ub64 = toI64(ub), step64 = toI64(step);
+    Value lb64 = e.sext64(lb), ub64 = e.sext64(ub), step64 = e.sext64(step);
     Value span = arith::SubIOp::create(rewriter, loc, ub64, lb64);
     Value trips = arith::CeilDivSIOp::create(rewriter, loc, span, step64);
     trips = arith::MaxSIOp::create(rewriter, loc, trips, e.i64(0));
@@ -340,7 +334,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       for (size_t k = 0; k < 2; ++k) {
         ArrayRef<int64_t> shape = ops[k]->load.getType().getShape();
         for (auto [d, idx] : llvm::enumerate(ops[k]->load.getIndices())) {
-          Value v = toI64(map.lookupOrDefault(idx));
+          Value v = e.sext64(map.lookupOrDefault(idx));
           origins[k].push_back(e.mul(v, e.i64(shape[d])));
         }
       }

@@ -107,17 +107,9 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
                                            b.getUnitAttr());
     });
   };
-  auto i32 = [&](Value v) { return arith::TruncIOp::create(b, loc, b.getI32Type(), v); };
-  auto toI64 = [&](Value v) -> Value {
-    if (v.getType().isInteger(64))
-      return v;
-    if (v.getType().isIndex())
-      return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
-    return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
-  };
-  Value rowOrigin = e.add(e.mul(toI64(indices[rank - 2]), e.i64(BM)),
+  Value rowOrigin = e.add(e.mul(e.sext64(indices[rank - 2]), e.i64(BM)),
                           e.mul(e.zext64(consumer), e.i64(rowsPerWG)));
-  Value colOrigin = e.mul(toI64(indices[rank - 1]), e.i64(N));
+  Value colOrigin = e.mul(e.sext64(indices[rank - 1]), e.i64(N));
   VectorType groupTy = VectorType::get({width}, tileTy.getElementType());
 
   for (int64_t i = 0; i < boxes; ++i) {
@@ -133,13 +125,11 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
     }
     Value box = e.gep(region, e.i64(buffer * kBoxBytes));
     for (int64_t g : groupsOfBox[i]) {
-      // Row r of the box, 16-byte chunk c of its 128 bytes at c ^ (r % 8).
+      // Row r of the box, the group's first byte in it.
       Value flat = mma.emitGroupBase(b, loc, tid64, shape, g);
       Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
       Value byte = e.mul(e.remu(e.remu(flat, e.i64(N)), e.i64(boxCols)), e.i64(elemBytes));
-      Value chunk = e.bxor(e.shr(byte, e.i64(4)), e.remu(r, e.i64(8)));
-      Value at = e.add(e.add(e.mul(r, e.i64(128)), e.shl(chunk, e.i64(4))),
-                       e.band(byte, e.i64(15)));
+      Value at = swizzledOffset(e, r, byte);
       // From the group's elements (an extract_strided_slice of the whole
       // vector became a shuffle of one of the partial vectors that build
       // it: a 128-element value live into every box's block, which made
@@ -160,15 +150,15 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     e.ifThen(leader, [&] {
-      SmallVector<Value> coords = {i32(col0), i32(row0)};
+      SmallVector<Value> coords = {e.trunc32(col0), e.trunc32(row0)};
       if (rank == 3)
-        coords.push_back(i32(toI64(indices[0])));
+        coords.push_back(e.trunc32(e.sext64(indices[0])));
       NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, tmap, box, coords, Value(),
                                                          NVVM::TMAStoreMode::TILE, Value());
       NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
     });
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    copyBoxByThreads(e, view, rank == 3 ? toI64(indices[0]) : Value(), row0, col0, box,
+    copyBoxByThreads(e, view, rank == 3 ? e.sext64(indices[0]) : Value(), row0, col0, box,
                      e.zext64(e.remu(tid, e.i32(128))), elemBytes);
   }
 }
@@ -193,9 +183,7 @@ void tilec::mma::copyBoxByThreads(Emit &e, tile::MakeViewOp view, Value batch, V
   b.setInsertionPointToStart(loop.getBody());
   Value idx = e.add(e.mul(loop.getInductionVar(), e.i64(128)), t);
   Value r = e.divu(idx, e.i64(boxCols)), c = e.remu(idx, e.i64(boxCols));
-  Value byte = e.mul(c, e.i64(elemBytes));
-  Value chunk = e.bxor(e.shr(byte, e.i64(4)), e.remu(r, e.i64(8)));
-  Value at = e.add(e.add(e.mul(r, e.i64(128)), e.shl(chunk, e.i64(4))), e.band(byte, e.i64(15)));
+  Value at = swizzledOffset(e, r, e.mul(c, e.i64(elemBytes)));
   Value row = e.add(row0, r), col = e.add(col0, c);
   Value inside = e.band(e.ult(row, sizes[rank - 2]), e.ult(col, sizes[rank - 1]));
   Value offset = e.add(e.mul(row, strides[rank - 2]), e.mul(col, strides[rank - 1]));

@@ -522,20 +522,3 @@ bool tilec::tile::mayWriteBetween(Operation *from, Operation *to) {
   });
   return found;
 }
-
-std::optional<unsigned> tilec::tile::readModifyWriteLoad(StoreOp store) {
-  auto add = store.getValue().getDefiningOp<arith::AddFOp>();
-  if (!add || !add->hasOneUse())
-    return std::nullopt;
-  for (unsigned k = 0; k < 2; ++k) {
-    auto load = add->getOperand(k).getDefiningOp<LoadOp>();
-    if (!load || !load->hasOneUse() || store.getView() != load.getView() ||
-        store.getIndices() != load.getIndices() ||
-        store.getValue().getType() != load.getType() || load->getBlock() != store->getBlock())
-      continue;
-    if (mayWriteBetween(load, store))
-      continue;
-    return k; // one load per sum (both operands may be loads of the tile)
-  }
-  return std::nullopt;
-}

@@ -18,8 +18,6 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include <optional>
-
 #include "tilec/Dialect/Tile/IR/TileOpsDialect.h.inc"
 
 #include "tilec/Dialect/Tile/IR/TileEnums.h.inc"
@@ -109,13 +107,6 @@ LoadOp getStagedLoad(mlir::Value operand);
 /// excluded), or anywhere in a loop around `to` that is not around `from`
 /// (its next iteration runs after the writes that follow `to` in the body).
 bool mayWriteBetween(mlir::Operation *from, mlir::Operation *to);
-
-/// A store of `load(V, I) + X` back to V at I, with nothing written
-/// between the load and the store (matmul_add's epilogue, C = C + A B):
-/// the operand of the sum that is the load (0 or 1), or nullopt. Only the
-/// form; the lowering reads and writes such a store in chunks
-/// (markReadModifyWrites), and it does not go by TMA (tile-stage-shared).
-std::optional<unsigned> readModifyWriteLoad(StoreOp store);
 
 /// Bytes a staged [rows, cols] operand tile of `elemBytes`-byte elements
 /// takes in a pipeline stage: whole 128-byte swizzled boxes per row (a tile
