@@ -9,8 +9,9 @@ interleaved round by round. Each result is checked against torch.mm first.
 
 usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N]
                              [--reps R] [--rounds R]
-  CFG: matmul:BMxBN, persistent:BMxBN (matmul_persistent) or
-       splitk:BMxBN:SPLIT[:STAGES] (STAGES 0: as many as fit)
+  CFG: matmul:BMxBN[:STAGES], persistent:BMxBN[:STAGES] (matmul_persistent)
+       or splitk:BMxBN:SPLIT[:STAGES] (STAGES 0 or left out: the compiler's
+       choice, as many as fit up to 4)
 """
 import argparse
 import os
@@ -49,7 +50,8 @@ for shape in args.shapes.split(","):
         if parts[0] in ("matmul", "persistent"):
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             try:
-                prog = mm.with_defines(BM=bm, BN=bn)
+                stages = int(parts[2]) if len(parts) > 2 else 0
+                prog = mm.with_defines(BM=bm, BN=bn, STAGES=stages)
                 kern = prog.matmul if parts[0] == "matmul" else prog.matmul_persistent
                 kern(a, b, c)
             except tilec.CompileError as e:  # a tile that does not fit: say so, go on
