@@ -522,6 +522,19 @@ std::vector<void *> PackedArgs::kernelParams() {
   return params;
 }
 
+int tmaL2Promotion(const TensorArg &t, size_t elemBytes) {
+  // A box row is 128 bytes. Where rows start on 256-byte boundaries,
+  // 256-byte promotion fetches the neighbouring box's half too (a head
+  // dimension of 128 reads both); where they do not (a pitch of 6000
+  // bytes), it fetches lines no box reads (H200, bf16 matmul 3000^3: 0.1188
+  // ms with 256 bytes, 0.1069 with 128; attention D = 128 2.7% slower with
+  // 128; docs/performance.md, session 14).
+  bool rows256 = t.ptr % 256 == 0;
+  for (size_t d = 0; d + 1 < t.strides.size(); ++d)
+    rows256 &= (t.strides[d] * int64_t(elemBytes)) % 256 == 0;
+  return rows256 ? 3 : 2; // CU_TENSOR_MAP_L2_PROMOTION_L2_256B : _L2_128B
+}
+
 /// Describes a row-major 2-D tensor to TMA (boxes of op.boxRows x
 /// op.boxCols elements, 128-byte swizzle, zero fill out of bounds). False
 /// when TMA cannot address it (innermost stride not 1, a row pitch or base
@@ -561,9 +574,10 @@ static bool encodeTensorMap(ScalarType dtype, const TensorArg &t, const TmaOpera
   unsigned box[3] = {op.boxCols, op.boxRows, 1};
   unsigned elementStrides[3] = {1, 1, 1};
   void *base = reinterpret_cast<void *>(static_cast<uintptr_t>(t.ptr));
-  // interleave none, swizzle 128B (3), L2 promotion 256B (3), zero fill (0).
+  // interleave none, swizzle 128B (3), zero fill (0).
   cuda::CUresult r = d->cuTensorMapEncodeTiled(map, dataType, unsigned(rank), base, dims,
-                                               strides, box, elementStrides, 0, 3, 3, 0);
+                                               strides, box, elementStrides, 0, 3,
+                                               tmaL2Promotion(t, elem), 0);
   if (r != cuda::CUDA_SUCCESS) {
     std::memset(map, 0, 128);
     return false;

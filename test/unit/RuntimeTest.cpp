@@ -261,6 +261,18 @@ TEST(PackTest, MixedScalarsAreAlignedAndConverted) {
     EXPECT_EQ(p.bytes()[i], expected[i]) << "byte " << i;
 }
 
+TEST(PackTest, TmaL2PromotionFollowsRowAlignment) {
+  // bf16 rows of 4096 elements (8192 bytes) on a 256-byte aligned base:
+  // 256-byte promotion; 3000 (6000 bytes) or 3008 (6016 bytes): 128.
+  EXPECT_EQ(tmaL2Promotion(TensorArg{0x10000, {64, 4096}, {4096, 1}}, 2), 3);
+  EXPECT_EQ(tmaL2Promotion(TensorArg{0x10000, {64, 3000}, {3000, 1}}, 2), 2);
+  EXPECT_EQ(tmaL2Promotion(TensorArg{0x10000, {64, 3008}, {3008, 1}}, 2), 2);
+  // A base 16 but not 256 bytes aligned, and a batch pitch that is not.
+  EXPECT_EQ(tmaL2Promotion(TensorArg{0x10010, {64, 4096}, {4096, 1}}, 2), 2);
+  EXPECT_EQ(tmaL2Promotion(TensorArg{0x10000, {2, 64, 128}, {8200, 128, 1}}, 2), 2);
+  EXPECT_EQ(tmaL2Promotion(TensorArg{0x10000, {2, 64, 128}, {8192, 128, 1}}, 2), 3);
+}
+
 TEST(PackTest, ArgumentKindErrors) {
   KernelSignature sig = saxpySignature();
   std::vector<ArgValue> args = saxpyArgs(10);

@@ -601,7 +601,13 @@ struct TileStageSharedPass
                                   : std::string())
                << "smaller tiles";
     } else {
-      stages = std::min<int64_t>(4, maxStages);
+      // On sm_90a a 64-row wgmma tile is the skinny-M form (M <= 64), whose
+      // few programs stream B and are bound by the loads in flight: as many
+      // stages as fit, up to 8 (H200, bf16 64x8192x8192 with BN = 128: 0.0500
+      // ms with 4, 0.0393 with 8; docs/performance.md, session 14).
+      // Otherwise at most 4: more do not help a tensor-core-bound tile.
+      bool skinny = tma && !fma && BM == 64;
+      stages = std::min<int64_t>(skinny ? 8 : 4, maxStages);
       if (stages < 2)
         return mma.emitError()
                << "kernel '" << name << "': one pipeline stage of " << shapeStr(aTy)

@@ -287,6 +287,10 @@ std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
 /// and aligned to their size; tensors as ptr, sizes..., strides... (i64 each).
 PackedArgs packArguments(const KernelSignature &sig,
                          const std::vector<ArgValue> &args);
+/// The L2 promotion a TMA descriptor of `t` asks for: 256 bytes
+/// (CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 3) where its base and row pitches
+/// are multiples of 256 bytes, 128 (2) otherwise.
+int tmaL2Promotion(const TensorArg &t, size_t elemBytes);
 
 /// Everything cuLaunchKernel needs, packed without heap allocation. The
 /// `params` pointers point into `storage`, so a config is filled in place
