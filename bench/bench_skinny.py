@@ -9,7 +9,9 @@ interleaved round by round. Each result is checked against torch.mm first.
 
 usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N]
                              [--reps R] [--rounds R]
-  CFG: matmul:BMxBN[:STAGES], persistent:BMxBN[:STAGES] (matmul_persistent)
+  CFG: matmul:default (the tile matmul's @heuristic picks from the shape,
+       what a plain call runs), matmul:BMxBN[:STAGES],
+       persistent:BMxBN[:STAGES] (matmul_persistent)
        or splitk:BMxBN:SPLIT[:STAGES] (STAGES 0 or left out: the compiler's
        choice, as many as fit up to 4)
 """
@@ -46,6 +48,13 @@ for shape in args.shapes.split(","):
     impls = {"cuBLAS torch.mm": lambda: torch.mm(a, b)}
     for cfg in args.configs.split(","):
         parts = cfg.split(":")
+        if parts[1] == "default":
+            c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            kern = mm.matmul if parts[0] == "matmul" else mm.matmul_persistent
+            kern(a, b, c)
+            torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
+            impls[f"tilec {cfg} {kern.choose(a, b, c)}"] = (lambda kern=kern, c=c: kern(a, b, c))
+            continue
         bm, bn = (int(v) for v in parts[1].split("x"))
         if parts[0] in ("matmul", "persistent"):
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)

@@ -297,6 +297,38 @@ void tilec_program_kernel_param(const tilec_program *p, size_t k, size_t param,
   info->rank = pi.rank;
 }
 
+size_t tilec_program_kernel_num_heuristics(const tilec_program *p, size_t k) {
+  auto *s = sigAt(p, k);
+  return s ? s->heuristics.size() : 0;
+}
+
+const char *tilec_program_kernel_heuristic(const tilec_program *p, size_t k, size_t i) {
+  auto *s = sigAt(p, k);
+  return s && i < s->heuristics.size() ? s->heuristics[i].param.c_str() : nullptr;
+}
+
+tilec_error *tilec_program_kernel_choose(const tilec_program *p, size_t k,
+                                         const tilec_arg *args, size_t num_args,
+                                         int64_t *values) {
+  return guard([&]() -> tilec_error * {
+    auto *s = sigAt(p, k);
+    if (!s)
+      return makeError(p ? "tilec_program_kernel_choose: no kernel " + std::to_string(k)
+                         : std::string("tilec_program_kernel_choose: program is NULL"));
+    if (!values && !s->heuristics.empty())
+      return makeError("tilec_program_kernel_choose: values is NULL");
+    if (tilec_error *e = checkArgs("tilec_program_kernel_choose", args, num_args))
+      return e;
+    std::vector<tilec::ArgValue> argv;
+    if (tilec_error *e = toValues(*s, args, num_args, argv))
+      return e;
+    auto chosen = tilec::evaluateHeuristics(*s, argv);
+    for (size_t i = 0; i < chosen.size(); ++i)
+      values[i] = chosen[i].second;
+    return nullptr;
+  });
+}
+
 /// One autotuner per database path for the process (each loads its file
 /// once and serializes its own updates).
 static tilec::Autotuner &tunerFor(const std::string &path) {

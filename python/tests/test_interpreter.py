@@ -476,3 +476,31 @@ def test_grouped_mm_on_the_interpreter():
                            for i in range(g)])
     np.testing.assert_allclose(c[:offs[-1]].astype(np.float64), want, atol=0.05, rtol=1e-2)
     assert np.all(c[offs[-1]:] == 7)
+
+
+def test_heuristic_chooses_the_tile_from_the_shapes():
+    # examples/matmul.tile's @heuristic: BM 64 up to 128 rows, BN 128 up to
+    # 64 rows; a call runs the variant it names (here on the interpreter).
+    mm = tilec.load(example("matmul.tile"), T="f16")
+    k = mm.matmul
+    assert k.heuristics == ["BM", "BN"]
+    assert k.signature["heuristics"] == ["BM", "BN"]
+
+    def arrays(m, n, kk):
+        rng = np.random.default_rng(m)
+        return (rng.standard_normal((m, kk)).astype(np.float16),
+                rng.standard_normal((kk, n)).astype(np.float16),
+                np.zeros((m, n), np.float32))
+    assert k.choose(*arrays(16, 64, 32)) == {"BM": 64, "BN": 128}
+    assert k.choose(*arrays(100, 64, 32)) == {"BM": 64, "BN": 256}
+    assert k.choose(*arrays(200, 64, 32)) == {"BM": 128, "BN": 256}
+    a, b, c = arrays(16, 40, 24)
+    k(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3,
+                               atol=1e-3)
+    # A value the program fixes is not chosen; neither is one given per call.
+    assert mm.with_defines(BN=64).matmul.choose(*arrays(16, 64, 32)) == {"BM": 64}
+    assert mm.with_defines(BM=64, BN=64).matmul.heuristics == []
+    # The arguments are checked first.
+    with pytest.raises(tilec.ArgumentError, match="takes 3 arguments"):
+        k.choose(a, b)

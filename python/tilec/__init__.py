@@ -40,6 +40,16 @@ _NUMPY_TO_TILE = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": 
                   "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1"}
 
 
+def _shape_and_strides(value):
+    """A tensor's or array's sizes and element strides, or (None, None)."""
+    if hasattr(value, "stride") and hasattr(value, "shape"):  # torch
+        return tuple(value.shape), tuple(value.stride())
+    arr = _as_numpy(value)
+    if arr is None:
+        return None, None
+    return arr.shape, tuple(s // arr.itemsize for s in arr.strides)
+
+
 def _is_cuda(value):
     return getattr(getattr(value, "device", None), "type", None) == "cuda"
 
@@ -112,6 +122,11 @@ class Kernel:
             if d["element_is_parameter"] and d["element"] not in program.defines:
                 p["infer"] = d["element"]
         self.tune_space = declared.get("tune", [])
+        # @heuristic: compile-time parameters chosen per call from the
+        # arguments' shapes (those this program does not fix).
+        self._index = index
+        self.heuristics = [lib.tilec_program_kernel_heuristic(handle, index, i).decode()
+                           for i in range(lib.tilec_program_kernel_num_heuristics(handle, index))]
         self.writes = list(declared.get("writes", []))
         self.requires = [dict(r) for r in declared.get("requires", [])]
         self.grid_as_written = declared.get("grid", [])
@@ -143,7 +158,8 @@ class Kernel:
                                  for c in self.compile_time],
                 "writes": list(self.writes),
                 "requires": [dict(r) for r in self.requires],
-                "tune": [dict(t) for t in self.tune_space], "grid": list(self.grid),
+                "tune": [dict(t) for t in self.tune_space], "heuristics": list(self.heuristics),
+                "grid": list(self.grid),
                 "grid_as_written": list(self.grid_as_written)}
 
     def _inferred(self, args):
@@ -198,6 +214,8 @@ class Kernel:
     def __call__(self, *args, **defines):
         if defines:
             return self.program.with_defines(**defines)[self.name](*args)
+        if self.heuristics:
+            return self.program.with_defines(**self.choose(*args))[self.name](*args)
         if len(args) == self._nparams and self._first_tensor is not None:
             first = args[self._first_tensor]
             if getattr(first, "is_cuda", False):
@@ -219,6 +237,32 @@ class Kernel:
             packed, device = self._pack(args)
             return self._launch(packed, len(args), device)
         return self._interpret(args)
+
+    def choose(self, *args):
+        """The compile-time parameters this kernel's @heuristic picks for
+        these arguments ({name: value}; empty when the program fixes them
+        all): a call compiles (once, cached) and runs the kernel with them."""
+        if not self.heuristics:
+            return {}
+        self._count(args)
+        values = []
+        for i, (a, p) in enumerate(zip(args, self.params)):
+            if not p["tensor"]:
+                kind, iv, fv = self._scalar(i, a, p)
+                values += (kind, iv, fv) + (0,) * 11
+                continue
+            shape, strides = _shape_and_strides(a)
+            if shape is None or len(shape) != p["rank"] or p["rank"] > 4:
+                raise ArgumentError(f"kernel '{self.name}': argument {i + 1} ('{p['name']}') "
+                                    f"must be {self._describe(p)}, got {type(a).__name__}")
+            pad = (0,) * (4 - len(shape))
+            values += (_ARG_TENSOR, 0, 0.0, 0, len(shape), *shape, *pad, *strides, *pad,
+                       _dtype_address(p["dtype"]))
+        out = (ctypes.c_int64 * len(self.heuristics))()
+        _raise_error(_lib().tilec_program_kernel_choose(
+            self.program._handle, self._index, self._struct.pack(*values), len(args), out),
+            f"kernel '{self.name}': ")
+        return dict(zip(self.heuristics, out))
 
     def _make_fast_pack(self):
         """_fast_pack(args, device): the launch's tilec_arg array as bytes,
@@ -267,6 +311,8 @@ class Kernel:
         stay alive and where they are."""
         if defines:
             return self.program.with_defines(**defines)[self.name].bind(*args)
+        if self.heuristics:
+            return self.program.with_defines(**self.choose(*args))[self.name].bind(*args)
         self._count(args)
         inferred = self._inferred(args)
         if inferred:

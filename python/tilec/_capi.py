@@ -107,9 +107,18 @@ def _lib():
         lib.tilec_program_kernel_grid.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
                                                   ctypes.c_uint]
         lib.tilec_c_api_version.restype = ctypes.c_int
-        if lib.tilec_c_api_version() < 4:
+        if lib.tilec_c_api_version() < 5:
             raise ImportError(f"{_library_path()} has C API version "
-                              f"{lib.tilec_c_api_version()}; this package needs 4")
+                              f"{lib.tilec_c_api_version()}; this package needs 5")
+        lib.tilec_program_kernel_num_heuristics.restype = ctypes.c_size_t
+        lib.tilec_program_kernel_num_heuristics.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        lib.tilec_program_kernel_heuristic.restype = ctypes.c_char_p
+        lib.tilec_program_kernel_heuristic.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                                       ctypes.c_size_t]
+        lib.tilec_program_kernel_choose.restype = err
+        lib.tilec_program_kernel_choose.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                                    ctypes.c_char_p, ctypes.c_size_t,
+                                                    ctypes.POINTER(ctypes.c_int64)]
         lib.tilec_error_get_kind.restype = ctypes.c_int
         lib.tilec_error_get_kind.argtypes = [err]
         lib.tilec_program_ptx.restype = ctypes.c_void_p

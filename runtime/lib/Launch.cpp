@@ -377,6 +377,12 @@ struct GridEvaluator {
     default:
       break;
     }
+    if (e.kind == Kind::Where) {
+      if (e.operands.size() != 3)
+        return failAt(e, "wrong number of operands");
+      int64_t c;
+      return eval(e.operands[0], c) && eval(e.operands[c != 0 ? 1 : 2], out);
+    }
     bool nary = e.kind == Kind::Min || e.kind == Kind::Max;
     if (nary ? e.operands.empty() : e.operands.size() != 2)
       return failAt(e, "wrong number of operands");
@@ -512,6 +518,22 @@ std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
                                      const GridLimits &limits) {
   checkArguments(sig, args);
   return gridOf(sig, args, limits);
+}
+
+std::vector<std::pair<std::string, int64_t>>
+evaluateHeuristics(const KernelSignature &sig, const std::vector<ArgValue> &args,
+                   const GridLimits &limits) {
+  checkArguments(sig, args);
+  GridEvaluator evaluator{sig, args, limits, {}};
+  std::vector<std::pair<std::string, int64_t>> chosen;
+  for (const Heuristic &h : sig.heuristics) {
+    int64_t v;
+    if (!evaluator.eval(h.value, v))
+      fail("kernel '" + sig.name + "': @heuristic(" + h.param + " = " +
+           h.value.str(sig.params) + "): " + evaluator.error);
+    chosen.emplace_back(h.param, v);
+  }
+  return chosen;
 }
 
 std::vector<void *> PackedArgs::kernelParams() {

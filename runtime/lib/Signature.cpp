@@ -107,9 +107,12 @@ std::string GridExpr::str(const std::vector<ParamInfo> &params) const {
     return "resident_programs()";
   case Kind::CDiv:
   case Kind::Min:
-  case Kind::Max: {
-    std::string s = kind == Kind::CDiv ? "cdiv(" : kind == Kind::Min ? "min("
-                                                                     : "max(";
+  case Kind::Max:
+  case Kind::Where: {
+    std::string s = kind == Kind::CDiv  ? "cdiv("
+                    : kind == Kind::Min ? "min("
+                    : kind == Kind::Max ? "max("
+                                        : "where(";
     for (size_t i = 0; i < operands.size(); ++i)
       s += (i ? ", " : "") + operands[i].str(params);
     return s + ")";

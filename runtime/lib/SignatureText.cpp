@@ -40,6 +40,7 @@ static const char *kindName(GridExpr::Kind k) {
   case GridExpr::Kind::Ne: return "ne";
   case GridExpr::Kind::And: return "and";
   case GridExpr::Kind::Or: return "or";
+  case GridExpr::Kind::Where: return "where";
   }
   return "?";
 }
@@ -83,6 +84,11 @@ std::string serializeSignatures(const std::vector<KernelSignature> &sigs) {
     }
     for (const TmaOperand &t : s.tma)
       os << "tma " << t.param << " " << t.boxCols << " " << t.boxRows << "\n";
+    for (const Heuristic &h : s.heuristics) {
+      os << "heuristic " << h.param << " ";
+      writeExpr(os, h.value);
+      os << "\n";
+    }
     for (const Requirement &r : s.requirements) {
       os << "require ";
       writeExpr(os, r.cond);
@@ -115,7 +121,8 @@ public:
         {"lt", GridExpr::Kind::Lt},       {"le", GridExpr::Kind::Le},
         {"gt", GridExpr::Kind::Gt},       {"ge", GridExpr::Kind::Ge},
         {"eq", GridExpr::Kind::Eq},       {"ne", GridExpr::Kind::Ne},
-        {"and", GridExpr::Kind::And},     {"or", GridExpr::Kind::Or}};
+        {"and", GridExpr::Kind::And},     {"or", GridExpr::Kind::Or},
+        {"where", GridExpr::Kind::Where}};
     bool found = false;
     for (auto &[name, k] : kinds)
       if (kind == name) {
@@ -147,9 +154,10 @@ public:
     case GridExpr::Kind::ResidentPrograms:
       break;
     default:
-      out.operands.resize(2);
-      if (!parse(out.operands[0], depth + 1) || !parse(out.operands[1], depth + 1))
-        return false;
+      out.operands.resize(out.kind == GridExpr::Kind::Where ? 3 : 2);
+      for (GridExpr &o : out.operands)
+        if (!parse(o, depth + 1))
+          return false;
     }
     return eat(')');
   }
@@ -264,6 +272,15 @@ parseSignatures(std::string_view text) {
         return std::nullopt;
       r.message = std::string(ep.rest());
       cur->requirements.push_back(std::move(r));
+    } else if (tag == "heuristic" && cur) {
+      Heuristic h;
+      if (!(ls >> h.param))
+        return std::nullopt;
+      size_t at = line.find(h.param, 9) + h.param.size();
+      ExprParser ep(std::string_view(line).substr(at));
+      if (!ep.parse(h.value) || !ep.atEnd())
+        return std::nullopt;
+      cur->heuristics.push_back(std::move(h));
     } else if (tag == "end" && cur) {
       if (cur->grid.empty() || cur->grid.size() > 3)
         return std::nullopt;

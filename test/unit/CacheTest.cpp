@@ -1,6 +1,7 @@
 //===- CacheTest.cpp - compile cache and signature text -------------------===//
 
 #include "tilec/Cache.h"
+#include "tilec/Runtime/Runtime.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -70,6 +71,42 @@ TEST(SignatureTextTest, DeviceLimitsRoundTrip) {
             "min(cdiv(x.shape[0], 256), resident_programs())");
   EXPECT_EQ((*back)[0].grid[1].str((*back)[0].params), "num_sms() * 2");
   EXPECT_FALSE(parseSignatures("kernel k threads 1 shared 0\ngrid (sms 1)\nend\n"));
+}
+
+TEST(SignatureTextTest, HeuristicsRoundTripAndEvaluate) {
+  const char *src =
+      "@heuristic(BM = where(C.shape[0] <= 128, 64, 128), BN = where(C.shape[0] <= 64, 128, 256))\n"
+      "kernel k<BM: int = 128, BN: int = 256>(C: tensor<f32, 2>)\n"
+      "    grid(cdiv(C.shape[0], BM), cdiv(C.shape[1], BN)) {\n"
+      "  store(C, [block_id(0), block_id(1)], zeros<f32>([BM, BN]));\n}\n";
+  CompileResult r = compile(src, CompileOptions());
+  ASSERT_TRUE(r.ok) << r.diagnostics;
+  const KernelSignature &sig = r.kernels[0];
+  ASSERT_EQ(sig.heuristics.size(), 2u);
+  EXPECT_EQ(sig.heuristics[0].param, "BM");
+  EXPECT_EQ(sig.heuristics[0].value.str(sig.params), "where(C.shape[0] <= 128, 64, 128)");
+  std::string text = serializeSignatures(r.kernels);
+  EXPECT_NE(text.find("heuristic BM (where (le (shape 0 0) (const 128)) (const 64) (const 128))"),
+            std::string::npos) << text;
+  auto back = parseSignatures(text);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(serializeSignatures(*back), text);
+  auto at = [&](int64_t m) {
+    return evaluateHeuristics((*back)[0], {TensorArg::contiguous(0, {m, 4096})});
+  };
+  using Chosen = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(at(16), (Chosen{{"BM", 64}, {"BN", 128}}));
+  EXPECT_EQ(at(128), (Chosen{{"BM", 64}, {"BN", 256}}));
+  EXPECT_EQ(at(4096), (Chosen{{"BM", 128}, {"BN", 256}}));
+  // A parameter the program fixes is not chosen.
+  CompileOptions fixed;
+  fixed.defines["BN"] = "128";
+  CompileResult f = compile(src, fixed);
+  ASSERT_TRUE(f.ok) << f.diagnostics;
+  ASSERT_EQ(f.kernels[0].heuristics.size(), 1u);
+  EXPECT_EQ(f.kernels[0].heuristics[0].param, "BM");
+  EXPECT_FALSE(parseSignatures("kernel k threads 1 shared 0\ngrid (const 1)\n"
+                               "heuristic B (where (const 1) (const 2))\nend\n"));
 }
 
 TEST(SignatureTextTest, RejectsMalformedText) {

@@ -46,8 +46,10 @@ extern "C" {
  * 3: tilec_module_load_device, tilec_c_api_version, tilec_launch_plan_*,
  *    tilec_describe, tilec_cache_info/clear (additions only).
  * 4: tilec_error_kind, tilec_tune, tilec_program_header,
- *    tilec_set_print_callback (additions only). */
-#define TILEC_C_API_VERSION 4
+ *    tilec_set_print_callback (additions only).
+ * 5: tilec_program_kernel_num_heuristics, tilec_program_kernel_heuristic,
+ *    tilec_program_kernel_choose (additions only). */
+#define TILEC_C_API_VERSION 5
 
 /* The version the library was built with (TILEC_C_API_VERSION then), for
  * bindings that load it at run time. */
@@ -123,6 +125,12 @@ typedef struct tilec_param_info {
 } tilec_param_info;
 void tilec_program_kernel_param(const tilec_program *program, size_t kernel,
                                 size_t param, tilec_param_info *info);
+/* The compile-time parameters the kernel's @heuristic(...) chooses at
+ * launch (those the program did not fix with a define): how many, and the
+ * name of the i-th (NULL past the end). */
+size_t tilec_program_kernel_num_heuristics(const tilec_program *program, size_t kernel);
+const char *tilec_program_kernel_heuristic(const tilec_program *program, size_t kernel,
+                                           size_t i);
 
 /* Running (needs an NVIDIA driver) ----------------------------------------*/
 int tilec_device_count(void); /* 0 where there is no driver or GPU */
@@ -214,6 +222,17 @@ typedef struct tilec_host_arg {
 tilec_error *tilec_interpret(const char *source, size_t size,
                              const tilec_compile_options *options, const char *kernel,
                              const tilec_host_arg *args, size_t num_args);
+
+/* The values the @heuristic expressions give for a launch with `args`:
+ * values[i] for the i-th parameter of tilec_program_kernel_heuristic. A
+ * launch path compiles the program again with those defines and launches
+ * that kernel (the Python package does so on every call). Only shapes,
+ * strides and integer scalars are read (a tensor's data pointer may be 0).
+ * An error when the arguments do not match the kernel or an expression
+ * fails (division by zero). */
+tilec_error *tilec_program_kernel_choose(const tilec_program *program, size_t kernel,
+                                         const tilec_arg *args, size_t num_args,
+                                         int64_t *values);
 
 /* Launches on `stream` (a CUstream; NULL: the default stream). The grid is
  * evaluated from the arguments. The arguments are checked first (args NULL

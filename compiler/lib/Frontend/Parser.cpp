@@ -50,6 +50,8 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
       k->launch = std::move(launch);
       k->requires_ = std::move(pendingRequires);
       pendingRequires.clear();
+      k->heuristics = std::move(pendingHeuristics);
+      pendingHeuristics.clear();
       module->kernels.push_back(std::move(k));
       continue;
     }
@@ -76,13 +78,17 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
 bool Parser::parseAttribute(std::vector<TuneParam> &tune,
                             std::vector<LaunchParam> &launch, std::string &name) {
   advance(); // '@'
-  if (!is(Tok::Ident) || (tok.text != "tune" && tok.text != "launch" && tok.text != "require"))
+  if (!is(Tok::Ident) || (tok.text != "tune" && tok.text != "launch" && tok.text != "require" &&
+                          tok.text != "heuristic"))
     return fail("unknown attribute " + describe() +
-                "; the attributes are @tune(...), @launch(...) and @require(...)");
+                "; the attributes are @tune(...), @launch(...), @require(...) and "
+                "@heuristic(...)");
   name = tok.text.str();
   advance();
   if (name == "require")
     return parseRequire();
+  if (name == "heuristic")
+    return parseHeuristic();
   return name == "tune" ? parseTune(tune) : parseLaunch(launch);
 }
 
@@ -104,6 +110,23 @@ bool Parser::parseRequire() {
   r.message = msg->name;
   pendingRequires.push_back(std::move(r));
   return expect(Tok::RParen, "to close @require(...)");
+}
+
+bool Parser::parseHeuristic() {
+  if (!expect(Tok::LParen, "after '@heuristic'"))
+    return false;
+  do {
+    HeuristicDecl h;
+    if (!expectName("a compile-time parameter name in @heuristic", h.name, h.loc))
+      return false;
+    if (!expect(Tok::Assign, "after the parameter name (write BM = where(C.shape[0] <= 64, 64, 128))"))
+      return false;
+    h.value = parseExpr();
+    if (!h.value)
+      return false;
+    pendingHeuristics.push_back(std::move(h));
+  } while (consumeIf(Tok::Comma));
+  return expect(Tok::RParen, "to close @heuristic(...)");
 }
 
 bool Parser::parseLaunch(std::vector<LaunchParam> &launch) {

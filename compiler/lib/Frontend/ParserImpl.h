@@ -84,6 +84,8 @@ private:
                       std::string &name);
   bool parseTune(std::vector<TuneParam> &tune);
   bool parseRequire();
+  bool parseHeuristic();
+  std::vector<HeuristicDecl> pendingHeuristics; ///< @heuristic(...)s of the next kernel
   bool needKernels = true; ///< a file must hold a kernel (not the prelude)
   std::vector<RequireDecl> pendingRequires; ///< @require(...)s of the next kernel
   bool parseLaunch(std::vector<LaunchParam> &launch);

@@ -739,6 +739,8 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
     inst.signature.grid.push_back(GridExpr::constant(1));
   if (!checkRequires())
     return false;
+  if (!checkHeuristics(defines))
+    return false;
   for (auto &s : kernel.body)
     if (!checkStmt(*s))
       return false;

@@ -114,6 +114,7 @@ private:
   bool inGrid = false; ///< checking the grid clause (num_sms() is allowed)
   bool inRequire = false; ///< a @require condition (comparisons, && and || too)
   bool checkRequires();
+  bool checkHeuristics(const Defines &defines);
   std::string suggest(llvm::StringRef name) const;
 
   KernelDecl &kernel;

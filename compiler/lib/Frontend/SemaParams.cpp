@@ -233,6 +233,14 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
                                      : GridExpr::Kind::ResidentPrograms;
       return true;
     }
+    if (e.name == "where" && inRequire && e.args.size() == 3) {
+      out.kind = GridExpr::Kind::Where;
+      out.operands.resize(3);
+      for (size_t i = 0; i < 3; ++i)
+        if (!toGridExpr(*e.args[i], out.operands[i]))
+          return false;
+      return true;
+    }
     if (e.name == "cdiv" || e.name == "min" || e.name == "max") {
       if (e.name == "cdiv" && e.args[1]->constInt && *e.args[1]->constInt == 0)
         return error(e.loc, "division by zero in the grid: cdiv(..., 0) would fail at "
@@ -251,6 +259,44 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
   return error(e.loc, "the grid can only use integer parameters, tensor shapes "
                       "and strides, constants, + - * / %, cdiv, min, max, "
                       "num_sms() and resident_programs()");
+}
+
+/// `@heuristic(NAME = expr, ...)`: NAME is an int compile-time parameter,
+/// expr an integer over the launch arguments checked like a @require
+/// condition (comparisons count 1 or 0). A parameter the program fixes (-D)
+/// is not chosen; the others go into the signature, for the launch paths
+/// to evaluate with the arguments and compile that variant.
+bool Checker::checkHeuristics(const Defines &defines) {
+  std::set<std::string> seen;
+  for (HeuristicDecl &h : kernel.heuristics) {
+    bool isInt = llvm::any_of(kernel.constParams, [&](const ConstParam &cp) {
+      return cp.name == h.name && cp.kind == ConstParam::Kind::Int;
+    });
+    if (!isInt)
+      return error(h.loc, "'" + h.name + "' in @heuristic is not an int compile-time "
+                          "parameter of kernel '" + kernel.name + "'");
+    if (!seen.insert(h.name).second)
+      return error(h.loc, "'" + h.name + "' appears twice in @heuristic");
+    inGrid = true;
+    bool ok = check(*h.value);
+    inGrid = false;
+    if (!ok)
+      return false;
+    if (!h.value->type.isScalar() || isFloatType(h.value->type.elem) ||
+        h.value->type.elem == ScalarType::I1)
+      return error(h.value->loc, "a @heuristic value must be an integer, got " +
+                                     h.value->type.str());
+    Heuristic out;
+    out.param = h.name;
+    inRequire = true;
+    ok = toGridExpr(*h.value, out.value);
+    inRequire = false;
+    if (!ok)
+      return false;
+    if (!defines.count(h.name))
+      inst.signature.heuristics.push_back(std::move(out));
+  }
+  return true;
 }
 
 /// `@require(cond, "message")`: cond is checked like a grid expression

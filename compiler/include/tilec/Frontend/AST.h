@@ -177,10 +177,20 @@ struct RequireDecl {
   std::string message;
 };
 
+/// One `NAME = expr` of `@heuristic(...)`: a compile-time parameter chosen
+/// at launch from the arguments (shapes, strides, integer scalars), unless
+/// the program fixes it (-D).
+struct HeuristicDecl {
+  std::string name;
+  llvm::SMLoc loc;
+  ExprPtr value;
+};
+
 struct KernelDecl {
   std::string name;
   llvm::SMLoc loc;
   std::vector<RequireDecl> requires_; ///< `@require(...)` before the kernel
+  std::vector<HeuristicDecl> heuristics; ///< `@heuristic(...)` before the kernel
   std::vector<TuneParam> tune; ///< `@tune(...)` before the kernel
   std::vector<LaunchParam> launch; ///< `@launch(...)` before the kernel
   std::vector<ConstParam> constParams;

@@ -283,6 +283,14 @@ struct GridLimits {
 std::array<uint32_t, 3> evaluateGrid(const KernelSignature &sig,
                                      const std::vector<ArgValue> &args,
                                      const GridLimits &limits = {});
+/// The values `sig`'s @heuristic expressions give for `args` (parameter
+/// name, value), in declaration order; a launch path compiles the kernel
+/// with them set (-D) and launches that. Empty when every such parameter
+/// was fixed. Arguments that do not match, or an expression that fails
+/// (division by zero), are an ArgumentError.
+std::vector<std::pair<std::string, int64_t>>
+evaluateHeuristics(const KernelSignature &sig, const std::vector<ArgValue> &args,
+                   const GridLimits &limits = {});
 /// Packs `args` per the launch ABI: scalars converted to the parameter's type
 /// and aligned to their size; tensors as ptr, sizes..., strides... (i64 each).
 PackedArgs packArguments(const KernelSignature &sig,

@@ -64,7 +64,9 @@ struct GridExpr {
     NumSMs,          ///< `num_sms()`: the device's multiprocessors
     ResidentPrograms, ///< `resident_programs()`: SMs x blocks of this kernel per SM
     /// Comparisons, `&&` and `||`, 1 or 0: the conditions of `@require(...)`.
-    Lt, Le, Gt, Ge, Eq, Ne, And, Or
+    Lt, Le, Gt, Ge, Eq, Ne, And, Or,
+    /// `where(c, a, b)`: a where c is not 0, else b (three operands).
+    Where
   };
   Kind kind = Kind::Const;
   int64_t value = 0;
@@ -88,6 +90,14 @@ struct GridExpr {
 struct Requirement {
   GridExpr cond;
   std::string message;
+};
+
+/// `@heuristic(NAME = expr)`: a compile-time parameter the launch paths
+/// choose from the arguments (the kernel is compiled again with NAME set to
+/// expr's value), present only where the program did not fix NAME.
+struct Heuristic {
+  std::string param;
+  GridExpr value;
 };
 
 /// The value of `e` when it reads no launch argument and no device property
@@ -117,6 +127,7 @@ struct KernelSignature {
   std::vector<std::pair<std::string, std::vector<int64_t>>> tuneSpace;
   std::vector<TmaOperand> tma;
   std::vector<Requirement> requirements;
+  std::vector<Heuristic> heuristics;
 };
 
 /// A stable text form of signatures, used by the compile cache and by
