@@ -112,39 +112,35 @@ bool Parser::parseRequire() {
   return expect(Tok::RParen, "to close @require(...)");
 }
 
-bool Parser::parseHeuristic() {
-  if (!expect(Tok::LParen, "after '@heuristic'"))
+/// `(NAME = expr, ...)` of `@attr`, appended to `out`; `what` names a NAME
+/// and `hint` shows one written out, for the errors.
+bool Parser::parseNamedExprs(const char *attr, const char *what, const char *hint,
+                             std::vector<NamedExpr> &out) {
+  if (!expect(Tok::LParen, ("after '@" + std::string(attr) + "'").c_str()))
     return false;
   do {
-    HeuristicDecl h;
-    if (!expectName("a compile-time parameter name in @heuristic", h.name, h.loc))
+    NamedExpr n;
+    if (!expectName(what, n.name, n.loc))
       return false;
-    if (!expect(Tok::Assign, "after the parameter name (write BM = where(C.shape[0] <= 64, 64, 128))"))
+    if (!expect(Tok::Assign, hint))
       return false;
-    h.value = parseExpr();
-    if (!h.value)
+    n.value = parseExpr();
+    if (!n.value)
       return false;
-    pendingHeuristics.push_back(std::move(h));
+    out.push_back(std::move(n));
   } while (consumeIf(Tok::Comma));
-  return expect(Tok::RParen, "to close @heuristic(...)");
+  return expect(Tok::RParen, ("to close @" + std::string(attr) + "(...)").c_str());
+}
+
+bool Parser::parseHeuristic() {
+  return parseNamedExprs("heuristic", "a compile-time parameter name in @heuristic",
+                         "after the parameter name (write BM = where(C.shape[0] <= 64, 64, 128))",
+                         pendingHeuristics);
 }
 
 bool Parser::parseLaunch(std::vector<LaunchParam> &launch) {
-  if (!expect(Tok::LParen, "after '@launch'"))
-    return false;
-  do {
-    LaunchParam p;
-    if (!expectName("a launch setting in @launch (num_warps or min_blocks_per_sm)", p.name,
-                    p.loc))
-      return false;
-    if (!expect(Tok::Assign, "after the setting name (write num_warps = 4)"))
-      return false;
-    p.value = parseExpr();
-    if (!p.value)
-      return false;
-    launch.push_back(std::move(p));
-  } while (consumeIf(Tok::Comma));
-  return expect(Tok::RParen, "to close @launch(...)");
+  return parseNamedExprs("launch", "a launch setting in @launch (num_warps or min_blocks_per_sm)",
+                         "after the setting name (write num_warps = 4)", launch);
 }
 
 bool Parser::parseTune(std::vector<TuneParam> &tune) {

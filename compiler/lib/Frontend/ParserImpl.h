@@ -85,6 +85,8 @@ private:
   bool parseTune(std::vector<TuneParam> &tune);
   bool parseRequire();
   bool parseHeuristic();
+  bool parseNamedExprs(const char *attr, const char *what, const char *hint,
+                       std::vector<NamedExpr> &out);
   std::vector<HeuristicDecl> pendingHeuristics; ///< @heuristic(...)s of the next kernel
   bool needKernels = true; ///< a file must hold a kernel (not the prelude)
   std::vector<RequireDecl> pendingRequires; ///< @require(...)s of the next kernel

@@ -115,6 +115,9 @@ private:
   bool inRequire = false; ///< a @require condition (comparisons, && and || too)
   bool checkRequires();
   bool checkHeuristics(const Defines &defines);
+  /// Whether `name` is an int compile-time parameter of the kernel (what
+  /// @tune and @heuristic may name).
+  bool isIntConstParam(const std::string &name) const;
   std::string suggest(llvm::StringRef name) const;
 
   KernelDecl &kernel;

@@ -112,13 +112,16 @@ bool Checker::bindConstParams(const Defines &defines,
   return true;
 }
 
+bool Checker::isIntConstParam(const std::string &name) const {
+  return llvm::any_of(kernel.constParams, [&](const ConstParam &cp) {
+    return cp.name == name && cp.kind == ConstParam::Kind::Int;
+  });
+}
+
 bool Checker::checkTune(const Defines &defines) {
   std::set<std::string> seen;
   for (TuneParam &t : kernel.tune) {
-    bool isInt = llvm::any_of(kernel.constParams, [&](const ConstParam &cp) {
-      return cp.name == t.name && cp.kind == ConstParam::Kind::Int;
-    });
-    if (!isInt)
+    if (!isIntConstParam(t.name))
       return error(t.loc, "'" + t.name + "' in @tune is not an int compile-time "
                           "parameter of kernel '" + kernel.name + "'");
     if (!seen.insert(t.name).second)
@@ -269,10 +272,7 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
 bool Checker::checkHeuristics(const Defines &defines) {
   std::set<std::string> seen;
   for (HeuristicDecl &h : kernel.heuristics) {
-    bool isInt = llvm::any_of(kernel.constParams, [&](const ConstParam &cp) {
-      return cp.name == h.name && cp.kind == ConstParam::Kind::Int;
-    });
-    if (!isInt)
+    if (!isIntConstParam(h.name))
       return error(h.loc, "'" + h.name + "' in @heuristic is not an int compile-time "
                           "parameter of kernel '" + kernel.name + "'");
     if (!seen.insert(h.name).second)

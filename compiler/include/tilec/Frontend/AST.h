@@ -159,14 +159,20 @@ struct TuneParam {
   std::vector<ExprPtr> values;
 };
 
-/// One `name = value` of `@launch(...)`: how the kernel is launched
-/// (num_warps, min_blocks_per_sm), a default that command-line options
-/// override.
-struct LaunchParam {
+/// One `name = value` of an attribute:
+///  - of `@launch(...)` (LaunchParam): how the kernel is launched
+///    (num_warps, min_blocks_per_sm), a default that command-line options
+///    override;
+///  - of `@heuristic(...)` (HeuristicDecl): a compile-time parameter chosen
+///    at launch from the arguments (shapes, strides, integer scalars), unless
+///    the program fixes it (-D).
+struct NamedExpr {
   std::string name;
   llvm::SMLoc loc;
   ExprPtr value;
 };
+using LaunchParam = NamedExpr;
+using HeuristicDecl = NamedExpr;
 
 /// `@require(cond, "message")`: a condition on the launch arguments (an
 /// expression over integer parameters, shapes, strides and compile-time
@@ -175,15 +181,6 @@ struct RequireDecl {
   llvm::SMLoc loc;
   ExprPtr cond;
   std::string message;
-};
-
-/// One `NAME = expr` of `@heuristic(...)`: a compile-time parameter chosen
-/// at launch from the arguments (shapes, strides, integer scalars), unless
-/// the program fixes it (-D).
-struct HeuristicDecl {
-  std::string name;
-  llvm::SMLoc loc;
-  ExprPtr value;
 };
 
 struct KernelDecl {
