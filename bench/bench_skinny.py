@@ -10,7 +10,8 @@ interleaved round by round. Each result is checked against torch.mm first.
 usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N]
                              [--reps R] [--rounds R]
   CFG: matmul:default (the tile matmul's @heuristic picks from the shape,
-       what a plain call runs), matmul:BMxBN[:STAGES],
+       what a plain call runs), matmul:BMxBN[:STAGES[:CLUSTER]] (CLUSTER 1:
+       no clusters; default 2),
        persistent:BMxBN[:STAGES] (matmul_persistent)
        or splitk:BMxBN:SPLIT[:STAGES] (STAGES 0 or left out: the compiler's
        choice, as many as fit up to 4)
@@ -60,7 +61,8 @@ for shape in args.shapes.split(","):
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             try:
                 stages = int(parts[2]) if len(parts) > 2 else 0
-                prog = mm.with_defines(BM=bm, BN=bn, STAGES=stages)
+                extra = {"CLUSTER": int(parts[3])} if len(parts) > 3 else {}
+                prog = mm.with_defines(BM=bm, BN=bn, STAGES=stages, **extra)
                 kern = prog.matmul if parts[0] == "matmul" else prog.matmul_persistent
                 kern(a, b, c)
             except tilec.CompileError as e:  # a tile that does not fit: say so, go on

@@ -188,6 +188,9 @@ static CompileResult compileOnThisStack(std::string_view source,
         auto v = mlir::cast<mlir::DenseI64ArrayAttr>(a).asArrayRef();
         inst.signature.tma.push_back(TmaOperand{unsigned(v[0]), unsigned(v[1]), unsigned(v[2])});
       }
+    if (auto cluster = fn ? fn->getAttrOfType<mlir::IntegerAttr>(tile::kClusterAttrName)
+                          : mlir::IntegerAttr())
+      inst.signature.cluster = unsigned(cluster.getInt());
     result.kernels.push_back(inst.signature);
   }
 

@@ -104,6 +104,8 @@ static LoadResult load() {
       dlsym(lib, "cuTensorMapEncodeTiled"));
   d.cuPointerGetAttributes = reinterpret_cast<decltype(d.cuPointerGetAttributes)>(
       dlsym(lib, "cuPointerGetAttributes"));
+  d.cuLaunchKernelEx =
+      reinterpret_cast<decltype(d.cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
   if (!ok) {
     r.error = "tilec runtime: the CUDA driver (" + path +
               ") lacks the entry points " + missing +

@@ -51,6 +51,30 @@ constexpr int CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12;
 constexpr unsigned CU_MEMORYTYPE_HOST = 1;
 constexpr unsigned CU_MEMORYTYPE_DEVICE = 2;
 
+constexpr int CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4;
+
+/// cuLaunchKernelEx's attribute (one 64-byte value union; the cluster
+/// dimension is its first three unsigned ints) and configuration.
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    struct {
+      unsigned x, y, z;
+    } clusterDim;
+  } value;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute as in cuda.h");
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
 /// The resolved driver entry points. Member names are the unversioned API
 /// names; the symbols looked up are the `_v2` ones where cuda.h maps to them.
 struct Driver {
@@ -105,6 +129,9 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, unsigned, CUstream,
                              void **, void **);
+  /// Optional (CUDA 11.8+): null when the driver lacks it (then kernels
+  /// that could run in clusters run without).
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
 };
 
 /// The driver, loaded on first use (thread-safe); null when it cannot be

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -529,12 +531,29 @@ void Kernel::launch(const LaunchConfig &config, Stream *stream) const {
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return;
   ensureContext();
-  check(driver().cuLaunchKernel(static_cast<CUfunction>(function), grid[0],
-                                grid[1], grid[2], sig.numThreads, 1, 1,
-                                sig.sharedBytes,
-                                stream ? toStream(stream->handle()) : nullptr,
-                                const_cast<void **>(config.params), nullptr),
-        "cuLaunchKernel", sig.name);
+  const cuda::Driver &d = driver();
+  CUstream s = stream ? toStream(stream->handle()) : nullptr;
+  // Clusters where the kernel pairs its programs and the grid's x splits
+  // into whole clusters (TILEC_CLUSTERS=0 turns them off, for comparisons).
+  static const bool clustersOff = [] {
+    const char *v = std::getenv("TILEC_CLUSTERS");
+    return v && std::string_view(v) == "0";
+  }();
+  if (sig.cluster > 1 && grid[0] % sig.cluster == 0 && d.cuLaunchKernelEx && !clustersOff) {
+    cuda::CUlaunchAttribute attr{};
+    attr.id = cuda::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim = {sig.cluster, 1, 1};
+    cuda::CUlaunchConfig lc{grid[0], grid[1], grid[2], sig.numThreads, 1, 1,
+                            sig.sharedBytes, s, &attr, 1};
+    check(d.cuLaunchKernelEx(&lc, static_cast<CUfunction>(function),
+                             const_cast<void **>(config.params), nullptr),
+          "cuLaunchKernelEx", sig.name);
+  } else {
+    check(d.cuLaunchKernel(static_cast<CUfunction>(function), grid[0], grid[1], grid[2],
+                           sig.numThreads, 1, 1, sig.sharedBytes, s,
+                           const_cast<void **>(config.params), nullptr),
+          "cuLaunchKernel", sig.name);
+  }
   cuda::noteLaunch(launchName);
 }
 

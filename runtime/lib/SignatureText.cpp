@@ -84,6 +84,8 @@ std::string serializeSignatures(const std::vector<KernelSignature> &sigs) {
     }
     for (const TmaOperand &t : s.tma)
       os << "tma " << t.param << " " << t.boxCols << " " << t.boxRows << "\n";
+    if (s.cluster > 1)
+      os << "cluster " << s.cluster << "\n";
     for (const Heuristic &h : s.heuristics) {
       os << "heuristic " << h.param << " ";
       writeExpr(os, h.value);
@@ -265,6 +267,9 @@ parseSignatures(std::string_view text) {
           t.boxCols > 256 || t.boxRows == 0 || t.boxRows > 256)
         return std::nullopt;
       cur->tma.push_back(t);
+    } else if (tag == "cluster" && cur) {
+      if (!(ls >> cur->cluster) || (cur->cluster != 1 && cur->cluster != 2))
+        return std::nullopt;
     } else if (tag == "require" && cur) {
       ExprParser ep(std::string_view(line).substr(8));
       Requirement r;

@@ -109,6 +109,33 @@ TEST(SignatureTextTest, HeuristicsRoundTripAndEvaluate) {
                                "heuristic B (where (const 1) (const 2))\nend\n"));
 }
 
+TEST(SignatureTextTest, ClusterRoundTrip) {
+  // The sm_90a matmul pipeline pairs programs along grid dimension 0 when
+  // b's tiles follow block_id(1) only; @launch(cluster = 1) keeps them apart.
+  std::string body = "kernel mm(A: tensor<bf16, 2>, B: tensor<bf16, 2>, C: tensor<f32, 2>)\n"
+                     "    grid(cdiv(C.shape[0], 128), cdiv(C.shape[1], 128)) {\n"
+                     "  var acc = zeros<f32>([128, 128]);\n"
+                     "  for k in 0 .. cdiv(A.shape[1], 64) {\n"
+                     "    acc = mma(load(A, [block_id(0), k], [128, 64]),\n"
+                     "              load(B, [k, block_id(1)], [64, 128]), acc);\n"
+                     "  }\n"
+                     "  store(C, [block_id(0), block_id(1)], acc);\n}\n";
+  CompileResult r = compile(body, CompileOptions());
+  ASSERT_TRUE(r.ok) << r.diagnostics;
+  EXPECT_EQ(r.kernels[0].cluster, 2u);
+  std::string text = serializeSignatures(r.kernels);
+  EXPECT_NE(text.find("\ncluster 2\n"), std::string::npos) << text;
+  auto back = parseSignatures(text);
+  ASSERT_TRUE(back);
+  EXPECT_EQ((*back)[0].cluster, 2u);
+  EXPECT_EQ(serializeSignatures(*back), text);
+  CompileResult one = compile("@launch(cluster = 1)\n" + body, CompileOptions());
+  ASSERT_TRUE(one.ok) << one.diagnostics;
+  EXPECT_EQ(one.kernels[0].cluster, 1u);
+  EXPECT_EQ(serializeSignatures(one.kernels).find("cluster"), std::string::npos);
+  EXPECT_FALSE(parseSignatures("kernel k threads 1 shared 0\ngrid (const 1)\ncluster 3\nend\n"));
+}
+
 TEST(SignatureTextTest, RejectsMalformedText) {
   std::string good = "kernel k threads 128 shared 0\nparam x tensor f32 1\ngrid (const 1)\nend\n";
   EXPECT_TRUE(parseSignatures(good));

@@ -305,6 +305,8 @@ int main(int argc, char **argv) {
         for (const tilec::TmaOperand &t : sig.tma)
           llvm::errs() << " tma=" << sig.params[t.param].name << "[" << t.boxRows << "x"
                        << t.boxCols << "]";
+        if (sig.cluster > 1)
+          llvm::errs() << " cluster=" << sig.cluster;
         for (const tilec::Heuristic &h : sig.heuristics)
           llvm::errs() << " heuristic(" << h.param << " = " << h.value.str(sig.params) << ")";
         llvm::errs() << "\n";

@@ -148,30 +148,40 @@ bool Checker::checkTune(const Defines &defines) {
 bool Checker::checkLaunch() {
   // Whether num_warps x min_blocks_per_sm fits an SM is checked where the
   // layout is final (TileToNVVM): options may override either value.
+  static const char *const kSettings[] = {"num_warps", "min_blocks_per_sm", "cluster"};
   std::set<std::string> seen;
   for (LaunchParam &p : kernel.launch) {
-    bool warps = p.name == "num_warps";
-    if (!warps && p.name != "min_blocks_per_sm") {
+    if (!llvm::is_contained(kSettings, llvm::StringRef(p.name))) {
       llvm::StringRef name(p.name);
-      const char *near = name.edit_distance("num_warps") <= name.edit_distance("min_blocks_per_sm")
-                             ? "num_warps"
-                             : "min_blocks_per_sm";
+      const char *near = kSettings[0];
+      for (const char *s : kSettings)
+        if (name.edit_distance(s) < name.edit_distance(near))
+          near = s;
       return error(p.loc, "unknown launch setting '" + p.name +
-                              "'; @launch takes num_warps and min_blocks_per_sm (did you "
-                              "mean '" + near + "'?)");
+                              "'; @launch takes num_warps, min_blocks_per_sm and cluster (did "
+                              "you mean '" + near + "'?)");
     }
     if (!seen.insert(p.name).second)
       return error(p.loc, "'" + p.name + "' appears twice in @launch");
     int64_t v;
-    if (!requireConstInt(*p.value, warps ? "num_warps" : "min_blocks_per_sm", v))
+    if (!requireConstInt(*p.value, p.name.c_str(), v))
       return false;
-    if (warps && (v < 1 || v > 32 || (v & (v - 1))))
-      return error(p.value->loc, "num_warps must be a power of two from 1 to 32, got " +
-                                     std::to_string(v));
-    if (!warps && (v < 1 || v > 32))
-      return error(p.value->loc, "min_blocks_per_sm must be 1 to 32 (an SM holds at most "
-                                 "32 blocks), got " + std::to_string(v));
-    (warps ? inst.numWarps : inst.minBlocksPerSM) = unsigned(v);
+    if (p.name == "num_warps") {
+      if (v < 1 || v > 32 || (v & (v - 1)))
+        return error(p.value->loc, "num_warps must be a power of two from 1 to 32, got " +
+                                       std::to_string(v));
+      inst.numWarps = unsigned(v);
+    } else if (p.name == "min_blocks_per_sm") {
+      if (v < 1 || v > 32)
+        return error(p.value->loc, "min_blocks_per_sm must be 1 to 32 (an SM holds at most "
+                                   "32 blocks), got " + std::to_string(v));
+      inst.minBlocksPerSM = unsigned(v);
+    } else {
+      if (v != 1 && v != 2)
+        return error(p.value->loc, "cluster must be 1 (no clusters) or 2 (pairs of programs "
+                                   "along grid dimension 0), got " + std::to_string(v));
+      inst.cluster = unsigned(v);
+    }
   }
   return true;
 }

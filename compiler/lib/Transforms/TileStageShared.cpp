@@ -71,8 +71,15 @@ struct TileStageSharedPass
         continue;
       SmallVector<tile::MmaOp> mmas;
       func.walk([&](tile::MmaOp op) { mmas.push_back(op); });
-      if (mmas.empty())
+      if (mmas.empty()) {
+        if (clusterRequested(func)) {
+          func.emitError() << "kernel '" << func.getName()
+                           << "': @launch(cluster = 2) pairs the programs of an mma loop "
+                              "to share its loads; this kernel has no mma";
+          return signalPassFailure();
+        }
         continue;
+      }
       if (failed(plan(func, mmas)))
         return signalPassFailure();
     }
@@ -198,8 +205,19 @@ struct TileStageSharedPass
   /// is recorded as attributes: tile.pipeline on the loop (general),
   /// tile.smem on each staged load; tile-pipeline-lowering (in
   /// convert-tile-to-nvvm) builds the producer, the barriers and the ring.
+  /// Whether the kernel asked for clusters of 2 (@launch(cluster = 2)).
+  static bool clusterRequested(func::FuncOp func) {
+    auto c = func->getAttrOfType<IntegerAttr>(tile::kClusterAttrName);
+    return c && c.getInt() == 2;
+  }
+
   LogicalResult planGeneral(func::FuncOp func, ArrayRef<tile::MmaOp> mmaList) {
     StringRef name = func.getName();
+    if (clusterRequested(func))
+      return func.emitError()
+             << "kernel '" << name << "': @launch(cluster = 2) is supported for one "
+                "mma loop at the kernel's top level (acc = mma(load(A, ...), load(B, ...), "
+                "acc)), not yet for several mmas or an outer loop; use cluster = 1";
     SmallVector<tile::MmaOp> mmas(mmaList.begin(), mmaList.end());
     MLIRContext *ctx = func.getContext();
     auto forOp = dyn_cast<scf::ForOp>(mmas.front()->getParentOp());
@@ -687,12 +705,31 @@ struct TileStageSharedPass
     if (walk.wasInterrupted())
       return failure();
 
-    // Record the plan.
+    // Clusters of two programs along grid dimension 0 (sm_90a, wgmma): the
+    // pair loads the same tiles of one operand, and each copies half of
+    // them by TMA multicast into both (halving that operand's L2 traffic).
+    // The compiler's choice unless @launch(cluster = ...) made it.
+    int multicast = -1;
+    auto requested = func->getAttrOfType<IntegerAttr>(tile::kClusterAttrName);
+    if (tma && !fma && (!requested || requested.getInt() == 2)) {
+      multicast = sharedOperand(forOp, aLoad, bLoad);
+      if (multicast < 0 && requested)
+        return mma.emitError()
+               << "kernel '" << name << "': @launch(cluster = 2) pairs programs along grid "
+                  "dimension 0 that load the same tiles of b (or of a), but here both "
+                  "operands' tiles (or the loop's bounds) depend on block_id(0); use "
+                  "cluster = 1";
+    }
     Builder b(func.getContext());
-    forOp->setAttr(tile::kPipelineAttrName,
-                   b.getDictionaryAttr({b.getNamedAttr("stages", b.getI32IntegerAttr(stages)),
-                                        b.getNamedAttr("consumers",
-                                                       b.getI32IntegerAttr(consumers))}));
+    func->setAttr(tile::kClusterAttrName, b.getI32IntegerAttr(multicast >= 0 ? 2 : 1));
+
+    // Record the plan.
+    SmallVector<NamedAttribute> planAttrs = {
+        b.getNamedAttr("stages", b.getI32IntegerAttr(stages)),
+        b.getNamedAttr("consumers", b.getI32IntegerAttr(consumers))};
+    if (multicast >= 0)
+      planAttrs.push_back(b.getNamedAttr("multicast", b.getI32IntegerAttr(multicast)));
+    forOp->setAttr(tile::kPipelineAttrName, b.getDictionaryAttr(planAttrs));
     auto encoding = tile::MmaEncodingAttr::get(
         func.getContext(),
         fma ? tile::MmaKind::fma : mmaSync ? tile::MmaKind::mma_sync : tile::MmaKind::wgmma,
@@ -722,6 +759,44 @@ struct TileStageSharedPass
       (void)planTmaStores(func, forOp, BM, consumers, stages * stageBytes, /*need=*/0, tmaOps);
     func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
     return success();
+  }
+
+  /// The operand (1: b, else 0: a, -1: neither) whose tiles every program
+  /// of a column of the grid (the same block_id(1), block_id(2)) loads
+  /// alike, iteration by iteration: the loop is at the kernel's top level,
+  /// and its bounds and the operand's load (view, indices) read nothing
+  /// that depends on block_id(0).
+  static int sharedOperand(scf::ForOp forOp, tile::LoadOp aLoad, tile::LoadOp bLoad) {
+    if (!isa<func::FuncOp>(forOp->getParentOp()))
+      return -1;
+    auto independent = [&](ValueRange roots) {
+      SmallVector<Value> work(roots.begin(), roots.end());
+      DenseSet<Value> seen;
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        if (!seen.insert(v).second)
+          continue;
+        if (auto arg = dyn_cast<BlockArgument>(v)) {
+          if (arg == forOp.getInductionVar() || isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+            continue;
+          return false;
+        }
+        Operation *def = v.getDefiningOp();
+        if (auto id = dyn_cast<tile::BlockIdOp>(def); id && id.getDim() == 0)
+          return false;
+        if (def->getNumRegions() != 0)
+          return false;
+        work.append(def->operand_begin(), def->operand_end());
+      }
+      return true;
+    };
+    if (!independent({forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()}))
+      return -1;
+    if (independent(bLoad->getOperands()))
+      return 1;
+    if (independent(aLoad->getOperands()))
+      return 0;
+    return -1;
   }
 
   /// Appends a TMA descriptor (by value, 64-byte aligned) and its valid flag

@@ -198,10 +198,21 @@ inline void setMaxRegisters(OpBuilder &b, Location loc, int32_t count, bool incr
                                           increase ? NVVM::SetMaxRegisterAction::increase
                                                    : NVVM::SetMaxRegisterAction::decrease));
 }
+/// A cluster of two programs sharing one staged operand's tiles (the
+/// matmul pipeline's plan "multicast"): `pair` (i1) is whether this launch
+/// runs in clusters of two (the runtime launches without where the grid
+/// does not split into pairs), `rank` (i32) this program's place in its
+/// cluster.
+struct Multicast {
+  Operand *shared = nullptr;
+  Value pair, rank;
+};
 /// The staged operand's TMA copy of the tile at `origins` into `dst`,
-/// completing on mbarrier `bar` (thread 0 issues it).
+/// completing on mbarrier `bar` (thread 0 issues it). With `mc` (a pair's
+/// shared tile), this program issues every other box, from box `rank`,
+/// each multicast to the same place in both programs' shared memory.
 void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,
-              Value bar);
+              Value bar, const Multicast *mc = nullptr);
 /// The same tile copied by `threads` threads (from `tid`) with ordinary
 /// loads into the swizzled layout TMA would give (a view TMA cannot take).
 void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,
@@ -214,9 +225,11 @@ void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origi
 /// only when it lies inside the part: the descriptor's bounds are the
 /// parameter's, so past the part's end TMA would read the rest of the
 /// tensor instead of zeros.
+/// With `mc`, its shared operand goes by multicast where `mc->pair` (its
+/// bytes still counted in full: the other program's half lands here too).
 void copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                ArrayRef<SmallVector<Value>> origins, Value base, function_ref<Value()> bar,
-               Value tid);
+               Value tid, const Multicast *mc = nullptr);
 /// WgmmaLowering and the shared-tile forwarding of the general pipeline.
 void populateGeneralPipelinePatterns(const TypeConverter &converter, ThreadLayout layout,
                                      RewritePatternSet &patterns);

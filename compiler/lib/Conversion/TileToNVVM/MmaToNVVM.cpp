@@ -145,7 +145,7 @@ static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> or
 /// Issues the TMA copies of one operand tile: boxes of 128 bytes' worth
 /// of columns.
 void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                          Value dst, Value mbar) {
+                          Value dst, Value mbar, const Multicast *mc) {
   Emit e{b, loc};
   auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
   size_t rank = origins.size();
@@ -157,24 +157,32 @@ void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value
   };
   Value row = coord(rank - 2);
   Value col = coord(rank - 1);
+  // Both programs of the pair: 0b11.
+  Value mask = mc ? arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(3)).getResult() : Value();
   for (int64_t box = 0; box < o.boxes(); ++box) {
-    Value d = e.gep(dst, e.i64(box * o.rows * 128));
-    Value d7 = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, d);
-    // Coordinates innermost first: column, row (, batch).
-    SmallVector<Value> coords = {e.add(col, e.i32(box * o.boxCols())), row};
-    if (rank == 3)
-      coords.push_back(coord(0));
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, d7, o.tmap, coords, mbar,
-        ValueRange{}, Value(), Value(),
-        NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
-        b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), Value());
+    auto issue = [&] {
+      Value d = e.gep(dst, e.i64(box * o.rows * 128));
+      Value d7 = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, d);
+      // Coordinates innermost first: column, row (, batch).
+      SmallVector<Value> coords = {e.add(col, e.i32(box * o.boxCols())), row};
+      if (rank == 3)
+        coords.push_back(coord(0));
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, loc, d7, o.tmap, coords, mbar,
+          ValueRange{}, mask, Value(),
+          NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
+          b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), Value());
+    };
+    if (mc)
+      e.ifThen(e.eq(mc->rank, e.i32(box % 2)), issue);
+    else
+      issue();
   }
 }
 
 void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                            ArrayRef<SmallVector<Value>> origins, Value base,
-                           function_ref<Value()> bar, Value tid) {
+                           function_ref<Value()> bar, Value tid, const Multicast *mc) {
   Emit e{b, loc};
   MLIRContext *ctx = b.getContext();
   // Whether each tile goes by TMA: its view has a descriptor and, for a
@@ -211,7 +219,17 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                                            BoolAttr(), Value());
     for (size_t k = 0; k < ops.size(); ++k)
       e.ifThen(tma[k], [&] {
-        issueTMA(b, loc, *ops[k], origins[k], e.gep(base, e.i64(ops[k]->smemOffset)), full);
+        Value dst = e.gep(base, e.i64(ops[k]->smemOffset));
+        if (!mc || mc->shared != ops[k]) {
+          issueTMA(b, loc, *ops[k], origins[k], dst, full);
+          return;
+        }
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, mc->pair, true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        issueTMA(b, loc, *ops[k], origins[k], dst, full, mc);
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        issueTMA(b, loc, *ops[k], origins[k], dst, full);
       });
   });
 }
@@ -345,15 +363,54 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       rewriter.replaceOp(forOp, result);
       return success();
     }
+    // A cluster of two (plan "multicast": the operand both programs load
+    // alike): each program copies half of that operand's boxes of a stage
+    // into both, so a stage is free only when the consumers of both have
+    // released it (empty counts the warps of both, each warp arrives on
+    // its own program's barrier and on the other's). The mbarriers are
+    // initialized in both before either copies or arrives.
+    std::optional<Multicast> mc;
+    if (auto shared = plan.getAs<IntegerAttr>("multicast")) {
+      Type i32 = rewriter.getI32Type();
+      mc = Multicast{shared.getInt() == 1 ? &B : &A,
+                     e.eq(NVVM::ClusterDim::create(rewriter, loc, i32), e.i32(2)),
+                     NVVM::ClusterId::create(rewriter, loc, i32)};
+    }
+    Value emptyCount = e.i32(4 * C);
+    if (mc)
+      emptyCount = arith::SelectOp::create(rewriter, loc, mc->pair, e.i32(8 * C), emptyCount);
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
         NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)), e.i32(1),
                                      Value());
-        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(1), e.i64(s)),
-                                     e.i32(4 * C), Value());
+        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(1), e.i64(s)), emptyCount,
+                                     Value());
       }
+      if (mc)
+        NVVM::FenceMbarrierInitOp::create(rewriter, loc);
     });
     NVVM::Barrier0Op::create(rewriter, loc);
+    if (mc) {
+      NVVM::ClusterArriveOp::create(rewriter, loc, rewriter.getUnitAttr());
+      NVVM::ClusterWaitOp::create(rewriter, loc, rewriter.getUnitAttr());
+    }
+    // A consumer warp's release of stage s64: its own program's empty
+    // barrier and, in a pair, the other's (mapa, release at cluster scope).
+    auto release = [&](Value s64) {
+      Value bar = barrier(e.i64(1), s64);
+      NVVM::MBarrierArriveOp::create(rewriter, loc, Type(), bar, Value());
+      if (!mc)
+        return;
+      e.ifThen(mc->pair, [&] {
+        auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+        Value remote = NVVM::MapaOp::create(rewriter, loc, clusterPtr, bar,
+                                            e.bxor(mc->rank, e.i32(1)));
+        NVVM::MBarrierArriveOp::create(
+            rewriter, loc, Type(), remote, Value(),
+            NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CLUSTER),
+            rewriter.getBoolAttr(false));
+      });
+    };
 
     // Registers: two wgmma consumer warpgroups take most of the producer's
     // (pipelineRegisters; the producer keeps enough for its copy by
@@ -384,8 +441,23 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         SmallVector<Value> origins[2];
         originsAt(i, origins);
         copyStage(rewriter, loc, {&A, &B}, {origins[0], origins[1]}, stage,
-                  [&] { return barrier(e.i64(0), s64); }, tidInWG);
+                  [&] { return barrier(e.i64(0), s64); }, tidInWG, mc ? &*mc : nullptr);
       }
+      // In a pair, the other program's consumers arrive on this one's
+      // empty barriers: it may exit only after their last arrivals, which
+      // the next S waits (stages trips .. trips + S - 1) see.
+      if (mc)
+        e.ifThen(mc->pair, [&] {
+          auto tail = scf::ForOp::create(rewriter, loc, trips32, e.add(trips32, e.i32(S)),
+                                         e.i32(1));
+          OpBuilder::InsertionGuard g(rewriter);
+          rewriter.setInsertionPointToStart(tail.getBody());
+          Value i = tail.getInductionVar();
+          Value parity = e.bxor(e.band(e.divu(i, e.i32(S)), e.i32(1)), e.i32(1));
+          NVVM::MBarrierTryWaitParityOp::create(rewriter, loc,
+                                                barrier(e.i64(1), e.zext64(e.remu(i, e.i32(S)))),
+                                                parity, e.i32(10000000));
+        });
       LLVM::CallIntrinsicOp::create(rewriter, loc, rewriter.getStringAttr("llvm.nvvm.exit"),
                                     ValueRange{});
     });
@@ -445,14 +517,16 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(1));
       // Batch i-1 is done: its stage may be refilled (one arrival per warp).
       e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)), e.eq(lane, e.i32(0))),
-               [&] {
-                 Value prev = e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)));
-                 NVVM::MBarrierArriveOp::create(rewriter, loc, Type(), barrier(e.i64(1), prev),
-                                                Value());
-               });
+               [&] { release(e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)))); });
       scf::YieldOp::create(rewriter, loc, cur);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
+    // The last stage: only a pair's producers wait for its release.
+    if (mc)
+      e.ifThen(arith::AndIOp::create(rewriter, loc,
+                                     e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0)),
+                                     e.eq(lane, e.i32(0))),
+               [&] { release(e.zext64(e.remu(e.sub(trips32, e.i32(1)), e.i32(S)))); });
     result = fromWgmmaStructs(rewriter, loc, loop.getResults(),
                               cast<VectorType>(init.getType()), fields);
     }

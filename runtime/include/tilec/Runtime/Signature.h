@@ -126,6 +126,11 @@ struct KernelSignature {
   /// every tuned parameter was fixed with -D).
   std::vector<std::pair<std::string, std::vector<int64_t>>> tuneSpace;
   std::vector<TmaOperand> tma;
+  /// Programs launched in clusters of this many along grid dimension 0 when
+  /// the grid's x is a multiple of it (else one by one; the kernel reads its
+  /// cluster's size and works either way): 2 where the mma pipeline shares
+  /// one operand's tiles between the pair by TMA multicast.
+  unsigned cluster = 1;
   std::vector<Requirement> requirements;
   std::vector<Heuristic> heuristics;
 };
@@ -138,6 +143,7 @@ struct KernelSignature {
 ///   grid (cdiv (shape 1 0) 1024)
 ///   tune BLOCK 512 1024 2048
 ///   tma 0 64 128
+///   cluster 2
 ///   require (le (shape 1 1) (const 1024)) the message, to the end of the line
 ///   end
 std::string serializeSignatures(const std::vector<KernelSignature> &sigs);
