@@ -480,27 +480,31 @@ def test_grouped_mm_on_the_interpreter():
 
 def test_heuristic_chooses_the_tile_from_the_shapes():
     # examples/matmul.tile's @heuristic: BM 64 up to 128 rows, BN 128 up to
-    # 64 rows; a call runs the variant it names (here on the interpreter).
+    # 64 rows; rows not on 128-byte boundaries (a pitch of 32 f16) take
+    # BN = 192 above 128 rows and CLUSTER = 2; a call runs the variant it
+    # names (here on the interpreter).
     mm = tilec.load(example("matmul.tile"), T="f16")
     k = mm.matmul
-    assert k.heuristics == ["BM", "BN"]
-    assert k.signature["heuristics"] == ["BM", "BN"]
+    assert k.heuristics == ["BM", "BN", "CLUSTER"]
+    assert k.signature["heuristics"] == ["BM", "BN", "CLUSTER"]
 
     def arrays(m, n, kk):
         rng = np.random.default_rng(m)
         return (rng.standard_normal((m, kk)).astype(np.float16),
                 rng.standard_normal((kk, n)).astype(np.float16),
                 np.zeros((m, n), np.float32))
-    assert k.choose(*arrays(16, 64, 32)) == {"BM": 64, "BN": 128}
-    assert k.choose(*arrays(100, 64, 32)) == {"BM": 64, "BN": 256}
-    assert k.choose(*arrays(200, 64, 32)) == {"BM": 128, "BN": 256}
+    assert k.choose(*arrays(16, 64, 64)) == {"BM": 64, "BN": 128, "CLUSTER": 1}
+    assert k.choose(*arrays(100, 64, 64)) == {"BM": 64, "BN": 256, "CLUSTER": 1}
+    assert k.choose(*arrays(200, 64, 64)) == {"BM": 128, "BN": 256, "CLUSTER": 1}
+    assert k.choose(*arrays(200, 64, 32)) == {"BM": 128, "BN": 192, "CLUSTER": 2}
+    assert k.choose(*arrays(100, 64, 32)) == {"BM": 64, "BN": 256, "CLUSTER": 2}
     a, b, c = arrays(16, 40, 24)
     k(a, b, c)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3,
                                atol=1e-3)
     # A value the program fixes is not chosen; neither is one given per call.
-    assert mm.with_defines(BN=64).matmul.choose(*arrays(16, 64, 32)) == {"BM": 64}
-    assert mm.with_defines(BM=64, BN=64).matmul.heuristics == []
+    assert mm.with_defines(BN=64).matmul.choose(*arrays(16, 64, 32)) == {"BM": 64, "CLUSTER": 2}
+    assert mm.with_defines(BM=64, BN=64, CLUSTER=1).matmul.heuristics == []
     # The arguments are checked first.
     with pytest.raises(tilec.ArgumentError, match="takes 3 arguments"):
         k.choose(a, b)

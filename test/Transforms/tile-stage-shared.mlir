@@ -18,7 +18,7 @@
 // CHECK-SAME:    tile.shared_bytes = 197888 : i32
 // CHECK-SAME:    tile.tma = [array<i64: 0, 64, 128>, array<i64: 1, 64, 64>, array<i64: 2, 32, 64>]
 // CHECK:         scf.for
-// CHECK:         } {tile.pipeline = {consumers = 2 : i32, multicast = 1 : i32, stages = 4 : i32}}
+// CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
 // CHECK:         tile.store {{.*}} {tile.tma_store = {buffers = 0 : i32, offset = 0 : i64, tma = 2 : i32}}
 // On sm_80 the same loop is planned for cp.async + mma.sync: no producer
 // warpgroup (8 warps), no TMA arguments, 3 stages in sm_80's 163 KiB.
@@ -136,7 +136,7 @@ func.func @f32_blocked(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.ker
 // CHECK-SAME:    tile.encoding = #tile.mma<kind = wgmma, consumers = 2>
 // CHECK-SAME:    tile.shared_bytes = 132352 : i32
 // CHECK-SAME:    tile.tma = [array<i64: 0, 64, 128>, array<i64: 0, 64, 64>]
-// CHECK:         } {tile.pipeline = {consumers = 2 : i32, multicast = 1 : i32, stages = 4 : i32}}
+// CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
 func.func @bn96(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f16, 2>
   %zero = arith.constant dense<0.0> : tensor<128x96xf32>

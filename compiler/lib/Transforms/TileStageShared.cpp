@@ -705,15 +705,20 @@ struct TileStageSharedPass
     if (walk.wasInterrupted())
       return failure();
 
-    // Clusters of two programs along grid dimension 0 (sm_90a, wgmma): the
-    // pair loads the same tiles of one operand, and each copies half of
-    // them by TMA multicast into both (halving that operand's L2 traffic).
-    // The compiler's choice unless @launch(cluster = ...) made it.
+    // @launch(cluster = 2), sm_90a, wgmma: clusters of two programs along
+    // grid dimension 0 that load the same tiles of one operand, each
+    // copying half of them by TMA multicast into both (halving that
+    // operand's L2 traffic). Not the default: on the H200 it pays where
+    // rows do not start on 128-byte boundaries (bf16 3000^3, BN = 192:
+    // 0.1130 -> 0.0903 ms) and costs up to a fifth on short back-to-back
+    // launches elsewhere (2048^3: 0.0309 -> 0.0377 ms; docs/performance.md,
+    // session 15), so the program asks for it (examples/matmul.tile's
+    // @heuristic does from the strides).
     int multicast = -1;
-    auto requested = func->getAttrOfType<IntegerAttr>(tile::kClusterAttrName);
-    if (tma && !fma && (!requested || requested.getInt() == 2)) {
+    bool requested = clusterRequested(func);
+    if (tma && !fma && requested) {
       multicast = sharedOperand(forOp, aLoad, bLoad);
-      if (multicast < 0 && requested)
+      if (multicast < 0)
         return mma.emitError()
                << "kernel '" << name << "': @launch(cluster = 2) pairs programs along grid "
                   "dimension 0 that load the same tiles of b (or of a), but here both "

@@ -395,7 +395,11 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       NVVM::ClusterWaitOp::create(rewriter, loc, rewriter.getUnitAttr());
     }
     // A consumer warp's release of stage s64: its own program's empty
-    // barrier and, in a pair, the other's (mapa, release at cluster scope).
+    // barrier and, in a pair, the other's (mapa). Both arrivals release at
+    // CTA scope, as CUTLASS's cluster barriers do: what they order are
+    // wgmma's reads of the stage, which the warp has waited for. At cluster
+    // scope every release fenced the warp's memory (bf16 4096^3 matmul
+    // 0.181 ms without clusters, 0.254 ms with).
     auto release = [&](Value s64) {
       Value bar = barrier(e.i64(1), s64);
       NVVM::MBarrierArriveOp::create(rewriter, loc, Type(), bar, Value());
@@ -405,10 +409,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
         Value remote = NVVM::MapaOp::create(rewriter, loc, clusterPtr, bar,
                                             e.bxor(mc->rank, e.i32(1)));
-        NVVM::MBarrierArriveOp::create(
-            rewriter, loc, Type(), remote, Value(),
-            NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CLUSTER),
-            rewriter.getBoolAttr(false));
+        NVVM::MBarrierArriveOp::create(rewriter, loc, Type(), remote, Value());
       });
     };
 
