@@ -386,9 +386,6 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(1), e.i64(s)), emptyCount,
                                      Value());
       }
-      // The spare the wgmma consumers' first releases arrive on.
-      NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(1), e.i64(S)), e.i32(1),
-                                   Value());
       if (mc)
         NVVM::FenceMbarrierInitOp::create(rewriter, loc);
     });
@@ -484,14 +481,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       return wgmmaDescriptor(e, addr, lbo, sbo);
     };
     Value consumer64 = e.zext64(consumer);
-    // The loop carries, beside the accumulators, the stage of the iteration
-    // before, which it releases; the first iteration releases a spare
-    // barrier (index S) that nothing waits on. A branch on i != 0 instead
-    // made LLVM peel the first iteration: a second copy of the loop's
-    // wgmmas in the PTX.
-    SmallVector<Value> carried(accs.begin(), accs.end());
-    carried.push_back(e.i64(S));
-    auto loop = scf::ForOp::create(rewriter, loc, e.i32(0), trips32, e.i32(1), carried);
+    auto loop = scf::ForOp::create(rewriter, loc, e.i32(0), trips32, e.i32(1), accs);
     {
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(loop.getBody());
@@ -504,9 +494,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       Value stageAddr = e.add(smemAddr, e.mul(s64, e.i64(stageBytes)));
       Value aBase = e.add(stageAddr, e.mul(consumer64, e.i64(rowsPerWG * 128)));
       Value bBase = e.add(stageAddr, e.i64(B.smemOffset));
-      SmallVector<Value> cur(loop.getRegionIterArgs().begin(),
-                             loop.getRegionIterArgs().end() - 1);
-      Value prev = loop.getRegionIterArgs().back();
+      SmallVector<Value> cur(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
       NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
       for (int64_t kk = 0; kk < BK / 16; ++kk) {
         Value descB = descriptor(e.add(bBase, e.i64(kk * 16 * 128)), BK * 128, 1024);
@@ -529,8 +517,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
       NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(1));
       // Batch i-1 is done: its stage may be refilled (one arrival per warp).
-      e.ifThen(e.eq(lane, e.i32(0)), [&] { release(prev); });
-      cur.push_back(s64);
+      e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)), e.eq(lane, e.i32(0))),
+               [&] { release(e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)))); });
       scf::YieldOp::create(rewriter, loc, cur);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
@@ -540,7 +528,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
                                      e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0)),
                                      e.eq(lane, e.i32(0))),
                [&] { release(e.zext64(e.remu(e.sub(trips32, e.i32(1)), e.i32(S)))); });
-    result = fromWgmmaStructs(rewriter, loc, loop.getResults().drop_back(),
+    result = fromWgmmaStructs(rewriter, loc, loop.getResults(),
                               cast<VectorType>(init.getType()), fields);
     }
     rewriter.replaceOp(forOp, result);
