@@ -722,16 +722,9 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   if (kernel.grid.size() > 3)
     return error(kernel.grid[3]->loc, "the grid has at most 3 dimensions");
   for (auto &g : kernel.grid) {
-    inGrid = true;
-    bool ok = check(*g);
-    inGrid = false;
-    if (!ok)
-      return false;
-    if (!g->type.isScalar() || isFloatType(g->type.elem) ||
-        g->type.elem == ScalarType::I1)
-      return error(g->loc, "a grid size must be an integer, got " + g->type.str());
     GridExpr ge;
-    if (!toGridExpr(*g, ge))
+    if (!launchExpr(*g, "a grid size must be an integer", /*conditions=*/false,
+                    /*boolOk=*/false, ge))
       return false;
     inst.signature.grid.push_back(std::move(ge));
   }

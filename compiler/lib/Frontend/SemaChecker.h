@@ -111,6 +111,12 @@ private:
   bool checkArgCount(Expr &e, size_t lo, size_t hi);
   bool checkShapeList(Expr &shape, std::vector<int64_t> &dims);
   bool toGridExpr(const Expr &e, GridExpr &out);
+  /// An expression evaluated at launch (a grid size, a @require condition, a
+  /// @heuristic value): checked (num_sms() allowed), an integer scalar
+  /// (`mustBe` says what it must be, "a grid size must be an integer"),
+  /// and converted. `conditions`: comparisons, && / || and where(...) are
+  /// allowed inside; `boolOk`: the whole may be a comparison (@require).
+  bool launchExpr(Expr &e, const char *mustBe, bool conditions, bool boolOk, GridExpr &out);
   bool inGrid = false; ///< checking the grid clause (num_sms() is allowed)
   bool inRequire = false; ///< a @require condition (comparisons, && and || too)
   bool checkRequires();

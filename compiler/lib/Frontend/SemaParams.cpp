@@ -279,6 +279,22 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
 /// condition (comparisons count 1 or 0). A parameter the program fixes (-D)
 /// is not chosen; the others go into the signature, for the launch paths
 /// to evaluate with the arguments and compile that variant.
+bool Checker::launchExpr(Expr &e, const char *mustBe, bool conditions, bool boolOk,
+                         GridExpr &out) {
+  inGrid = true;
+  bool ok = check(e);
+  inGrid = false;
+  if (!ok)
+    return false;
+  if (!e.type.isScalar() || isFloatType(e.type.elem) ||
+      (!boolOk && e.type.elem == ScalarType::I1))
+    return error(e.loc, std::string(mustBe) + ", got " + e.type.str());
+  inRequire = conditions;
+  ok = toGridExpr(e, out);
+  inRequire = false;
+  return ok;
+}
+
 bool Checker::checkHeuristics(const Defines &defines) {
   std::set<std::string> seen;
   for (HeuristicDecl &h : kernel.heuristics) {
@@ -287,21 +303,10 @@ bool Checker::checkHeuristics(const Defines &defines) {
                           "parameter of kernel '" + kernel.name + "'");
     if (!seen.insert(h.name).second)
       return error(h.loc, "'" + h.name + "' appears twice in @heuristic");
-    inGrid = true;
-    bool ok = check(*h.value);
-    inGrid = false;
-    if (!ok)
-      return false;
-    if (!h.value->type.isScalar() || isFloatType(h.value->type.elem) ||
-        h.value->type.elem == ScalarType::I1)
-      return error(h.value->loc, "a @heuristic value must be an integer, got " +
-                                     h.value->type.str());
     Heuristic out;
     out.param = h.name;
-    inRequire = true;
-    ok = toGridExpr(*h.value, out.value);
-    inRequire = false;
-    if (!ok)
+    if (!launchExpr(*h.value, "a @heuristic value must be an integer", /*conditions=*/true,
+                    /*boolOk=*/false, out.value))
       return false;
     if (!defines.count(h.name))
       inst.signature.heuristics.push_back(std::move(out));
@@ -315,20 +320,10 @@ bool Checker::checkHeuristics(const Defines &defines) {
 /// (false: a compile error with the message), the others at every launch.
 bool Checker::checkRequires() {
   for (RequireDecl &r : kernel.requires_) {
-    inGrid = true;
-    bool ok = check(*r.cond);
-    inGrid = false;
-    if (!ok)
-      return false;
-    if (!r.cond->type.isScalar() || isFloatType(r.cond->type.elem))
-      return error(r.cond->loc, "a @require condition must be a comparison or an integer, got " +
-                                    r.cond->type.str());
     // (A condition Sema folded becomes a constant expression: decided below.)
     Requirement req;
-    inRequire = true;
-    ok = toGridExpr(*r.cond, req.cond);
-    inRequire = false;
-    if (!ok)
+    if (!launchExpr(*r.cond, "a @require condition must be a comparison or an integer",
+                    /*conditions=*/true, /*boolOk=*/true, req.cond))
       return false;
     if (std::optional<int64_t> v = evaluateConstant(req.cond)) {
       if (*v == 0)
