@@ -82,6 +82,15 @@ struct TileStageSharedPass
       }
       if (failed(plan(func, mmas)))
         return signalPassFailure();
+      // What the runtime launches with: pairs only where a plan shares an
+      // operand (an f32 kernel that kept the blocked layout has none).
+      bool paired = false;
+      func.walk([&](scf::ForOp loop) {
+        if (auto p = loop->getAttrOfType<DictionaryAttr>(tile::kPipelineAttrName))
+          paired |= bool(p.get("multicast"));
+      });
+      func->setAttr(tile::kClusterAttrName,
+                    Builder(func.getContext()).getI32IntegerAttr(paired ? 2 : 1));
     }
   }
 
@@ -186,6 +195,12 @@ struct TileStageSharedPass
     return planPipeline(func, mma);
   }
 
+  /// Whether the kernel asked for clusters of 2 (@launch(cluster = 2)).
+  static bool clusterRequested(func::FuncOp func) {
+    auto c = func->getAttrOfType<IntegerAttr>(tile::kClusterAttrName);
+    return c && c.getInt() == 2;
+  }
+
   /// The general pipeline (sm_90a, f16/bf16): any number of mmas in one
   /// loop, e.g. attention's
   ///   s = mma(q, transpose(load(K, [.., j, ..])), zeros)
@@ -205,12 +220,6 @@ struct TileStageSharedPass
   /// is recorded as attributes: tile.pipeline on the loop (general),
   /// tile.smem on each staged load; tile-pipeline-lowering (in
   /// convert-tile-to-nvvm) builds the producer, the barriers and the ring.
-  /// Whether the kernel asked for clusters of 2 (@launch(cluster = 2)).
-  static bool clusterRequested(func::FuncOp func) {
-    auto c = func->getAttrOfType<IntegerAttr>(tile::kClusterAttrName);
-    return c && c.getInt() == 2;
-  }
-
   LogicalResult planGeneral(func::FuncOp func, ArrayRef<tile::MmaOp> mmaList) {
     StringRef name = func.getName();
     if (clusterRequested(func))
@@ -726,7 +735,6 @@ struct TileStageSharedPass
                   "cluster = 1";
     }
     Builder b(func.getContext());
-    func->setAttr(tile::kClusterAttrName, b.getI32IntegerAttr(multicast >= 0 ? 2 : 1));
 
     // Record the plan.
     SmallVector<NamedAttribute> planAttrs = {
