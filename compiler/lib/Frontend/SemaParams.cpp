@@ -274,11 +274,6 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
                       "num_sms() and resident_programs()");
 }
 
-/// `@heuristic(NAME = expr, ...)`: NAME is an int compile-time parameter,
-/// expr an integer over the launch arguments checked like a @require
-/// condition (comparisons count 1 or 0). A parameter the program fixes (-D)
-/// is not chosen; the others go into the signature, for the launch paths
-/// to evaluate with the arguments and compile that variant.
 bool Checker::launchExpr(Expr &e, const char *mustBe, bool conditions, bool boolOk,
                          GridExpr &out) {
   inGrid = true;
@@ -295,6 +290,11 @@ bool Checker::launchExpr(Expr &e, const char *mustBe, bool conditions, bool bool
   return ok;
 }
 
+/// `@heuristic(NAME = expr, ...)`: NAME is an int compile-time parameter,
+/// expr an integer over the launch arguments checked like a @require
+/// condition (comparisons count 1 or 0). A parameter the program fixes (-D)
+/// is not chosen; the others go into the signature, for the launch paths
+/// to evaluate with the arguments and compile that variant.
 bool Checker::checkHeuristics(const Defines &defines) {
   std::set<std::string> seen;
   for (HeuristicDecl &h : kernel.heuristics) {

@@ -33,7 +33,7 @@ struct KernelInstance {
   /// `@launch(num_warps = ..., min_blocks_per_sm = ...)`; 0 when not given.
   unsigned numWarps = 0;
   unsigned minBlocksPerSM = 0;
-  /// `@launch(cluster = 1 or 2)`; 0 when not given (the compiler's choice).
+  /// `@launch(cluster = 1 or 2)`; 0 when not given (no clusters).
   unsigned cluster = 0;
 };
 

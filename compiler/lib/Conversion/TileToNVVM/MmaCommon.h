@@ -209,8 +209,9 @@ struct Multicast {
 };
 /// The staged operand's TMA copy of the tile at `origins` into `dst`,
 /// completing on mbarrier `bar` (thread 0 issues it). With `mc` (a pair's
-/// shared tile), this program issues every other box, from box `rank`,
-/// each multicast to the same place in both programs' shared memory.
+/// shared tile): where `mc->pair`, this program issues every other box,
+/// from box `rank`, each multicast to the same place in both programs'
+/// shared memory; otherwise all of them.
 void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,
               Value bar, const Multicast *mc = nullptr);
 /// The same tile copied by `threads` threads (from `tid`) with ordinary
@@ -225,8 +226,8 @@ void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origi
 /// only when it lies inside the part: the descriptor's bounds are the
 /// parameter's, so past the part's end TMA would read the rest of the
 /// tensor instead of zeros.
-/// With `mc`, its shared operand goes by multicast where `mc->pair` (its
-/// bytes still counted in full: the other program's half lands here too).
+/// With `mc`, its shared operand goes by issueTMA's multicast (its bytes
+/// still counted in full: the other program's half lands here too).
 void copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                ArrayRef<SmallVector<Value>> origins, Value base, function_ref<Value()> bar,
                Value tid, const Multicast *mc = nullptr);

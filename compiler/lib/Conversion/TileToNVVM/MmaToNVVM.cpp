@@ -143,9 +143,10 @@ static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> or
 }
 
 /// Issues the TMA copies of one operand tile: boxes of 128 bytes' worth
-/// of columns.
-void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                          Value dst, Value mbar, const Multicast *mc) {
+/// of columns; with `pairRank`, only boxes pairRank, pairRank + 2, ...,
+/// each multicast to both programs of the pair.
+static void issueBoxes(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                       Value dst, Value mbar, Value pairRank) {
   Emit e{b, loc};
   auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
   size_t rank = origins.size();
@@ -158,7 +159,8 @@ void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value
   Value row = coord(rank - 2);
   Value col = coord(rank - 1);
   // Both programs of the pair: 0b11.
-  Value mask = mc ? arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(3)).getResult() : Value();
+  Value mask = pairRank ? arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(3)).getResult()
+                        : Value();
   for (int64_t box = 0; box < o.boxes(); ++box) {
     auto issue = [&] {
       Value d = e.gep(dst, e.i64(box * o.rows * 128));
@@ -173,11 +175,27 @@ void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value
           NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
           b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), Value());
     };
-    if (mc)
-      e.ifThen(e.eq(mc->rank, e.i32(box % 2)), issue);
+    if (pairRank)
+      e.ifThen(e.eq(pairRank, e.i32(box % 2)), issue);
     else
       issue();
   }
+}
+
+void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
+                          Value dst, Value mbar, const Multicast *mc) {
+  if (!mc) {
+    issueBoxes(b, loc, o, origins, dst, mbar, Value());
+    return;
+  }
+  // Launched one by one (a grid whose x is odd, TILEC_CLUSTERS=0), the
+  // program copies the whole tile itself.
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, mc->pair, true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  issueBoxes(b, loc, o, origins, dst, mbar, mc->rank);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  issueBoxes(b, loc, o, origins, dst, mbar, Value());
 }
 
 void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
@@ -219,17 +237,8 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                                            BoolAttr(), Value());
     for (size_t k = 0; k < ops.size(); ++k)
       e.ifThen(tma[k], [&] {
-        Value dst = e.gep(base, e.i64(ops[k]->smemOffset));
-        if (!mc || mc->shared != ops[k]) {
-          issueTMA(b, loc, *ops[k], origins[k], dst, full);
-          return;
-        }
-        auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, mc->pair, true);
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        issueTMA(b, loc, *ops[k], origins[k], dst, full, mc);
-        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-        issueTMA(b, loc, *ops[k], origins[k], dst, full);
+        issueTMA(b, loc, *ops[k], origins[k], e.gep(base, e.i64(ops[k]->smemOffset)), full,
+                 mc && mc->shared == ops[k] ? mc : nullptr);
       });
   });
 }

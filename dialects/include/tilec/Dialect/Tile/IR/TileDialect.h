@@ -44,9 +44,8 @@ inline constexpr llvm::StringLiteral kParamIndexAttrName = "tile.param";
 inline constexpr llvm::StringLiteral kStagesAttrName = "tile.stages";
 /// On a kernel: programs launched together in clusters of this many along
 /// grid dimension 0 (i32). Before tile-stage-shared it is what
-/// `@launch(cluster = N)` asked for (absent: the compiler's choice); after,
-/// what the runtime launches with where the grid allows (absent or 1: no
-/// clusters).
+/// `@launch(cluster = N)` asked for (absent: none); after, what the runtime
+/// launches with where the grid allows (absent or 1: no clusters).
 inline constexpr llvm::StringLiteral kClusterAttrName = "tile.cluster";
 /// On a kernel: the distributed encoding of its tiles (one per kernel):
 /// #tile.blocked from tile-layout, or #tile.mma from tile-stage-shared for
