@@ -7,7 +7,7 @@ tilec-check's CUDA-event loop (its own process: tilec has no Python binding
 yet), torch by the same kind of loop here.
 
 usage: bench/bench_attention.py [--tilec-check PATH] [--shape BxHxSxD] [--causal]
-                                [--rounds R] [--define NAME=V ...] [--old PATH]
+                                [--rounds R] [--define NAME=V ...] [--arch ARCH] [--old PATH]
                                 [--old-define NAME=V ...]
 
 --old PATH also times a second tilec-check (another compiler build) in each
@@ -27,6 +27,8 @@ ap.add_argument("--causal", action="store_true")
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--iters", type=int, default=30)
 ap.add_argument("--define", action="append", default=[])
+ap.add_argument("--arch", default="sm_90a", help="the PTX target (sm_80: the cp.async + mma.sync "
+                "pipeline, run on this GPU)")
 ap.add_argument("--old", help="a second tilec-check to time in the same rounds")
 ap.add_argument("--old-define", action="append", default=[],
                 help="NAME=V for the --old run only (e.g. the same tilec-check with "
@@ -54,7 +56,7 @@ for d in args.define:
 def tilec_ms(tilec_check, extra=()):
     rows = tilec_bench(tilec_check, ["examples/attention.tile", "--shape",
                                      f"{B * H}x{S}x{S}x{D}", "--no-verify",
-                                     "--bench", str(args.iters)] + defines +
+                                     "--bench", str(args.iters), "--arch", args.arch] + defines +
                        [x for d in extra for x in ("-D", d)])
     return [x for x in rows if x["impl"] == "tilec"][0]["ms"]
 

@@ -1,6 +1,7 @@
 """tilec from Python on the GPU: torch CUDA tensors (skipped without one).
 Runs under pytest, or as a script (python3 python/tests/test_gpu.py)."""
 import contextlib
+import itertools
 import re
 import sys
 
@@ -148,34 +149,34 @@ def test_bshd_attention_against_sdpa():
 def test_varlen_attention_against_reference():
     # Packed sequences (flash_attn_varlen_func's layout): lengths that are
     # not multiples of the tiles, one past several key blocks, an empty
-    # one, more queries than keys; GQA; D = 64, 96 and 128; causal and not.
+    # one, more queries than keys; GQA; D = 64, 96 and 128; causal and not;
+    # the TMA + wgmma pipeline and sm_80's cp.async + mma.sync one.
     import numpy as np
     seq_q, seq_k = [1, 500, 0, 1000, 129, 64], [700, 500, 33, 1000, 17, 300]
     hq, hk = 8, 2
     cu_q = torch.tensor([0] + list(np.cumsum(seq_q)), dtype=torch.int32, device="cuda")
     cu_k = torch.tensor([0] + list(np.cumsum(seq_k)), dtype=torch.int32, device="cuda")
-    for d in (64, 96, 128):
-        for causal in (0, 1):
-            lib = tilec.load(example("attention.tile"), D=d, CAUSAL=causal)
-            q = torch.randn(sum(seq_q), hq, d, device="cuda", dtype=torch.bfloat16)
-            k, v = (torch.randn(sum(seq_k), hk, d, device="cuda", dtype=torch.bfloat16)
-                    for _ in range(2))
-            o = torch.full_like(q, 7.0)
-            lse = torch.empty(hq, sum(seq_q), device="cuda")
-            lib.attention_varlen(q.view(-1, hq * d), k.view(-1, hk * d), v.view(-1, hk * d),
-                                 o.view(-1, hq * d), lse, cu_q, cu_k, max(seq_q), d ** -0.5)
-            torch.cuda.synchronize()
-            want, want_lse = varlen_attention_reference(
-                q.view(-1, hq * d).float().cpu().numpy(), k.view(-1, hk * d).float().cpu().numpy(),
-                v.view(-1, hk * d).float().cpu().numpy(), cu_q.cpu().numpy(), cu_k.cpu().numpy(),
-                hq, hk, d, d ** -0.5, causal)
-            got = o.view(-1, hq * d).float().cpu().numpy()
-            np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2,
-                                       err_msg=f"D={d} causal={causal}")
-            seen = np.isfinite(want_lse)
-            got_lse = lse.cpu().numpy()
-            np.testing.assert_allclose(got_lse[seen], want_lse[seen], atol=2e-3, rtol=2e-3)
-            assert np.all(got_lse[~seen] < -1e30)
+    for arch, d, causal in itertools.product(("sm_90a", "sm_80"), (64, 96, 128), (0, 1)):
+        lib = tilec.load(example("attention.tile"), arch=arch, D=d, CAUSAL=causal)
+        q = torch.randn(sum(seq_q), hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(sum(seq_k), hk, d, device="cuda", dtype=torch.bfloat16)
+                for _ in range(2))
+        o = torch.full_like(q, 7.0)
+        lse = torch.empty(hq, sum(seq_q), device="cuda")
+        lib.attention_varlen(q.view(-1, hq * d), k.view(-1, hk * d), v.view(-1, hk * d),
+                             o.view(-1, hq * d), lse, cu_q, cu_k, max(seq_q), d ** -0.5)
+        torch.cuda.synchronize()
+        want, want_lse = varlen_attention_reference(
+            q.view(-1, hq * d).float().cpu().numpy(), k.view(-1, hk * d).float().cpu().numpy(),
+            v.view(-1, hk * d).float().cpu().numpy(), cu_q.cpu().numpy(), cu_k.cpu().numpy(),
+            hq, hk, d, d ** -0.5, causal)
+        got = o.view(-1, hq * d).float().cpu().numpy()
+        np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2,
+                                   err_msg=f"{arch} D={d} causal={causal}")
+        seen = np.isfinite(want_lse)
+        got_lse = lse.cpu().numpy()
+        np.testing.assert_allclose(got_lse[seen], want_lse[seen], atol=2e-3, rtol=2e-3)
+        assert np.all(got_lse[~seen] < -1e30)
 
 
 def test_grouped_mm_against_torch():
@@ -199,10 +200,11 @@ def test_grouped_mm_against_torch():
 def test_decode_with_gqa_against_sdpa():
     # Sq of 1 to 16 against long caches, 4 query heads per key/value head:
     # in one launch (attention, BM = 64) and split along the keys
-    # (attention_decode + attention_combine).
+    # (attention_decode + attention_combine), on both pipelines.
     B, Hq, Hkv, D = 2, 16, 4, 128
     G = Hq // Hkv
-    for Sq, Sk, splits in ((1, 8192, 1), (1, 8191, 4), (16, 1000, 3), (4, 70, 8)):
+    cases = ((1, 8192, 1), (1, 8191, 4), (16, 1000, 3), (4, 70, 8))
+    for arch, (Sq, Sk, splits) in itertools.product(("sm_90a", "sm_80"), cases):
         q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=torch.bfloat16)
         k, v = (torch.randn(B, Hkv, Sk, D, device="cuda", dtype=torch.bfloat16)
                 for _ in range(2))
@@ -212,9 +214,10 @@ def test_decode_with_gqa_against_sdpa():
         lse = torch.empty(B * Hkv, R, device="cuda")
         qv, kv, vv = q.view(B * Hkv, R, D), k.view(B * Hkv, Sk, D), v.view(B * Hkv, Sk, D)
         if splits == 1:
-            tilec.load(example("attention.tile"), D=D, BM=64).attention(qv, kv, vv, o, lse, scale)
+            tilec.load(example("attention.tile"), arch=arch, D=D, BM=64).attention(
+                qv, kv, vv, o, lse, scale)
         else:
-            lib = tilec.load(example("attention.tile"), D=D, SPLITS=splits, R=R)
+            lib = tilec.load(example("attention.tile"), arch=arch, D=D, SPLITS=splits, R=R)
             op = torch.empty(B * Hkv * splits, R, D, device="cuda")
             lp = torch.empty(B * Hkv * splits, R, device="cuda")
             lib.attention_decode(qv, kv, vv, op, lp, scale)

@@ -160,15 +160,8 @@ struct TileStageSharedPass
     tile::MmaOp first = mmas.front();
     Type elem0 = first.getA().getType().getElementType();
     bool tensorCores = (elem0.isBF16() || elem0.isF16());
-    if (tensorCores && (mmas.size() > 1 || !isMatmulForm(mmas.front()))) {
-      if (arch == "sm_90a")
-        return planGeneral(func, mmas);
-      if (mmas.size() > 1)
-        return mmas[1]->emitError()
-               << "kernel '" << name << "' has more than one mma; on " << arch
-               << " this version supports one mma loop per kernel (several mmas in a loop "
-                  "need --arch sm_90a)";
-    }
+    if (tensorCores && (mmas.size() > 1 || !isMatmulForm(mmas.front())))
+      return planGeneral(func, mmas);
     if (mmas.size() > 1)
       return mmas[1]->emitError()
              << "kernel '" << name
@@ -201,7 +194,7 @@ struct TileStageSharedPass
     return c && c.getInt() == 2;
   }
 
-  /// The general pipeline (sm_90a, f16/bf16): any number of mmas in one
+  /// The general pipeline (f16/bf16): any number of mmas in one
   /// loop, e.g. attention's
   ///   s = mma(q, transpose(load(K, [.., j, ..])), zeros)
   ///   ... softmax of s in registers ...
@@ -220,6 +213,10 @@ struct TileStageSharedPass
   /// is recorded as attributes: tile.pipeline on the loop (general),
   /// tile.smem on each staged load; tile-pipeline-lowering (in
   /// convert-tile-to-nvvm) builds the producer, the barriers and the ring.
+  /// On sm_90a the ring is filled by TMA from a producer warpgroup and the
+  /// mmas are wgmmas; elsewhere (sm_80) every thread copies with cp.async
+  /// and the mmas are mma.sync in the same accumulator layout (kind
+  /// mma_sync), as FlashAttention-2 does.
   LogicalResult planGeneral(func::FuncOp func, ArrayRef<tile::MmaOp> mmaList) {
     StringRef name = func.getName();
     if (clusterRequested(func))
@@ -229,6 +226,8 @@ struct TileStageSharedPass
                 "acc)), not yet for several mmas or an outer loop; use cluster = 1";
     SmallVector<tile::MmaOp> mmas(mmaList.begin(), mmaList.end());
     MLIRContext *ctx = func.getContext();
+    bool tma = arch == "sm_90a";
+    int64_t maxShared = arch == "sm_80" ? kMaxSharedBytesSm80 : kMaxSharedBytesSm90;
     auto forOp = dyn_cast<scf::ForOp>(mmas.front()->getParentOp());
     if (!forOp)
       return mmas.front().emitError()
@@ -290,6 +289,9 @@ struct TileStageSharedPass
         return shapeError(mma, "the shared dimension must be a multiple of 16");
       if (N % 8 != 0 || N > 256)
         return shapeError(mma, "the columns of b must be a multiple of 8, at most 256");
+      // mma.sync's B fragments are read by ldmatrix in pairs of n8 blocks.
+      if (!tma && N % 16 != 0)
+        return shapeError(mma, "on " + arch + " the columns of b must be a multiple of 16");
       accRegs += BM * N / (128 * consumers);
       for (int which = 0; which < 2; ++which) {
         Value operand = which ? mma.getB() : mma.getA();
@@ -438,14 +440,13 @@ struct TileStageSharedPass
       offsets.push_back(at);
       at += bytes;
     }
-    int64_t maxStages = stageBytes ? (kMaxSharedBytesSm90 - kSharedOverhead - residentBytes) /
-                                         stageBytes
-                                   : 8;
+    int64_t maxStages =
+        stageBytes ? (maxShared - kSharedOverhead - residentBytes) / stageBytes : 8;
     // The intra-warpgroup overlap (MmaOverlap.h) holds a stage one
     // iteration longer, so it needs a third to keep the copies an
     // iteration ahead, and registers for a second score tile in flight.
     std::optional<MmaOverlap> overlap;
-    if (!outer)
+    if (!outer && tma)
       overlap = planMmaOverlap(forOp, 128 * consumers);
     bool overlapFits = overlap && overlap->registers <= overlapRegisterBudget(consumers) &&
                        mmaBound(forOp);
@@ -463,18 +464,19 @@ struct TileStageSharedPass
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName); s && s.getInt() != 0)
       stages = s.getInt();
     int64_t need = residentBytes + stages * stageBytes + kSharedOverhead;
-    if (need > kMaxSharedBytesSm90)
+    if (need > maxShared)
       return mmas.front().emitError()
              << "kernel '" << name << "' needs " << need << " bytes of shared memory for "
              << residentBytes << " bytes of tiles loaded once and STAGES=" << stages
-             << " stages of " << stageBytes << " bytes, but " << kMaxSharedBytesSm90
+             << " stages of " << stageBytes << " bytes, but " << maxShared
              << " are available per block on " << arch << "; use "
              << (maxStages >= 2 ? "STAGES=" + std::to_string(maxStages) + " or "
                                 : std::string())
              << "smaller tiles";
 
     Builder b(ctx);
-    auto encoding = tile::MmaEncodingAttr::get(ctx, tile::MmaKind::wgmma, consumers);
+    auto encoding = tile::MmaEncodingAttr::get(
+        ctx, tma ? tile::MmaKind::wgmma : tile::MmaKind::mma_sync, consumers);
     int32_t warps = int32_t(encoding.getWarps());
     if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
         requested && requested.getInt() != warps)
@@ -495,18 +497,22 @@ struct TileStageSharedPass
     SmallVector<Attribute> tmaOps;
     int64_t boxCols = 128 / elemBytes;
     for (auto [i, st] : llvm::enumerate(staged)) {
-      if (failed(addTmaOperand(func, st.load, boxCols, tmaOps)))
-        return failure();
       NamedAttrList smem;
       smem.append("offset", b.getI64IntegerAttr(offsets[i]));
-      smem.append("tma", b.getI32IntegerAttr(int32_t(i)));
+      if (tma) {
+        if (failed(addTmaOperand(func, st.load, boxCols, tmaOps)))
+          return failure();
+        smem.append("tma", b.getI32IntegerAttr(int32_t(i)));
+      }
       if (st.resident)
         smem.append("resident", b.getUnitAttr());
       st.load->setAttr(tile::kSmemAttrName, smem.getDictionary(ctx));
     }
-    need = planTmaStores(func, forOp, BM, consumers, /*ringBytes=*/0, need, tmaOps);
+    if (tma)
+      need = planTmaStores(func, forOp, BM, consumers, /*ringBytes=*/0, need, tmaOps);
     func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));
-    func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
+    if (tma)
+      func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
     return success();
   }
 

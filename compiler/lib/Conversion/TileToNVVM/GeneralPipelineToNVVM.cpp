@@ -178,6 +178,122 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
   }
 };
 
+/// An mma of the general pipeline on sm_80 (layout mma_sync): warp w of
+/// warpgroup c holds rows c * BM / C + 64 mb + 16 w (+ lane / 4, + 8) of the
+/// accumulator and columns 8 j + 2 (lane % 4), the wgmma layout, and
+/// multiplies with mma.sync m16n8k16 per 16-row block, n8 block and step
+/// of 16 along K. Operand forms as WgmmaLowering's:
+///  - a in shared memory ([BM, K] rows of 128-byte swizzled boxes): ldmatrix
+///    .x4, matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15);
+///  - a in registers: the accumulator-layout fragments of columns
+///    16kk .. 16kk+15 (slots 8kk .. 8kk+7 of each 64-row block) are
+///    mma.sync's a0..a3 of step kk, two elements per register
+///    (FlashAttention-2's P);
+///  - b as loaded ([K, N] rows): ldmatrix.trans, matrices (k 0-7 | 8-15) x
+///    (n block 2np | 2np+1); b as transpose(load) ([N, K] rows): ldmatrix,
+///    the same four matrices read from rows n and chunks of k.
+/// In every swizzled box, 16-byte chunk c of row r sits at c ^ (r % 8), and
+/// row r of an 8x8 matrix is a row whose index is r modulo 8.
+struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
+  MmaSyncLowering(const TypeConverter &tc, MLIRContext *ctx, ThreadLayout layout)
+      : OpConversionPattern<tile::MmaOp>(tc, ctx, /*benefit=*/5), layout(layout) {}
+  ThreadLayout layout;
+
+  LogicalResult
+  matchAndRewrite(tile::MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto bShared = WgmmaLowering::sharedOf(op.getB());
+    auto mmaLayout = dyn_cast<tile::MmaEncodingAttr>(layout);
+    if (!bShared || !mmaLayout || mmaLayout.getKind() != tile::MmaKind::mma_sync)
+      return rewriter.notifyMatchFailure(op, "not an mma of the sm_80 general pipeline");
+    Location loc = op.getLoc();
+    Emit e{rewriter, loc};
+    auto aTy = op.getA().getType(), bTy = op.getB().getType();
+    int64_t BM = aTy.getDimSize(0), K = aTy.getDimSize(1), N = bTy.getDimSize(1);
+    int64_t C = mmaLayout.getConsumers(), rowsPerWG = BM / C, mBlocks = rowsPerWG / 64;
+    int64_t fields = N / 2;
+    Type elem = aTy.getElementType();
+    bool aShared = bool(WgmmaLowering::sharedOf(op.getA()));
+    bool bKMajor = bShared.getOrder()[0] == 0; // transpose(load): [N, K] rows
+    auto accTy = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    SmallVector<Value> acc;
+    if (matchPattern(op.getAcc(), m_AnyZeroFloat()))
+      acc.assign(accTy.getNumElements(),
+                 arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0.0f)));
+    else
+      acc = unpackVector(rewriter, loc, adaptor.getAcc());
+    SmallVector<Value> aElems;
+    if (!aShared)
+      aElems = unpackVector(rewriter, loc, adaptor.getA());
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+    Value lane = e.remu(tid, e.i32(32));
+    Value wg = e.divu(tid, e.i32(128));
+    Value warp = e.remu(e.divu(tid, e.i32(32)), e.i32(4));
+    // ldmatrix: lane t gives the row address of matrix t / 8, row t % 8.
+    Value q = e.divu(lane, e.i32(8)), r = e.remu(lane, e.i32(8));
+    Value qLow = e.remu(q, e.i32(2)), qHigh = e.divu(q, e.i32(2));
+    // a: row wg * BM / C + 64 mb + 16 w + r + 8 qLow, k chunk 2 kk + qHigh.
+    SmallVector<Value> aRowOff;
+    for (int64_t mb = 0; mb < mBlocks; ++mb) {
+      Value row = e.add(e.add(e.mul(wg, e.i32(rowsPerWG)), e.mul(warp, e.i32(16))),
+                        e.add(e.add(r, e.mul(qLow, e.i32(8))), e.i32(mb * 64)));
+      aRowOff.push_back(e.mul(row, e.i32(128)));
+    }
+    // b as loaded: row k = 16 kk + r + 8 qLow, n chunk 2 np + qHigh;
+    // transposed: row n = 16 np + 8 qHigh + r, k chunk 2 kk + qLow.
+    Value bRow = bKMajor ? e.mul(e.add(r, e.mul(qHigh, e.i32(8))), e.i32(128))
+                         : e.mul(e.add(r, e.mul(qLow, e.i32(8))), e.i32(128));
+    Value aPtr = aShared ? adaptor.getA() : Value(), bPtr = adaptor.getB();
+    auto ldmatrix = [&](Value base, Value offset, bool trans) {
+      return ldmatrixX4(rewriter, loc, e.gep(base, e.zext64(offset)), trans, elem);
+    };
+    auto chunk = [&](int64_t pair, Value half) { // 16-byte chunk 2 pair + half of row r
+      return e.mul(e.bxor(e.add(e.i32(2 * pair), half), r), e.i32(16));
+    };
+    auto pairTy = VectorType::get({2}, elem);
+    for (int64_t kk = 0; kk < K / 16; ++kk) {
+      SmallVector<SmallVector<Value, 4>> a;
+      for (int64_t mb = 0; mb < mBlocks; ++mb) {
+        if (aShared) {
+          a.push_back(ldmatrix(aPtr, e.add(e.add(e.i32((kk / 4) * BM * 128), aRowOff[mb]),
+                                           chunk(kk % 4, qHigh)),
+                               false));
+          continue;
+        }
+        SmallVector<Value, 4> regs;
+        for (int64_t x = 0; x < 4; ++x) {
+          int64_t slot = mb * (K / 2) + 8 * kk + 2 * x;
+          Value pair = packVector(rewriter, loc, LLVM::UndefOp::create(rewriter, loc, pairTy),
+                                  {aElems[slot], aElems[slot + 1]});
+          regs.push_back(elem.isBF16() ? LLVM::BitcastOp::create(rewriter, loc,
+                                                                 rewriter.getI32Type(), pair)
+                                       : pair);
+        }
+        a.push_back(regs);
+      }
+      for (int64_t np = 0; np < N / 16; ++np) {
+        SmallVector<Value, 4> bm =
+            bKMajor ? ldmatrix(bPtr,
+                               e.add(e.add(e.i32((kk / 4) * N * 128 + np * 16 * 128), bRow),
+                                     chunk(kk % 4, qLow)),
+                               false)
+                    : ldmatrix(bPtr,
+                               e.add(e.add(e.i32((np / 4) * K * 128 + kk * 16 * 128), bRow),
+                                     chunk(np % 4, qHigh)),
+                               true);
+        // (b0, b1) of n8 blocks 2np and 2np + 1.
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t mb = 0; mb < mBlocks; ++mb)
+            mmaSync(rewriter, loc, a[mb], ValueRange{bm[2 * h], bm[2 * h + 1]},
+                    MutableArrayRef<Value>(&acc[mb * fields + (2 * np + h) * 4], 4), elem);
+      }
+    }
+    rewriter.replaceOp(op, packVector(rewriter, loc, LLVM::UndefOp::create(rewriter, loc, accTy),
+                                      acc));
+    return success();
+  }
+};
+
 /// tile.wgmma_wait: wgmma.wait_group N as inline PTX whose outputs are its
 /// operands' registers, tied to its inputs ("+f" in CUDA's terms, as
 /// CUTLASS's warpgroup_fence_operand): the waited values are new SSA values
@@ -269,8 +385,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     st.resident = bool(smem.get("resident"));
     st.o.load = load;
     st.o.view = load.getView().getDefiningOp<tile::MakeViewOp>();
-    int64_t t = cast<IntegerAttr>(smem.get("tma")).getInt();
-    std::tie(st.o.tmap, st.o.tmapValid) = tmaArguments(func, t);
+    if (auto t = smem.getAs<IntegerAttr>("tma"))
+      std::tie(st.o.tmap, st.o.tmapValid) = tmaArguments(func, t.getInt());
     ArrayRef<int64_t> shape = load.getType().getShape();
     st.o.rows = shape.end()[-2];
     st.o.cols = shape.end()[-1];
@@ -295,6 +411,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   Value wg = warpgroupIndex(e, tid);
   Value lane = e.remu(tid, e.i32(32));
   bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
+  // sm_80 (layout mma_sync): no producer, no mbarriers (asyncRing below).
+  bool async = cast<tile::MmaEncodingAttr>(func->getAttrOfType<ThreadLayout>(
+                                               tile::kEncodingAttrName))
+                   .getKind() == tile::MmaKind::mma_sync;
+  if (!async)
   e.ifThen(e.eq(tid, e.i32(0)), [&] {
     for (int64_t s = 0; s < S; ++s) {
       NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(s)), e.i32(1), Value());
@@ -303,6 +424,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     if (anyResident)
       NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(1), Value());
   });
+  if (!async)
   NVVM::Barrier0Op::create(b, loc);
 
   // The trip counts and, for the producer, the load origins of iteration i
@@ -413,6 +535,91 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     copyStage(b, loc, ops, origins, base, [&] { return bar; }, tid);
   };
 
+  // The loaded (possibly reshaped) tile, or for a transpose the same bytes
+  // read transposed, where the copy put it; the chain goes once everything
+  // is built (the builder may point at one of its ops).
+  auto replaceChain = [&](Staged &st, Value ptr) {
+    Operation *last = st.chain.back();
+    auto ty = cast<RankedTensorType>(last->getResult(0).getType());
+    Value tileV = tile::SharedTileOp::create(b, loc, ty, ptr);
+    last->getResult(0).replaceAllUsesWith(tileV);
+  };
+  auto eraseChains = [&] {
+    for (Staged &st : staged)
+      for (Operation *op : llvm::reverse(st.chain))
+        op->erase();
+    forOp->removeAttr(tile::kPipelineAttrName);
+  };
+
+  // ---- sm_80: every thread copies with cp.async ---------------------------
+  // FlashAttention-2's pipeline: the tiles loaded before the loop (one
+  // cp.async group), stages 0 .. S-2 before it (a group each), and at the
+  // top of iteration i: wait until stage i's group has landed, bar.sync
+  // (every thread's copies visible, every warp done with stage i - 1),
+  // copy iteration i + S - 1 into stage (i - 1) % S and commit. Each run of
+  // the loop (one per iteration of a persistent kernel's outer loop) fills
+  // the ring before it and drains it after it.
+  if (async) {
+    int64_t threads = 128 * C;
+    SmallVector<Value> fast; // per staged tile: whether cp.async can copy its view
+    for (Staged &st : staged)
+      fast.push_back(asyncCopyable(b, loc, st.o));
+    auto copyAsyncInto = [&](Value i, Value base, bool resident) {
+      SmallVector<SmallVector<Value>> origins;
+      SmallVector<Operand *> ops;
+      SmallVector<Value> fastOps;
+      for (auto [st, f] : llvm::zip(staged, fast))
+        if (st.resident == resident) {
+          ops.push_back(&st.o);
+          origins.push_back(originsAt(Value(), i, st));
+          fastOps.push_back(f);
+        }
+      copyStageAsync(b, loc, ops, origins, fastOps, base, tid, threads);
+    };
+    // One group per stage, empty where the loop is shorter: the waits count
+    // groups.
+    auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
+    if (anyResident) {
+      copyAsyncInto(Value(), smem, /*resident=*/true);
+      commit();
+      for (Staged &st : staged)
+        if (st.resident)
+          replaceChain(st, e.gep(smem, e.i64(st.o.smemOffset)));
+    }
+    auto stageAt = [&](Value i) {
+      return e.gep(smem, e.add(e.i64(ringOffset),
+                               e.mul(e.zext64(e.remu(i, e.i32(S))), e.i64(stageBytes))));
+    };
+    b.setInsertionPoint(forOp);
+    for (int64_t s = 0; s + 1 < S; ++s) {
+      e.ifThen(e.ult(e.i32(s), trips32),
+               [&] { copyAsyncInto(e.i32(s), stageAt(e.i32(s)), /*resident=*/false); });
+      commit();
+    }
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(forOp.getBody());
+      Value i = indexOf(innerCount);
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(int32_t(S - 2)));
+      NVVM::Barrier0Op::create(b, loc);
+      Value next = e.add(i, e.i32(S - 1));
+      e.ifThen(e.ult(next, trips32),
+               [&] { copyAsyncInto(next, stageAt(next), /*resident=*/false); });
+      commit();
+      Value stage = stageAt(i);
+      for (Staged &st : staged)
+        if (!st.resident)
+          replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
+    }
+    b.setInsertionPointAfter(forOp);
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+    // The next run of the loop refills stages a slower warp may still read.
+    if (outer)
+      NVVM::Barrier0Op::create(b, loc);
+    eraseChains();
+    return success();
+  }
+
   // Registers (setmaxnreg) as pipelineRegisters divides them.
   bool reallocate = C >= 2;
   PipelineRegisters regs = pipelineRegisters(C, /*busyProducer=*/bool(outer));
@@ -453,15 +660,6 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // ---- consumers -------------------------------------------------------------
   if (reallocate)
     setMaxRegisters(b, loc, consumerRegs, true);
-  // The loaded (possibly reshaped) tile, or for a transpose the same bytes
-  // read transposed, where the copy put it; the chain goes once everything
-  // is built (the builder may point at one of its ops).
-  auto replaceChain = [&](Staged &st, Value ptr) {
-    Operation *last = st.chain.back();
-    auto ty = cast<RankedTensorType>(last->getResult(0).getType());
-    Value tileV = tile::SharedTileOp::create(b, loc, ty, ptr);
-    last->getResult(0).replaceAllUsesWith(tileV);
-  };
   if (anyResident) {
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(0),
                                           e.i32(10000000));
@@ -584,10 +782,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
                [&] { arriveEmpty(last); });
     }
   }
-  for (Staged &st : staged)
-    for (Operation *op : llvm::reverse(st.chain))
-      op->erase();
-  forOp->removeAttr(tile::kPipelineAttrName);
+  eraseChains();
   return success();
 }
 
@@ -607,7 +802,7 @@ LogicalResult tilec::lowerGeneralPipelines(func::FuncOp func) {
 void tilec::mma::populateGeneralPipelinePatterns(const TypeConverter &converter,
                                                  ThreadLayout layout,
                                                  RewritePatternSet &patterns) {
-  patterns.add<WgmmaLowering>(converter, patterns.getContext(), layout);
+  patterns.add<WgmmaLowering, MmaSyncLowering>(converter, patterns.getContext(), layout);
   patterns.add<WgmmaWaitLowering>(converter, patterns.getContext());
   patterns.add<ForwardOperandLowering<tile::SharedTileOp>>(converter, patterns.getContext());
 }

@@ -218,6 +218,26 @@ void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, V
 /// loads into the swizzled layout TMA would give (a view TMA cannot take).
 void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,
                    Value tid, int64_t threads);
+/// Whether 16-byte cp.async can copy the operand's view (i1): unit
+/// innermost stride, 16-byte aligned base and row (and batch) pitches.
+Value asyncCopyable(OpBuilder &b, Location loc, Operand &o);
+/// `threads` threads (from `tid`) copy the tiles `ops` of one stage (at
+/// `origins`, each at its smemOffset from `base`) into the swizzled layout:
+/// by 16-byte cp.async where `fast[k]` (asyncCopyable) holds, else by
+/// guarded loads (copyByThreads). The caller commits the cp.async group.
+void copyStageAsync(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
+                    ArrayRef<SmallVector<Value>> origins, ArrayRef<Value> fast, Value base,
+                    Value tid, int64_t threads);
+/// ldmatrix .x4 of 8x8 matrices of 16-bit elements (this lane's row address
+/// `ptr`), transposed with `trans`; its four registers as mma.sync operands
+/// of `elem`: bf16 pairs as i32, f16 pairs as vector<2xf16>, f32 (TF32:
+/// rounded) as i32.
+SmallVector<Value, 4> ldmatrixX4(OpBuilder &b, Location loc, Value ptr, bool trans, Type elem);
+/// c[0..3] += a * b: one mma.sync m16n8k16 (m16n8k8 for TF32) of a
+/// warp's A fragment `a` (4 registers) and B fragment `bRegs` (2), f32
+/// accumulators `c` (the fragment's c0..c3), updated in place.
+void mmaSync(OpBuilder &b, Location loc, ValueRange a, ValueRange bRegs, MutableArrayRef<Value> c,
+             Type elem);
 /// The producer warpgroup's copy of the tiles `ops` of one stage (at
 /// `origins`, each at its smemOffset from `base`), complete on mbarrier
 /// `bar()` (built where thread 0 uses it): the tiles TMA cannot take are

@@ -48,9 +48,7 @@ std::string tilec::sharedMemoryName(llvm::StringRef kernel) {
 
 // The staged operand's copies (the matmul pipeline's and, for issueTMA and
 // copyByThreads, the general pipeline's too).
-/// Whether 16-byte cp.async can copy the operand's view: unit innermost
-/// stride, 16-byte aligned base and row (and batch) pitches.
-static Value asyncCopyable(OpBuilder &b, Location loc, Operand &o) {
+Value tilec::mma::asyncCopyable(OpBuilder &b, Location loc, Operand &o) {
   Emit e{b, loc};
   tile::MakeViewOp v = o.view;
   size_t rank = v.getStrides().size();
@@ -140,6 +138,62 @@ static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> or
                             NVVM::LoadCacheModifierKind::CG,
                             arith::TruncIOp::create(b, loc, b.getI32Type(), bytes));
   });
+}
+
+void tilec::mma::copyStageAsync(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
+                                ArrayRef<SmallVector<Value>> origins, ArrayRef<Value> fast,
+                                Value base, Value tid, int64_t threads) {
+  Emit e{b, loc};
+  for (size_t k = 0; k < ops.size(); ++k) {
+    Value dst = e.gep(base, e.i64(ops[k]->smemOffset));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, fast[k], true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    copyAsync(b, loc, *ops[k], origins[k], dst, tid, threads);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    copyByThreads(b, loc, *ops[k], origins[k], dst, tid, threads);
+  }
+}
+
+SmallVector<Value, 4> tilec::mma::ldmatrixX4(OpBuilder &b, Location loc, Value ptr, bool trans,
+                                             Type elem) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto x4Ty = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
+  Value m = NVVM::LdMatrixOp::create(
+      b, loc, x4Ty, ptr, b.getI32IntegerAttr(4),
+      NVVM::MMALayoutAttr::get(ctx, trans ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+  SmallVector<Value, 4> regs;
+  for (int64_t x = 0; x < 4; ++x) {
+    Value v = LLVM::ExtractValueOp::create(b, loc, m, ArrayRef<int64_t>{x});
+    if (elem.isF32())
+      v = NVVM::ConvertFloatToTF32Op::create(
+          b, loc, i32, LLVM::BitcastOp::create(b, loc, f32, v),
+          NVVM::FPRoundingModeAttr::get(ctx, NVVM::FPRoundingMode::RNA));
+    else if (elem.isF16()) // f16 operands are passed as f16x2
+      v = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()), v);
+    regs.push_back(v);
+  }
+  return regs;
+}
+
+void tilec::mma::mmaSync(OpBuilder &b, Location loc, ValueRange a, ValueRange bRegs,
+                         MutableArrayRef<Value> c, Type elem) {
+  Type f32 = b.getF32Type();
+  auto accTy = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  bool tf32 = elem.isF32();
+  NVVM::MMATypes type = tf32            ? NVVM::MMATypes::tf32
+                        : elem.isBF16() ? NVVM::MMATypes::bf16
+                                        : NVVM::MMATypes::f16;
+  Value d = NVVM::MmaOp::create(b, loc, accTy, a, bRegs, SmallVector<Value>(c.begin(), c.end()),
+                                ArrayRef<int64_t>{16, 8, tf32 ? 8 : 16}, std::nullopt,
+                                std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+                                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                               NVVM::MMALayout::col});
+  for (int64_t x = 0; x < 4; ++x)
+    c[x] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{x});
 }
 
 /// Issues the TMA copies of one operand tile: boxes of 128 bytes' worth
@@ -653,27 +707,14 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     int64_t stageBytes = A.bytes() + B.bytes();
     int64_t threads = 128 * C;
     Type elem = A.load.getType().getElementType();
-    bool bf16 = elem.isBF16();
     bool tf32 = elem.isF32(); // f32 operands rounded to TF32 (m16n8k8)
-    NVVM::MMATypes mmaType = tf32   ? NVVM::MMATypes::tf32
-                             : bf16 ? NVVM::MMATypes::bf16
-                                    : NVVM::MMATypes::f16;
     // Whether each operand's view allows 16-byte cp.async (checked once).
     Value fast[2] = {asyncCopyable(b, loc, A), asyncCopyable(b, loc, B)};
     auto copyStage = [&](Value i, Value stageIndex) {
       SmallVector<Value> origins[2];
       originsAt(i, origins);
       Value stage = e.gep(smem, e.mul(e.zext64(stageIndex), e.i64(stageBytes)));
-      Operand *ops[2] = {&A, &B};
-      for (size_t k = 0; k < 2; ++k) {
-        Value dst = e.gep(stage, e.i64(ops[k]->smemOffset));
-        auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, fast[k], true);
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        copyAsync(b, loc, *ops[k], origins[k], dst, tid, threads);
-        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-        copyByThreads(b, loc, *ops[k], origins[k], dst, tid, threads);
-      }
+      copyStageAsync(b, loc, {&A, &B}, {origins[0], origins[1]}, fast, stage, tid, threads);
     };
     // Prologue: stages 0 .. S-2.
     for (int64_t s = 0; s + 1 < S; ++s) {
@@ -701,29 +742,12 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
 
     auto i32 = b.getI32Type();
     auto f32 = b.getF32Type();
-    auto x4Ty = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
-    auto accTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
     auto toTf32 = [&](Value x) -> Value {
       return NVVM::ConvertFloatToTF32Op::create(
           b, loc, i32, x, NVVM::FPRoundingModeAttr::get(ctx, NVVM::FPRoundingMode::RNA));
     };
-    auto ldmatrix = [&](Value stage, Value offset, bool trans) -> SmallVector<Value, 4> {
-      Value ptr = e.gep(stage, e.zext64(offset));
-      Value m = NVVM::LdMatrixOp::create(
-          b, loc, x4Ty, ptr, b.getI32IntegerAttr(4),
-          NVVM::MMALayoutAttr::get(ctx, trans ? NVVM::MMALayout::col : NVVM::MMALayout::row),
-          NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-          NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
-      SmallVector<Value, 4> regs;
-      for (int64_t x = 0; x < 4; ++x) {
-        Value v = LLVM::ExtractValueOp::create(b, loc, m, ArrayRef<int64_t>{x});
-        if (tf32)
-          v = toTf32(LLVM::BitcastOp::create(b, loc, f32, v));
-        else if (!bf16) // f16 operands are passed as f16x2
-          v = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()), v);
-        regs.push_back(v);
-      }
-      return regs;
+    auto ldmatrix = [&](Value stage, Value offset, bool trans) {
+      return ldmatrixX4(b, loc, e.gep(stage, e.zext64(offset)), trans, elem);
     };
 
     auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1), ValueRange{init});
@@ -753,16 +777,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         // acc(mb, j) += a(mb) * b(j) for every 16-row block mb, with the B
         // fragment (b0, b1) of n8 block j.
         auto mmaStep = [&](int64_t j, ValueRange bRegs) {
-          for (int64_t mb = 0; mb < mBlocks; ++mb) {
-            MutableArrayRef<Value> c(&acc[mb * fields + j * 4], 4);
-            Value d = NVVM::MmaOp::create(
-                b, loc, accTy, a[mb], bRegs, SmallVector<Value>(c.begin(), c.end()),
-                ArrayRef<int64_t>{16, 8, tf32 ? 8 : 16}, std::nullopt, std::nullopt,
-                std::array<NVVM::MMATypes, 2>{mmaType, mmaType},
-                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
-            for (int64_t x = 0; x < 4; ++x)
-              c[x] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{x});
-          }
+          for (int64_t mb = 0; mb < mBlocks; ++mb)
+            mmaSync(b, loc, a[mb], bRegs, MutableArrayRef<Value>(&acc[mb * fields + j * 4], 4),
+                    elem);
         };
         if (tf32) {
           // B fragments of m16n8k8.tf32: b0 = B[8kk + lane%4][8j + lane/4],
