@@ -45,6 +45,7 @@ void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createTileFuse());
   TileStageSharedOptions stageOptions;
   stageOptions.arch = options.arch;
+  stageOptions.numWarps = options.numWarps;
   pm.addPass(createTileStageShared(stageOptions));
   TileLayoutOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;

@@ -60,6 +60,11 @@ constexpr int64_t kMaxSharedBytesSm80 = 166912;
 /// room for the mbarriers.
 constexpr int64_t kAlignmentSlack = 1024, kBarrierBytes = 256;
 constexpr int64_t kSharedOverhead = kAlignmentSlack + kBarrierBytes;
+/// f32 mma results per thread of the sm_80 general pipeline (mma.sync, no
+/// producer warpgroup): 192 leave the rest of 255 for the operands' and the
+/// softmax's registers (FlashAttention-2's 128 x 64 tiles at D = 128 on 4
+/// warps hold the same).
+constexpr int64_t kMaxAccRegsMmaSync = 192;
 
 struct TileStageSharedPass
     : tilec::impl::TileStageSharedBase<TileStageSharedPass> {
@@ -277,7 +282,7 @@ struct TileStageSharedPass
     };
     SmallVector<Staged> staged;
     DenseSet<Operation *> chain; // the ops of staged operands
-    int64_t accRegs = 0;
+    int64_t accElems = 0; // of every mma's result, over the consumers' threads
     for (tile::MmaOp mma : mmas) {
       auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
       if (aTy.getElementType() != elem)
@@ -292,7 +297,7 @@ struct TileStageSharedPass
       // mma.sync's B fragments are read by ldmatrix in pairs of n8 blocks.
       if (!tma && N % 16 != 0)
         return shapeError(mma, "on " + arch + " the columns of b must be a multiple of 16");
-      accRegs += BM * N / (128 * consumers);
+      accElems += BM * N;
       for (int which = 0; which < 2; ++which) {
         Value operand = which ? mma.getB() : mma.getA();
         tile::SharedOperand so = tile::getSharedOperand(operand);
@@ -353,14 +358,41 @@ struct TileStageSharedPass
           chain.insert(op);
       }
     }
+    // sm_80: mma.sync's warps need no producer, and a warp may hold several
+    // 16-row blocks (64 rows apart). One warpgroup whose warps hold two
+    // (FlashAttention-2's 128-row tiles on 4 warps) reads each B fragment
+    // once for two mma.syncs, which halves the ldmatrix traffic that bounds
+    // the loop; it is the default where its results fit the registers,
+    // and @launch(num_warps = 4 * C) chooses C consumer warpgroups.
+    int64_t maxAccRegs = tma ? 160 : kMaxAccRegsMmaSync;
+    if (!tma) {
+      // The option (--num-warps), else the kernel's @launch(num_warps).
+      int64_t requested = numWarps;
+      if (auto attr = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName); attr && !numWarps)
+        requested = attr.getInt();
+      int64_t want = requested / 4;
+      if (requested && (requested % 4 != 0 || want < 1 || BM % (64 * want) != 0))
+        return mmas.front().emitError()
+               << "kernel '" << name << "': on " << arch << " an mma loop of " << BM
+               << " rows runs on 4 warps" << (BM > 64 ? " or " + std::to_string(BM / 16) : "")
+               << " (whole 64-row blocks per warpgroup of 4); num_warps = " << requested
+               << " is neither";
+      if (want)
+        func->setAttr(tile::kNumWarpsAttrName, Builder(ctx).getI32IntegerAttr(int32_t(requested)));
+      if (want)
+        consumers = unsigned(want);
+      else if (accElems / 128 <= maxAccRegs)
+        consumers = 1;
+    }
     // fma consumers would also need a and b fragments; with wgmma the
     // accumulators and the loop's other tiles share 255 registers.
-    if (accRegs > 160)
+    int64_t accRegs = accElems / (128 * consumers);
+    if (accRegs > maxAccRegs)
       return mmas.front().emitError()
              << "kernel '" << name << "': the mma results need " << accRegs
              << " f32 registers per thread in each of the " << consumers
-             << " consumer warpgroups; at most 160 leave room for the rest (255 per "
-                "thread); use smaller tiles";
+             << " consumer warpgroups; at most " << maxAccRegs
+             << " leave room for the rest (255 per thread); use smaller tiles";
 
     // Every other tile has [BM, N] or [BM] / [BM, 1] shape; stores come
     // after the loop (the producer warpgroup runs the code before it).

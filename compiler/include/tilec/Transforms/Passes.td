@@ -76,7 +76,10 @@ def TileStageShared : Pass<"tile-stage-shared", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
-           "target architecture (sm_80, sm_90, sm_90a)">
+           "target architecture (sm_80, sm_90, sm_90a)">,
+    Option<"numWarps", "num-warps", "unsigned", /*default=*/"0",
+           "warps per block of the sm_80 general mma pipeline (4 per consumer "
+           "warpgroup; 0: the kernel's @launch(num_warps), else chosen)">
   ];
 }
 
