@@ -243,21 +243,40 @@ struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
     // transposed: row n = 16 np + 8 qHigh + r, k chunk 2 kk + qLow.
     Value bRow = bKMajor ? e.mul(e.add(r, e.mul(qHigh, e.i32(8))), e.i32(128))
                          : e.mul(e.add(r, e.mul(qLow, e.i32(8))), e.i32(128));
-    Value aPtr = aShared ? adaptor.getA() : Value(), bPtr = adaptor.getB();
-    auto ldmatrix = [&](Value base, Value offset, bool trans) {
-      return ldmatrixX4(rewriter, loc, e.gep(base, e.zext64(offset)), trans, elem);
+    // With one warpgroup (registers are what bound it, see
+    // lowerGeneralPipeline) the addresses are 32-bit shared-window addresses
+    // with the constant part in the instruction, so the per-lane row
+    // addresses that stay live through the loop take one register each
+    // instead of two per step. With more warpgroups that measured slower
+    // (attention D = 128 on 8 warps, 2.21 -> 2.59 ms together with the
+    // in-loop copy positions): they keep the 64-bit pointers.
+    bool compact = C == 1;
+    auto addr32 = [&](Value ptr) {
+      return compact ? e.trunc32(LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(),
+                                                          ptr))
+                     : ptr;
     };
+    Value aPtr = aShared ? addr32(adaptor.getA()) : Value(), bPtr = addr32(adaptor.getB());
     auto chunk = [&](int64_t pair, Value half) { // 16-byte chunk 2 pair + half of row r
       return e.mul(e.bxor(e.add(e.i32(2 * pair), half), r), e.i32(16));
+    };
+    // The row's offset `row` plus the 16-byte chunk (pair, half) of it.
+    auto ldmatrix = [&](Value base, int64_t constant, Value row, int64_t pair, Value half,
+                        bool trans) {
+      if (compact) {
+        Value offset = e.add(row, chunk(pair, half));
+        return ldmatrixX4At(rewriter, loc, e.add(base, offset), constant, trans, elem);
+      }
+      Value offset = e.add(e.add(e.i32(constant), row), chunk(pair, half));
+      return ldmatrixX4(rewriter, loc, e.gep(base, e.zext64(offset)), trans, elem);
     };
     auto pairTy = VectorType::get({2}, elem);
     for (int64_t kk = 0; kk < K / 16; ++kk) {
       SmallVector<SmallVector<Value, 4>> a;
       for (int64_t mb = 0; mb < mBlocks; ++mb) {
         if (aShared) {
-          a.push_back(ldmatrix(aPtr, e.add(e.add(e.i32((kk / 4) * BM * 128), aRowOff[mb]),
-                                           chunk(kk % 4, qHigh)),
-                               false));
+          a.push_back(
+              ldmatrix(aPtr, (kk / 4) * BM * 128, aRowOff[mb], kk % 4, qHigh, false));
           continue;
         }
         SmallVector<Value, 4> regs;
@@ -273,13 +292,8 @@ struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
       }
       for (int64_t np = 0; np < N / 16; ++np) {
         SmallVector<Value, 4> bm =
-            bKMajor ? ldmatrix(bPtr,
-                               e.add(e.add(e.i32((kk / 4) * N * 128 + np * 16 * 128), bRow),
-                                     chunk(kk % 4, qLow)),
-                               false)
-                    : ldmatrix(bPtr,
-                               e.add(e.add(e.i32((np / 4) * K * 128 + kk * 16 * 128), bRow),
-                                     chunk(np % 4, qHigh)),
+            bKMajor ? ldmatrix(bPtr, (kk / 4) * N * 128 + np * 16 * 128, bRow, kk % 4, qLow, false)
+                    : ldmatrix(bPtr, (np / 4) * K * 128 + kk * 16 * 128, bRow, np % 4, qHigh,
                                true);
         // (b0, b1) of n8 blocks 2np and 2np + 1.
         for (int64_t h = 0; h < 2; ++h)
@@ -564,6 +578,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     SmallVector<Value> fast; // per staged tile: whether cp.async can copy its view
     for (Staged &st : staged)
       fast.push_back(asyncCopyable(b, loc, st.o));
+    Value copier = tid; // the thread index the copies' positions derive from
     auto copyAsyncInto = [&](Value i, Value base, bool resident) {
       SmallVector<SmallVector<Value>> origins;
       SmallVector<Operand *> ops;
@@ -574,7 +589,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
           origins.push_back(originsAt(Value(), i, st));
           fastOps.push_back(f);
         }
-      copyStageAsync(b, loc, ops, origins, fastOps, base, tid, threads);
+      copyStageAsync(b, loc, ops, origins, fastOps, base, copier, threads);
     };
     // One group per stage, empty where the loop is shorter: the waits count
     // groups.
@@ -603,6 +618,23 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(int32_t(S - 2)));
       NVVM::Barrier0Op::create(b, loc);
       Value next = e.add(i, e.i32(S - 1));
+      // With one warpgroup (4 warps, each holding two 16-row blocks of
+      // every result) the copies' strides and the thread index pass through
+      // an opaque move in the loop, so that each chunk's row and row offset
+      // are computed where they are used: hoisted out of the loop, a 4-warp
+      // attention kernel kept 50 such 64-bit values live through it and
+      // spilled (D = 128, BN = 64: 2.25 -> 2.00 ms on the H200 with the
+      // 32-bit ldmatrix addresses of MmaSyncLowering).
+      if (C == 1)
+        copier = inlineAsm(b, loc, b.getI32Type(), tid, "mov.b32 $0, $1;", "=r,r");
+      for (Staged &st : staged) {
+        if (st.resident || C != 1)
+          continue;
+        st.o.strides.clear();
+        for (Value stride : st.o.view.getStrides())
+          st.o.strides.push_back(
+              inlineAsm(b, loc, b.getI64Type(), stride, "mov.b64 $0, $1;", "=l,l"));
+      }
       e.ifThen(e.ult(next, trips32),
                [&] { copyAsyncInto(next, stageAt(next), /*resident=*/false); });
       commit();

@@ -149,6 +149,10 @@ struct Operand {
   /// (TMA copies whole boxes) but never read.
   int64_t boxes() const { return (cols + boxCols() - 1) / boxCols(); }
   int64_t bytes() const { return tile::stagedTileBytes(rows, cols, elemBytes); }
+  /// The view's stride along dimension d: its make_view operand, or where
+  /// a copy set `strides` (copyStageAsync in a loop), that value.
+  SmallVector<Value> strides;
+  Value stride(size_t d) { return strides.empty() ? view.getStrides()[d] : strides[d]; }
 };
 
 /// The warpgroup of this thread (0: the producer), uniform in each warp.
@@ -233,6 +237,12 @@ void copyStageAsync(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
 /// of `elem`: bf16 pairs as i32, f16 pairs as vector<2xf16>, f32 (TF32:
 /// rounded) as i32.
 SmallVector<Value, 4> ldmatrixX4(OpBuilder &b, Location loc, Value ptr, bool trans, Type elem);
+/// The same from the 32-bit shared-window address `addr32` (i32) plus the
+/// constant `offset` (in the instruction): the address arithmetic of a loop
+/// of ldmatrix stays in 32-bit registers (shared pointers are 64-bit in
+/// NVPTX's default address model).
+SmallVector<Value, 4> ldmatrixX4At(OpBuilder &b, Location loc, Value addr32, int64_t offset,
+                                   bool trans, Type elem);
 /// c[0..3] += a * b: one mma.sync m16n8k16 (m16n8k8 for TF32) of a
 /// warp's A fragment `a` (4 registers) and B fragment `bRegs` (2), f32
 /// accumulators `c` (the fragment's c0..c3), updated in place.

@@ -83,7 +83,7 @@ static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value>
   Value batchOk, batchOffset;
   if (rank == 3) {
     batchOk = e.ult(origins[0], o.view.getSizes()[0]);
-    batchOffset = e.mul(origins[0], o.view.getStrides()[0]);
+    batchOffset = e.mul(origins[0], o.stride(0));
   }
   int64_t chunkElems = 16 / o.elemBytes;
   int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
@@ -116,7 +116,7 @@ static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> or
   Emit e{b, loc};
   tile::MakeViewOp v = o.view;
   size_t rank = origins.size();
-  Value size1 = v.getSizes()[rank - 1], stride0 = v.getStrides()[rank - 2];
+  Value size1 = v.getSizes()[rank - 1], stride0 = o.stride(rank - 2);
   int64_t chunkElems = 16 / o.elemBytes;
   Type elem = o.load.getType().getElementType();
   forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
@@ -155,16 +155,11 @@ void tilec::mma::copyStageAsync(OpBuilder &b, Location loc, ArrayRef<Operand *> 
   }
 }
 
-SmallVector<Value, 4> tilec::mma::ldmatrixX4(OpBuilder &b, Location loc, Value ptr, bool trans,
-                                             Type elem) {
+/// The four registers of an ldmatrix .x4 result struct `m` as mma.sync
+/// operands of `elem` (ldmatrixX4).
+static SmallVector<Value, 4> ldmatrixOperands(OpBuilder &b, Location loc, Value m, Type elem) {
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
-  auto x4Ty = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
-  Value m = NVVM::LdMatrixOp::create(
-      b, loc, x4Ty, ptr, b.getI32IntegerAttr(4),
-      NVVM::MMALayoutAttr::get(ctx, trans ? NVVM::MMALayout::col : NVVM::MMALayout::row),
-      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
   SmallVector<Value, 4> regs;
   for (int64_t x = 0; x < 4; ++x) {
     Value v = LLVM::ExtractValueOp::create(b, loc, m, ArrayRef<int64_t>{x});
@@ -177,6 +172,31 @@ SmallVector<Value, 4> tilec::mma::ldmatrixX4(OpBuilder &b, Location loc, Value p
     regs.push_back(v);
   }
   return regs;
+}
+
+SmallVector<Value, 4> tilec::mma::ldmatrixX4(OpBuilder &b, Location loc, Value ptr, bool trans,
+                                             Type elem) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  auto x4Ty = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
+  Value m = NVVM::LdMatrixOp::create(
+      b, loc, x4Ty, ptr, b.getI32IntegerAttr(4),
+      NVVM::MMALayoutAttr::get(ctx, trans ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+  return ldmatrixOperands(b, loc, m, elem);
+}
+
+SmallVector<Value, 4> tilec::mma::ldmatrixX4At(OpBuilder &b, Location loc, Value addr32,
+                                               int64_t offset, bool trans, Type elem) {
+  Type i32 = b.getI32Type();
+  auto x4Ty = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
+  Value m = inlineAsm(b, loc, x4Ty, addr32,
+                      std::string("ldmatrix.sync.aligned.m8n8.x4") + (trans ? ".trans" : "") +
+                          ".shared.b16 {$0, $1, $2, $3}, [$4+" + std::to_string(offset) +
+                          "];",
+                      "=r,=r,=r,=r,r");
+  return ldmatrixOperands(b, loc, m, elem);
 }
 
 void tilec::mma::mmaSync(OpBuilder &b, Location loc, ValueRange a, ValueRange bRegs,
@@ -307,7 +327,7 @@ void tilec::mma::copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<
   Value ptr = o.view.getPtr();
   size_t rank = origins.size();
   Value size1 = o.view.getSizes()[rank - 1];
-  Value stride0 = o.view.getStrides()[rank - 2], stride1 = o.view.getStrides()[rank - 1];
+  Value stride0 = o.stride(rank - 2), stride1 = o.stride(rank - 1);
   int64_t chunkElems = 16 / o.elemBytes;
   Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
   auto vecTy = VectorType::get({chunkElems}, elem);
