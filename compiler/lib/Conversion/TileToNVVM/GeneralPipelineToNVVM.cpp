@@ -229,16 +229,9 @@ struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
     Value lane = e.remu(tid, e.i32(32));
     Value wg = e.divu(tid, e.i32(128));
     Value warp = e.remu(e.divu(tid, e.i32(32)), e.i32(4));
-    // ldmatrix: lane t gives the row address of matrix t / 8, row t % 8.
-    Value q = e.divu(lane, e.i32(8)), r = e.remu(lane, e.i32(8));
-    Value qLow = e.remu(q, e.i32(2)), qHigh = e.divu(q, e.i32(2));
-    // a: row wg * BM / C + 64 mb + 16 w + r + 8 qLow, k chunk 2 kk + qHigh.
-    SmallVector<Value> aRowOff;
-    for (int64_t mb = 0; mb < mBlocks; ++mb) {
-      Value row = e.add(e.add(e.mul(wg, e.i32(rowsPerWG)), e.mul(warp, e.i32(16))),
-                        e.add(e.add(r, e.mul(qLow, e.i32(8))), e.i32(mb * 64)));
-      aRowOff.push_back(e.mul(row, e.i32(128)));
-    }
+    LdmatrixLanes lanes = ldmatrixLanes(e, lane, wg, warp, rowsPerWG, mBlocks);
+    Value r = lanes.r, qLow = lanes.qLow, qHigh = lanes.qHigh;
+    ArrayRef<Value> aRowOff = lanes.aRowOff;
     // b as loaded: row k = 16 kk + r + 8 qLow, n chunk 2 np + qHigh;
     // transposed: row n = 16 np + 8 qHigh + r, k chunk 2 kk + qLow.
     Value bRow = bKMajor ? e.mul(e.add(r, e.mul(qHigh, e.i32(8))), e.i32(128))

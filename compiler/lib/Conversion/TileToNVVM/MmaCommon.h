@@ -243,6 +243,31 @@ SmallVector<Value, 4> ldmatrixX4(OpBuilder &b, Location loc, Value ptr, bool tra
 /// NVPTX's default address model).
 SmallVector<Value, 4> ldmatrixX4At(OpBuilder &b, Location loc, Value addr32, int64_t offset,
                                    bool trans, Type elem);
+/// How the lanes of a warp address ldmatrix.x4 for mma.sync fragments in
+/// the wgmma layout (warp `warp` of warpgroup `wg` holds rows
+/// wg * rowsPerWG + 64 mb + 16 warp ...): lane t gives the row address of
+/// matrix t / 8 (bits qLow, qHigh), row r = t % 8. A's matrices are (rows
+/// 0-7 | 8-15) x (k 0-7 | 8-15): row wg * rowsPerWG + 64 mb + 16 warp + r +
+/// 8 qLow, k chunk 2 kk + qHigh; aRowOff[mb] is that row's byte offset in a
+/// box of 128-byte rows.
+struct LdmatrixLanes {
+  Value r, qLow, qHigh;
+  SmallVector<Value> aRowOff;
+};
+inline LdmatrixLanes ldmatrixLanes(Emit &e, Value lane, Value wg, Value warp, int64_t rowsPerWG,
+                                   int64_t mBlocks) {
+  LdmatrixLanes l;
+  Value q = e.divu(lane, e.i32(8));
+  l.r = e.remu(lane, e.i32(8));
+  l.qLow = e.remu(q, e.i32(2));
+  l.qHigh = e.divu(q, e.i32(2));
+  for (int64_t mb = 0; mb < mBlocks; ++mb) {
+    Value row = e.add(e.add(e.mul(wg, e.i32(rowsPerWG)), e.mul(warp, e.i32(16))),
+                      e.add(e.add(l.r, e.mul(l.qLow, e.i32(8))), e.i32(mb * 64)));
+    l.aRowOff.push_back(e.mul(row, e.i32(128)));
+  }
+  return l;
+}
 /// c[0..3] += a * b: one mma.sync m16n8k16 (m16n8k8 for TF32) of a
 /// warp's A fragment `a` (4 registers) and B fragment `bRegs` (2), f32
 /// accumulators `c` (the fragment's c0..c3), updated in place.

@@ -744,17 +744,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     Value wg = e.divu(tid, e.i32(128));
     Value warp = e.remu(e.divu(tid, e.i32(32)), e.i32(4));
     int64_t rowsPerWG = BM / C, mBlocks = rowsPerWG / 64, nTiles = BN / 8;
-    // ldmatrix lanes: lane t gives the row address of matrix t / 8, row t % 8.
-    Value q = e.divu(lane, e.i32(8)), r = e.remu(lane, e.i32(8));
-    Value qLow = e.remu(q, e.i32(2)), qHigh = e.divu(q, e.i32(2));
-    // A: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15): row = base + r + 8*qLow,
-    // k chunk 2*kk + qHigh. The row's offset in a box, per 16-row block.
-    SmallVector<Value> aRowOff;
-    for (int64_t mb = 0; mb < mBlocks; ++mb) {
-      Value row = e.add(e.add(e.mul(wg, e.i32(rowsPerWG)), e.mul(warp, e.i32(16))),
-                        e.add(e.add(r, e.mul(qLow, e.i32(8))), e.i32(mb * 64)));
-      aRowOff.push_back(e.mul(row, e.i32(128)));
-    }
+    LdmatrixLanes lanes = ldmatrixLanes(e, lane, wg, warp, rowsPerWG, mBlocks);
+    Value r = lanes.r, qLow = lanes.qLow, qHigh = lanes.qHigh;
+    ArrayRef<Value> aRowOff = lanes.aRowOff;
     // B (.trans): matrices (k 0-7 | 8-15) x (n chunk 2np | 2np+1): k = 16kk +
     // r + 8*qLow, n chunk 2*np + qHigh. Row r of a matrix is row k with k % 8
     // = r, so the swizzle key is r for both operands.
