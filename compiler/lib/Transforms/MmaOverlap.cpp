@@ -204,6 +204,8 @@ bool tilec::mmaBound(scf::ForOp loop) {
     if (isa<tile::LoadOp, tile::SharedTileOp, tile::ReshapeOp, tile::PermuteOp, tile::SplatOp,
             tile::BroadcastOp, tile::RangeOp, arith::ConstantOp>(op))
       continue;
+    if (auto convert = dyn_cast<tile::ConvertLayoutOp>(op); convert && tile::isRelabelling(convert))
+      continue;
     int64_t elements = 0;
     for (Type t : llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
       if (auto ty = dyn_cast<RankedTensorType>(t))

@@ -134,6 +134,29 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     });
     if (blocked)
       encodeReshapes(func);
+    encodeRegisterOperands(func);
+  }
+
+  /// A computed first operand of a pipelined mma (attention's P, the MLP's
+  /// hidden block) is read from registers in the fragment order of the
+  /// mma's A operand: #tile.dot_operand, reached from the accumulator
+  /// layout by a tile.convert_layout that moves nothing for 16-bit types
+  /// (tile::freeDotOperandA).
+  void encodeRegisterOperands(func::FuncOp func) {
+    func.walk([&](tile::MmaOp mma) {
+      auto loop = mma->getParentOfType<scf::ForOp>();
+      if (!loop || !loop->hasAttr(tile::kPipelineAttrName))
+        return;
+      RankedTensorType a = mma.getA().getType();
+      auto dot = tile::freeDotOperandA(a);
+      if (!dot)
+        return;
+      OpBuilder b(mma);
+      auto converted = tile::ConvertLayoutOp::create(
+          b, mma.getLoc(), RankedTensorType::get(a.getShape(), a.getElementType(), dot),
+          mma.getA());
+      mma.getAMutable().assign(converted);
+    });
   }
 
   /// A reshape keeps every element in its thread only between blocked

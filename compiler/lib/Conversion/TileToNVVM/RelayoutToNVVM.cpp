@@ -166,6 +166,11 @@ struct RelayoutLowering : LayoutPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // Both sides need a distributed encoding (the register form of an mma
+    // operand is reached only by AccToDotOperandLowering's relabelling).
+    for (Type t : {op.getTile().getType(), op.getType()})
+      if (!isa_and_nonnull<ThreadLayout>(cast<RankedTensorType>(t).getEncoding()))
+        return rewriter.notifyMatchFailure(op, "not between distributed encodings");
     LLVM::GlobalOp global = relayoutGlobal(op);
     if (!global)
       return rewriter.notifyMatchFailure(op, "no relayout buffer");
@@ -182,6 +187,23 @@ struct RelayoutLowering : LayoutPattern<OpTy> {
   }
 };
 
+
+/// An accumulator-layout tile of 16-bit elements to the register form of
+/// the A operand of an mma of the same accumulator layout
+/// (#tile.dot_operand<opIdx = 0, parent = that layout, kWidth = 2>): the
+/// fragments of columns 16kk .. 16kk+15 are already the A registers of step
+/// kk, two elements each, on wgmma and mma.sync alike, so the conversion
+/// relabels the thread's vector and moves nothing.
+struct AccToDotOperandLowering : OpConversionPattern<tile::ConvertLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(tile::ConvertLayoutOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (!tile::isRelabelling(op))
+      return rewriter.notifyMatchFailure(op, "not a relabelling");
+    rewriter.replaceOp(op, adaptor.getTile());
+    return success();
+  }
+};
 
 /// A [BM, 1] column of row values (#tile.slice of the accumulator) broadcast
 /// to the accumulator: every thread already holds the rows of its fragments,
@@ -695,7 +717,8 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            ThreadLayout layout,
                                            RewritePatternSet &patterns) {
-  patterns.add<SliceBroadcastLowering>(converter, patterns.getContext(), /*benefit=*/2);
+  patterns.add<SliceBroadcastLowering, AccToDotOperandLowering>(converter, patterns.getContext(),
+                                                                /*benefit=*/2);
   patterns.add<BroadcastLowering, ConvertLayoutLowering, PermuteLowering, SliceLowering,
                AxisReduceLowering,
                ScanLowering, TakeLowering, MmaBlockedLowering>(

@@ -328,6 +328,9 @@ static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   // accumulator's rows, in registers (tile-stage-shared allows no others).
   if (pipelined && isa<tile::ReduceOp, tile::BroadcastOp>(op))
     return false;
+  // The accumulator layout relabelled as an mma's A operand moves nothing.
+  if (auto convert = dyn_cast<tile::ConvertLayoutOp>(op); convert && tile::isRelabelling(convert))
+    return false;
   auto reduce = dyn_cast<tile::ReduceOp>(op);
   return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,
              tile::TakeOp>(op) ||
@@ -572,6 +575,10 @@ struct ConvertTileToNVVMPass
     converter.addConversion([ctx](RankedTensorType t) -> Type {
       if (auto encoding = dyn_cast_or_null<ThreadLayout>(t.getEncoding()))
         return perThreadType(t);
+      // The register form of an mma's A operand: its parent's vector.
+      if (auto dot = dyn_cast_or_null<tile::DotOperandEncodingAttr>(t.getEncoding()))
+        return perThreadType(RankedTensorType::get(t.getShape(), t.getElementType(),
+                                                   dot.getParent()));
       // A tile.shared_tile of a general pipeline is its address.
       if (isa_and_nonnull<tile::SharedEncodingAttr>(t.getEncoding()))
         return LLVM::LLVMPointerType::get(ctx, 3);

@@ -312,6 +312,19 @@ LogicalResult BroadcastLoadOp::verify() {
   return verifyBroadcastShape(*this, src, getType());
 }
 
+DotOperandEncodingAttr tilec::tile::freeDotOperandA(RankedTensorType acc) {
+  auto mma = dyn_cast_or_null<MmaEncodingAttr>(acc.getEncoding());
+  if (!mma || mma.getKind() == MmaKind::fma || acc.getRank() != 2 ||
+      acc.getElementType().getIntOrFloatBitWidth() != 16)
+    return {};
+  return DotOperandEncodingAttr::get(acc.getContext(), 0, mma, 2);
+}
+
+bool tilec::tile::isRelabelling(ConvertLayoutOp op) {
+  auto dot = freeDotOperandA(op.getTile().getType());
+  return dot && dot == op.getType().getEncoding();
+}
+
 LoadOp tilec::tile::getStagedLoad(Value operand) {
   if (auto load = operand.getDefiningOp<LoadOp>())
     return load.getType().getRank() == 2 ? load : LoadOp();

@@ -101,6 +101,16 @@ struct SharedOperand {
 };
 SharedOperand getSharedOperand(mlir::Value operand);
 
+/// The register form of the A operand of an mma whose accumulator layout
+/// is `acc`'s encoding: #tile.dot_operand<opIdx = 0, parent, kWidth = 2>
+/// for a 16-bit `acc` in a wgmma or mma.sync layout, whose fragments of
+/// columns 16kk .. 16kk+15 already are the A registers of step kk; null
+/// otherwise. Converting to it moves no data.
+DotOperandEncodingAttr freeDotOperandA(mlir::RankedTensorType acc);
+/// Whether `op` moves no data: an accumulator relabelled as the A operand
+/// of its mma (freeDotOperandA).
+bool isRelabelling(ConvertLayoutOp op);
+
 /// The load that feeds an mma operand: `load(...)` of a 2-D tile, or
 /// `reshape(load(...))` of a [1, R, C] tile from a batched 3-D view (the
 /// batch index picks the matrix). Null when `operand` is anything else.
