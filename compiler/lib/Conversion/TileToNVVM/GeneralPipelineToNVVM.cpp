@@ -34,6 +34,38 @@ Value tilec::mma::warpgroupIndex(Emit &e, Value tid) {
 
 namespace {
 
+/// What both lowerings of a general pipeline's mma (WgmmaLowering,
+/// MmaSyncLowering) read off it: shapes, the rows per consumer warpgroup,
+/// the operand forms. `matched` is false for an mma that is not one of
+/// `kind` in the general pipeline (b not in shared memory).
+struct GeneralMma {
+  bool matched = false;
+  int64_t BM = 0, K = 0, N = 0, C = 0, rowsPerWG = 0, mBlocks = 0, fields = 0;
+  Type elem;
+  bool aShared = false, bKMajor = false, zeroAcc = false;
+};
+static tile::SharedEncodingAttr sharedOf(Value v) {
+  return dyn_cast_or_null<tile::SharedEncodingAttr>(
+      cast<RankedTensorType>(v.getType()).getEncoding());
+}
+static GeneralMma generalMma(tile::MmaOp op, ThreadLayout layout, tile::MmaKind kind) {
+  GeneralMma g;
+  auto bShared = sharedOf(op.getB());
+  auto mmaLayout = dyn_cast<tile::MmaEncodingAttr>(layout);
+  if (!bShared || !mmaLayout || mmaLayout.getKind() != kind)
+    return g;
+  g.matched = true;
+  auto aTy = op.getA().getType(), bTy = op.getB().getType();
+  g.BM = aTy.getDimSize(0), g.K = aTy.getDimSize(1), g.N = bTy.getDimSize(1);
+  g.C = mmaLayout.getConsumers(), g.rowsPerWG = g.BM / g.C, g.mBlocks = g.rowsPerWG / 64;
+  g.fields = g.N / 2;
+  g.elem = aTy.getElementType();
+  g.aShared = bool(sharedOf(op.getA()));
+  g.bKMajor = bShared.getOrder()[0] == 0; // transpose(load): [N, K] rows
+  g.zeroAcc = matchPattern(op.getAcc(), m_AnyZeroFloat());
+  return g;
+}
+
 /// An mma of the general pipeline (b in shared memory, a in shared memory or
 /// in registers) in consumer warpgroup wg - 1, which holds rows
 /// (wg - 1) * BM / C ... of the accumulator: wgmma m64nNk16 per 64-row
@@ -52,30 +84,20 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
       : OpConversionPattern<tile::MmaOp>(tc, ctx, /*benefit=*/5), layout(layout) {}
   ThreadLayout layout;
 
-  static tile::SharedEncodingAttr sharedOf(Value v) {
-    return dyn_cast_or_null<tile::SharedEncodingAttr>(
-        cast<RankedTensorType>(v.getType()).getEncoding());
-  }
-
   LogicalResult
   matchAndRewrite(tile::MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto bShared = sharedOf(op.getB());
-    auto mmaLayout = dyn_cast<tile::MmaEncodingAttr>(layout);
-    if (!bShared || !mmaLayout || mmaLayout.getKind() != tile::MmaKind::wgmma)
+    GeneralMma g = generalMma(op, layout, tile::MmaKind::wgmma);
+    if (!g.matched)
       return rewriter.notifyMatchFailure(op, "not an mma of the general pipeline");
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Emit e{rewriter, loc};
-    auto aTy = op.getA().getType(), bTy = op.getB().getType();
-    int64_t BM = aTy.getDimSize(0), K = aTy.getDimSize(1), N = bTy.getDimSize(1);
-    int64_t C = mmaLayout.getConsumers(), rowsPerWG = BM / C, mBlocks = rowsPerWG / 64;
-    int64_t fields = N / 2;
-    Type elem = aTy.getElementType();
+    int64_t BM = g.BM, K = g.K, N = g.N, rowsPerWG = g.rowsPerWG, mBlocks = g.mBlocks;
+    int64_t fields = g.fields;
+    Type elem = g.elem;
     bool bf16 = elem.isBF16();
-    bool aShared = bool(sharedOf(op.getA()));
-    bool bKMajor = bShared.getOrder()[0] == 0; // transpose(load): [N, K] rows
-    bool zeroAcc = matchPattern(op.getAcc(), m_AnyZeroFloat());
+    bool aShared = g.aShared, bKMajor = g.bKMajor, zeroAcc = g.zeroAcc;
     Type i32 = rewriter.getI32Type();
     auto structTy = wgmmaAccType(ctx, fields);
     Value wg = warpgroupIndex(e, NVVM::ThreadIdXOp::create(e.b, e.loc, e.b.getI32Type()));
@@ -202,22 +224,18 @@ struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
   LogicalResult
   matchAndRewrite(tile::MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto bShared = WgmmaLowering::sharedOf(op.getB());
-    auto mmaLayout = dyn_cast<tile::MmaEncodingAttr>(layout);
-    if (!bShared || !mmaLayout || mmaLayout.getKind() != tile::MmaKind::mma_sync)
+    GeneralMma g = generalMma(op, layout, tile::MmaKind::mma_sync);
+    if (!g.matched)
       return rewriter.notifyMatchFailure(op, "not an mma of the sm_80 general pipeline");
     Location loc = op.getLoc();
     Emit e{rewriter, loc};
-    auto aTy = op.getA().getType(), bTy = op.getB().getType();
-    int64_t BM = aTy.getDimSize(0), K = aTy.getDimSize(1), N = bTy.getDimSize(1);
-    int64_t C = mmaLayout.getConsumers(), rowsPerWG = BM / C, mBlocks = rowsPerWG / 64;
-    int64_t fields = N / 2;
-    Type elem = aTy.getElementType();
-    bool aShared = bool(WgmmaLowering::sharedOf(op.getA()));
-    bool bKMajor = bShared.getOrder()[0] == 0; // transpose(load): [N, K] rows
+    int64_t BM = g.BM, K = g.K, N = g.N, C = g.C, rowsPerWG = g.rowsPerWG, mBlocks = g.mBlocks;
+    int64_t fields = g.fields;
+    Type elem = g.elem;
+    bool aShared = g.aShared, bKMajor = g.bKMajor;
     auto accTy = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     SmallVector<Value> acc;
-    if (matchPattern(op.getAcc(), m_AnyZeroFloat()))
+    if (g.zeroAcc)
       acc.assign(accTy.getNumElements(),
                  arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0.0f)));
     else
