@@ -6,7 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-if ! ninja -C "$BUILD_DIR" -t targets all | grep -q '^tilec-static:'; then
+# (The target list is read whole: `ninja ... | grep -q` under pipefail
+# fails when grep stops early and ninja gets SIGPIPE.)
+targets=$(ninja -C "$BUILD_DIR" -t targets all)
+if ! grep -q '^tilec-static:' <<<"$targets"; then
   echo "build-wheel: the build has no tilec-static target (cmake found no static LLVM," >&2
   echo "libz.a or libzstd.a: install zlib1g-dev and libzstd-dev, then re-run cmake)" >&2
   exit 1
