@@ -99,6 +99,11 @@ struct TileStageSharedPass
     }
   }
 
+  /// Largest dynamic shared memory per block on the target.
+  int64_t maxSharedBytes() const {
+    return arch == "sm_80" ? kMaxSharedBytesSm80 : kMaxSharedBytesSm90;
+  }
+
   static std::string shapeStr(RankedTensorType t) {
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -232,7 +237,7 @@ struct TileStageSharedPass
     SmallVector<tile::MmaOp> mmas(mmaList.begin(), mmaList.end());
     MLIRContext *ctx = func.getContext();
     bool tma = arch == "sm_90a";
-    int64_t maxShared = arch == "sm_80" ? kMaxSharedBytesSm80 : kMaxSharedBytesSm90;
+    int64_t maxShared = maxSharedBytes();
     auto forOp = dyn_cast<scf::ForOp>(mmas.front()->getParentOp());
     if (!forOp)
       return mmas.front().emitError()
@@ -377,12 +382,12 @@ struct TileStageSharedPass
                << " rows runs on 4 warps" << (BM > 64 ? " or " + std::to_string(BM / 16) : "")
                << " (whole 64-row blocks per warpgroup of 4); num_warps = " << requested
                << " is neither";
-      if (want)
+      if (want) {
         func->setAttr(tile::kNumWarpsAttrName, Builder(ctx).getI32IntegerAttr(int32_t(requested)));
-      if (want)
         consumers = unsigned(want);
-      else if (accElems / 128 <= maxAccRegs)
+      } else if (accElems / 128 <= maxAccRegs) {
         consumers = 1;
+      }
     }
     // fma consumers would also need a and b fragments; with wgmma the
     // accumulators and the loop's other tiles share 255 registers.
@@ -540,8 +545,7 @@ struct TileStageSharedPass
         smem.append("resident", b.getUnitAttr());
       st.load->setAttr(tile::kSmemAttrName, smem.getDictionary(ctx));
     }
-    if (tma)
-      need = planTmaStores(func, forOp, BM, consumers, /*ringBytes=*/0, need, tmaOps);
+    need = planTmaStores(func, forOp, BM, consumers, /*ringBytes=*/0, need, tmaOps);
     func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));
     if (tma)
       func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
@@ -559,7 +563,7 @@ struct TileStageSharedPass
     bool mmaSync = !tma && !fma;
     if (fma && !tma)
       return mma.emitError() << "internal: the fma pipeline needs sm_90a";
-    int64_t kMaxSharedBytes = arch == "sm_80" ? kMaxSharedBytesSm80 : kMaxSharedBytesSm90;
+    int64_t kMaxSharedBytes = maxSharedBytes();
     auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
     Type elem = aTy.getElementType();
 

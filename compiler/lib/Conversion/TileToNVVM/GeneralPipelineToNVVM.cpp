@@ -34,6 +34,19 @@ Value tilec::mma::warpgroupIndex(Emit &e, Value tid) {
 
 namespace {
 
+/// Whether an sm_80 general pipeline of C consumer warpgroups is bound by
+/// registers: with one warpgroup (4 warps, each holding two 16-row blocks
+/// of every result) it is, and two things keep values out of registers
+/// that live through its loop: ldmatrix reads 32-bit shared-window
+/// addresses with the constant part of each step's offset in the
+/// instruction (MmaSyncLowering), and the ring's copies compute each chunk's
+/// row and row offset in the loop instead of LLVM hoisting them (about 50
+/// 64-bit values in a 4-warp attention kernel, which spilled). Attention on
+/// the H200: D = 128 BN = 64 2.25 -> 2.00 ms, D = 64 BN = 128 1.16 -> 1.13;
+/// with two warpgroups the same measured 17% slower (D = 128, 8 warps, 2.21
+/// -> 2.59 ms), so those keep 64-bit pointers and hoisted offsets.
+static bool mmaSyncRegisterBound(int64_t consumers) { return consumers == 1; }
+
 /// What both lowerings of a general pipeline's mma (WgmmaLowering,
 /// MmaSyncLowering) read off it: shapes, the rows per consumer warpgroup,
 /// the operand forms. `matched` is false for an mma that is not one of
@@ -254,14 +267,9 @@ struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
     // transposed: row n = 16 np + 8 qHigh + r, k chunk 2 kk + qLow.
     Value bRow = bKMajor ? e.mul(e.add(r, e.mul(qHigh, e.i32(8))), e.i32(128))
                          : e.mul(e.add(r, e.mul(qLow, e.i32(8))), e.i32(128));
-    // With one warpgroup (registers are what bound it, see
-    // lowerGeneralPipeline) the addresses are 32-bit shared-window addresses
-    // with the constant part in the instruction, so the per-lane row
-    // addresses that stay live through the loop take one register each
-    // instead of two per step. With more warpgroups that measured slower
-    // (attention D = 128 on 8 warps, 2.21 -> 2.59 ms together with the
-    // in-loop copy positions): they keep the 64-bit pointers.
-    bool compact = C == 1;
+    // 32-bit addresses, the constant part in the instruction, where
+    // registers bound the loop (mmaSyncRegisterBound).
+    bool compact = mmaSyncRegisterBound(C);
     auto addr32 = [&](Value ptr) {
       return compact ? e.trunc32(LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(),
                                                           ptr))
@@ -436,21 +444,22 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   Value wg = warpgroupIndex(e, tid);
   Value lane = e.remu(tid, e.i32(32));
   bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
-  // sm_80 (layout mma_sync): no producer, no mbarriers (asyncRing below).
+  // sm_80 (layout mma_sync): no producer, no mbarriers (the cp.async ring
+  // below).
   bool async = cast<tile::MmaEncodingAttr>(func->getAttrOfType<ThreadLayout>(
                                                tile::kEncodingAttrName))
                    .getKind() == tile::MmaKind::mma_sync;
-  if (!async)
-  e.ifThen(e.eq(tid, e.i32(0)), [&] {
-    for (int64_t s = 0; s < S; ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(s)), e.i32(1), Value());
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(S + s)), e.i32(4 * C), Value());
-    }
-    if (anyResident)
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(1), Value());
-  });
-  if (!async)
-  NVVM::Barrier0Op::create(b, loc);
+  if (!async) {
+    e.ifThen(e.eq(tid, e.i32(0)), [&] {
+      for (int64_t s = 0; s < S; ++s) {
+        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(s)), e.i32(1), Value());
+        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(S + s)), e.i32(4 * C), Value());
+      }
+      if (anyResident)
+        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(1), Value());
+    });
+    NVVM::Barrier0Op::create(b, loc);
+  }
 
   // The trip counts and, for the producer, the load origins of iteration i
   // (the loop body's scalar code the staged loads' indices depend on,
@@ -569,6 +578,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     Value tileV = tile::SharedTileOp::create(b, loc, ty, ptr);
     last->getResult(0).replaceAllUsesWith(tileV);
   };
+  // Stage i % S of the ring (i: the ring's iteration, i32) and its base.
+  auto stageIndex = [&](Value i) { return e.zext64(e.remu(i, e.i32(S))); };
+  auto stageAt = [&](Value i) {
+    return e.gep(smem, e.add(e.i64(ringOffset), e.mul(stageIndex(i), e.i64(stageBytes))));
+  };
   auto eraseChains = [&] {
     for (Staged &st : staged)
       for (Operation *op : llvm::reverse(st.chain))
@@ -612,10 +626,6 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
         if (st.resident)
           replaceChain(st, e.gep(smem, e.i64(st.o.smemOffset)));
     }
-    auto stageAt = [&](Value i) {
-      return e.gep(smem, e.add(e.i64(ringOffset),
-                               e.mul(e.zext64(e.remu(i, e.i32(S))), e.i64(stageBytes))));
-    };
     b.setInsertionPoint(forOp);
     for (int64_t s = 0; s + 1 < S; ++s) {
       e.ifThen(e.ult(e.i32(s), trips32),
@@ -629,17 +639,15 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(int32_t(S - 2)));
       NVVM::Barrier0Op::create(b, loc);
       Value next = e.add(i, e.i32(S - 1));
-      // With one warpgroup (4 warps, each holding two 16-row blocks of
-      // every result) the copies' strides and the thread index pass through
-      // an opaque move in the loop, so that each chunk's row and row offset
-      // are computed where they are used: hoisted out of the loop, a 4-warp
-      // attention kernel kept 50 such 64-bit values live through it and
-      // spilled (D = 128, BN = 64: 2.25 -> 2.00 ms on the H200 with the
-      // 32-bit ldmatrix addresses of MmaSyncLowering).
-      if (C == 1)
+      // Where registers bound the loop (mmaSyncRegisterBound), the copies'
+      // strides and the thread index pass through an opaque move in the
+      // loop, so that each chunk's row and row offset are computed where
+      // they are used instead of hoisted out of the loop.
+      bool inLoopPositions = mmaSyncRegisterBound(C);
+      if (inLoopPositions)
         copier = inlineAsm(b, loc, b.getI32Type(), tid, "mov.b32 $0, $1;", "=r,r");
       for (Staged &st : staged) {
-        if (st.resident || C != 1)
+        if (st.resident || !inLoopPositions)
           continue;
         st.o.strides.clear();
         for (Value stride : st.o.view.getStrides())
@@ -721,13 +729,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   if (deferred)
     for (tile::MmaOp mma : loopMmas)
       mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(1));
-  // The ring as the consumers see it, by the ring's iteration i (i32):
-  // stage i % S, its base, the wait until it is full, this warp's arrival
-  // on its empty barrier.
-  auto stageIndex = [&](Value i) { return e.zext64(e.remu(i, e.i32(S))); };
-  auto stageAt = [&](Value i) {
-    return e.gep(smem, e.add(e.i64(ringOffset), e.mul(stageIndex(i), e.i64(stageBytes))));
-  };
+  // The ring as the consumers see it: the wait until stage i % S is full,
+  // this warp's arrival on its empty barrier.
   auto waitFull = [&](Value i) {
     Value s64 = stageIndex(i);
     Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
