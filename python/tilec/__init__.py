@@ -64,7 +64,8 @@ _current_stream = None
 def _torch_tables():
     global _current_stream
     import torch
-    for name, tile in (*_NUMPY_TO_TILE.items(), ("bfloat16", "bf16")):
+    for name, tile in (*_NUMPY_TO_TILE.items(), ("bfloat16", "bf16"),
+                       ("float8_e4m3fn", "f8e4m3"), ("float8_e5m2", "f8e5m2")):
         if hasattr(torch, name):
             _TORCH_TO_TILE[getattr(torch, name)] = tile
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)

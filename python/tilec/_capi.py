@@ -22,7 +22,7 @@ class ToolError(RuntimeError):
 
 
 _ARG_INT, _ARG_FLOAT, _ARG_TENSOR = 0, 1, 2
-_FLOAT_TYPES = ("f16", "bf16", "f32", "f64")  # scalars passed as double
+_FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2")  # scalars passed as double
 
 
 class _CompileOptions(ctypes.Structure):

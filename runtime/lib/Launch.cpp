@@ -68,6 +68,55 @@ static uint16_t encodeSmallFloat(double v, int expBits, int manBits) {
   return sign | biased << manBits | (m - one);
 }
 
+/// The bits of `v` as f8e4m3 (torch's float8_e4m3fn) or f8e5m2, rounded to
+/// nearest even and saturated to the largest finite value (448, 57344), as
+/// PTX's cvt.rn.satfinite; NaN stays NaN (0x7f for e4m3, which has no
+/// infinities, whose top exponent holds finite values up to mantissa 6).
+uint8_t floatToFloat8Bits(ScalarType t, double v) {
+  bool e4m3 = t == ScalarType::F8E4M3;
+  uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  if (std::isnan(v))
+    return e4m3 ? 0x7f : 0x7e;
+  double maxFinite = e4m3 ? 448.0 : 57344.0;
+  if (std::fabs(v) >= maxFinite)
+    return sign | (e4m3 ? 0x7e : 0x7b);
+  // Below the largest finite value the IEEE encoding rounds the same: e4m3
+  // through a format one exponent bit wider, whose top binades then fold
+  // back (e4m3 has bias 7, the wider one 15).
+  if (!e4m3)
+    return uint8_t(encodeSmallFloat(v, 5, 2));
+  double a = std::fabs(v);
+  if (a < std::ldexp(1.0, -6)) // subnormal: multiples of 2^-9
+    return sign | uint8_t(roundHalfEven(a * 512.0));
+  int exp;
+  std::frexp(a, &exp);
+  int e = exp - 1;
+  auto m = static_cast<uint32_t>(roundHalfEven(std::ldexp(a, 3 - e)));
+  if (m >= 16) {
+    m >>= 1;
+    ++e;
+  }
+  if (e > 8 || (e == 8 && m > 14))
+    return sign | 0x7e;
+  return sign | uint8_t((e + 7) << 3) | uint8_t(m - 8);
+}
+
+double float8BitsToDouble(ScalarType t, uint8_t h) {
+  bool e4m3 = t == ScalarType::F8E4M3;
+  int manBits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  int exp = (h & 0x7f) >> manBits, man = h & ((1 << manBits) - 1);
+  double v;
+  if (e4m3 && (h & 0x7f) == 0x7f)
+    v = std::numeric_limits<double>::quiet_NaN();
+  else if (!e4m3 && exp == 31)
+    v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else if (exp == 0)
+    v = std::ldexp(man, 1 - bias - manBits);
+  else
+    v = std::ldexp(man + (1 << manBits), exp - bias - manBits);
+  return (h & 0x80) ? -v : v;
+}
+
 uint16_t floatToHalfBits(double v) { return encodeSmallFloat(v, 5, 10); }
 uint16_t floatToBFloat16Bits(double v) { return encodeSmallFloat(v, 8, 7); }
 
@@ -92,6 +141,8 @@ double roundToFloatType(ScalarType t, double v) {
   case ScalarType::F16: return halfBitsToDouble(floatToHalfBits(v));
   case ScalarType::BF16: return bfloat16BitsToDouble(floatToBFloat16Bits(v));
   case ScalarType::F32: return static_cast<float>(v);
+  case ScalarType::F8E4M3:
+  case ScalarType::F8E5M2: return float8BitsToDouble(t, floatToFloat8Bits(t, v));
   default: return v;
   }
 }
@@ -101,6 +152,8 @@ double loadFloatElement(ScalarType t, const void *p) {
   case ScalarType::F16: { uint16_t h; std::memcpy(&h, p, 2); return halfBitsToDouble(h); }
   case ScalarType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bfloat16BitsToDouble(h); }
   case ScalarType::F32: { float f; std::memcpy(&f, p, 4); return f; }
+  case ScalarType::F8E4M3:
+  case ScalarType::F8E5M2: return float8BitsToDouble(t, *static_cast<const uint8_t *>(p));
   default: { double d; std::memcpy(&d, p, 8); return d; }
   }
 }
@@ -110,6 +163,8 @@ void storeFloatElement(ScalarType t, void *p, double v) {
   case ScalarType::F16: { uint16_t h = floatToHalfBits(v); std::memcpy(p, &h, 2); return; }
   case ScalarType::BF16: { uint16_t h = floatToBFloat16Bits(v); std::memcpy(p, &h, 2); return; }
   case ScalarType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
+  case ScalarType::F8E4M3:
+  case ScalarType::F8E5M2: *static_cast<uint8_t *>(p) = floatToFloat8Bits(t, v); return;
   default: std::memcpy(p, &v, 8); return;
   }
 }
@@ -189,6 +244,10 @@ ArgValue ArgValue::scalar(ScalarType type, double value) {
     std::memcpy(a.raw.data(), &bits, 2);
     return a;
   }
+  case ScalarType::F8E4M3:
+  case ScalarType::F8E5M2:
+    a.raw[0] = floatToFloat8Bits(type, value);
+    return a;
   default:
     break;
   }
@@ -242,6 +301,8 @@ double ArgValue::doubleValue() const {
   switch (scalarType) {
   case ScalarType::F16: return halfBitsToDouble(half);
   case ScalarType::BF16: return bfloat16BitsToDouble(half);
+  case ScalarType::F8E4M3:
+  case ScalarType::F8E5M2: return float8BitsToDouble(scalarType, raw[0]);
   case ScalarType::F32: {
     float f;
     std::memcpy(&f, raw.data(), 4);
@@ -576,10 +637,11 @@ static bool encodeTensorMap(ScalarType dtype, const TensorArg &t, const TmaOpera
                          t.strides[d] * int64_t(elem) >= (int64_t(1) << 40)))
       return false;
   }
-  // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16, _FLOAT32.
+  // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16, _FLOAT32, _UINT8 (f8).
   int dataType = dtype == ScalarType::BF16  ? 9
                  : dtype == ScalarType::F16 ? 6
                  : dtype == ScalarType::F32 ? 7
+                 : isFloat8Type(dtype)      ? 0
                                             : -1;
   if (dataType < 0)
     return false;

@@ -25,7 +25,8 @@ static constexpr ScalarTypeInfo scalarTypes[] = {
     {ScalarType::U16, "u16", 2},   {ScalarType::U32, "u32", 4},
     {ScalarType::U64, "u64", 8},   {ScalarType::F16, "f16", 2},
     {ScalarType::BF16, "bf16", 2}, {ScalarType::F32, "f32", 4},
-    {ScalarType::F64, "f64", 8},
+    {ScalarType::F64, "f64", 8},   {ScalarType::F8E4M3, "f8e4m3", 1},
+    {ScalarType::F8E5M2, "f8e5m2", 1},
 };
 
 static const ScalarTypeInfo &info(ScalarType t) {
@@ -45,7 +46,11 @@ std::optional<ScalarType> parseScalarType(std::string_view name) {
 
 bool isFloatType(ScalarType t) {
   return t == ScalarType::F16 || t == ScalarType::BF16 ||
-         t == ScalarType::F32 || t == ScalarType::F64;
+         t == ScalarType::F32 || t == ScalarType::F64 || isFloat8Type(t);
+}
+
+bool isFloat8Type(ScalarType t) {
+  return t == ScalarType::F8E4M3 || t == ScalarType::F8E5M2;
 }
 
 bool isSignedIntType(ScalarType t) {

@@ -346,6 +346,46 @@ TEST(ScalarTest, HalfAndBFloat16) {
   EXPECT_EQ(floatToBFloat16Bits(0x1p-133), 0x0001); // Smallest subnormal.
 }
 
+TEST(ScalarTest, Float8) {
+  const ScalarType e4m3 = ScalarType::F8E4M3, e5m2 = ScalarType::F8E5M2;
+  EXPECT_EQ(floatToFloat8Bits(e4m3, 1.0), 0x38);
+  EXPECT_EQ(floatToFloat8Bits(e4m3, -2.0), 0xC0);
+  EXPECT_EQ(floatToFloat8Bits(e4m3, 448.0), 0x7E);   // Largest finite.
+  EXPECT_EQ(floatToFloat8Bits(e4m3, 1e6), 0x7E);     // Saturates (satfinite).
+  EXPECT_EQ(floatToFloat8Bits(e4m3, -INFINITY), 0xFE);
+  EXPECT_EQ(floatToFloat8Bits(e4m3, NAN), 0x7F);
+  EXPECT_EQ(floatToFloat8Bits(e4m3, 0x1p-9), 0x01);  // Smallest subnormal.
+  EXPECT_EQ(floatToFloat8Bits(e4m3, 0x1p-10), 0x00); // Tie to even: zero.
+  EXPECT_EQ(floatToFloat8Bits(e4m3, 0x1p-6), 0x08);  // Smallest normal.
+  EXPECT_EQ(floatToFloat8Bits(e4m3, 1.0625), 0x38);  // Tie, down.
+  EXPECT_EQ(floatToFloat8Bits(e4m3, 1.1875), 0x3A);  // Tie, up.
+  EXPECT_EQ(floatToFloat8Bits(e5m2, 1.0), 0x3C);
+  EXPECT_EQ(floatToFloat8Bits(e5m2, 57344.0), 0x7B);
+  EXPECT_EQ(floatToFloat8Bits(e5m2, INFINITY), 0x7B);
+  EXPECT_EQ(floatToFloat8Bits(e5m2, 0x1p-16), 0x01);
+  EXPECT_TRUE(std::isnan(float8BitsToDouble(e4m3, 0xFF)));
+  EXPECT_EQ(float8BitsToDouble(e4m3, 0x7E), 448.0);
+  EXPECT_TRUE(std::isinf(float8BitsToDouble(e5m2, 0x7C)));
+  for (ScalarType t : {e4m3, e5m2}) {
+    // Every finite value reads back to its bits; every point halfway
+    // between neighbours rounds to the one with an even mantissa.
+    for (int bits = 0; bits < 0x80; ++bits) {
+      double v = float8BitsToDouble(t, uint8_t(bits));
+      if (!std::isfinite(v))
+        continue;
+      EXPECT_EQ(floatToFloat8Bits(t, v), bits) << scalarTypeName(t) << " " << v;
+      EXPECT_EQ(floatToFloat8Bits(t, -v), bits | 0x80);
+      double next = float8BitsToDouble(t, uint8_t(bits + 1));
+      if (bits + 1 < 0x80 && std::isfinite(next))
+        EXPECT_EQ(floatToFloat8Bits(t, (v + next) / 2), (bits % 2 == 0) ? bits : bits + 1)
+            << scalarTypeName(t) << " between " << v << " and " << next;
+    }
+    EXPECT_EQ(scalarTypeSize(t), 1u);
+    EXPECT_TRUE(isFloatType(t) && isFloat8Type(t));
+    EXPECT_EQ(parseScalarType(scalarTypeName(t)), t);
+  }
+}
+
 TEST(ScalarTest, ArgValues) {
   ArgValue h = ArgValue::scalar(ScalarType::F16, 1.0);
   EXPECT_EQ(h.type(), ScalarType::F16);

@@ -187,6 +187,96 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       };
       refs["matmul_scaled"] = r;
     }
+    {
+      // FP8 (examples/matmul_fp8.tile): C = (A B^T) scaled, A M x K, B N x K.
+      // matmul_fp8: SCALE = 0 one scale each in SA and SB, 1 one per row of
+      // A and per row of B; matmul_fp8_block: SA per row and 128 of K, SB
+      // per 128 x 128 block of B, applied to each 128 of K's partial sum.
+      // The products of f8 values are exact in f32, but wgmma's f8 sums keep
+      // fewer bits than an f32 add (about 2^-13 of the running sum per
+      // step, measured by DeepSeek-V3 on Hopper), so besides bf16's rounding
+      // of C an absolute 6 sigma of a random walk of K steps of that size:
+      // terms of RMS 16/9 (inputs uniform in [-2, 2)) times the scales.
+      auto fp8Ref = [&defines](bool block) {
+        int64_t scaleKind = defineOr(defines, "SCALE", 0);
+        Reference r;
+        r.written = {2};
+        r.rtolScale = 2;
+        r.atolFor = [](const std::vector<int64_t> &shape) {
+          double K = double(shape.size() > 2 ? shape[2] : shape[1]);
+          return 6.0 * std::sqrt(K) * (16.0 / 9.0) * 4.0 * std::ldexp(1.0, -13) * std::sqrt(K);
+          // = 6 sigma of sqrt(K) steps of 2^-13 of a sum of RMS sqrt(K) 16/9,
+          // times scales up to 2 x 2.
+        };
+        r.shapeOf = [block, scaleKind](const std::vector<int64_t> &shape, size_t k) {
+          int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : N;
+          int64_t KB = (K + 127) / 128;
+          switch (k) {
+          case 0: return std::vector<int64_t>{M, K};
+          case 1: return std::vector<int64_t>{N, K};
+          case 2: return std::vector<int64_t>{M, N};
+          case 3: return block ? std::vector<int64_t>{M, KB}
+                               : std::vector<int64_t>{scaleKind ? M : 1};
+          default: return block ? std::vector<int64_t>{(N + 127) / 128, KB}
+                                : std::vector<int64_t>{scaleKind ? N : 1};
+          }
+        };
+        r.run = [block, scaleKind](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+          HostTensor &a = *ts[0], &b = *ts[1], &c = *ts[2], &sa = *ts[3], &sb = *ts[4];
+          int64_t M = a.sizes[0], K = a.sizes[1], N = b.sizes[0];
+          auto rowsFrom = [&](int64_t begin, int64_t end) {
+            for (int64_t m = begin; m < end; ++m)
+              for (int64_t n = 0; n < N; ++n) {
+                double sum = 0;
+                for (int64_t k0 = 0; k0 < K; k0 += 128) {
+                  double part = 0;
+                  for (int64_t k = k0; k < std::min(K, k0 + 128); ++k)
+                    part += double(a.values[m * a.strides[0] + k * a.strides[1]]) *
+                            double(b.values[n * b.strides[0] + k * b.strides[1]]);
+                  if (block)
+                    part *= double(sa.values[m * sa.strides[0] + (k0 / 128) * sa.strides[1]]) *
+                            double(sb.values[(n / 128) * sb.strides[0] +
+                                             (k0 / 128) * sb.strides[1]]);
+                  sum += part;
+                }
+                if (!block)
+                  sum *= double(sa.values[scaleKind ? m * sa.strides[0] : 0]) *
+                         double(sb.values[scaleKind ? n * sb.strides[0] : 0]);
+                c.values[m * c.strides[0] + n * c.strides[1]] =
+                    static_cast<float>(roundToFloatType(c.dtype, sum));
+              }
+          };
+          parallelRows(M, M * N * K, rowsFrom);
+        };
+        return r;
+      };
+      refs["matmul_fp8"] = fp8Ref(false);
+      refs["matmul_fp8_block"] = fp8Ref(true);
+      // quantize_rows: S[r] = max |X[r, :]| / FMAX, Q = X / S in f8 (the
+      // division and the rounding as the GPU does them: f32, then to F).
+      Reference q;
+      q.written = {1, 2};
+      q.rtolScale = 1;
+      q.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+        return k == 2 ? std::vector<int64_t>{shape[0]} : shape;
+      };
+      double fmax = double(defineOr(defines, "FMAX", 448));
+      q.run = [fmax](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+        HostTensor &x = *ts[0], &qt = *ts[1], &s = *ts[2];
+        int64_t M = x.sizes[0], K = x.sizes[1];
+        for (int64_t r = 0; r < M; ++r) {
+          float amax = 0;
+          for (int64_t k = 0; k < K; ++k)
+            amax = std::max(amax, std::fabs(x.values[r * x.strides[0] + k * x.strides[1]]));
+          float sc = std::max(amax, 1.0e-30f) / float(fmax);
+          s.values[r * s.strides[0]] = sc;
+          for (int64_t k = 0; k < K; ++k)
+            qt.values[r * qt.strides[0] + k * qt.strides[1]] = static_cast<float>(
+                roundToFloatType(qt.dtype, x.values[r * x.strides[0] + k * x.strides[1]] / sc));
+        }
+      };
+      refs["quantize_rows"] = q;
+    }
   }
   {
     // Attention (examples/attention.tile): the problem shape is

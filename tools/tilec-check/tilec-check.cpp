@@ -68,6 +68,8 @@ double relTol(ScalarType t) {
   switch (t) {
   case ScalarType::F16: return 2e-3;
   case ScalarType::BF16: return 1.6e-2;
+  case ScalarType::F8E4M3: return 1.25e-1;
+  case ScalarType::F8E5M2: return 2.5e-1;
   case ScalarType::F32: return 2e-6;
   default: return 1e-12;
   }

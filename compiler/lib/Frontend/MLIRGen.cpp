@@ -24,6 +24,8 @@ mlir::Type tilec::toMLIRType(MLIRContext *ctx, ScalarType t) {
   case ScalarType::BF16: return BFloat16Type::get(ctx);
   case ScalarType::F32: return Float32Type::get(ctx);
   case ScalarType::F64: return Float64Type::get(ctx);
+  case ScalarType::F8E4M3: return Float8E4M3FNType::get(ctx);
+  case ScalarType::F8E5M2: return Float8E5M2Type::get(ctx);
   }
   return {};
 }
@@ -47,6 +49,14 @@ Value Gen::convert(Value v, const SemaType &from, ScalarType to, Location l) {
   ScalarType fe = from.elem;
   if (fe == to)
     return v;
+  // f8 converts to and from f32 only (cvt on the GPU): anything else goes
+  // through f32.
+  if ((isFloat8Type(fe) && to != ScalarType::F32) ||
+      (isFloat8Type(to) && fe != ScalarType::F32)) {
+    SemaType mid = from;
+    mid.elem = ScalarType::F32;
+    return convert(convert(v, from, ScalarType::F32, l), mid, to, l);
+  }
   SemaType toT = from;
   toT.elem = to;
   Type dst = mlirType(toT);

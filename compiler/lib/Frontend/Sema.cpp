@@ -110,6 +110,12 @@ static ScalarType widerFloat(ScalarType a, ScalarType b) {
   return bitWidth(a) >= bitWidth(b) ? a : b;
 }
 
+std::string tilec::sema::float8Rule(ScalarType t) {
+  return std::string(scalarTypeName(t)) +
+         " is a storage type: it is loaded, stored, converted with cast<...>(...) and "
+         "multiplied by mma; compute with cast<f32>(...) of it";
+}
+
 std::string tilec::sema::describeOperand(const SemaType &t) {
   if (t.weak)
     return isFloatType(t.elem) ? "a float literal" : "an integer literal";
@@ -147,6 +153,8 @@ Unified tilec::unifyOperands(const SemaType &a, const SemaType &b,
               " and " + describeOperand(b) + why;
     return u;
   };
+  if (isFloat8Type(a.elem) || isFloat8Type(b.elem))
+    return fail(std::string(": ") + float8Rule(isFloat8Type(a.elem) ? a.elem : b.elem));
   std::vector<int64_t> shape = a.isTile() ? a.shape : b.shape;
   if (a.isTile() && b.isTile() && a.shape != b.shape) {
     std::optional<std::vector<int64_t>> s = broadcastShapes(a.shape, b.shape);
@@ -457,6 +465,8 @@ bool Checker::checkNode(Expr &e) {
     }
     if (x.type.elem == ScalarType::I1 || isUnsignedIntType(x.type.elem))
       return error(e.loc, "cannot negate " + x.type.str());
+    if (isFloat8Type(x.type.elem))
+      return error(e.loc, "cannot negate " + x.type.str() + ": " + float8Rule(x.type.elem));
     e.type = x.type;
     if (x.constInt && *x.constInt != std::numeric_limits<int64_t>::min())
       e.constInt = -*x.constInt;

@@ -501,12 +501,15 @@ bool Checker::checkMma(Expr &e) {
       return error(e.args[k]->loc, std::string("mma needs ") + names[k] +
                                        " to be a 2-D tile, got " + describeOperand(t));
   }
-  if (a.elem != b.elem)
+  // f8e4m3 and f8e5m2 mix (wgmma takes either for each operand).
+  if (a.elem != b.elem && !(isFloat8Type(a.elem) && isFloat8Type(b.elem)))
     return error(e.loc, "mma needs a and b of one element type, got " + a.str() +
                             " and " + b.str() + "; convert one with cast<...>(...)");
-  if (a.elem != ScalarType::F16 && a.elem != ScalarType::BF16 && a.elem != ScalarType::F32)
-    return error(e.args[0]->loc, std::string("mma takes f16, bf16 or f32 operands, got ") +
-                                     a.str());
+  if (a.elem != ScalarType::F16 && a.elem != ScalarType::BF16 && a.elem != ScalarType::F32 &&
+      !isFloat8Type(a.elem))
+    return error(e.args[0]->loc,
+                 std::string("mma takes f16, bf16, f32, f8e4m3 or f8e5m2 operands, got ") +
+                     a.str());
   if (e.tf32 && a.elem != ScalarType::F32)
     return error(e.args[3]->loc, "tf32 = true is for f32 operands; these are " + a.str() +
                                      " (f16 and bf16 always run on the tensor cores)");
@@ -655,6 +658,8 @@ bool Checker::checkUnaryMath(Expr &e) {
   if (!checkArgCount(e, 1, 1) || !requireValue(*e.args[0], "the argument"))
     return false;
   SemaType t = e.args[0]->type;
+  if (isFloat8Type(t.elem))
+    return error(e.args[0]->loc, "'" + f + "' of " + t.str() + ": " + float8Rule(t.elem));
   if (f != "abs" && !isFloatType(t.elem))
     return error(e.args[0]->loc, "'" + f + "' needs a float argument, got " +
                                      describeOperand(t) + "; convert with cast<f32>(...)");

@@ -148,6 +148,8 @@ inline bool reducibleElem(ScalarType t) {
          t == ScalarType::I32;
 }
 std::string describeOperand(const SemaType &t);
+/// What f8 values take part in, for errors on anything else.
+std::string float8Rule(ScalarType t);
 const Expr *findTileExpr(const Expr &e);
 std::string shapeText(const std::vector<int64_t> &dims);
 

@@ -25,7 +25,7 @@ bool Checker::resolveType(const TypeExpr &t, SemaType &out, bool allowTensor) {
         return error(t.loc, "'" + t.name + "' is an integer parameter, not a type");
       return error(t.loc, "unknown type '" + t.name +
                               "'; types are i1 i8 i16 i32 i64 u8 u16 u32 u64 "
-                              "f16 bf16 f32 f64, tensor<T, R> or a 'type' "
+                              "f16 bf16 f32 f64 f8e4m3 f8e5m2, tensor<T, R> or a 'type' "
                               "parameter of the kernel");
     }
     out = SemaType::scalar(it->second);

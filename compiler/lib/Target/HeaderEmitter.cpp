@@ -33,6 +33,8 @@ static const char *cppType(ScalarType t) {
   case ScalarType::U64: return "uint64_t";
   case ScalarType::F16:
   case ScalarType::BF16:
+  case ScalarType::F8E4M3:
+  case ScalarType::F8E5M2:
   case ScalarType::F32: return "float";
   case ScalarType::F64: return "double";
   }
@@ -54,6 +56,8 @@ static const char *enumName(ScalarType t) {
   case ScalarType::BF16: return "BF16";
   case ScalarType::F32: return "F32";
   case ScalarType::F64: return "F64";
+  case ScalarType::F8E4M3: return "F8E4M3";
+  case ScalarType::F8E5M2: return "F8E5M2";
   }
   return "F32";
 }

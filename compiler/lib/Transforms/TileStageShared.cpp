@@ -74,6 +74,25 @@ struct TileStageSharedPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (!func->hasAttr(tile::kKernelAttrName))
         continue;
+      // f8 <-> f32 conversions are cvt with e4m3x2 / e5m2x2 (sm_89 on).
+      if (arch == "sm_80") {
+        WalkResult cvt = func.walk([&](Operation *op) {
+          if (!isa<arith::ExtFOp, arith::TruncFOp>(op))
+            return WalkResult::advance();
+          Type from = getElementTypeOrSelf(op->getOperand(0).getType());
+          Type to = getElementTypeOrSelf(op->getResult(0).getType());
+          if (!isa<Float8E4M3FNType, Float8E5M2Type>(from) &&
+              !isa<Float8E4M3FNType, Float8E5M2Type>(to))
+            return WalkResult::advance();
+          op->emitError() << "kernel '" << func.getName()
+                          << "': converting to or from f8 needs sm_89 or later (cvt with "
+                             "e4m3x2 / e5m2x2); this target is "
+                          << arch;
+          return WalkResult::interrupt();
+        });
+        if (cvt.wasInterrupted())
+          return signalPassFailure();
+      }
       SmallVector<tile::MmaOp> mmas;
       func.walk([&](tile::MmaOp op) { mmas.push_back(op); });
       if (mmas.empty()) {
@@ -169,8 +188,9 @@ struct TileStageSharedPass
     StringRef name = func.getName();
     tile::MmaOp first = mmas.front();
     Type elem0 = first.getA().getType().getElementType();
+    bool f8 = isa<Float8E4M3FNType, Float8E5M2Type>(elem0);
     bool tensorCores = (elem0.isBF16() || elem0.isF16());
-    if (tensorCores && (mmas.size() > 1 || !isMatmulForm(mmas.front())))
+    if (f8 || (tensorCores && (mmas.size() > 1 || !isMatmulForm(mmas.front()))))
       return planGeneral(func, mmas);
     if (mmas.size() > 1)
       return mmas[1]->emitError()
@@ -272,6 +292,13 @@ struct TileStageSharedPass
              << "kernel '" << name << "': STAGES must be 2 to 8, got " << s.getInt();
     int64_t BM = mmas.front().getAcc().getType().getDimSize(0);
     Type elem = mmas.front().getA().getType().getElementType();
+    // f8 runs on wgmma only (k32), which reads both operands K-major from
+    // shared memory.
+    bool f8 = isa<Float8E4M3FNType, Float8E5M2Type>(elem);
+    if (f8 && !tma)
+      return mmas.front().emitError()
+             << "kernel '" << name << "': mma on f8 tiles needs sm_90a (wgmma); this target is "
+             << arch;
     auto shapeError = [&](tile::MmaOp mma, const Twine &what) {
       return mma.emitError() << "kernel '" << name << "': " << what << " (mma of "
                              << shapeStr(mma.getA().getType()) << " and "
@@ -290,8 +317,11 @@ struct TileStageSharedPass
     int64_t accElems = 0; // of every mma's result, over the consumers' threads
     for (tile::MmaOp mma : mmas) {
       auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
-      if (aTy.getElementType() != elem)
+      if (aTy.getElementType() != elem &&
+          !(f8 && isa<Float8E4M3FNType, Float8E5M2Type>(aTy.getElementType())))
         return shapeError(mma, "all mmas of a kernel must multiply the same element type");
+      if (f8 && aTy.getDimSize(1) % 32 != 0)
+        return shapeError(mma, "with f8 operands the shared dimension must be a multiple of 32");
       if (mma.getAcc().getType().getDimSize(0) != BM)
         return shapeError(mma, "all mmas of a kernel must have the same number of rows (BM)");
       int64_t K = aTy.getDimSize(1), N = bTy.getDimSize(1);
@@ -320,6 +350,10 @@ struct TileStageSharedPass
                    << "the second operand of mma must be a tile loaded in the loop "
                       "(load(B, ...) or transpose(load(K, ...))); a computed tile as b is "
                       "not supported yet";
+          if (f8)
+            return mma.emitError() << "the first operand of an mma on f8 tiles must be a tile "
+                                      "loaded in the loop (wgmma reads f8 from shared memory "
+                                      "only); a computed tile is not supported";
           if (!forOp->isAncestor(operand.getParentBlock()->getParentOp()) &&
               operand.getParentBlock() != forOp.getBody())
             return mma.emitError() << "a computed first operand of mma must be computed in "
@@ -328,6 +362,11 @@ struct TileStageSharedPass
         }
         if (which == 0 && so.transpose)
           return mma.emitError() << "a transposed first operand of mma is not supported yet";
+        if (which == 1 && f8 && !so.transpose)
+          return mma.emitError()
+                 << "an mma on f8 tiles reads b K-major (wgmma has no transposed f8 form): "
+                    "store B as N x K (torch's column-major second operand, B.t()) and write "
+                    "mma(a, transpose(load(B, [n, k], [BN, BK])), acc)";
         FailureOr<tile::MakeViewOp> view =
             stagedView(so.load, which ? "second" : "first",
                        outer ? outer.getOperation() : forOp.getOperation());

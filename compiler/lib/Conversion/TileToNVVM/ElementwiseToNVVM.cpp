@@ -47,17 +47,127 @@ struct ElementwiseLowering : ConversionPattern {
   }
 };
 
+/// An f8 constant's bits as the i8 its registers hold.
+static TypedAttr registerAttr(Attribute value) {
+  auto f = dyn_cast<FloatAttr>(value);
+  if (!f || !isa<Float8E4M3FNType, Float8E5M2Type>(f.getType()))
+    return cast<TypedAttr>(value);
+  return IntegerAttr::get(IntegerType::get(f.getContext(), 8), f.getValue().bitcastToAPInt());
+}
+
 struct ConstantLowering : OpConversionPattern<arith::ConstantOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Type ty = getTypeConverter()->convertType(op.getType());
+    if (!isa<VectorType>(ty)) { // a scalar f8
+      if (ty == op.getType())
+        return rewriter.notifyMatchFailure(op, "a scalar constant stays");
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, registerAttr(op.getValue()));
+      return success();
+    }
     auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
     if (!dense || !dense.isSplat())
       return rewriter.notifyMatchFailure(op, "only splat tile constants");
-    auto ty = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    auto vt = cast<VectorType>(ty);
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, ty, DenseElementsAttr::get(ty, dense.getSplatValue<Attribute>()));
+        op, vt, DenseElementsAttr::get(vt, registerAttr(dense.getSplatValue<Attribute>())));
+    return success();
+  }
+};
+
+/// "e4m3" or "e5m2" for an f8 type, else "".
+static StringRef float8Name(Type t) {
+  t = getElementTypeOrSelf(t);
+  return isa<Float8E4M3FNType>(t) ? "e4m3" : isa<Float8E5M2Type>(t) ? "e5m2" : "";
+}
+
+/// `v` (a vector, or a scalar as one element) as a vector of an even number
+/// of elements, and the count it had.
+static std::pair<Value, int64_t> evenVector(OpBuilder &b, Location loc, Value v) {
+  auto vt = dyn_cast<VectorType>(v.getType());
+  if (!vt)
+    return {vector::BroadcastOp::create(b, loc, VectorType::get({2}, v.getType()), v), 1};
+  int64_t n = vt.getNumElements();
+  if (n % 2 == 0)
+    return {v, n};
+  SmallVector<int64_t> mask;
+  for (int64_t i = 0; i <= n; ++i)
+    mask.push_back(i < n ? i : 0);
+  return {vector::ShuffleOp::create(b, loc, v, v, mask), n};
+}
+/// The first `n` elements of `v` (n == 1 and `scalar`: element 0 alone).
+static Value firstElements(OpBuilder &b, Location loc, Value v, int64_t n, bool scalar) {
+  if (scalar)
+    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0});
+  if (cast<VectorType>(v.getType()).getNumElements() == n)
+    return v;
+  SmallVector<int64_t> mask;
+  for (int64_t i = 0; i < n; ++i)
+    mask.push_back(i);
+  return vector::ShuffleOp::create(b, loc, v, v, mask);
+}
+
+/// f8 -> f32: the bytes in pairs through cvt.rn.f16x2.{e4m3,e5m2}x2 (sm_89+),
+/// then f16 -> f32.
+struct Float8ExtLowering : OpConversionPattern<arith::ExtFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::ExtFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef kind = float8Name(op.getIn().getType());
+    if (kind.empty())
+      return rewriter.notifyMatchFailure(op, "not from f8");
+    Location loc = op.getLoc();
+    bool scalar = !isa<VectorType>(adaptor.getIn().getType());
+    auto [bytes, n] = evenVector(rewriter, loc, adaptor.getIn());
+    int64_t pairs = cast<VectorType>(bytes.getType()).getNumElements() / 2;
+    Type i16 = rewriter.getI16Type(), i32 = rewriter.getI32Type();
+    Value packed = vector::BitCastOp::create(rewriter, loc, VectorType::get({pairs}, i16), bytes);
+    Value halves = LLVM::UndefOp::create(rewriter, loc, VectorType::get({pairs}, i32));
+    std::string text = ("cvt.rn.f16x2." + kind + "x2 $0, $1;").str();
+    for (int64_t i = 0; i < pairs; ++i) {
+      Value pair = vector::ExtractOp::create(rewriter, loc, packed, ArrayRef<int64_t>{i});
+      Value h = inlineAsm(rewriter, loc, i32, pair, text, "=r,h");
+      halves = vector::InsertOp::create(rewriter, loc, h, halves, ArrayRef<int64_t>{i});
+    }
+    Value f16s = vector::BitCastOp::create(
+        rewriter, loc, VectorType::get({2 * pairs}, rewriter.getF16Type()), halves);
+    Value wide = arith::ExtFOp::create(
+        rewriter, loc, VectorType::get({2 * pairs}, rewriter.getF32Type()), f16s);
+    rewriter.replaceOp(op, firstElements(rewriter, loc, wide, n, scalar));
+    return success();
+  }
+};
+
+/// f32 -> f8: pairs through cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (sm_89+;
+/// rounds to nearest even, saturates to the largest finite value).
+struct Float8TruncLowering : OpConversionPattern<arith::TruncFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::TruncFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef kind = float8Name(op.getType());
+    if (kind.empty())
+      return rewriter.notifyMatchFailure(op, "not to f8");
+    Location loc = op.getLoc();
+    bool scalar = !isa<VectorType>(adaptor.getIn().getType());
+    auto [floats, n] = evenVector(rewriter, loc, adaptor.getIn());
+    int64_t pairs = cast<VectorType>(floats.getType()).getNumElements() / 2;
+    Type i16 = rewriter.getI16Type();
+    Value packed = LLVM::UndefOp::create(rewriter, loc, VectorType::get({pairs}, i16));
+    // The first operand goes to the upper byte.
+    std::string text = ("cvt.rn.satfinite." + kind + "x2.f32 $0, $1, $2;").str();
+    for (int64_t i = 0; i < pairs; ++i) {
+      Value lo = vector::ExtractOp::create(rewriter, loc, floats, ArrayRef<int64_t>{2 * i});
+      Value hi = vector::ExtractOp::create(rewriter, loc, floats, ArrayRef<int64_t>{2 * i + 1});
+      Value h = inlineAsm(rewriter, loc, i16, ValueRange{hi, lo}, text, "=h,f,f");
+      packed = vector::InsertOp::create(rewriter, loc, h, packed, ArrayRef<int64_t>{i});
+    }
+    Value bytes = vector::BitCastOp::create(
+        rewriter, loc, VectorType::get({2 * pairs}, rewriter.getI8Type()), packed);
+    rewriter.replaceOp(op, firstElements(rewriter, loc, bytes, n, scalar));
     return success();
   }
 };
@@ -165,6 +275,7 @@ void tilec::populateElementwiseToNVVMPatterns(const TypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ElementwiseLowering>(converter, ctx);
   patterns.add<ConstantLowering>(converter, ctx);
+  patterns.add<Float8ExtLowering, Float8TruncLowering>(converter, ctx, /*benefit=*/2);
   patterns.add<ApproxUnaryLowering<math::ExpOp>>(converter, ctx, "exp", expF32);
   patterns.add<ApproxUnaryLowering<math::Exp2Op>>(converter, ctx, "exp2", exp2F32);
   patterns.add<ApproxUnaryLowering<math::LogOp>>(converter, ctx, "log", logF32);

@@ -111,6 +111,8 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     Type elem = g.elem;
     bool bf16 = elem.isBF16();
     bool aShared = g.aShared, bKMajor = g.bKMajor, zeroAcc = g.zeroAcc;
+    // One wgmma step reads 32 bytes of K: k16 of f16/bf16, k32 of f8.
+    int64_t kStep = 32 / (elem.getIntOrFloatBitWidth() / 8);
     Type i32 = rewriter.getI32Type();
     auto structTy = wgmmaAccType(ctx, fields);
     Value wg = warpgroupIndex(e, NVVM::ThreadIdXOp::create(e.b, e.loc, e.b.getI32Type()));
@@ -128,11 +130,17 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     SmallVector<Value> aElems;
     if (!aShared)
       aElems = unpackVector(rewriter, loc, adaptor.getA());
-    auto wgmmaType = bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    auto wgmmaTypeOf = [&](Type t) {
+      return isa<Float8E4M3FNType>(t)  ? NVVM::WGMMATypes::e4m3
+             : isa<Float8E5M2Type>(t) ? NVVM::WGMMATypes::e5m2
+             : t.isBF16()             ? NVVM::WGMMATypes::bf16
+                                      : NVVM::WGMMATypes::f16;
+    };
+    auto wgmmaTypeA = wgmmaTypeOf(elem), wgmmaTypeB = wgmmaTypeOf(op.getB().getType().getElementType());
     if (pingPong & kPingPongSync)
       pingPongSync(e, wg);
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-    for (int64_t kk = 0; kk < K / 16; ++kk) {
+    for (int64_t kk = 0; kk < K / kStep; ++kk) {
       Value descB =
           bKMajor ? wgmmaDescriptor(e, e.add(bAddr, e.i64((kk / 4) * N * 128 + (kk % 4) * 32)),
                                     16, 1024)
@@ -146,8 +154,8 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
               16, 1024);
           accs[mb] = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structTy, accs[mb], descA, descB,
-              NVVM::MMAShapeAttr::get(ctx, 64, int(N), 16),
-              NVVM::WGMMATypesAttr::get(ctx, wgmmaType), NVVM::WGMMATypesAttr::get(ctx, wgmmaType),
+              NVVM::MMAShapeAttr::get(ctx, 64, int(N), int(kStep)),
+              NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeA), NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeB),
               NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
               NVVM::WGMMAScaleOutAttr::get(ctx, accumulate ? NVVM::WGMMAScaleOut::one
                                                            : NVVM::WGMMAScaleOut::zero),

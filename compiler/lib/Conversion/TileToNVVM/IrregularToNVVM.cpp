@@ -95,7 +95,7 @@ struct GatherLowering : LayoutPattern<tile::GatherOp> {
     auto view = op.getView().getDefiningOp<tile::MakeViewOp>();
     if (!view)
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
-    Type elem = op.getType().getElementType();
+    Type elem = registerType(op.getType().getElementType());
     TypedAttr fill = op.getFillAttr() ? op.getFillAttr() : rewriter.getZeroAttr(elem);
     Location loc = op.getLoc();
     Value r = forEachElement(rewriter, loc, layout, view, op.getType(), adaptor.getIndices(),
@@ -117,7 +117,7 @@ struct ScatterLowering : LayoutPattern<tile::ScatterOp> {
     if (!view)
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
     auto shape = op.getValues().getType();
-    Type elem = shape.getElementType();
+    Type elem = registerType(shape.getElementType());
     Location loc = op.getLoc();
     Value values = adaptor.getValues();
     forEachElement(rewriter, loc, layout, view, shape, adaptor.getIndices(), adaptor.getMask(),
@@ -140,7 +140,7 @@ struct AtomicLowering : LayoutPattern<tile::AtomicOp> {
     auto view = op.getView().getDefiningOp<tile::MakeViewOp>();
     if (!view)
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
-    Type elem = op.getType().getElementType();
+    Type elem = registerType(op.getType().getElementType());
     Location loc = op.getLoc();
     StringRef kind = op.getKind();
     bool isFloat = isa<FloatType>(elem);

@@ -38,7 +38,7 @@ public:
              RankedTensorType tileTy, ValueRange indices,
              ThreadLayout layout)
       : b(b), loc(loc), layout(layout), shape(tileTy.getShape()),
-        elemTy(tileTy.getElementType()), numel(tileTy.getNumElements()) {
+        elemTy(registerType(tileTy.getElementType())), numel(tileTy.getNumElements()) {
     memTy = memoryType(elemTy);
     ptr = view.getPtr();
     sizes.assign(view.getSizes().begin(), view.getSizes().end());
@@ -347,7 +347,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     Location loc = op.getLoc();
     RankedTensorType tileTy = op.getType();
     ThreadLayout encoding = encodingOf(tileTy);
-    Type elemTy = tileTy.getElementType();
+    Type elemTy = registerType(tileTy.getElementType());
     VectorType resTy = perThreadType(tileTy);
     VectorType vecTy = VectorType::get({encoding.getGroupWidth()}, elemTy);
     TypedAttr padAttr = op.getPaddingAttr();
@@ -477,7 +477,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
           if (!addend)
             continue;
           addrs.push_back(acc.address(acc.offsetOf(bases.back(), true, nullptr)));
-          VectorType vecTy = VectorType::get({width}, tileTy.getElementType());
+          VectorType vecTy = VectorType::get({width}, registerType(tileTy.getElementType()));
           auto loadSlot = [&]() -> Value { return acc.load(vecTy, addrs.back(), align); };
           loaded.push_back(
               acc.slotNeedsGuard(r)
@@ -486,7 +486,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
                                 vecTy, loadSlot,
                                 [&] { return splatConst(rewriter, loc, vecTy,
                                                         rewriter.getZeroAttr(
-                                                            tileTy.getElementType())); })
+                                                            registerType(tileTy.getElementType()))); })
                   : loadSlot());
         }
         for (int64_t r = r0; r < r1; ++r) {
@@ -594,7 +594,7 @@ struct BroadcastLoadLowering : LayoutPattern<tile::BroadcastLoadOp> {
       return rewriter.notifyMatchFailure(op, "view is not made by tile.make_view");
     Location loc = op.getLoc();
     RankedTensorType resTy = op.getType();
-    Type elemTy = resTy.getElementType();
+    Type elemTy = registerType(resTy.getElementType());
     // The source is read straight from memory for each result element: it
     // has no register form of its own.
     auto srcTy = RankedTensorType::get(op.getSrcShape(), elemTy, resTy.getEncoding());

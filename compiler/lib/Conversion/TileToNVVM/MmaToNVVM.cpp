@@ -118,7 +118,7 @@ static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> or
   size_t rank = origins.size();
   Value size1 = v.getSizes()[rank - 1], stride0 = o.stride(rank - 2);
   int64_t chunkElems = 16 / o.elemBytes;
-  Type elem = o.load.getType().getElementType();
+  Type elem = registerType(o.load.getType().getElementType());
   forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
     // Bytes of this chunk inside the view: 0 .. 16 (a chunk is never
     // partly left of column 0: origins are multiples of the tile width).
@@ -323,17 +323,16 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
 void tilec::mma::copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
                                Value dst, Value tid, int64_t threads) {
   Emit e{b, loc};
-  Type elem = o.load.getType().getElementType();
+  Type elem = registerType(o.load.getType().getElementType());
   Value ptr = o.view.getPtr();
   size_t rank = origins.size();
   Value size1 = o.view.getSizes()[rank - 1];
   Value stride0 = o.stride(rank - 2), stride1 = o.stride(rank - 1);
   int64_t chunkElems = 16 / o.elemBytes;
-  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
   auto vecTy = VectorType::get({chunkElems}, elem);
   forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
-    Value v = arith::ConstantOp::create(
-        b, loc, vecTy, DenseElementsAttr::get(vecTy, b.getFloatAttr(elem, 0.0)));
+    Value v = arith::ConstantOp::create(b, loc, vecTy, b.getZeroAttr(vecTy));
     for (int64_t t = 0; t < chunkElems; ++t) {
       Value gcol = e.add(ch.gcol, e.i64(t));
       Value ok = arith::AndIOp::create(b, loc, ch.rowOk, e.ult(gcol, size1));

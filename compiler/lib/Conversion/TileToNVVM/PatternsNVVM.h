@@ -35,10 +35,17 @@ inline bool isPipelined(ThreadLayout layout) { return mlir::isa<tile::MmaEncodin
 inline ThreadLayout encodingOf(mlir::RankedTensorType t) {
   return mlir::cast<ThreadLayout>(t.getEncoding());
 }
+/// The type an element of `elem` has in registers: f8 values are their
+/// bytes (i8; LLVM has no f8 type), converted by cvt where cast asks.
+inline mlir::Type registerType(mlir::Type elem) {
+  if (mlir::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(elem))
+    return mlir::IntegerType::get(elem.getContext(), 8);
+  return elem;
+}
 /// The vector of elements one thread holds of `t` under its encoding.
 inline mlir::VectorType perThreadType(mlir::RankedTensorType t) {
   return mlir::VectorType::get({encodingOf(t).getElemsPerThread(t.getShape())},
-                               t.getElementType());
+                               registerType(t.getElementType()));
 }
 /// The flat tile index (i64) of the first element of this thread's group g
 /// of `t`, under its encoding.

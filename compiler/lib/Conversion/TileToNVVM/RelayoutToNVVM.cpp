@@ -75,7 +75,7 @@ public:
   RelayoutBuffer(ConversionPatternRewriter &rewriter, Location loc, LLVM::GlobalOp global,
                  RankedTensorType srcTy, int64_t byteOffset = 0)
       : b(rewriter), loc(loc), srcTy(srcTy) {
-    elem = srcTy.getElementType();
+    elem = registerType(srcTy.getElementType());
     stored = memoryType(elem);
     bytes = stored.getIntOrFloatBitWidth() / 8;
     inner = srcTy.getShape().back();
@@ -296,7 +296,7 @@ struct AxisReduceLowering : LayoutPattern<tile::ReduceOp> {
     auto srcTy = op.getTile().getType();
     auto resTy = cast<RankedTensorType>(op.getType());
     int64_t axis = *op.getAxis();
-    Type elem = srcTy.getElementType();
+    Type elem = registerType(srcTy.getElementType());
     bool isFloat = isa<FloatType>(elem);
     StringRef kind = op.getKind();
     bool user = kind == "fn";
@@ -380,7 +380,7 @@ struct ScanLowering : LayoutPattern<tile::ScanOp> {
       return rewriter.notifyMatchFailure(op, "no scan buffer");
     Location loc = op.getLoc();
     auto tileTy = op.getType();
-    Type elem = tileTy.getElementType();
+    Type elem = registerType(tileTy.getElementType());
     bool isFloat = isa<FloatType>(elem);
     bool user = !op.getCombiner().empty();
     Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
@@ -667,7 +667,7 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
     Location loc = op.getLoc();
     auto srcTy = op.getTile().getType();
     auto resTy = cast<RankedTensorType>(op.getType());
-    Type elem = srcTy.getElementType();
+    Type elem = registerType(srcTy.getElementType());
     RelayoutBuffer buf(rewriter, loc, global, srcTy);
     if (!op->hasAttr(kTakeReuseAttrName))
       buf.write(adaptor.getTile());

@@ -38,7 +38,10 @@ bool tilec::needsNVVMLowering(Operation *op) {
   // exp2 on scalars or vectors is left to math-to-llvm (ex2.approx).
   if (hasApproxLowering(op))
     return true;
-  auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
+  // Tiles, and f8 scalars (bytes in registers).
+  auto isTensor = [](Type t) {
+    return isa<RankedTensorType, Float8E4M3FNType, Float8E5M2Type>(t);
+  };
   if (auto e2 = dyn_cast<math::Exp2Op>(op))
     if (!getElementTypeOrSelf(e2.getType()).isF32())
       return true;
@@ -569,6 +572,8 @@ struct ConvertTileToNVVMPass
                       LLVM::Linkage::External, /*alignment=*/1024);
     TypeConverter converter;
     converter.addConversion([](Type t) { return t; });
+    // A scalar f8 is its byte (registerType).
+    converter.addConversion([](FloatType t) { return registerType(t); });
     // A tile becomes the vector of elements one thread holds under its
     // encoding. Shared tiles (pipelined mma operands) have no register form:
     // the mma pipeline consumes them whole.

@@ -110,7 +110,7 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
   Value rowOrigin = e.add(e.mul(e.sext64(indices[rank - 2]), e.i64(BM)),
                           e.mul(e.zext64(consumer), e.i64(rowsPerWG)));
   Value colOrigin = e.mul(e.sext64(indices[rank - 1]), e.i64(N));
-  VectorType groupTy = VectorType::get({width}, tileTy.getElementType());
+  VectorType groupTy = VectorType::get({width}, registerType(tileTy.getElementType()));
 
   for (int64_t i = 0; i < boxes; ++i) {
     int64_t buffer = i % buffers;

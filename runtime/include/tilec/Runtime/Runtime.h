@@ -246,7 +246,11 @@ uint16_t floatToBFloat16Bits(double v);
 /// The value of f16 / bf16 bits.
 double halfBitsToDouble(uint16_t bits);
 double bfloat16BitsToDouble(uint16_t bits);
-/// `v` rounded to float type `t` (f16, bf16, f32; f64 unchanged).
+/// f8e4m3 / f8e5m2 bits of `v` (round to nearest even, saturated to the
+/// largest finite value as PTX's cvt.rn.satfinite), and their value.
+uint8_t floatToFloat8Bits(ScalarType t, double v);
+double float8BitsToDouble(ScalarType t, uint8_t bits);
+/// `v` rounded to float type `t` (f8, f16, bf16, f32; f64 unchanged).
 double roundToFloatType(ScalarType t, double v);
 /// Reads / writes one float element of type `t` at `p` (host memory).
 double loadFloatElement(ScalarType t, const void *p);

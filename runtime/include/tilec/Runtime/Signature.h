@@ -30,9 +30,11 @@
 
 namespace tilec {
 
-/// Element and scalar types of the language.
+/// Element and scalar types of the language. F8E4M3 (torch's
+/// float8_e4m3fn: no infinities, largest finite 448) and F8E5M2 are storage
+/// types: loaded, stored, cast and multiplied by mma, never computed with.
 enum class ScalarType : uint8_t {
-  I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64
+  I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, F8E4M3, F8E5M2
 };
 
 /// Size in bytes of one value of `t` as stored in memory (i1 is one byte).
@@ -42,6 +44,8 @@ const char *scalarTypeName(ScalarType t);
 /// Parses the language spelling; nullopt when `name` is not a scalar type.
 std::optional<ScalarType> parseScalarType(std::string_view name);
 bool isFloatType(ScalarType t);
+/// f8e4m3 or f8e5m2 (isFloatType holds for them too).
+bool isFloat8Type(ScalarType t);
 bool isSignedIntType(ScalarType t);
 bool isUnsignedIntType(ScalarType t);
 

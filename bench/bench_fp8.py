@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""FP8 matmuls (examples/matmul_fp8.tile) against torch._scaled_mm (cuBLAS
+/ CUTLASS) in the same process and timing loop: CUDA events around --reps
+back-to-back calls, medians of --iters, implementations interleaved round
+by round (A B A B). e4m3 operands, bf16 output, B given N x K (torch's
+column-major second operand is its transpose). Each result is checked
+against an f32 product of the dequantized operands first.
+
+  tensor: matmul_fp8 (one scale each)         vs _scaled_mm tensorwise
+  row:    matmul_fp8 -D SCALE=1 (per row/col) vs _scaled_mm rowwise
+  block:  matmul_fp8_block (1x128, 128x128)   vs _scaled_mm blockwise
+
+usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
+                          [--configs BMxBN[:STAGES],...] [--iters N] [--reps R]
+                          [--rounds R] [--sustain SECONDS]
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+import tilec  # noqa: E402
+from benchlib import median_ms  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096")
+ap.add_argument("--modes", default="tensor,row,block")
+ap.add_argument("--configs", default="128x256")
+ap.add_argument("--iters", type=int, default=20)
+ap.add_argument("--reps", type=int, default=10)
+ap.add_argument("--rounds", type=int, default=3)
+ap.add_argument("--sustain", type=float, default=0.0,
+                help="after the rounds, this many seconds of back-to-back calls of each, "
+                     "timed over the last half")
+args = ap.parse_args()
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+prog = tilec.load(os.path.join(root, "examples", "matmul_fp8.tile"))
+f8 = torch.float8_e4m3fn
+print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+
+
+def sustained_ms(fn, seconds):
+    """Calls fn back to back for `seconds`; the mean time per call over the
+    second half (the clock has settled under the power cap by then)."""
+    torch.cuda.synchronize()
+    start = time.time()
+    n = 0
+    while time.time() - start < seconds / 2:
+        for _ in range(20):
+            fn()
+        n += 20
+        torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    calls = max(20, n)
+    e0.record()
+    for _ in range(calls):
+        fn()
+    e1.record()
+    e1.synchronize()
+    return e0.elapsed_time(e1) / calls
+
+
+for shape in args.shapes.split(","):
+    m, n, k = (int(v) for v in shape.split("x"))
+    a = (torch.randn(m, k, device="cuda") * 2).to(f8)
+    b = (torch.randn(n, k, device="cuda") * 2).to(f8)   # N x K
+    flops = 2.0 * m * n * k
+    for mode in args.modes.split(","):
+        kb, nb = (k + 127) // 128, (n + 127) // 128
+        if mode == "tensor":
+            sa = torch.rand(1, device="cuda") + 0.5
+            sb = torch.rand(1, device="cuda") + 0.5
+            ref = (a.float() @ b.float().t()) * sa * sb
+            t_sa, t_sb = sa.reshape(()), sb.reshape(())
+        elif mode == "row":
+            sa = torch.rand(m, device="cuda") + 0.5
+            sb = torch.rand(n, device="cuda") + 0.5
+            ref = (a.float() @ b.float().t()) * sa[:, None] * sb[None, :]
+            t_sa, t_sb = sa[:, None].contiguous(), sb[None, :].contiguous()
+        else:
+            sa = torch.rand(m, kb, device="cuda") + 0.5          # 1 x 128 blocks of A
+            sbb = torch.rand(nb, kb, device="cuda") + 0.5        # 128 x 128 blocks of B
+            af = a.float() * sa.repeat_interleave(128, 1)[:, :k]
+            bf = b.float() * sbb.repeat_interleave(128, 0)[:n].repeat_interleave(128, 1)[:, :k]
+            ref = af @ bf.t()
+            # torch: scale_a (M, K/128) M-major, scale_b (K/128, N/128) K-major.
+            t_sa = sa.t().contiguous().t()
+            t_sb = sbb.t()
+            sa = t_sa          # the same M-major view serves tilec's [M, KB]
+            sb = sbb
+        impls = {}
+        peer = f"_scaled_mm {mode}"
+        try:
+            torch_out = torch._scaled_mm(a, b.t(), t_sa, t_sb, out_dtype=torch.bfloat16,
+                                         use_fast_accum=(mode != "block"))
+            torch.testing.assert_close(torch_out.float(), ref, rtol=3e-2, atol=1.0)
+            impls[peer] = lambda: torch._scaled_mm(a, b.t(), t_sa, t_sb, out_dtype=torch.bfloat16,
+                                                   use_fast_accum=(mode != "block"))
+        except Exception as e:  # noqa: BLE001 - say why and go on
+            print(f"{shape:>16} {peer}: not run: {str(e).splitlines()[0]}")
+        for cfg in args.configs.split(","):
+            parts = cfg.split(":")
+            bm, bn = (int(v) for v in parts[0].split("x"))
+            stages = int(parts[1]) if len(parts) > 1 else 0
+            c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            try:
+                if mode == "block":
+                    kern = prog.with_defines(BM=bm, STAGES=stages).matmul_fp8_block
+                    name = f"tilec block {bm}x128:{stages}"
+                else:
+                    kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages,
+                                             SCALE=int(mode == "row")).matmul_fp8
+                    name = f"tilec {mode} {cfg}"
+                kern(a, b, c, sa, sb)
+            except tilec.CompileError as e:
+                print(f"{shape:>16} tilec {cfg}: not compiled: {str(e).splitlines()[0]}")
+                continue
+            torch.cuda.synchronize()
+            torch.testing.assert_close(c.float(), ref, rtol=3e-2, atol=1.0)
+            impls[name] = (lambda kern=kern, c=c: kern(a, b, c, sa, sb))
+            if mode == "block":
+                break
+        times = {name: [] for name in impls}
+        for _ in range(args.rounds):
+            for name, f in impls.items():
+                times[name].append(median_ms(f, args.iters, reps=args.reps))
+        for name, ts in times.items():
+            ms = sorted(ts)[len(ts) // 2]
+            print(f"{shape:>16} {name:28} {ms:9.4f} ms {flops / (ms * 1e-3) / 1e12:8.1f} TF/s "
+                  f"(rounds: {' '.join(f'{x:.4f}' for x in ts)})")
+        if peer in times:
+            pm = sorted(times[peer])[len(times[peer]) // 2]
+            for name, ts in times.items():
+                if name != peer:
+                    ms = sorted(ts)[len(ts) // 2]
+                    print(f"SUMMARY {shape} {mode}: {name} {flops / (ms * 1e-3) / 1e12:.1f} TF/s, "
+                          f"{peer} {flops / (pm * 1e-3) / 1e12:.1f} TF/s: {pm / ms:.3f}x")
+        if args.sustain > 0:
+            for name, f in impls.items():
+                ms = sustained_ms(f, args.sustain)
+                print(f"SUSTAINED {shape} {name:28} {ms:9.4f} ms {flops / (ms * 1e-3) / 1e12:8.1f} TF/s")
