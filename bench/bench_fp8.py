@@ -43,6 +43,16 @@ f8 = torch.float8_e4m3fn
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
 
 
+def check(out, ref, what):
+    """The largest error relative to the largest reference value: f8 sums
+    of thousands of terms (unpromoted for tensor and row scales, as
+    use_fast_accum=True) and bf16 rounding; 1e-2 of the range."""
+    err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+    if err > 1e-2:
+        raise AssertionError(f"{what}: max error {err:.3g} of the range")
+    return err
+
+
 def sustained_ms(fn, seconds):
     """Calls fn back to back for `seconds`; the mean time per call over the
     second half (the clock has settled under the power cap by then)."""
@@ -97,7 +107,7 @@ for shape in args.shapes.split(","):
         try:
             torch_out = torch._scaled_mm(a, b.t(), t_sa, t_sb, out_dtype=torch.bfloat16,
                                          use_fast_accum=(mode != "block"))
-            torch.testing.assert_close(torch_out.float(), ref, rtol=3e-2, atol=1.0)
+            print(f"{shape:>16} {peer}: error {check(torch_out, ref, peer):.2e} of the range")
             impls[peer] = lambda: torch._scaled_mm(a, b.t(), t_sa, t_sb, out_dtype=torch.bfloat16,
                                                    use_fast_accum=(mode != "block"))
         except Exception as e:  # noqa: BLE001 - say why and go on
@@ -120,7 +130,7 @@ for shape in args.shapes.split(","):
                 print(f"{shape:>16} tilec {cfg}: not compiled: {str(e).splitlines()[0]}")
                 continue
             torch.cuda.synchronize()
-            torch.testing.assert_close(c.float(), ref, rtol=3e-2, atol=1.0)
+            print(f"{shape:>16} {name}: error {check(c, ref, name):.2e} of the range")
             impls[name] = (lambda kern=kern, c=c: kern(a, b, c, sa, sb))
             if mode == "block":
                 break

@@ -153,6 +153,11 @@ public:
                                  c64(r * int64_t(layout.getThreadsPerBlock()) * layout.getGroupWidth()));
   }
 
+  /// Whether the fast path knows the innermost stride is 1: fastCondition
+  /// checks it only for vectors (a group of one element is addressed
+  /// through any stride, e.g. a [BM, 1] column of a column-major tensor).
+  bool unitInnerOnFastPath() const { return layout.getGroupWidth() > 1; }
+
   /// The block-uniform condition for the fast path.
   Value fastCondition() {
     Value cond;
@@ -374,7 +379,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
       for (int64_t r = 0; r < acc.reps(); ++r) {
         Value base = acc.slotBase(r);
         auto loadSlot = [&]() -> Value {
-          Value addr = acc.address(acc.offsetOf(base, true, nullptr));
+          Value addr = acc.address(acc.offsetOf(base, acc.unitInnerOnFastPath(), nullptr));
           return acc.load(vecTy, addr, align);
         };
         Value v = acc.slotNeedsGuard(r)
@@ -476,7 +481,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
           bases.push_back(acc.slotBase(r));
           if (!addend)
             continue;
-          addrs.push_back(acc.address(acc.offsetOf(bases.back(), true, nullptr)));
+          addrs.push_back(acc.address(acc.offsetOf(bases.back(), acc.unitInnerOnFastPath(), nullptr)));
           VectorType vecTy = VectorType::get({width}, registerType(tileTy.getElementType()));
           auto loadSlot = [&]() -> Value { return acc.load(vecTy, addrs.back(), align); };
           loaded.push_back(
@@ -495,7 +500,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
                 rewriter, loc, values, ArrayRef<int64_t>{r * width}, ArrayRef<int64_t>{width},
                 ArrayRef<int64_t>{1});
             Value addr = addend ? addrs[r - r0]
-                                : acc.address(acc.offsetOf(bases[r - r0], true, nullptr));
+                                : acc.address(acc.offsetOf(bases[r - r0], acc.unitInnerOnFastPath(), nullptr));
             if (addend)
               v = sum(loaded[r - r0], v);
             acc.store(v, addr, align);
