@@ -95,6 +95,32 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       };
       return r;
     };
+    {
+      // matmul_nt: C = A W^T, A M x K, W N x K.
+      Reference r = matmulRef(false, false);
+      r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+        int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : N;
+        return k == 0 ? std::vector<int64_t>{M, K}
+                      : k == 1 ? std::vector<int64_t>{N, K} : std::vector<int64_t>{M, N};
+      };
+      r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+        HostTensor &a = *ts[0], &w = *ts[1], &c = *ts[2];
+        int64_t M = a.sizes[0], K = a.sizes[1], N = w.sizes[0];
+        auto rowsFrom = [&](int64_t begin, int64_t end) {
+          for (int64_t m = begin; m < end; ++m)
+            for (int64_t n = 0; n < N; ++n) {
+              double sum = 0;
+              for (int64_t k = 0; k < K; ++k)
+                sum += double(a.values[m * a.strides[0] + k * a.strides[1]]) *
+                       double(w.values[n * w.strides[0] + k * w.strides[1]]);
+              c.values[m * c.strides[0] + n * c.strides[1]] =
+                  static_cast<float>(roundToFloatType(c.dtype, sum));
+            }
+        };
+        parallelRows(M, M * N * K, rowsFrom);
+      };
+      refs["matmul_nt"] = r;
+    }
     refs["matmul"] = matmulRef(false, false);
     refs["matmul_grouped"] = matmulRef(false, false);
     refs["matmul_persistent"] = matmulRef(false, false);

@@ -126,7 +126,14 @@ struct TileStageSharedPass
   static std::string shapeStr(RankedTensorType t) {
     std::string s;
     llvm::raw_string_ostream os(s);
-    os << "tile<" << t.getElementType() << ">[";
+    // The language's spelling of the f8 types.
+    Type elem = t.getElementType();
+    if (isa<Float8E4M3FNType>(elem))
+      os << "tile<f8e4m3>[";
+    else if (isa<Float8E5M2Type>(elem))
+      os << "tile<f8e5m2>[";
+    else
+      os << "tile<" << elem << ">[";
     llvm::interleaveComma(t.getShape(), os);
     os << "]";
     return s;
@@ -170,14 +177,18 @@ struct TileStageSharedPass
 
   /// acc = mma(load(A), load(B), acc) in a loop that carries only acc:
   /// the matmul pipeline (planPipeline).
-  static bool isMatmulForm(tile::MmaOp mma) {
+  /// With `kMajorB` b may also be transpose(load(B, ...)) (sm_90a's wgmma
+  /// reads it K-major).
+  static bool isMatmulForm(tile::MmaOp mma, bool kMajorB) {
     auto forOp = dyn_cast<scf::ForOp>(mma->getParentOp());
     auto accArg = dyn_cast<BlockArgument>(mma.getAcc());
     if (!forOp || !accArg || accArg.getOwner() != forOp.getBody() ||
         forOp.getNumRegionIterArgs() != 1 || !mma->hasOneUse() ||
         !isa<scf::YieldOp>(*mma->getUsers().begin()))
       return false;
-    tile::LoadOp a = tile::getStagedLoad(mma.getA()), b = tile::getStagedLoad(mma.getB());
+    tile::SharedOperand sb = tile::getSharedOperand(mma.getB());
+    tile::LoadOp a = tile::getStagedLoad(mma.getA());
+    tile::LoadOp b = sb.transpose && !kMajorB ? tile::LoadOp() : sb.load;
     if (!a || !b || a->getParentOp() != forOp || b->getParentOp() != forOp)
       return false;
     // In an outer loop (a persistent kernel) it is the general pipeline's.
@@ -190,7 +201,13 @@ struct TileStageSharedPass
     Type elem0 = first.getA().getType().getElementType();
     bool f8 = isa<Float8E4M3FNType, Float8E5M2Type>(elem0);
     bool tensorCores = (elem0.isBF16() || elem0.isF16());
-    if (f8 || (tensorCores && (mmas.size() > 1 || !isMatmulForm(mmas.front()))))
+    // One mma loop of the plain form takes the matmul pipeline (on sm_90a
+    // with b K-major too: an NT product, every f8 product); the rest the
+    // general one, which also says why an f8 product cannot run.
+    bool kMajorB = arch == "sm_90a";
+    bool matmulForm = mmas.size() == 1 && isMatmulForm(first, kMajorB) &&
+                      (!f8 || tile::getSharedOperand(first.getB()).transpose);
+    if ((f8 || tensorCores) && !matmulForm)
       return planGeneral(func, mmas);
     if (mmas.size() > 1)
       return mmas[1]->emitError()
@@ -624,7 +641,11 @@ struct TileStageSharedPass
                << "': the mma loop cannot be inside another loop yet; use one program "
                   "per output tile (the grid)";
     tile::LoadOp aLoad = tile::getStagedLoad(mma.getA());
-    tile::LoadOp bLoad = tile::getStagedLoad(mma.getB());
+    // b as loaded ([BK, BN], MN-major for wgmma) or, with wgmma,
+    // transpose(load(B, ...)) of a [BN, BK] tile (K-major).
+    tile::SharedOperand bOperand = tile::getSharedOperand(mma.getB());
+    bool bKMajor = bool(bOperand.transpose);
+    tile::LoadOp bLoad = bKMajor && (!tma || fma) ? tile::LoadOp() : bOperand.load;
     if (!aLoad || !bLoad || aLoad->getParentOp() != forOp ||
         bLoad->getParentOp() != forOp || !aLoad->hasOneUse() ||
         !bLoad->hasOneUse())
@@ -692,8 +713,9 @@ struct TileStageSharedPass
              << " registers per thread in each of the " << consumers
              << " consumer warpgroups, but at most " << maxAccRegs
              << " leave room for the rest (255 per thread); use a smaller BM or BN";
-    int64_t stageBytes =
-        tile::stagedTileBytes(BM, BK, elemBytes) + tile::stagedTileBytes(BK, BN, elemBytes);
+    int64_t stageBytes = tile::stagedTileBytes(BM, BK, elemBytes) +
+                         (bKMajor ? tile::stagedTileBytes(BN, BK, elemBytes)
+                                  : tile::stagedTileBytes(BK, BN, elemBytes));
     int64_t maxStages = (kMaxSharedBytes - kSharedOverhead) / stageBytes;
     int64_t stages;
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName)) {

@@ -130,12 +130,6 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     SmallVector<Value> aElems;
     if (!aShared)
       aElems = unpackVector(rewriter, loc, adaptor.getA());
-    auto wgmmaTypeOf = [&](Type t) {
-      return isa<Float8E4M3FNType>(t)  ? NVVM::WGMMATypes::e4m3
-             : isa<Float8E5M2Type>(t) ? NVVM::WGMMATypes::e5m2
-             : t.isBF16()             ? NVVM::WGMMATypes::bf16
-                                      : NVVM::WGMMATypes::f16;
-    };
     auto wgmmaTypeA = wgmmaTypeOf(elem), wgmmaTypeB = wgmmaTypeOf(op.getB().getType().getElementType());
     if (pingPong & kPingPongSync)
       pingPongSync(e, wg);

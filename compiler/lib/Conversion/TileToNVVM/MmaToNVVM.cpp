@@ -379,7 +379,11 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
 
     Operand A, B;
     A.load = tile::getStagedLoad(mma.getA());
-    B.load = tile::getStagedLoad(mma.getB());
+    // b as loaded ([BK, BN] rows) or transpose(load) ([BN, BK] rows, K-major
+    // for wgmma, as a is).
+    tile::SharedOperand bOperand = tile::getSharedOperand(mma.getB());
+    bool bKMajor = bool(bOperand.transpose);
+    B.load = bOperand.load;
     if (cast<tile::MmaEncodingAttr>(layout).hasProducer()) {
       std::tie(A.tmap, A.tmapValid) = tmaArguments(func, 0);
       std::tie(B.tmap, B.tmapValid) = tmaArguments(func, 1);
@@ -391,7 +395,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       o->cols = shape.end()[-1];
       o->elemBytes = o->load.getType().getElementType().getIntOrFloatBitWidth() / 8;
     }
-    int64_t BM = A.rows, BK = A.cols, BN = B.cols;
+    int64_t BM = A.rows, BK = A.cols, BN = bKMajor ? B.rows : B.cols;
     B.smemOffset = A.bytes();
     int64_t stageBytes = A.bytes() + B.bytes();
     Type elem = A.load.getType().getElementType();
@@ -426,7 +430,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       IRMapping map;
       map.map(forOp.getInductionVar(), iv);
       for (Operation &op : forOp.getBody()->without_terminator()) {
-        if (isa<tile::LoadOp, tile::MmaOp, tile::ReshapeOp>(op))
+        if (isa<tile::LoadOp, tile::MmaOp, tile::ReshapeOp, tile::PermuteOp>(op))
           continue;
         rewriter.clone(op, map);
       }
@@ -557,7 +561,10 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     int64_t rowsPerWG = BM / C, mBlocks = rowsPerWG / 64;
     int64_t fields = BN / 2;
     auto structTy = wgmmaAccType(ctx, fields);
-    auto wgmmaType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    auto wgmmaTypeA = wgmmaTypeOf(elem);
+    auto wgmmaTypeB = wgmmaTypeOf(B.load.getType().getElementType());
+    // One wgmma step reads 32 bytes of K: k16 of f16/bf16, k32 of f8.
+    int64_t kStep = 32 / A.elemBytes;
     SmallVector<Value> accs = toWgmmaStructs(rewriter, loc, init, mBlocks, fields);
     auto descriptor = [&](Value addr, int64_t lbo, int64_t sbo) {
       return wgmmaDescriptor(e, addr, lbo, sbo);
@@ -578,22 +585,28 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       Value bBase = e.add(stageAddr, e.i64(B.smemOffset));
       SmallVector<Value> cur(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
       NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-      for (int64_t kk = 0; kk < BK / 16; ++kk) {
-        Value descB = descriptor(e.add(bBase, e.i64(kk * 16 * 128)), BK * 128, 1024);
+      for (int64_t kk = 0; kk < BK / kStep; ++kk) {
+        // K-major b: [BN, BK] rows of 128-byte boxes, as a; MN-major: [BK,
+        // BN] rows, kStep of them per step.
+        Value descB =
+            bKMajor ? descriptor(e.add(bBase, e.i64((kk / 4) * (BN * 128) + (kk % 4) * 32)), 16,
+                                 1024)
+                    : descriptor(e.add(bBase, e.i64(kk * 16 * 128)), BK * 128, 1024);
         for (int64_t mb = 0; mb < mBlocks; ++mb) {
           int64_t aOff = (kk / 4) * (BM * 128) + mb * 64 * 128 + (kk % 4) * 32;
           Value descA = descriptor(e.add(aBase, e.i64(aOff)), 16, 1024);
           cur[mb] = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structTy, cur[mb], descA, descB,
-              NVVM::MMAShapeAttr::get(ctx, 64, int(BN), 16),
-              NVVM::WGMMATypesAttr::get(ctx, wgmmaType),
-              NVVM::WGMMATypesAttr::get(ctx, wgmmaType),
+              NVVM::MMAShapeAttr::get(ctx, 64, int(BN), int(kStep)),
+              NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeA),
+              NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeB),
               NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
               NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
               NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
               NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
               NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-              NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row), NVVM::MMAIntOverflowAttr());
+              NVVM::MMALayoutAttr::get(ctx, bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+              NVVM::MMAIntOverflowAttr());
         }
       }
       NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
