@@ -11,7 +11,7 @@ against an f32 product of the dequantized operands first.
   block:  matmul_fp8_block (1x128, 128x128)   vs _scaled_mm blockwise
 
 usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
-                          [--configs BMxBN[:STAGES],...] [--iters N] [--reps R]
+                          [--configs BMxBN[:STAGES[:CLUSTER]],...] [--iters N] [--reps R]
                           [--rounds R] [--sustain SECONDS]
 """
 import argparse
@@ -116,13 +116,14 @@ for shape in args.shapes.split(","):
             parts = cfg.split(":")
             bm, bn = (int(v) for v in parts[0].split("x"))
             stages = int(parts[1]) if len(parts) > 1 else 0
+            cluster = int(parts[2]) if len(parts) > 2 else 1
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             try:
                 if mode == "block":
                     kern = prog.with_defines(BM=bm, STAGES=stages).matmul_fp8_block
                     name = f"tilec block {bm}x128:{stages}"
                 else:
-                    kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages,
+                    kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
                                              SCALE=int(mode == "row")).matmul_fp8
                     name = f"tilec {mode} {cfg}"
                 kern(a, b, c, sa, sb)
