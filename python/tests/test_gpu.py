@@ -96,6 +96,38 @@ def test_matmul_bf16_against_torch():
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=2e-2, atol=2e-2)
 
 
+def test_fp8_matmul_and_quantizer_against_torch():
+    """torch's float8 tensors are f8e4m3 / f8e5m2: quantize rows with the
+    kernel, multiply with per-row scales, compare with torch._scaled_mm and
+    an f32 product of the dequantized operands."""
+    lib = tilec.load(example("matmul_fp8.tile"))
+    x = torch.randn(300, 512, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(264, 512, device="cuda", dtype=torch.bfloat16)
+    xq = torch.empty(300, 512, device="cuda", dtype=torch.float8_e4m3fn)
+    wq = torch.empty(264, 512, device="cuda", dtype=torch.float8_e4m3fn)
+    sx = torch.empty(300, device="cuda")
+    sw = torch.empty(264, device="cuda")
+    lib.quantize_rows(x, xq, sx)
+    lib.quantize_rows(w, wq, sw)
+    torch.cuda.synchronize()
+    # The quantizer's bytes are torch's rounding of the same quotient (a
+    # quotient one f32 ulp apart may round the other way at a midpoint).
+    want_sx = x.float().abs().amax(1) / 448
+    torch.testing.assert_close(sx, want_sx)
+    want_q = (x.float() / sx[:, None]).to(torch.float8_e4m3fn)
+    same = (xq.view(torch.uint8) == want_q.view(torch.uint8)).float().mean().item()
+    assert same > 0.999, same
+    torch.testing.assert_close(xq.float(), want_q.float(), rtol=0.125, atol=2.0 ** -9)
+    c = torch.empty(300, 264, device="cuda", dtype=torch.bfloat16)
+    lib.with_defines(SCALE=1).matmul_fp8(xq, wq, c, sx, sw)
+    ref = (xq.float() * sx[:, None]) @ (wq.float() * sw[:, None]).t()
+    torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=0.1)
+    if hasattr(torch, "_scaled_mm"):
+        peer = torch._scaled_mm(xq, wq.t(), sx[:, None].contiguous(), sw[None, :].contiguous(),
+                                out_dtype=torch.bfloat16)
+        torch.testing.assert_close(c.float(), peer.float(), rtol=2e-2, atol=0.1)
+
+
 def test_attention_against_sdpa():
     lib = tilec.load(example("attention.tile"), D=128)
     B, H, S, D = 2, 4, 1000, 128
