@@ -197,7 +197,9 @@ bool tilec::mmaBound(scf::ForOp loop) {
   for (Operation &op : loop.getBody()->without_terminator()) {
     if (auto mma = dyn_cast<tile::MmaOp>(op)) {
       auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
-      mmaCycles += 2.0 * aTy.getDimSize(0) * aTy.getDimSize(1) * bTy.getDimSize(1) / 4096;
+      // f8 runs at twice the rate.
+      double rate = aTy.getElementType().getIntOrFloatBitWidth() == 8 ? 8192 : 4096;
+      mmaCycles += 2.0 * aTy.getDimSize(0) * aTy.getDimSize(1) * bTy.getDimSize(1) / rate;
       continue;
     }
     // Free (views, index and broadcast forms) or not tile work.

@@ -775,17 +775,31 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // from the last mma of an iteration to the first of the next (PV(j) and
   // QK^T(j + 1), issued back to back). Warpgroup 1 takes the first turn
   // (warpgroup 2 arrives on its barrier before the loop) and closes its last
-  // after the loop, so every arrival meets a wait.
-  if (C == 2 && !deferred && loopMmas.size() >= 2 && mmaBound(forOp)) {
+  // after the loop, so every arrival meets a wait. With one mma whose result
+  // is worked on in the loop (FP8 block scales: p = mma(.., zeros), acc +=
+  // p * scales) a turn is that mma: wait, issue, hand over, then the
+  // elementwise work runs while the other warpgroup's wgmmas do; warpgroup
+  // 1 absorbs warpgroup 2's last hand-over after the loop.
+  if (C == 2 && !deferred && !loopMmas.empty() && mmaBound(forOp)) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(forOp);
     Value own = e.sub(wg, e.i32(1)); // 0 or 1
     e.ifThen(e.eq(own, e.i32(1)), [&] { pingPongArrive(e, wg); });
-    pingPongSync(e, wg);
-    loopMmas.front()->setAttr(kPingPongAttrName, b.getI32IntegerAttr(kPingPongArrive));
-    loopMmas.back()->setAttr(kPingPongAttrName, b.getI32IntegerAttr(kPingPongSync));
+    bool single = loopMmas.size() == 1;
+    if (!single)
+      pingPongSync(e, wg);
+    loopMmas.front()->setAttr(kPingPongAttrName,
+                              b.getI32IntegerAttr(single ? kPingPongSync | kPingPongArrive
+                                                         : kPingPongArrive));
+    if (!single)
+      loopMmas.back()->setAttr(kPingPongAttrName, b.getI32IntegerAttr(kPingPongSync));
     b.setInsertionPointAfter(forOp);
-    e.ifThen(e.eq(own, e.i32(0)), [&] { pingPongArrive(e, wg); });
+    e.ifThen(e.eq(own, e.i32(0)), [&] {
+      if (single)
+        pingPongSync(e, wg);
+      else
+        pingPongArrive(e, wg);
+    });
   }
   {
     OpBuilder::InsertionGuard g(b);
