@@ -122,7 +122,7 @@ for shape in args.shapes.split(","):
                 if mode == "block":
                     if f"tilec block {bm}x128:{stages}" in impls:
                         continue
-                    kern = prog.with_defines(BM=bm, STAGES=stages).matmul_fp8_block
+                    kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages).matmul_fp8_block
                     name = f"tilec block {bm}x128:{stages}"
                 else:
                     kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
