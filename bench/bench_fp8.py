@@ -12,6 +12,7 @@ against an f32 product of the dequantized operands first.
 
 usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
                           [--configs BMxBN[:STAGES[:CLUSTER]],...] [--iters N] [--reps R]
+  (block mode: CLUSTER 9 picks matmul_fp8_block_pipelined)
                           [--rounds R] [--sustain SECONDS]
 """
 import argparse
@@ -120,10 +121,9 @@ for shape in args.shapes.split(","):
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             try:
                 if mode == "block":
-                    if f"tilec block {bm}x128:{stages}" in impls:
-                        continue
-                    kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages).matmul_fp8_block
-                    name = f"tilec block {bm}x128:{stages}"
+                    defs = prog.with_defines(BM=bm, BN=bn, STAGES=stages)
+                    kern = defs.matmul_fp8_block_pipelined if cluster == 9 else defs.matmul_fp8_block
+                    name = f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
                 else:
                     kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
                                              SCALE=int(mode == "row")).matmul_fp8

@@ -278,6 +278,7 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       };
       refs["matmul_fp8"] = fp8Ref(false);
       refs["matmul_fp8_block"] = fp8Ref(true);
+      refs["matmul_fp8_block_pipelined"] = fp8Ref(true);
       // quantize_rows: S[r] = max |X[r, :]| / FMAX, Q = X / S in f8 (the
       // division and the rounding as the GPU does them: f32, then to F).
       Reference q;

@@ -769,6 +769,50 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
           op->erase();
     return success();
   }
+  // One mma whose result is first read after other work of the iteration
+  // (a loop written software-pipelined: block k's product is issued, block
+  // k - 1's scaled add runs, then block k's product is carried on, as
+  // examples/matmul_fp8.tile's matmul_fp8_block): its wait moves to that
+  // first read, so the work before it runs while the tensor cores do.
+  if (!deferred && loopMmas.size() == 1) {
+    tile::MmaOp mma = loopMmas.front();
+    Block *body = forOp.getBody();
+    Operation *firstRead = nullptr;
+    for (Operation *user : mma->getUsers()) {
+      Operation *at = body->findAncestorOpInBlock(*user);
+      if (at && (!firstRead || at->isBeforeInBlock(firstRead)))
+        firstRead = at;
+    }
+    // The f32 tiles that work computes and that are read from the first
+    // read on go through the wait too: defined anew by it, they cannot be
+    // computed after it (LLVM sinks arithmetic to its uses otherwise).
+    SmallVector<Value> work;
+    if (firstRead)
+      for (Operation *op = mma->getNextNode(); op && op != firstRead; op = op->getNextNode())
+        for (Value r : op->getResults()) {
+          auto t = dyn_cast<RankedTensorType>(r.getType());
+          if (t && t.getElementType().isF32() && isa<ThreadLayout>(t.getEncoding()) &&
+              llvm::any_of(r.getUsers(), [&](Operation *u) {
+                Operation *at = body->findAncestorOpInBlock(*u);
+                return at && (at == firstRead || firstRead->isBeforeInBlock(at));
+              }))
+            work.push_back(r);
+        }
+    if (!work.empty()) {
+      OpBuilder::InsertionGuard g(b);
+      mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(-1));
+      b.setInsertionPoint(firstRead);
+      SmallVector<Value> tiles{mma.getResult()};
+      tiles.append(work.begin(), work.end());
+      auto waited = tile::WgmmaWaitOp::create(b, loc, tiles, /*pending=*/0);
+      for (auto [v, w] : llvm::zip(tiles, waited.getResults()))
+        v.replaceUsesWithIf(w, [&](OpOperand &use) {
+          Operation *at = body->findAncestorOpInBlock(*use.getOwner());
+          return use.getOwner() != waited.getOperation() && at &&
+                 (at == firstRead || firstRead->isBeforeInBlock(at));
+        });
+    }
+  }
   // Two consumer warpgroups with several dependent mmas per iteration
   // (attention: S = QK^T, softmax, O += PV) take turns at the tensor cores,
   // so that one's softmax runs while the other's wgmmas do: a turn runs
