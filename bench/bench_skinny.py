@@ -10,7 +10,7 @@ interleaved round by round. Each result is checked against torch.mm first.
 usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N]
                              [--reps R] [--rounds R]
   CFG: matmul:default (the tile matmul's @heuristic picks from the shape,
-       what a plain call runs), matmul:BMxBN[:STAGES[:CLUSTER]] (CLUSTER 1:
+       what a plain call runs), matmul:BMxBN[xBK][:STAGES[:CLUSTER]] (CLUSTER 1:
        no clusters; default 2),
        persistent:BMxBN[:STAGES] (matmul_persistent)
        or splitk:BMxBN:SPLIT[:STAGES] (STAGES 0 or left out: the compiler's
@@ -56,14 +56,17 @@ for shape in args.shapes.split(","):
             torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
             impls[f"tilec {cfg} {kern.choose(a, b, c)}"] = (lambda kern=kern, c=c: kern(a, b, c))
             continue
-        bm, bn = (int(v) for v in parts[1].split("x"))
+        dims = [int(v) for v in parts[1].split("x")]
+        bm, bn = dims[0], dims[1]
         if parts[0] in ("matmul", "persistent"):
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             try:
                 stages = int(parts[2]) if len(parts) > 2 else 0
                 extra = {"CLUSTER": int(parts[3])} if len(parts) > 3 else {}
-                prog = mm.with_defines(BM=bm, BN=bn, STAGES=stages, **extra)
-                kern = prog.matmul if parts[0] == "matmul" else prog.matmul_persistent
+                if len(dims) > 2:
+                    extra["BK"] = dims[2]
+                kern = (mm.matmul if parts[0] == "matmul" else mm.matmul_persistent).with_defines(
+                    BM=bm, BN=bn, STAGES=stages, **extra)
                 kern(a, b, c)
             except tilec.CompileError as e:  # a tile that does not fit: say so, go on
                 print(f"{shape:>16} tilec {cfg}: not compiled: {str(e).splitlines()[0]}")
@@ -74,7 +77,7 @@ for shape in args.shapes.split(","):
         split = int(parts[2])
         stages = int(parts[3]) if len(parts) > 3 else 0
         c32 = torch.zeros(m, n, device="cuda")
-        kern = sk.with_defines(BM=bm, BN=bn, SPLIT=split, STAGES=stages).matmul_splitk
+        kern = sk.matmul_splitk.with_defines(BM=bm, BN=bn, SPLIT=split, STAGES=stages)
         kern(a, b, c32)
         torch.testing.assert_close(c32, want, rtol=2e-3, atol=2e-2)
 

@@ -478,6 +478,25 @@ def test_grouped_mm_on_the_interpreter():
     assert np.all(c[offs[-1]:] == 7)
 
 
+def test_kernel_with_defines_compiles_it_alone():
+    # BM = 16 (the skinny tile, multiplied as B^T A^T) suits matmul but not
+    # matmul_persistent, whose general pipeline needs 64-row blocks: the
+    # whole file does not compile with it, the one kernel does.
+    mm = tilec.load(example("matmul.tile"), T="f16")
+    with pytest.raises(tilec.CompileError, match="matmul_persistent"):
+        mm.with_defines(BM=16, BN=64)
+    k = mm.matmul.with_defines(BM=16, BN=64, CLUSTER=1)
+    assert list(k.program.kernels) == ["matmul"]
+    assert k is mm.matmul.with_defines(BM=16, BN=64, CLUSTER=1)  # compiled once
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((5, 40)).astype(np.float16)
+    b = rng.standard_normal((40, 70)).astype(np.float16)
+    c = np.zeros((5, 70), np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3,
+                               atol=1e-3)
+
+
 def test_heuristic_chooses_the_tile_from_the_shapes():
     # examples/matmul.tile's @heuristic: BM 64 up to 128 rows, BN 128 up to
     # 64 rows; rows not on 128-byte boundaries (a pitch of 32 f16) take

@@ -212,11 +212,17 @@ class Kernel:
                 return _is_cuda(a)
         return False
 
+    def with_defines(self, **defines):
+        """This kernel compiled alone with more compile-time parameters
+        (cached): a define that another kernel of the file cannot take (a
+        tile shape its loop form does not allow) does not stop this one."""
+        return self.program._kernel_alone(self.name, defines)
+
     def __call__(self, *args, **defines):
         if defines:
-            return self.program.with_defines(**defines)[self.name](*args)
+            return self.with_defines(**defines)(*args)
         if self.heuristics:
-            return self.program.with_defines(**self.choose(*args))[self.name](*args)
+            return self.with_defines(**self.choose(*args))(*args)
         if len(args) == self._nparams and self._first_tensor is not None:
             first = args[self._first_tensor]
             if getattr(first, "is_cuda", False):
@@ -233,7 +239,7 @@ class Kernel:
         self._count(args)
         inferred = self._inferred(args)
         if inferred:
-            return self.program.with_defines(**inferred)[self.name](*args)
+            return self.with_defines(**inferred)(*args)
         if self._on_gpu(args):
             packed, device = self._pack(args)
             return self._launch(packed, len(args), device)
@@ -311,13 +317,13 @@ class Kernel:
         again, on the current stream of the tensors' device. The tensors must
         stay alive and where they are."""
         if defines:
-            return self.program.with_defines(**defines)[self.name].bind(*args)
+            return self.with_defines(**defines).bind(*args)
         if self.heuristics:
-            return self.program.with_defines(**self.choose(*args))[self.name].bind(*args)
+            return self.with_defines(**self.choose(*args)).bind(*args)
         self._count(args)
         inferred = self._inferred(args)
         if inferred:
-            return self.program.with_defines(**inferred)[self.name].bind(*args)
+            return self.with_defines(**inferred).bind(*args)
         if not self._on_gpu(args):
             raise ArgumentError(f"kernel '{self.name}': bind needs CUDA tensors "
                                 "(run the interpreter with a plain call)")
@@ -338,11 +344,11 @@ class Kernel:
         from_database, trials). A kernel without @tune comes back as it is
         compiled."""
         if defines:
-            return self.program.with_defines(**defines)[self.name].tune(*args, database=database)
+            return self.with_defines(**defines).tune(*args, database=database)
         self._count(args)
         inferred = self._inferred(args)
         if inferred:
-            return self.program.with_defines(**inferred)[self.name].tune(*args,
+            return self.with_defines(**inferred).tune(*args,
                                                                          database=database)
         if not self._on_gpu(args):
             raise ArgumentError(f"kernel '{self.name}': tune needs CUDA tensors")
@@ -358,9 +364,9 @@ class Kernel:
                                        None, ctypes.byref(choice)),
                      f"kernel '{self.name}': ")
         tuned = json.loads(_take_string(choice))
-        # The chosen values, for the whole program (tilec_tune's program
-        # would hold this kernel alone).
-        kernel = program.with_defines(**tuned["defines"])[self.name]
+        # The chosen values, for this kernel alone (as tilec_tune compiled
+        # it).
+        kernel = self.with_defines(**tuned["defines"])
         kernel.tuned = tuned
         return kernel
 
@@ -539,13 +545,16 @@ class Program:
     """A compiled tile program: its kernels by name (`program.saxpy` or
     `program["saxpy"]`)."""
 
-    def __init__(self, source, file_name="<source>", arch="sm_90a", **defines):
+    def __init__(self, source, file_name="<source>", arch="sm_90a", _kernel=None, **defines):
         self.source, self.file_name, self.arch = source, file_name, arch
         self.defines = {k: str(v) for k, v in defines.items()}
         self._variants = {}
         self._modules = {}  # device -> tilec_module*
         keep = []
         o = _options(file_name, arch, self.defines, keep)
+        if _kernel is not None:
+            o.kernel = _kernel.encode()
+            keep.append(o.kernel)
         handle = ctypes.c_void_p()
         src = source.encode()
         _raise_error(_lib().tilec_compile(src, len(src), ctypes.byref(o), ctypes.byref(handle)))
@@ -596,6 +605,17 @@ class Program:
         kernel = ctypes.c_void_p()
         _raise_error(lib.tilec_module_get_kernel(module, name.encode(), ctypes.byref(kernel)))
         return kernel.value
+
+    def _kernel_alone(self, name, defines):
+        """Kernel `name` of a program compiled with only that kernel and
+        more compile-time parameters (cached)."""
+        merged = dict(self.defines)
+        merged.update({k: str(v) for k, v in defines.items()})
+        key = (name,) + tuple(sorted(merged.items()))
+        if key not in self._variants:
+            self._variants[key] = Program(self.source, self.file_name, self.arch,
+                                          _kernel=name, **merged)
+        return self._variants[key][name]
 
     def with_defines(self, **defines):
         """The program compiled with more compile-time parameters (cached)."""

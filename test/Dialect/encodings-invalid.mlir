@@ -26,6 +26,26 @@ func.func @f(%a: tensor<128x100xf32, #tile.mma<kind = wgmma, consumers = 2>>) { 
 
 // -----
 
+// expected-error @+1 {{#tile.mma<kind = mma_sync>: only a wgmma accumulator can be swapped}}
+func.func @f() attributes {tile.e = #tile.mma<kind = mma_sync, consumers = 1, swapped = true>} { return }
+
+// -----
+
+// expected-error @+1 {{cannot hold a [12, 128] tile: swapped, BM must be a multiple of 8 up to 256 and BN of 64 per consumer}}
+func.func @f(%a: tensor<12x128xf32, #tile.mma<kind = wgmma, consumers = 1, swapped = true>>) { return }
+
+// -----
+
+// expected-error @+1 {{cannot hold a [16, 64] tile: swapped, BM must be a multiple of 8 up to 256 and BN of 64 per consumer}}
+func.func @f(%a: tensor<16x64xf32, #tile.mma<kind = wgmma, consumers = 2, swapped = true>>) { return }
+
+// -----
+
+// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding, not swapped (other parents are not supported yet), got #tile.mma<kind = wgmma, consumers = 1, swapped = true>}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 1, swapped = true>>} { return }
+
+// -----
+
 // expected-error @+1 {{cannot hold a [2, 128, 128] tile: an accumulator is [BM, BN] or [1, ..., 1, BM, BN]}}
 func.func @f(%a: tensor<2x128x128xf32, #tile.mma<kind = wgmma, consumers = 1>>) { return }
 
@@ -36,7 +56,7 @@ func.func @f(%a: tensor<128x96xf32, #tile.mma<kind = fma, consumers = 2>>) { ret
 
 // -----
 
-// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding (other parents are not supported yet), got #tile.shared}}
+// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding, not swapped (other parents are not supported yet), got #tile.shared}}
 func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.shared<swizzle = 0, order = [0]>>} { return }
 
 // -----
@@ -46,7 +66,7 @@ func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.mma<kind
 
 // -----
 
-// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding (other parents are not supported yet), got #tile.mma<kind = fma, consumers = 1>}}
+// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding, not swapped (other parents are not supported yet), got #tile.mma<kind = fma, consumers = 1>}}
 func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.mma<kind = fma, consumers = 1>>} { return }
 
 // -----

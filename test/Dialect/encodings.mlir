@@ -6,12 +6,14 @@
 // CHECK-SAME: tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>
 // CHECK-SAME: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>
 // CHECK-SAME: tensor<128x128xf32, #tile.mma<kind = fma, consumers = 2>>
+// CHECK-SAME: tensor<16x128xf32, #tile.mma<kind = wgmma, consumers = 2, swapped = true>>
 // CHECK-SAME: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>
 // CHECK-SAME: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>
 func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
                     %b: tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>,
                     %c: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>,
                     %d: tensor<128x128xf32, #tile.mma<kind = fma, consumers = 2>>,
+                    %g: tensor<16x128xf32, #tile.mma<kind = wgmma, consumers = 2, swapped = true>>,
                     %e: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>,
                     %f: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>) {
   return

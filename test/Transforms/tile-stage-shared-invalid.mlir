@@ -100,7 +100,7 @@ func.func @one_stage(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kerne
   %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
     %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
-    // expected-error @+1 {{kernel 'one_stage': STAGES must be 2 to 8, got 1}}
+    // expected-error @+1 {{kernel 'one_stage': STAGES must be 2 to 16, got 1}}
     %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
     scf.yield %y : tensor<128x128xf32>
   }

@@ -117,6 +117,24 @@ TEST_F(EncodingTest, WgmmaHoldsEachElementOnceInItsConsumers) {
   expectIRMatches(enc, {128, 256});
 }
 
+TEST_F(EncodingTest, SwappedWgmmaHoldsEachElementOnceInItsConsumers) {
+  auto enc = MmaEncodingAttr::get(&ctx, MmaKind::wgmma, 2, /*swapped=*/true);
+  EXPECT_EQ(enc.getGroupWidth(), 1u);
+  expectEachElementOnce(enc, {16, 128}, 128, 256);
+  expectEachElementOnce(enc, {8, 256}, 128, 256);
+  expectEachElementOnce(enc, {1, 32, 128}, 128, 256);
+  // Register 0 of consumer 0's thread 0 is element (0, 0); register 1 is
+  // the next row of the same column (wgmma's pair of N positions); lane 4
+  // holds the next column.
+  EXPECT_EQ(enc.getGroupBase({16, 128}, 128, 0), 0);
+  EXPECT_EQ(enc.getGroupBase({16, 128}, 128, 1), 128);
+  EXPECT_EQ(enc.getGroupBase({16, 128}, 128 + 4, 0), 1);
+  // Consumer 1 holds columns 64 .. 127.
+  EXPECT_EQ(enc.getGroupBase({16, 128}, 256, 0), 64);
+  expectIRMatches(enc, {16, 128});
+  expectIRMatches(enc, {32, 64 * 2});
+}
+
 TEST_F(EncodingTest, MmaSyncHoldsEachElementOnce) {
   auto enc = MmaEncodingAttr::get(&ctx, MmaKind::mma_sync, 2);
   EXPECT_EQ(enc.getThreadsPerBlock(), 256u);

@@ -72,7 +72,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     // computed from it) is the accumulator's row slice.
     int64_t accRows = 0;
     auto mma = dyn_cast<tile::MmaEncodingAttr>(kernelEncoding);
-    if (mma && mma.getKind() != tile::MmaKind::fma)
+    if (mma && mma.getKind() != tile::MmaKind::fma && !mma.getSwapped())
       func.walk([&](tile::MmaOp op) { accRows = op.getAcc().getType().getShape().end()[-2]; });
     auto encodingFor = [&](Value value, RankedTensorType t) -> Attribute {
       ArrayRef<int64_t> shape = t.getShape();

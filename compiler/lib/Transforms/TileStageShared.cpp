@@ -215,10 +215,12 @@ struct TileStageSharedPass
              << "' has more than one mma; this version supports one mma loop per kernel";
     tile::MmaOp mma = mmas.front();
     // One stage would make the copies wait for a buffer that is released
-    // only after the next fill.
+    // only after the next fill. At most 16: the mbarriers' room
+    // (kBarrierBytes, two per stage); a skinny tile streaming B wants more
+    // than 8 loads in flight.
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
-        s && (s.getInt() < 2 || s.getInt() > 8))
-      return mma.emitError() << "kernel '" << name << "': STAGES must be 2 to 8, got "
+        s && (s.getInt() < 2 || s.getInt() > 16))
+      return mma.emitError() << "kernel '" << name << "': STAGES must be 2 to 16, got "
                              << s.getInt();
     // f32 operands run on the CUDA cores. On sm_90a a kernel of the
     // matmul form gets the same TMA pipeline with fma consumers; any other
@@ -682,7 +684,24 @@ struct TileStageSharedPass
     // Elements per 128-byte row of a swizzled box (one TMA box's width).
     int64_t boxCols = 128 / elemBytes;
     unsigned consumers;
-    if (fma) {
+    // A skinny tile (BM of 8 to 56 rows) on wgmma: the instructions compute
+    // the transposed product B^T A^T, so BN runs over wgmma's 64-row M and
+    // BM over its N (n8 .. n56) instead of filling 64 rows of which most
+    // are padding; the tile of b (the weights a decode streams) then takes
+    // most of each stage, so more stages fit. The accumulator's registers
+    // are the transposed fragments (#tile.mma<..., swapped = true>). As M
+    // operand, b may be MN-major only with 16-bit elements (wgmma
+    // transposes no other).
+    bool swapped = tma && !fma && BM < 64 && (bKMajor || elemBytes == 2);
+    if (swapped) {
+      if (BM % 8 != 0)
+        return shapeError("the number of rows of a (BM) must be a multiple of 8 below 64 (the "
+                          "skinny tile, multiplied as B^T A^T) or of 64");
+      if (BN % 64 != 0 || BN > 256)
+        return shapeError("with fewer than 64 rows of a (BM), the number of columns of b (BN) "
+                          "must be a multiple of 64 up to 256 (wgmma's M of B^T A^T)");
+      consumers = BN % 128 == 0 ? 2 : 1;
+    } else if (fma) {
       // 8 x 16 consumer threads per warpgroup, each with 4x4 blocks.
       consumers = (BM >= 128 && BM % 64 == 0) ? 2 : 1;
       if (BM % (32 * consumers) != 0)
@@ -719,7 +738,7 @@ struct TileStageSharedPass
     int64_t maxStages = (kMaxSharedBytes - kSharedOverhead) / stageBytes;
     int64_t stages;
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName)) {
-      stages = s.getInt(); // 2 to 8 (checked in plan)
+      stages = s.getInt(); // 2 to 16 (checked in plan)
       int64_t need = stages * stageBytes + kSharedOverhead;
       if (need > kMaxSharedBytes)
         return mma.emitError()
@@ -734,10 +753,11 @@ struct TileStageSharedPass
       // On sm_90a a 64-row wgmma tile is the skinny-M form (M <= 64), whose
       // few programs stream B and are bound by the loads in flight: as many
       // stages as fit, up to 8 (H200, bf16 64x8192x8192 with BN = 128: 0.0500
-      // ms with 4, 0.0393 with 8; docs/performance.md, session 14).
+      // ms with 4, 0.0393 with 8; docs/performance.md, session 14), and up
+      // to 16 for a swapped tile (BM < 64), whose stages are mostly b.
       // Otherwise at most 4: more do not help a tensor-core-bound tile.
-      bool skinny = tma && !fma && BM == 64;
-      stages = std::min<int64_t>(skinny ? 8 : 4, maxStages);
+      bool skinny = tma && !fma && BM <= 64;
+      stages = std::min<int64_t>(swapped ? 16 : skinny ? 8 : 4, maxStages);
       if (stages < 2)
         return mma.emitError()
                << "kernel '" << name << "': one pipeline stage of " << shapeStr(aTy)
@@ -762,11 +782,18 @@ struct TileStageSharedPass
     // registers of the threads that hold the rows.
     auto rowsShaped = [&](RankedTensorType tt) {
       ArrayRef<int64_t> s = tt.getShape();
-      return !fma && !s.empty() && s[0] == BM && (s.size() == 1 || (s.size() == 2 && s[1] == 1));
+      return !fma && !swapped && !s.empty() && s[0] == BM &&
+             (s.size() == 1 || (s.size() == 2 && s[1] == 1));
     };
     WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
       if (forOp->isAncestor(op))
         return WalkResult::advance();
+      if (swapped && isa<tile::ReduceOp>(op)) {
+        op->emitError() << "a reduction over the accumulator needs at least 64 rows of a "
+                           "(BM = " << BM << " is multiplied as B^T A^T, whose rows are "
+                           "spread over the warps); use BM = 64";
+        return WalkResult::interrupt();
+      }
       if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
         StringRef kind = reduce.getKind();
         RankedTensorType from = reduce.getTile().getType();
@@ -795,10 +822,11 @@ struct TileStageSharedPass
         RankedTensorType from = broadcast.getTile().getType();
         if (!(rowsShaped(from) && from.getRank() == 2 && accShaped(broadcast.getType()))) {
           op->emitError() << "in a kernel with mma, only loaded tiles"
-                          << (fma ? "" : " and [BM, 1] columns of row values")
+                          << (fma || swapped ? "" : " and [BM, 1] columns of row values")
                           << " can be broadcast (e.g. acc + load(bias, [n], [BN])"
-                          << (fma ? "" : ", acc - expand_dims(max(acc, axis = 1), 1)")
-                          << "); this one is " << shapeStr(from);
+                          << (fma || swapped ? "" : ", acc - expand_dims(max(acc, axis = 1), 1)")
+                          << "); this one is " << shapeStr(from)
+                          << (swapped ? "; columns of row values need BM = 64 or more" : "");
           return WalkResult::interrupt();
         }
       }
@@ -807,9 +835,13 @@ struct TileStageSharedPass
           op->emitError() << "in a kernel with mma, every tile outside the mma "
                              "loop must have the accumulator's shape ["
                           << BM << ", " << BN << "]"
-                          << (fma ? "" : " or be a [BM] / [BM, 1] tile of row values")
+                          << (fma || swapped ? "" : " or be a [BM] / [BM, 1] tile of row values")
                           << "; this one is " << shapeStr(tt)
-                          << " (a loaded tile may be broadcast to it)";
+                          << " (a loaded tile may be broadcast to it"
+                          << (swapped ? "; with BM < 64, tiles of row values are not supported: "
+                                        "use BM = 64"
+                                      : "")
+                          << ")";
           return WalkResult::interrupt();
         }
       return WalkResult::advance();
@@ -843,13 +875,15 @@ struct TileStageSharedPass
     SmallVector<NamedAttribute> planAttrs = {
         b.getNamedAttr("stages", b.getI32IntegerAttr(stages)),
         b.getNamedAttr("consumers", b.getI32IntegerAttr(consumers))};
+    if (swapped)
+      planAttrs.push_back(b.getNamedAttr("swapped", b.getUnitAttr()));
     if (multicast >= 0)
       planAttrs.push_back(b.getNamedAttr("multicast", b.getI32IntegerAttr(multicast)));
     forOp->setAttr(tile::kPipelineAttrName, b.getDictionaryAttr(planAttrs));
     auto encoding = tile::MmaEncodingAttr::get(
         func.getContext(),
         fma ? tile::MmaKind::fma : mmaSync ? tile::MmaKind::mma_sync : tile::MmaKind::wgmma,
-        unsigned(consumers));
+        unsigned(consumers), swapped);
     func->setAttr(tile::kEncodingAttrName, encoding);
     int32_t warps = int32_t(encoding.getWarps());
     // A tile.num_warps here came from the kernel's @launch(num_warps = ...).
@@ -871,7 +905,9 @@ struct TileStageSharedPass
     for (tile::LoadOp load : {aLoad, bLoad})
       if (failed(addTmaOperand(func, load, boxCols, tmaOps)))
         return failure();
-    if (!fma)
+    // The TMA-store epilogue writes row fragments; a swapped accumulator
+    // (a few rows of output) is stored from its registers.
+    if (!fma && !swapped)
       (void)planTmaStores(func, forOp, BM, consumers, stages * stageBytes, /*need=*/0, tmaOps);
     func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
     return success();

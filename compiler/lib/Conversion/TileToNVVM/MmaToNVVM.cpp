@@ -504,9 +504,13 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     // threads), for a fused epilogue's temporaries beside the accumulator:
     // at the launch's 168, ptxas spilled 744 bytes in matmul_bias_gelu and
     // 240 in matmul_scaled; 260 and 128 with 200.
+    // Swapped (a skinny BM): wgmma computes B^T A^T, M over BN (the
+    // consumer's columns in 64-column blocks) and N over BM. Its few
+    // accumulators need no registers moved from the producer.
+    bool swapped = cast<tile::MmaEncodingAttr>(layout).getSwapped();
     bool isWgmma = cast<tile::MmaEncodingAttr>(layout).getKind() != tile::MmaKind::fma;
     std::optional<PipelineRegisters> regs;
-    if (isWgmma && C == 2)
+    if (isWgmma && C == 2 && !swapped)
       regs = pipelineRegisters(C, /*busyProducer=*/true);
 
     // ---- producer: warpgroup 0 -------------------------------------------
@@ -558,11 +562,14 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
                               : Value();
     if (!result) {
     Value consumer = e.sub(wg, e.i32(1));
-    int64_t rowsPerWG = BM / C, mBlocks = rowsPerWG / 64;
-    int64_t fields = BN / 2;
+    int64_t wgmmaN = swapped ? BM : BN;
+    int64_t rowsPerWG = (swapped ? BN : BM) / C, mBlocks = rowsPerWG / 64;
+    int64_t fields = wgmmaN / 2;
     auto structTy = wgmmaAccType(ctx, fields);
     auto wgmmaTypeA = wgmmaTypeOf(elem);
     auto wgmmaTypeB = wgmmaTypeOf(B.load.getType().getElementType());
+    if (swapped)
+      std::swap(wgmmaTypeA, wgmmaTypeB);
     // One wgmma step reads 32 bytes of K: k16 of f16/bf16, k32 of f8.
     int64_t kStep = 32 / A.elemBytes;
     SmallVector<Value> accs = toWgmmaStructs(rewriter, loc, init, mBlocks, fields);
@@ -592,20 +599,42 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
             bKMajor ? descriptor(e.add(bBase, e.i64((kk / 4) * (BN * 128) + (kk % 4) * 32)), 16,
                                  1024)
                     : descriptor(e.add(bBase, e.i64(kk * 16 * 128)), BK * 128, 1024);
+        if (swapped) {
+          // wgmma's B is the [BM, BK] tile of a (K-major, all of it); its A
+          // the consumer's 64-column blocks of b: K-major rows as a's are,
+          // or (MN-major) the 64-column box mb of the [BK, BN] rows.
+          descB = descriptor(e.add(stageAddr, e.i64((kk / 4) * (BM * 128) + (kk % 4) * 32)), 16,
+                             1024);
+        }
         for (int64_t mb = 0; mb < mBlocks; ++mb) {
           int64_t aOff = (kk / 4) * (BM * 128) + mb * 64 * 128 + (kk % 4) * 32;
           Value descA = descriptor(e.add(aBase, e.i64(aOff)), 16, 1024);
+          if (swapped) {
+            Value block = e.add(e.mul(consumer64, e.i64(rowsPerWG / 64)), e.i64(mb));
+            descA = bKMajor
+                        ? descriptor(e.add(bBase, e.add(e.mul(block, e.i64(64 * 128)),
+                                                        e.i64((kk / 4) * (BN * 128) +
+                                                              (kk % 4) * 32))),
+                                     16, 1024)
+                        : descriptor(e.add(bBase, e.add(e.mul(block, e.i64(BK * 128)),
+                                                        e.i64(kk * 16 * 128))),
+                                     BK * 128, 1024);
+          }
           cur[mb] = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structTy, cur[mb], descA, descB,
-              NVVM::MMAShapeAttr::get(ctx, 64, int(BN), int(kStep)),
+              NVVM::MMAShapeAttr::get(ctx, 64, int(wgmmaN), int(kStep)),
               NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeA),
               NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeB),
               NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
               NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
               NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
               NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-              NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-              NVVM::MMALayoutAttr::get(ctx, bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+              // a K-major as A: row; b K-major as B: col. Swapped, b is A
+              // (row K-major, col MN-major) and a is B (K-major: col).
+              NVVM::MMALayoutAttr::get(ctx, swapped && !bKMajor ? NVVM::MMALayout::col
+                                                                : NVVM::MMALayout::row),
+              NVVM::MMALayoutAttr::get(ctx, bKMajor || swapped ? NVVM::MMALayout::col
+                                                               : NVVM::MMALayout::row),
               NVVM::MMAIntOverflowAttr());
         }
       }

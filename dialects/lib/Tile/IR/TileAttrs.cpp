@@ -94,11 +94,14 @@ Value BlockedEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid,
 //===----------------------------------------------------------------------===//
 
 LogicalResult MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                      MmaKind kind, unsigned consumers) {
+                                      MmaKind kind, unsigned consumers, bool swapped) {
   if (consumers < 1 || consumers > 3 + (kind == MmaKind::mma_sync ? 1 : 0))
     return emitError() << "#tile.mma<kind = " << stringifyMmaKind(kind)
                        << ">: consumers must be 1 to " << (kind == MmaKind::mma_sync ? 4 : 3)
                        << " warpgroups, got " << consumers;
+  if (swapped && kind != MmaKind::wgmma)
+    return emitError() << "#tile.mma<kind = " << stringifyMmaKind(kind)
+                       << ">: only a wgmma accumulator can be swapped";
   return success();
 }
 
@@ -122,13 +125,20 @@ LogicalResult MmaEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
       return fail("BN must be a multiple of 64 and BM of 32 per consumer");
     return success();
   }
+  if (getSwapped()) {
+    if (rows % 8 != 0 || rows > 256 || cols % (64 * int64_t(getConsumers())) != 0)
+      return fail("swapped, BM must be a multiple of 8 up to 256 and BN of 64 per consumer");
+    return success();
+  }
   if (cols % 8 != 0 || rows % (64 * int64_t(getConsumers())) != 0)
     return fail("BN must be a multiple of 8 and BM of 64 per consumer");
   return success();
 }
 
 unsigned MmaEncodingAttr::getThreadsPerBlock() const { return 32 * getWarps(); }
-unsigned MmaEncodingAttr::getGroupWidth() const { return getKind() == MmaKind::fma ? 4 : 2; }
+unsigned MmaEncodingAttr::getGroupWidth() const {
+  return getKind() == MmaKind::fma ? 4 : getSwapped() ? 1 : 2;
+}
 // The producer warpgroup (threads 0-127) leaves after the loop.
 unsigned MmaEncodingAttr::getLeaderThread() const { return hasProducer() ? 128 : 0; }
 // A producer thread mirrors consumer 0 but never stores (it has left by the
@@ -189,6 +199,13 @@ int64_t MmaEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
     int64_t tx = c % 16, ty = c / 16;
     return (4 * ty + rb * rowStep + i) * cols + 4 * tx + cb * 64;
   }
+  if (getSwapped()) {
+    // Register g of the [BN, BM] wgmma result: (mb, j, h, v).
+    int64_t chunks = rows / 8;
+    int64_t v = g % 2, h = (g / 2) % 2, j = (g / 4) % chunks, mb = g / (4 * chunks);
+    int64_t col = fragmentRow(*this, tid, cols / getConsumers(), mb, h);
+    return (8 * j + 2 * (tid % 32 % 4) + v) * cols + col;
+  }
   int64_t chunks = cols / 8;
   int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
   int64_t row = fragmentRow(*this, tid, rows / getConsumers(), mb, h);
@@ -215,6 +232,16 @@ Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
                                       c64(cb * 64));
     return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
   }
+  if (getSwapped()) {
+    int64_t chunks = rows / 8;
+    int64_t v = g % 2, h = (g / 2) % 2, j = (g / 4) % chunks, mb = g / (4 * chunks);
+    Value lane;
+    Value col = emitFragmentRow(b, loc, *this, tid64, cols / getConsumers(), mb, h, lane);
+    Value row = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c64(4)), c64(2)),
+        c64(8 * j + v));
+    return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);
+  }
   // g = (mb, j, h): 64-row block, 8-column chunk, upper/lower 8 rows.
   int64_t chunks = cols / 8;
   int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
@@ -233,9 +260,9 @@ Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
 LogicalResult SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                         unsigned dim, Attribute parent) {
   auto mma = dyn_cast<MmaEncodingAttr>(parent);
-  if (!mma || mma.getKind() == MmaKind::fma)
+  if (!mma || mma.getKind() == MmaKind::fma || mma.getSwapped())
     return emitError() << "#tile.slice: the parent must be a wgmma or mma_sync #tile.mma "
-                          "encoding (other parents are not supported yet), got "
+                          "encoding, not swapped (other parents are not supported yet), got "
                        << parent;
   if (dim != 1)
     return emitError() << "#tile.slice: only dim = 1 (a reduction over the accumulator's "

@@ -147,13 +147,31 @@ def Tile_MmaEncodingAttr : Tile_Attr<"MmaEncoding", "mma",
     A producer thread takes consumer 0's positions (it runs the code before
     the mma loop; its values are never stored).
 
+    `swapped = true` (wgmma only): the instructions computed the transposed
+    product, B^T A^T, so that a skinny BM (8 to 56 rows, wgmma's N) need not
+    fill wgmma's 64-row M, which runs over the accumulator's columns
+    instead. The registers are those of the [BN, BM] wgmma result: consumer
+    c holds columns [c * BN / consumers, (c + 1) * BN / consumers); in each
+    64-column block, warp w holds columns 16w + lane/4 (+8) of rows
+    8j + 2 * (lane % 4) (+1). Two registers of a pair lie in two rows, so
+    the groups are single elements.
+
     ```mlir
     tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>
+    tensor<16x128xf32, #tile.mma<kind = wgmma, consumers = 2, swapped = true>>
     ```
   }];
-  let parameters = (ins EnumParameter<Tile_MmaKind>:$kind, "unsigned":$consumers);
+  let parameters = (ins EnumParameter<Tile_MmaKind>:$kind, "unsigned":$consumers,
+                        DefaultValuedParameter<"bool", "false">:$swapped);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    AttrBuilder<(ins "MmaKind":$kind, "unsigned":$consumers,
+                     CArg<"bool", "false">:$swapped), [{
+      return $_get($_ctxt, kind, consumers, swapped);
+    }]>
+  ];
   let extraClassDeclaration = [{
     /// Whether warpgroup 0 is a producer that only copies (wgmma, fma).
     bool hasProducer() const { return getKind() != MmaKind::mma_sync; }
