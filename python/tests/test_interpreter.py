@@ -498,10 +498,11 @@ def test_kernel_with_defines_compiles_it_alone():
 
 
 def test_heuristic_chooses_the_tile_from_the_shapes():
-    # examples/matmul.tile's @heuristic: BM 64 up to 128 rows, BN 128 up to
-    # 64 rows; rows not on 128-byte boundaries (a pitch of 32 f16) take
-    # BN = 192 above 128 rows and CLUSTER = 2; a call runs the variant it
-    # names (here on the interpreter).
+    # examples/matmul.tile's @heuristic: BM 16 up to 16 rows, 64 up to 128,
+    # BN 64 up to 64 rows; rows not on 128-byte boundaries (a pitch of 32
+    # f16) take BN = 192 above 128 rows and CLUSTER = 2 above 64; a call
+    # runs the variant it names (here on the interpreter), remembered per
+    # shapes and strides.
     mm = tilec.load(example("matmul.tile"), T="f16")
     k = mm.matmul
     assert k.heuristics == ["BM", "BN", "CLUSTER"]
@@ -512,17 +513,27 @@ def test_heuristic_chooses_the_tile_from_the_shapes():
         return (rng.standard_normal((m, kk)).astype(np.float16),
                 rng.standard_normal((kk, n)).astype(np.float16),
                 np.zeros((m, n), np.float32))
-    assert k.choose(*arrays(16, 64, 64)) == {"BM": 64, "BN": 128, "CLUSTER": 1}
+    assert k.choose(*arrays(16, 64, 64)) == {"BM": 16, "BN": 64, "CLUSTER": 1}
+    assert k.choose(*arrays(17, 64, 64)) == {"BM": 64, "BN": 64, "CLUSTER": 1}
     assert k.choose(*arrays(100, 64, 64)) == {"BM": 64, "BN": 256, "CLUSTER": 1}
     assert k.choose(*arrays(200, 64, 64)) == {"BM": 128, "BN": 256, "CLUSTER": 1}
     assert k.choose(*arrays(200, 64, 32)) == {"BM": 128, "BN": 192, "CLUSTER": 2}
     assert k.choose(*arrays(100, 64, 32)) == {"BM": 64, "BN": 256, "CLUSTER": 2}
+    assert k.choose(*arrays(16, 64, 32)) == {"BM": 16, "BN": 64, "CLUSTER": 1}
     a, b, c = arrays(16, 40, 24)
     k(a, b, c)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3,
                                atol=1e-3)
+    # The variant is remembered for these shapes; other shapes choose again.
+    assert len(k._chosen) == 1
+    a2, b2, c2 = arrays(70, 40, 24)
+    k(a2, b2, c2)
+    k(a, b, c)
+    assert len(k._chosen) == 2
+    np.testing.assert_allclose(c2, a2.astype(np.float32) @ b2.astype(np.float32), rtol=1e-3,
+                               atol=1e-3)
     # A value the program fixes is not chosen; neither is one given per call.
-    assert mm.with_defines(BN=64).matmul.choose(*arrays(16, 64, 32)) == {"BM": 64, "CLUSTER": 2}
+    assert mm.with_defines(BN=64).matmul.choose(*arrays(100, 64, 32)) == {"BM": 64, "CLUSTER": 2}
     assert mm.with_defines(BM=64, BN=64, CLUSTER=1).matmul.heuristics == []
     # The arguments are checked first.
     with pytest.raises(tilec.ArgumentError, match="takes 3 arguments"):

@@ -114,6 +114,7 @@ class Kernel:
         self.grid = [lib.tilec_program_kernel_grid(handle, index, d).decode()
                      for d in range(lib.tilec_program_kernel_grid_dims(handle, index))]
         self._handles = {}  # device -> tilec_kernel*
+        self._chosen = {}  # @heuristic: arguments' key -> the chosen variant
         declared = program._declared.get(name, {})
         self.compile_time = [dict(c) for c in declared.get("compile_time", [])]
         for p, d in zip(self.params, declared.get("params", [])):
@@ -218,11 +219,39 @@ class Kernel:
         tile shape its loop form does not allow) does not stop this one."""
         return self.program._kernel_alone(self.name, defines)
 
+    def _chosen_kernel(self, args):
+        """The variant this kernel's @heuristic picks for `args`, remembered
+        per shapes, strides, dtypes and scalar values (what the expressions
+        read): a launch with arguments seen before does not evaluate the
+        heuristic again (about 15 us in ctypes, more than a small matmul
+        takes on the GPU)."""
+        key = []
+        for a in args:
+            shape = getattr(a, "shape", None)
+            if shape is None:
+                key.append((type(a), a))
+                continue
+            stride = getattr(a, "stride", None)
+            stride = stride() if callable(stride) else getattr(a, "strides", None)
+            key.append((tuple(shape), tuple(stride) if stride is not None else None,
+                        getattr(a, "dtype", None)))
+        key = tuple(key)
+        try:
+            chosen = self._chosen.get(key)
+        except TypeError:  # an unhashable argument: choose names what is wrong
+            return self.with_defines(**self.choose(*args))
+        if chosen is None:
+            chosen = self.with_defines(**self.choose(*args))
+            if len(self._chosen) > 4096:
+                self._chosen.clear()
+            self._chosen[key] = chosen
+        return chosen
+
     def __call__(self, *args, **defines):
         if defines:
             return self.with_defines(**defines)(*args)
         if self.heuristics:
-            return self.with_defines(**self.choose(*args))(*args)
+            return self._chosen_kernel(args)(*args)
         if len(args) == self._nparams and self._first_tensor is not None:
             first = args[self._first_tensor]
             if getattr(first, "is_cuda", False):
@@ -319,7 +348,7 @@ class Kernel:
         if defines:
             return self.with_defines(**defines).bind(*args)
         if self.heuristics:
-            return self.with_defines(**self.choose(*args)).bind(*args)
+            return self._chosen_kernel(args).bind(*args)
         self._count(args)
         inferred = self._inferred(args)
         if inferred:

@@ -750,14 +750,15 @@ struct TileStageSharedPass
                                   : std::string())
                << "smaller tiles";
     } else {
-      // On sm_90a a 64-row wgmma tile is the skinny-M form (M <= 64), whose
-      // few programs stream B and are bound by the loads in flight: as many
-      // stages as fit, up to 8 (H200, bf16 64x8192x8192 with BN = 128: 0.0500
-      // ms with 4, 0.0393 with 8; docs/performance.md, session 14), and up
-      // to 16 for a swapped tile (BM < 64), whose stages are mostly b.
+      // On sm_90a a tile of at most 64 rows is the skinny-M form, whose few
+      // programs stream B and are bound by the loads in flight: as many
+      // stages as fit, up to 16 (H200, bf16 64x8192x8192 with BN = 128: 0.0500
+      // ms with 4, 0.0393 with 8, session 14; 64 x 64 tiles with 14 stages
+      // 0.0385, 16 x 64 (swapped) with 16 at 16x8192x8192 0.0371 against
+      // 0.0435 for 64 x 128 with 8, session 18; docs/performance.md).
       // Otherwise at most 4: more do not help a tensor-core-bound tile.
       bool skinny = tma && !fma && BM <= 64;
-      stages = std::min<int64_t>(swapped ? 16 : skinny ? 8 : 4, maxStages);
+      stages = std::min<int64_t>(skinny ? 16 : 4, maxStages);
       if (stages < 2)
         return mma.emitError()
                << "kernel '" << name << "': one pipeline stage of " << shapeStr(aTy)
