@@ -95,31 +95,50 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       };
       return r;
     };
-    {
-      // matmul_nt: C = A W^T, A M x K, W N x K.
-      Reference r = matmulRef(false, false);
+    for (bool tf32 : {false, true}) {
+      // matmul_nt: C = A W^T, A M x K, W N x K. matmul_tf32_nt: the same
+      // with TF32 operands as wgmma reads them on sm_90a: the low 13
+      // mantissa bits ignored (truncated). The CPU interpreter rounds them
+      // (as mma.sync does), so the tolerance covers either: each product
+      // off by up to 2^-10 of its size, with random signs over K (inputs
+      // uniform in [-2, 2): a standard deviation of about 0.8 * 2^-10 *
+      // sqrt(K); allowed 5 of them). A wrong element is off by O(1).
+      Reference r = matmulRef(false, false, false, tf32);
+      if (tf32)
+        r.atolFor = [](const std::vector<int64_t> &shape) {
+          return std::ldexp(1.0, -8) * std::sqrt(double(shape.size() > 2 ? shape[2] : shape[1]));
+        };
       r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
         int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : N;
         return k == 0 ? std::vector<int64_t>{M, K}
                       : k == 1 ? std::vector<int64_t>{N, K} : std::vector<int64_t>{M, N};
       };
-      r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      r.run = [tf32](std::vector<HostTensor *> &ts, const std::vector<double> &) {
         HostTensor &a = *ts[0], &w = *ts[1], &c = *ts[2];
         int64_t M = a.sizes[0], K = a.sizes[1], N = w.sizes[0];
+        auto operand = [tf32](float v) {
+          if (!tf32)
+            return double(v);
+          uint32_t u;
+          std::memcpy(&u, &v, 4);
+          u &= 0xffffe000u;
+          std::memcpy(&v, &u, 4);
+          return double(v);
+        };
         auto rowsFrom = [&](int64_t begin, int64_t end) {
           for (int64_t m = begin; m < end; ++m)
             for (int64_t n = 0; n < N; ++n) {
               double sum = 0;
               for (int64_t k = 0; k < K; ++k)
-                sum += double(a.values[m * a.strides[0] + k * a.strides[1]]) *
-                       double(w.values[n * w.strides[0] + k * w.strides[1]]);
+                sum += operand(a.values[m * a.strides[0] + k * a.strides[1]]) *
+                       operand(w.values[n * w.strides[0] + k * w.strides[1]]);
               c.values[m * c.strides[0] + n * c.strides[1]] =
                   static_cast<float>(roundToFloatType(c.dtype, sum));
             }
         };
         parallelRows(M, M * N * K, rowsFrom);
       };
-      refs["matmul_nt"] = r;
+      refs[tf32 ? "matmul_tf32_nt" : "matmul_nt"] = r;
     }
     refs["matmul"] = matmulRef(false, false);
     refs["matmul_grouped"] = matmulRef(false, false);

@@ -616,8 +616,9 @@ struct TileStageSharedPass
     bool fma = mma.getA().getType().getElementType().isF32() && !tf32;
     // sm_90a: TMA + wgmma with a producer warpgroup. Other arches (sm_80,
     // sm_90): every warp copies with cp.async and multiplies with mma.sync.
-    // TF32 runs with mma.sync on every arch (wgmma's tf32 needs B K-major).
-    bool tma = arch == "sm_90a" && !tf32;
+    // TF32 takes wgmma only with b K-major (transpose(load(W, [n, k], ...)):
+    // wgmma reads tf32 K-major only), else mma.sync on every arch.
+    bool tma = arch == "sm_90a" && (!tf32 || tile::getSharedOperand(mma.getB()).transpose);
     bool mmaSync = !tma && !fma;
     if (fma && !tma)
       return mma.emitError() << "internal: the fma pipeline needs sm_90a";
@@ -647,7 +648,8 @@ struct TileStageSharedPass
     // transpose(load(B, ...)) of a [BN, BK] tile (K-major).
     tile::SharedOperand bOperand = tile::getSharedOperand(mma.getB());
     bool bKMajor = bool(bOperand.transpose);
-    tile::LoadOp bLoad = bKMajor && (!tma || fma) ? tile::LoadOp() : bOperand.load;
+    // b K-major: wgmma (sm_90a), or with tf32 mma.sync's scalar reads.
+    tile::LoadOp bLoad = bKMajor && (fma || (!tma && !tf32)) ? tile::LoadOp() : bOperand.load;
     if (!aLoad || !bLoad || aLoad->getParentOp() != forOp ||
         bLoad->getParentOp() != forOp || !aLoad->hasOneUse() ||
         !bLoad->hasOneUse())

@@ -155,11 +155,13 @@ struct Operand {
   Value stride(size_t d) { return strides.empty() ? view.getStrides()[d] : strides[d]; }
 };
 
-/// wgmma's type for operand elements of `t`: bf16, f16, e4m3 or e5m2.
+/// wgmma's type for operand elements of `t`: bf16, f16, e4m3, e5m2 or
+/// (f32 operands of a tf32 mma) tf32.
 inline NVVM::WGMMATypes wgmmaTypeOf(Type t) {
   return isa<Float8E4M3FNType>(t)  ? NVVM::WGMMATypes::e4m3
          : isa<Float8E5M2Type>(t) ? NVVM::WGMMATypes::e5m2
          : t.isBF16()             ? NVVM::WGMMATypes::bf16
+         : t.isF32()              ? NVVM::WGMMATypes::tf32
                                   : NVVM::WGMMATypes::f16;
 }
 

@@ -444,8 +444,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       }
     };
     if (!cast<tile::MmaEncodingAttr>(layout).hasProducer()) {
-      Value result = mmaSyncLoop(rewriter, loc, A, B, S, C, adaptor.getInitArgs()[0], smem, tid,
-                                 lane, trips32, originsAt);
+      Value result = mmaSyncLoop(rewriter, loc, A, B, bKMajor, S, C, adaptor.getInitArgs()[0],
+                                 smem, tid, lane, trips32, originsAt);
       rewriter.replaceOp(forOp, result);
       return success();
     }
@@ -759,12 +759,13 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
   /// swizzle of the TMA path (16-byte chunk c of row r at c ^ (r % 8)), which
   /// keeps the ldmatrix row reads free of bank conflicts.
   template <typename OriginsFn>
-  static Value mmaSyncLoop(OpBuilder &b, Location loc, Operand &A, Operand &B, int64_t S,
-                           int64_t C, Value init, Value smem, Value tid, Value lane,
+  static Value mmaSyncLoop(OpBuilder &b, Location loc, Operand &A, Operand &B, bool bKMajor,
+                           int64_t S, int64_t C, Value init, Value smem, Value tid, Value lane,
                            Value trips32, OriginsFn originsAt) {
     Emit e{b, loc};
     MLIRContext *ctx = b.getContext();
-    int64_t BM = A.rows, BK = A.cols, BN = B.cols;
+    // b K-major ([BN, BK] rows, as a's): TF32 only (its scalar reads).
+    int64_t BM = A.rows, BK = A.cols, BN = bKMajor ? B.rows : B.cols;
     int64_t stageBytes = A.bytes() + B.bytes();
     int64_t threads = 128 * C;
     Type elem = A.load.getType().getElementType();
@@ -844,11 +845,22 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
             for (int64_t h = 0; h < 2; ++h) {
               Value k = e.add(e.i32(kk * 8 + h * 4), t4); // k % 8 = t4 + 4h
               Value n = e.add(e.i32(j * 8), g);
-              Value chunk = e.bxor(e.remu(e.divu(n, e.i32(4)), e.i32(8)), e.remu(k, e.i32(8)));
-              Value off = e.add(e.add(e.i32(int64_t(B.smemOffset) + (j / 4) * BK * 128),
-                                      e.mul(k, e.i32(128))),
-                                e.add(e.mul(chunk, e.i32(16)), e.mul(e.remu(n, e.i32(4)),
-                                                                     e.i32(4))));
+              Value off;
+              if (bKMajor) {
+                // Row n of box k / 32, chunk (k % 32) / 4 ^ n % 8, element k % 4.
+                Value chunk =
+                    e.bxor(e.i32(((kk * 8 + h * 4) % 32) / 4), e.remu(g, e.i32(8)));
+                off = e.add(e.add(e.i32(int64_t(B.smemOffset) + (kk / 4) * BN * 128),
+                                  e.mul(n, e.i32(128))),
+                            e.add(e.mul(chunk, e.i32(16)), e.mul(t4, e.i32(4))));
+              } else {
+                Value chunk =
+                    e.bxor(e.remu(e.divu(n, e.i32(4)), e.i32(8)), e.remu(k, e.i32(8)));
+                off = e.add(e.add(e.i32(int64_t(B.smemOffset) + (j / 4) * BK * 128),
+                                  e.mul(k, e.i32(128))),
+                            e.add(e.mul(chunk, e.i32(16)),
+                                  e.mul(e.remu(n, e.i32(4)), e.i32(4))));
+              }
               Value x = LLVM::LoadOp::create(b, loc, f32, e.gep(stage, e.zext64(off)), 4);
               bf.push_back(toTf32(x));
             }
