@@ -53,7 +53,12 @@ void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createTileLayout(layoutOptions));
   pm.addPass(createConvertTileToNVVM());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createSCFToControlFlowPass());
+  // Without rollback the conversion does not record each op it moves when
+  // it splits a block for an scf.if (a fused epilogue has over a hundred):
+  // the same IR, matmul_scaled's conversion 65 -> 3 ms (docs/performance.md).
+  SCFToControlFlowPassOptions scfOptions;
+  scfOptions.allowPatternRollback = false;
+  pm.addPass(createSCFToControlFlowPass(scfOptions));
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
