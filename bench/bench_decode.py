@@ -21,7 +21,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import median_ms  # noqa: E402
+from benchlib import interleaved  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shape", default="32x32x8x1x8192x128")
@@ -84,10 +84,7 @@ def copy():
 
 
 impls["copy K and V (device to device)"] = copy
-times = {n: [] for n in impls}
-for _ in range(args.rounds):
-    for name, f in impls.items():
-        times[name].append(median_ms(f, args.iters, reps=args.reps))
+times = interleaved(impls, args.rounds, args.iters, args.reps)
 kv_bytes = 2 * k.numel() * k.element_size()
 copy_ms = sorted(times["copy K and V (device to device)"])[args.rounds // 2]
 copy_bw = 2 * kv_bytes / (copy_ms * 1e-3) / 1e9

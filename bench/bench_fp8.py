@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import median_ms  # noqa: E402
+from benchlib import interleaved  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096")
@@ -135,10 +135,7 @@ for shape in args.shapes.split(","):
             torch.cuda.synchronize()
             print(f"{shape:>16} {name}: error {check(c, ref, name):.2e} of the range")
             impls[name] = (lambda kern=kern, c=c: kern(a, b, c, sa, sb))
-        times = {name: [] for name in impls}
-        for _ in range(args.rounds):
-            for name, f in impls.items():
-                times[name].append(median_ms(f, args.iters, reps=args.reps))
+        times = interleaved(impls, args.rounds, args.iters, args.reps)
         for name, ts in times.items():
             ms = sorted(ts)[len(ts) // 2]
             print(f"{shape:>16} {name:28} {ms:9.4f} ms {flops / (ms * 1e-3) / 1e12:8.1f} TF/s "

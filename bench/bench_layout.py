@@ -15,7 +15,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import median_ms  # noqa: E402
+from benchlib import interleaved  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shape", default="4x16x4096x128")
@@ -44,10 +44,7 @@ impls = {"tilec [B, H, S, D]": bhsd, "tilec [B, S, H, D] (LAYOUT=1)": bshd, "cuD
 for f in impls.values():
     f()
 torch.testing.assert_close(os_.transpose(1, 2), o, rtol=0, atol=0)
-times = {n: [] for n in impls}
-for _ in range(args.rounds):
-    for n, f in impls.items():
-        times[n].append(median_ms(f, 20))
+times = interleaved(impls, args.rounds, 20)
 flops = 4.0 * B * H * S * S * D
 for n, ts in times.items():
     ms = sorted(ts)[len(ts) // 2]

@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import median_ms  # noqa: E402
+from benchlib import interleaved  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="16x8192x8192,64x8192x8192,128x16384x4096,"
@@ -86,10 +86,7 @@ for shape in args.shapes.split(","):
             kern(a, b, c32)
             return c32.to(torch.bfloat16)
         impls[f"tilec {cfg}"] = run
-    times = {name: [] for name in impls}
-    for _ in range(args.rounds):
-        for name, f in impls.items():
-            times[name].append(median_ms(f, args.iters, reps=args.reps))
+    times = interleaved(impls, args.rounds, args.iters, args.reps)
     flops = 2.0 * m * n * k
     best = None
     for name, ts in times.items():

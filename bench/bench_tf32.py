@@ -20,7 +20,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import median_ms  # noqa: E402
+from benchlib import interleaved  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="2048x2048x2048,4096x4096x4096")
@@ -63,10 +63,7 @@ for shape in args.shapes.split(","):
         torch.mm(a, second, out=c_ref)
         err = ((c_ref - want).abs().max() / want.abs().max()).item()
         print(f"{shape:>16} {layout} cuBLAS TF32: error {err:.2e} of the range")
-        times = {name: [] for name in impls}
-        for _ in range(args.rounds):
-            for name, f in impls.items():
-                times[name].append(median_ms(f, args.iters, reps=args.reps))
+        times = interleaved(impls, args.rounds, args.iters, args.reps)
         flops = 2.0 * m * n * k
         best = None
         for name, ts in times.items():

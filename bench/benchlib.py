@@ -26,6 +26,17 @@ def median_ms(fn, iters, warmup=10, reps=1):
     return times[len(times) // 2]
 
 
+def interleaved(impls, rounds, iters, reps=1):
+    """{name: [median_ms per round]} for the callables in `impls`, timed
+    round by round in turn (A B A B: the GPU's clock drifts under load, so
+    each round sees every implementation at about the same clock)."""
+    times = {name: [] for name in impls}
+    for _ in range(rounds):
+        for name, f in impls.items():
+            times[name].append(median_ms(f, iters, reps=reps))
+    return times
+
+
 BENCH_LINE = re.compile(
     r"BENCH (?P<impl>\S+) (?:(?P<job>\S+) )?n=(?P<n>\S+)(?: threads=(?P<threads>\d+))? "
     r"(?P<ms>[\d.]+) ms (?P<gbps>[\d.]+) GB/s")
