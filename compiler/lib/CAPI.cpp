@@ -165,11 +165,14 @@ tilec_error *tilec_interpret(const char *source, size_t size,
 } // extern "C"
 
 std::unique_ptr<tilec_program>
-newProgram(std::shared_ptr<const tilec::CompileResult> result, const tilec::CompileOptions &opts) {
+newProgram(std::shared_ptr<const tilec::CompileResult> result, const tilec::CompileOptions &opts,
+           std::string_view source) {
   auto program = std::make_unique<tilec_program>();
   program->result = std::move(result);
   program->arch = opts.arch;
   program->fileName = opts.fileName;
+  program->source = std::string(source);
+  program->options = opts;
   for (const tilec::KernelSignature &sig : program->result->kernels) {
     std::vector<std::string> dims;
     for (const tilec::GridExpr &g : sig.grid)
@@ -202,7 +205,7 @@ tilec_error *tilec_compile(const char *source, size_t size,
                     : std::make_shared<const tilec::CompileResult>(tilec::compile(src, opts));
     if (!result->ok)
       return makeError(result->diagnostics, TILEC_ERROR_COMPILE);
-    *out = newProgram(std::move(result), opts).release();
+    *out = newProgram(std::move(result), opts, src).release();
     return nullptr;
   });
 }
@@ -408,7 +411,7 @@ tilec_error *tilec_tune(const char *source, size_t size, const tilec_compile_opt
         return makeError("tilec_tune: out of memory", TILEC_ERROR_INTERNAL);
     }
     if (out)
-      *out = newProgram(std::move(chosen), chosenOpts).release();
+      *out = newProgram(std::move(chosen), chosenOpts, src).release();
     return nullptr;
   });
 }
@@ -425,8 +428,9 @@ tilec_error *tilec_program_header(const tilec_program *program, const char *name
                                     : tilec::defaultHeaderNamespace(program->fileName);
     if (std::string why = tilec::checkHeaderNamespace(ns); !why.empty())
       return makeError("tilec_program_header: " + why);
-    std::string text = tilec::generateHeader(*program->result, ns,
-                                             source_name ? source_name : program->fileName);
+    std::string text = tilec::generateHeader(
+        *program->result, ns, source_name ? source_name : program->fileName,
+        tilec::compileHeuristicVariants(program->source, program->options, *program->result));
     if (!(*header = copyString(text)))
       return makeError("tilec_program_header: out of memory", TILEC_ERROR_INTERNAL);
     return nullptr;

@@ -32,6 +32,9 @@ struct tilec_program {
   std::shared_ptr<const tilec::CompileResult> result;
   std::string arch;
   std::string fileName;
+  /// What it was compiled from, for the header's @heuristic variants.
+  std::string source;
+  tilec::CompileOptions options;
   std::map<std::string, std::string> cubins; ///< by arch
   std::mutex mutex; ///< guards cubins (threads may share a program)
   /// Grid expressions as text, per kernel and dimension (kept for the

@@ -28,6 +28,9 @@
 #include <mutex>
 #include <map>
 #include <future>
+#include <thread>
+#include <optional>
+#include <set>
 
 using namespace tilec;
 
@@ -265,4 +268,71 @@ tilec::compileCached(std::string_view source, const CompileOptions &options,
   promise.set_value(result);
   leave();
   return result;
+}
+
+/// The values `e` can take when it is a constant or a `where` of such
+/// (nullopt for anything computed from the arguments).
+static std::optional<std::set<int64_t>> leafValues(const GridExpr &e) {
+  if (e.kind == GridExpr::Kind::Const)
+    return std::set<int64_t>{e.value};
+  if (e.kind != GridExpr::Kind::Where || e.operands.size() != 3)
+    return std::nullopt;
+  auto a = leafValues(e.operands[1]), b = leafValues(e.operands[2]);
+  if (!a || !b)
+    return std::nullopt;
+  a->insert(b->begin(), b->end());
+  return a;
+}
+
+std::vector<HeuristicVariant>
+tilec::compileHeuristicVariants(std::string_view source, const CompileOptions &options,
+                                const CompileResult &result) {
+  constexpr size_t kMaxVariants = 64;
+  std::vector<HeuristicVariant> variants;
+  for (const KernelSignature &sig : result.kernels) {
+    if (sig.heuristics.empty())
+      continue;
+    // The cross product of each parameter's possible values.
+    std::vector<std::vector<std::pair<std::string, int64_t>>> combos = {{}};
+    bool enumerable = true;
+    for (const Heuristic &h : sig.heuristics) {
+      std::optional<std::set<int64_t>> values = leafValues(h.value);
+      if (!values) {
+        enumerable = false;
+        break;
+      }
+      std::vector<std::vector<std::pair<std::string, int64_t>>> next;
+      for (const auto &combo : combos)
+        for (int64_t v : *values) {
+          next.push_back(combo);
+          next.back().emplace_back(h.param, v);
+        }
+      combos = std::move(next);
+      if (combos.size() > kMaxVariants) {
+        enumerable = false;
+        break;
+      }
+    }
+    if (!enumerable)
+      continue;
+    // Compiled on the host's cores, as many at once as it has.
+    size_t width = std::max(1u, std::thread::hardware_concurrency());
+    for (size_t first = 0; first < combos.size(); first += width) {
+      std::vector<std::future<CompileResult>> compiles;
+      for (size_t i = first; i < std::min(combos.size(), first + width); ++i) {
+        CompileOptions o = options;
+        o.kernel = sig.name;
+        for (const auto &[name, value] : combos[i])
+          o.defines[name] = std::to_string(value);
+        compiles.push_back(
+            std::async(std::launch::async, [o, source] { return compile(source, o); }));
+      }
+      for (size_t i = first; i < std::min(combos.size(), first + width); ++i) {
+        CompileResult r = compiles[i - first].get();
+        if (r.ok)
+          variants.push_back({sig.name, combos[i], std::move(r)});
+      }
+    }
+  }
+  return variants;
 }

@@ -286,6 +286,18 @@ def test_ptx_cubin_and_header_from_python():
     header = lib.header()
     assert "namespace saxpy_kernels {" in header and "saxpy.tile" in header
     assert "namespace mine {" in lib.header(namespace="mine")
+    # A @heuristic's values each get a variant that the header's launcher
+    # picks (as tilec -emit=header does); fixed with a define, none.
+    src = """
+@heuristic(BLOCK = where(x.shape[0] <= 1000, 256, 1024))
+kernel scale<BLOCK: int = 512>(a: f32, x: tensor<f32, 1>) grid(cdiv(x.shape[0], BLOCK)) {
+    store(x, [block_id(0)], a * load(x, [block_id(0)], [BLOCK]));
+}
+"""
+    header = tilec.compile(src, file_name="h.tile").header()
+    assert "namespace scale_variants {" in header and "/// BLOCK = 1024" in header
+    assert "scale_choice(float a, const tilec::TensorArg &x)" in header
+    assert "scale_variants" not in tilec.compile(src, BLOCK=128).header()
     with pytest.raises(tilec.ArgumentError, match="not a C\\+\\+ name"):
         lib.header(namespace="1bad")
     with pytest.raises(tilec.ArgumentError, match="reserved C\\+\\+ name 'class'"):

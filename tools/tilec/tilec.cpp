@@ -318,8 +318,10 @@ int main(int argc, char **argv) {
         llvm::errs() << "tilec: error: " << why << "\n";
         return 1;
       }
-      output += tilec::generateHeader(*result, ns,
-                                      llvm::sys::path::filename(inputFile).str());
+      // A kernel whose @heuristic still chooses parameters gets a variant
+      // per combination of the values it can give.
+      output += tilec::generateHeader(*result, ns, llvm::sys::path::filename(inputFile).str(),
+                                      tilec::compileHeuristicVariants(chunk, options, *result));
     } else if (emit == Output::Cubin) {
       std::string cubin, error;
       if (!tilec::assembleCubin(result->ptx, arch, cubin, error)) {

@@ -95,12 +95,35 @@ const char *compilerVersion();
 bool assembleCubin(const std::string &ptx, const std::string &arch,
                    std::string &cubin, std::string &error);
 
+/// One kernel compiled alone with values for the parameters its
+/// @heuristic chooses (an AOT header's variant of that kernel).
+struct HeuristicVariant {
+  std::string kernel;
+  std::vector<std::pair<std::string, int64_t>> values; ///< in heuristic order
+  CompileResult result;
+};
+
+/// For each kernel of `result` whose @heuristic still chooses parameters:
+/// every combination of the values its expressions can give (the constants
+/// at the leaves of their `where`s), compiled alone with `options` plus
+/// those values; combinations that do not compile are left out. A kernel
+/// whose expressions give other values (arithmetic on the shapes) or more
+/// than 64 combinations gets none.
+std::vector<HeuristicVariant> compileHeuristicVariants(std::string_view source,
+                                                       const CompileOptions &options,
+                                                       const CompileResult &result);
+
 /// A self-contained C++ header for ahead-of-time use: the PTX embedded as a
 /// string, each kernel's signature, and one typed launch function per kernel
 /// (`namespace_::saxpy(a, x, y, stream)`) that needs only the runtime library.
+/// With `variants` (compileHeuristicVariants), a kernel's launch function
+/// evaluates its @heuristic on the arguments and launches the variant
+/// compiled for those values (the kernel as compiled when there is none);
+/// `namespace_::saxpy_choice(...)` returns the values.
 std::string generateHeader(const CompileResult &result,
                            const std::string &namespaceName,
-                           const std::string &sourceName);
+                           const std::string &sourceName,
+                           const std::vector<HeuristicVariant> &variants = {});
 
 /// The namespace a header for `fileName` gets by default ("saxpy.tile":
 /// saxpy_kernels).
