@@ -60,6 +60,11 @@ done
 "$check" "${mode[@]}" "${mm[@]}" --kernel matmul_scaled examples/matmul.tile || status=1
 "$check" "${mode[@]}" "${mm[@]}" --kernel matmul_persistent examples/matmul.tile || status=1
 "$check" "${mode[@]}" "${bm[@]}" --kernel bmm examples/matmul.tile || status=1
+# C = A W^T (W stored N x K, torch.nn.Linear's weight) in bf16 and TF32, and
+# a decode step's skinny tile (multiplied as B^T A^T on sm_90a).
+"$check" "${mode[@]}" "${mm[@]}" --kernel matmul_nt examples/matmul.tile || status=1
+"$check" "${mode[@]}" "${mm[@]}" --kernel matmul_tf32_nt examples/matmul.tile || status=1
+"$check" "${mode[@]}" -D BM=16 -D BN=64 "${mm[@]}" --kernel matmul examples/matmul.tile || status=1
 # A softmax epilogue over the accumulator's rows, in registers.
 "$check" "${mode[@]}" "${mm[@]}" examples/matmul_softmax.tile || status=1
 # FlashAttention forward: two mmas per iteration, the softmax in registers.
