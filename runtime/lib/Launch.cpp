@@ -42,7 +42,9 @@ static double roundHalfEven(double x) {
 
 /// Encodes `v` in a binary format with `expBits` exponent bits and `manBits`
 /// stored mantissa bits (IEEE layout, subnormals, infinities, quiet NaN).
-static uint16_t encodeSmallFloat(double v, int expBits, int manBits) {
+/// With `finiteTop` the top exponent holds finite values too (f8e4m3): the
+/// caller saturates what lies beyond them.
+static uint16_t encodeSmallFloat(double v, int expBits, int manBits, bool finiteTop = false) {
   const uint32_t sign = std::signbit(v) ? 1u << (expBits + manBits) : 0;
   const uint32_t expMask = (1u << expBits) - 1;
   const uint32_t one = 1u << manBits;
@@ -63,9 +65,25 @@ static uint16_t encodeSmallFloat(double v, int expBits, int manBits) {
   if (m < one) // Zero or subnormal.
     return sign | m;
   uint32_t biased = e + bias;
-  if (biased >= expMask)
+  if (biased >= expMask + (finiteTop ? 1 : 0))
     return sign | expMask << manBits;
   return sign | biased << manBits | (m - one);
+}
+
+/// Decodes `h` of a format with `expBits` exponent and `manBits` mantissa
+/// bits, IEEE layout; with `finiteTop` (f8e4m3) the top exponent holds
+/// finite values and only the all-ones pattern is NaN.
+static double decodeSmallFloat(uint32_t h, int expBits, int manBits, bool finiteTop = false) {
+  const int expMask = (1 << expBits) - 1, bias = (1 << (expBits - 1)) - 1;
+  int exp = (h >> manBits) & expMask, man = h & ((1 << manBits) - 1);
+  double v;
+  if (exp == expMask && (!finiteTop || man == (1 << manBits) - 1))
+    v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else if (exp == 0)
+    v = std::ldexp(man, 1 - bias - manBits);
+  else
+    v = std::ldexp(man + (1 << manBits), exp - bias - manBits);
+  return (h >> (expBits + manBits)) & 1 ? -v : v;
 }
 
 /// The bits of `v` as f8e4m3 (torch's float8_e4m3fn) or f8e5m2, rounded to
@@ -80,54 +98,21 @@ uint8_t floatToFloat8Bits(ScalarType t, double v) {
   double maxFinite = e4m3 ? 448.0 : 57344.0;
   if (std::fabs(v) >= maxFinite)
     return sign | (e4m3 ? 0x7e : 0x7b);
-  // Below the largest finite value the IEEE encoding rounds the same: e4m3
-  // through a format one exponent bit wider, whose top binades then fold
-  // back (e4m3 has bias 7, the wider one 15).
-  if (!e4m3)
-    return uint8_t(encodeSmallFloat(v, 5, 2));
-  double a = std::fabs(v);
-  if (a < std::ldexp(1.0, -6)) // subnormal: multiples of 2^-9
-    return sign | uint8_t(roundHalfEven(a * 512.0));
-  int exp;
-  std::frexp(a, &exp);
-  int e = exp - 1;
-  auto m = static_cast<uint32_t>(roundHalfEven(std::ldexp(a, 3 - e)));
-  if (m >= 16) {
-    m >>= 1;
-    ++e;
-  }
-  if (e > 8 || (e == 8 && m > 14))
-    return sign | 0x7e;
-  return sign | uint8_t((e + 7) << 3) | uint8_t(m - 8);
+  // Below the largest finite value the IEEE encoding rounds the same (a
+  // value below it rounds at most to it), e4m3's top binade finite.
+  return e4m3 ? uint8_t(encodeSmallFloat(v, 4, 3, /*finiteTop=*/true))
+              : uint8_t(encodeSmallFloat(v, 5, 2));
 }
 
 double float8BitsToDouble(ScalarType t, uint8_t h) {
-  bool e4m3 = t == ScalarType::F8E4M3;
-  int manBits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
-  int exp = (h & 0x7f) >> manBits, man = h & ((1 << manBits) - 1);
-  double v;
-  if (e4m3 && (h & 0x7f) == 0x7f)
-    v = std::numeric_limits<double>::quiet_NaN();
-  else if (!e4m3 && exp == 31)
-    v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else if (exp == 0)
-    v = std::ldexp(man, 1 - bias - manBits);
-  else
-    v = std::ldexp(man + (1 << manBits), exp - bias - manBits);
-  return (h & 0x80) ? -v : v;
+  return t == ScalarType::F8E4M3 ? decodeSmallFloat(h, 4, 3, /*finiteTop=*/true)
+                                 : decodeSmallFloat(h, 5, 2);
 }
 
 uint16_t floatToHalfBits(double v) { return encodeSmallFloat(v, 5, 10); }
 uint16_t floatToBFloat16Bits(double v) { return encodeSmallFloat(v, 8, 7); }
 
-double halfBitsToDouble(uint16_t h) {
-  int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  double v = exp == 0    ? std::ldexp(man, -24)
-             : exp == 31 ? (man ? std::numeric_limits<double>::quiet_NaN()
-                                : std::numeric_limits<double>::infinity())
-                         : std::ldexp(man + 1024, exp - 25);
-  return (h & 0x8000) ? -v : v;
-}
+double halfBitsToDouble(uint16_t h) { return decodeSmallFloat(h, 5, 10); }
 
 double bfloat16BitsToDouble(uint16_t h) {
   uint32_t bits = uint32_t(h) << 16;

@@ -335,6 +335,14 @@ TEST(ScalarTest, HalfAndBFloat16) {
   EXPECT_EQ(floatToHalfBits(0x1p-14), 0x0400);  // Smallest normal.
   EXPECT_EQ(floatToHalfBits(0x1p-14 - 0x1p-26), 0x0400); // Rounds up to it.
   EXPECT_EQ(floatToHalfBits(0.1), 0x2E66);
+  // Every half reads back to its bits (NaNs stay NaN).
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    double v = halfBitsToDouble(uint16_t(bits));
+    if (std::isnan(v))
+      EXPECT_EQ(bits & 0x7C00, 0x7C00u);
+    else
+      EXPECT_EQ(floatToHalfBits(v), bits) << v;
+  }
 
   EXPECT_EQ(floatToBFloat16Bits(1.0), 0x3F80);
   EXPECT_EQ(floatToBFloat16Bits(-2.0), 0xC000);

@@ -14,10 +14,10 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
                                     const std::map<std::string, std::string> &defines) {
   {
     // C = A * B (+ bias, GELU in the tanh form): a problem MxNxK (MxN means
-    // K = N); A is MxK, B is KxN, bias has N entries. Batched: BxMxNxK, one
-    // product per leading index.
+    // K = N); A is MxK, B is KxN (with `bKMajor` NxK: C = A B^T), bias has N
+    // entries. Batched: BxMxNxK, one product per leading index.
     auto matmulRef = [](bool biasGelu, bool batched, bool accumulate = false,
-                        bool tf32 = false) {
+                        bool tf32 = false, bool bKMajor = false) {
       Reference r;
       r.written = {biasGelu ? 3u : 2u};
       r.writtenAreRead = accumulate;
@@ -34,10 +34,21 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
           double K = double(shape.size() > 2 ? shape[2] : shape[1]);
           return std::ldexp(1.0, -23) * K * std::sqrt(K) * 16.0 / 9.0;
         };
+      // TF32 with b K-major runs on wgmma on sm_90a, which ignores the
+      // operands' low 13 mantissa bits: the reference truncates them. The
+      // CPU interpreter and mma.sync (sm_80) round them, so the tolerance
+      // covers either: each product off by up to 2^-10 of its size, with
+      // random signs over K (inputs uniform in [-2, 2): a standard deviation
+      // of about 0.8 * 2^-10 * sqrt(K); allowed 5 of them). A wrong element
+      // is off by O(1).
+      if (tf32 && bKMajor)
+        r.atolFor = [](const std::vector<int64_t> &shape) {
+          return std::ldexp(1.0, -8) * std::sqrt(double(shape.size() > 2 ? shape[2] : shape[1]));
+        };
       // GELU's tanh is tanh.approx.f32 (relative error up to about 2^-11),
       // which an f32 output shows.
       r.rtolFloor = biasGelu ? 1e-3 : 0;
-      r.shapeOf = [biasGelu, batched](const std::vector<int64_t> &shape, size_t k) {
+      r.shapeOf = [biasGelu, batched, bKMajor](const std::vector<int64_t> &shape, size_t k) {
         size_t o = batched ? 1 : 0;
         int64_t M = shape[o], N = shape[o + 1];
         int64_t K = shape.size() > o + 2 ? shape[o + 2] : N;
@@ -45,7 +56,7 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
         if (k == 0)
           dims = {M, K};
         else if (k == 1)
-          dims = {K, N};
+          dims = bKMajor ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
         else if (biasGelu && k == 2)
           return std::vector<int64_t>{N};
         else
@@ -54,14 +65,16 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
           dims.insert(dims.begin(), shape[0]);
         return dims;
       };
-      r.run = [biasGelu, accumulate, tf32](std::vector<HostTensor *> &ts,
-                                           const std::vector<double> &) {
+      r.run = [biasGelu, accumulate, tf32, bKMajor](std::vector<HostTensor *> &ts,
+                                                    const std::vector<double> &) {
         HostTensor &a = *ts[0], &b = *ts[1], &c = *ts[biasGelu ? 3 : 2];
         size_t o = a.sizes.size() - 2; // 1 when batched
         int64_t batches = o ? a.sizes[0] : 1;
-        int64_t M = a.sizes[o], K = a.sizes[o + 1], N = b.sizes[o + 1];
-        int64_t as0 = a.strides[o], as1 = a.strides[o + 1], bs0 = b.strides[o],
-                bs1 = b.strides[o + 1], cs0 = c.strides[o], cs1 = c.strides[o + 1];
+        // b's strides along K (bs0) and N (bs1).
+        int64_t M = a.sizes[o], K = a.sizes[o + 1], N = b.sizes[bKMajor ? o : o + 1];
+        int64_t as0 = a.strides[o], as1 = a.strides[o + 1],
+                bs0 = b.strides[bKMajor ? o + 1 : o], bs1 = b.strides[bKMajor ? o : o + 1],
+                cs0 = c.strides[o], cs1 = c.strides[o + 1];
         // Rows are independent: split them over the host's cores (a 4096^3
         // reference is 69 GFLOP in double).
         auto rowsFrom = [&](int64_t begin, int64_t end) {
@@ -73,7 +86,17 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
             for (int64_t n = 0; n < N; ++n)
               row[n] = accumulate ? double(c.values[cb + m * cs0 + n * cs1]) : 0.0;
             // The operands as the tensor cores see them.
-            auto operand = [tf32](float v) { return tf32 ? tilec::roundToTf32(v) : v; };
+            auto operand = [tf32, bKMajor](float v) {
+              if (!tf32)
+                return v;
+              if (!bKMajor)
+                return tilec::roundToTf32(v);
+              uint32_t u;
+              std::memcpy(&u, &v, 4);
+              u &= 0xffffe000u; // truncated
+              std::memcpy(&v, &u, 4);
+              return v;
+            };
             for (int64_t k = 0; k < K; ++k) {
               double av = operand(a.values[ab + m * as0 + k * as1]);
               const float *bp = &b.values[bb + k * bs0];
@@ -95,51 +118,9 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       };
       return r;
     };
-    for (bool tf32 : {false, true}) {
-      // matmul_nt: C = A W^T, A M x K, W N x K. matmul_tf32_nt: the same
-      // with TF32 operands as wgmma reads them on sm_90a: the low 13
-      // mantissa bits ignored (truncated). The CPU interpreter rounds them
-      // (as mma.sync does), so the tolerance covers either: each product
-      // off by up to 2^-10 of its size, with random signs over K (inputs
-      // uniform in [-2, 2): a standard deviation of about 0.8 * 2^-10 *
-      // sqrt(K); allowed 5 of them). A wrong element is off by O(1).
-      Reference r = matmulRef(false, false, false, tf32);
-      if (tf32)
-        r.atolFor = [](const std::vector<int64_t> &shape) {
-          return std::ldexp(1.0, -8) * std::sqrt(double(shape.size() > 2 ? shape[2] : shape[1]));
-        };
-      r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
-        int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : N;
-        return k == 0 ? std::vector<int64_t>{M, K}
-                      : k == 1 ? std::vector<int64_t>{N, K} : std::vector<int64_t>{M, N};
-      };
-      r.run = [tf32](std::vector<HostTensor *> &ts, const std::vector<double> &) {
-        HostTensor &a = *ts[0], &w = *ts[1], &c = *ts[2];
-        int64_t M = a.sizes[0], K = a.sizes[1], N = w.sizes[0];
-        auto operand = [tf32](float v) {
-          if (!tf32)
-            return double(v);
-          uint32_t u;
-          std::memcpy(&u, &v, 4);
-          u &= 0xffffe000u;
-          std::memcpy(&v, &u, 4);
-          return double(v);
-        };
-        auto rowsFrom = [&](int64_t begin, int64_t end) {
-          for (int64_t m = begin; m < end; ++m)
-            for (int64_t n = 0; n < N; ++n) {
-              double sum = 0;
-              for (int64_t k = 0; k < K; ++k)
-                sum += operand(a.values[m * a.strides[0] + k * a.strides[1]]) *
-                       operand(w.values[n * w.strides[0] + k * w.strides[1]]);
-              c.values[m * c.strides[0] + n * c.strides[1]] =
-                  static_cast<float>(roundToFloatType(c.dtype, sum));
-            }
-        };
-        parallelRows(M, M * N * K, rowsFrom);
-      };
-      refs[tf32 ? "matmul_tf32_nt" : "matmul_nt"] = r;
-    }
+    // matmul_nt: C = A W^T, W stored N x K; matmul_tf32_nt the same in TF32.
+    refs["matmul_nt"] = matmulRef(false, false, false, false, /*bKMajor=*/true);
+    refs["matmul_tf32_nt"] = matmulRef(false, false, false, /*tf32=*/true, /*bKMajor=*/true);
     refs["matmul"] = matmulRef(false, false);
     refs["matmul_grouped"] = matmulRef(false, false);
     refs["matmul_persistent"] = matmulRef(false, false);

@@ -111,8 +111,7 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     Type elem = g.elem;
     bool bf16 = elem.isBF16();
     bool aShared = g.aShared, bKMajor = g.bKMajor, zeroAcc = g.zeroAcc;
-    // One wgmma step reads 32 bytes of K: k16 of f16/bf16, k32 of f8.
-    int64_t kStep = 32 / (elem.getIntOrFloatBitWidth() / 8);
+    int64_t kStep = wgmmaKStep(elem);
     Type i32 = rewriter.getI32Type();
     auto structTy = wgmmaAccType(ctx, fields);
     Value wg = warpgroupIndex(e, NVVM::ThreadIdXOp::create(e.b, e.loc, e.b.getI32Type()));
@@ -135,17 +134,13 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
       pingPongSync(e, wg);
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     for (int64_t kk = 0; kk < K / kStep; ++kk) {
-      Value descB =
-          bKMajor ? wgmmaDescriptor(e, e.add(bAddr, e.i64((kk / 4) * N * 128 + (kk % 4) * 32)),
-                                    16, 1024)
-                  : wgmmaDescriptor(e, e.add(bAddr, e.i64(kk * 16 * 128)), K * 128, 1024);
+      Value descB = bKMajor ? wgmmaKMajorDescriptor(e, bAddr, N, kk)
+                            : wgmmaMNMajorDescriptor(e, bAddr, K, kk);
       bool accumulate = !(zeroAcc && kk == 0);
       for (int64_t mb = 0; mb < mBlocks; ++mb) {
         if (aShared) {
-          int64_t aOff = (kk / 4) * (BM * 128) + mb * 64 * 128 + (kk % 4) * 32;
-          Value descA = wgmmaDescriptor(
-              e, e.add(e.add(aAddr, e.mul(consumer64, e.i64(rowsPerWG * 128))), e.i64(aOff)),
-              16, 1024);
+          Value descA = wgmmaKMajorDescriptor(
+              e, e.add(aAddr, e.mul(consumer64, e.i64(rowsPerWG * 128))), BM, kk, mb * 64 * 128);
           accs[mb] = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structTy, accs[mb], descA, descB,
               NVVM::MMAShapeAttr::get(ctx, 64, int(N), int(kStep)),

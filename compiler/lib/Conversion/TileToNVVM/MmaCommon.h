@@ -91,6 +91,30 @@ inline Value wgmmaDescriptor(Emit &e, Value addr, int64_t lbo, int64_t sbo) {
   return e.bor(d, e.i64(int64_t(hi)));
 }
 
+/// `base` + (`offset` +) `bytes`: the address of a step's operand in a
+/// stage, with a run-time offset (a consumer's block) when given.
+inline Value stepAddress(Emit &e, Value base, Value offset, int64_t bytes) {
+  return e.add(base, offset ? e.add(offset, e.i64(bytes)) : e.i64(bytes));
+}
+
+/// The descriptor of step kk (32 bytes of K) of a K-major staged tile of
+/// `rows` rows ([rows, K] in 128-byte swizzled boxes, 128 bytes of K per
+/// box) at `base`, from `rowBytes` (+ `offset`) into it (128 bytes a row).
+inline Value wgmmaKMajorDescriptor(Emit &e, Value base, int64_t rows, int64_t kk,
+                                   int64_t rowBytes = 0, Value offset = {}) {
+  return wgmmaDescriptor(
+      e, stepAddress(e, base, offset, rowBytes + (kk / 4) * (rows * 128) + (kk % 4) * 32), 16,
+      1024);
+}
+
+/// The descriptor of step kk (16 rows of K) of an MN-major staged tile of
+/// 16-bit elements ([K, cols] rows, 64-column boxes of `kRows` rows) at
+/// `base` (+ `offset`).
+inline Value wgmmaMNMajorDescriptor(Emit &e, Value base, int64_t kRows, int64_t kk,
+                                    Value offset = {}) {
+  return wgmmaDescriptor(e, stepAddress(e, base, offset, kk * 16 * 128), kRows * 128, 1024);
+}
+
 /// The struct of `fields` f32 that a wgmma reads and writes as its
 /// accumulator: a named type (`tile.wgmma.f32xN`), so that the LLVM IR
 /// spells it once instead of in every one of the thousand extractvalues
@@ -154,6 +178,10 @@ struct Operand {
   SmallVector<Value> strides;
   Value stride(size_t d) { return strides.empty() ? view.getStrides()[d] : strides[d]; }
 };
+
+/// The K of one wgmma step of `elem` operands: 32 bytes (k16 of f16/bf16,
+/// k32 of f8, k8 of tf32).
+inline int64_t wgmmaKStep(Type elem) { return 32 / (elem.getIntOrFloatBitWidth() / 8); }
 
 /// wgmma's type for operand elements of `t`: bf16, f16, e4m3, e5m2 or
 /// (f32 operands of a tf32 mma) tf32.

@@ -570,12 +570,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     auto wgmmaTypeB = wgmmaTypeOf(B.load.getType().getElementType());
     if (swapped)
       std::swap(wgmmaTypeA, wgmmaTypeB);
-    // One wgmma step reads 32 bytes of K: k16 of f16/bf16, k32 of f8.
-    int64_t kStep = 32 / A.elemBytes;
+    int64_t kStep = wgmmaKStep(elem);
     SmallVector<Value> accs = toWgmmaStructs(rewriter, loc, init, mBlocks, fields);
-    auto descriptor = [&](Value addr, int64_t lbo, int64_t sbo) {
-      return wgmmaDescriptor(e, addr, lbo, sbo);
-    };
     Value consumer64 = e.zext64(consumer);
     auto loop = scf::ForOp::create(rewriter, loc, e.i32(0), trips32, e.i32(1), accs);
     {
@@ -593,32 +589,23 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       SmallVector<Value> cur(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
       NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
       for (int64_t kk = 0; kk < BK / kStep; ++kk) {
-        // K-major b: [BN, BK] rows of 128-byte boxes, as a; MN-major: [BK,
-        // BN] rows, kStep of them per step.
-        Value descB =
-            bKMajor ? descriptor(e.add(bBase, e.i64((kk / 4) * (BN * 128) + (kk % 4) * 32)), 16,
-                                 1024)
-                    : descriptor(e.add(bBase, e.i64(kk * 16 * 128)), BK * 128, 1024);
-        if (swapped) {
-          // wgmma's B is the [BM, BK] tile of a (K-major, all of it); its A
-          // the consumer's 64-column blocks of b: K-major rows as a's are,
-          // or (MN-major) the 64-column box mb of the [BK, BN] rows.
-          descB = descriptor(e.add(stageAddr, e.i64((kk / 4) * (BM * 128) + (kk % 4) * 32)), 16,
-                             1024);
-        }
+        // b K-major: [BN, BK] rows, as a's; MN-major: [BK, BN] rows.
+        // Swapped, wgmma's B is a's [BM, BK] tile (K-major, all of it).
+        Value descB = swapped   ? wgmmaKMajorDescriptor(e, stageAddr, BM, kk)
+                      : bKMajor ? wgmmaKMajorDescriptor(e, bBase, BN, kk)
+                                : wgmmaMNMajorDescriptor(e, bBase, BK, kk);
         for (int64_t mb = 0; mb < mBlocks; ++mb) {
-          int64_t aOff = (kk / 4) * (BM * 128) + mb * 64 * 128 + (kk % 4) * 32;
-          Value descA = descriptor(e.add(aBase, e.i64(aOff)), 16, 1024);
+          Value descA;
           if (swapped) {
+            // wgmma's A: the consumer's 64-column block mb of b (64 rows of
+            // the K-major tile, or the 64-column box of the [BK, BN] rows).
             Value block = e.add(e.mul(consumer64, e.i64(rowsPerWG / 64)), e.i64(mb));
-            descA = bKMajor
-                        ? descriptor(e.add(bBase, e.add(e.mul(block, e.i64(64 * 128)),
-                                                        e.i64((kk / 4) * (BN * 128) +
-                                                              (kk % 4) * 32))),
-                                     16, 1024)
-                        : descriptor(e.add(bBase, e.add(e.mul(block, e.i64(BK * 128)),
-                                                        e.i64(kk * 16 * 128))),
-                                     BK * 128, 1024);
+            descA = bKMajor ? wgmmaKMajorDescriptor(e, bBase, BN, kk, 0,
+                                                    e.mul(block, e.i64(64 * 128)))
+                            : wgmmaMNMajorDescriptor(e, bBase, BK, kk,
+                                                     e.mul(block, e.i64(BK * 128)));
+          } else {
+            descA = wgmmaKMajorDescriptor(e, aBase, BM, kk, mb * 64 * 128);
           }
           cur[mb] = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structTy, cur[mb], descA, descB,
