@@ -377,8 +377,7 @@ class Kernel:
         self._count(args)
         inferred = self._inferred(args)
         if inferred:
-            return self.with_defines(**inferred).tune(*args,
-                                                                         database=database)
+            return self.with_defines(**inferred).tune(*args, database=database)
         if not self._on_gpu(args):
             raise ArgumentError(f"kernel '{self.name}': tune needs CUDA tensors")
         packed, device = self._pack(args)

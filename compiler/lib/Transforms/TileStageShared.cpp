@@ -81,8 +81,7 @@ struct TileStageSharedPass
             return WalkResult::advance();
           Type from = getElementTypeOrSelf(op->getOperand(0).getType());
           Type to = getElementTypeOrSelf(op->getResult(0).getType());
-          if (!isa<Float8E4M3FNType, Float8E5M2Type>(from) &&
-              !isa<Float8E4M3FNType, Float8E5M2Type>(to))
+          if (!tile::isFloat8(from) && !tile::isFloat8(to))
             return WalkResult::advance();
           op->emitError() << "kernel '" << func.getName()
                           << "': converting to or from f8 needs sm_89 or later (cvt with "
@@ -199,7 +198,7 @@ struct TileStageSharedPass
     StringRef name = func.getName();
     tile::MmaOp first = mmas.front();
     Type elem0 = first.getA().getType().getElementType();
-    bool f8 = isa<Float8E4M3FNType, Float8E5M2Type>(elem0);
+    bool f8 = tile::isFloat8(elem0);
     bool tensorCores = (elem0.isBF16() || elem0.isF16());
     // One mma loop of the plain form takes the matmul pipeline (on sm_90a
     // with b K-major too: an NT product, every f8 product); the rest the
@@ -313,7 +312,7 @@ struct TileStageSharedPass
     Type elem = mmas.front().getA().getType().getElementType();
     // f8 runs on wgmma only (k32), which reads both operands K-major from
     // shared memory.
-    bool f8 = isa<Float8E4M3FNType, Float8E5M2Type>(elem);
+    bool f8 = tile::isFloat8(elem);
     if (f8 && !tma)
       return mmas.front().emitError()
              << "kernel '" << name << "': mma on f8 tiles needs sm_90a (wgmma); this target is "
@@ -337,7 +336,7 @@ struct TileStageSharedPass
     for (tile::MmaOp mma : mmas) {
       auto aTy = mma.getA().getType(), bTy = mma.getB().getType();
       if (aTy.getElementType() != elem &&
-          !(f8 && isa<Float8E4M3FNType, Float8E5M2Type>(aTy.getElementType())))
+          !(f8 && tile::isFloat8(aTy.getElementType())))
         return shapeError(mma, "all mmas of a kernel must multiply the same element type");
       if (f8 && aTy.getDimSize(1) % 32 != 0)
         return shapeError(mma, "with f8 operands the shared dimension must be a multiple of 32");

@@ -50,7 +50,7 @@ struct ElementwiseLowering : ConversionPattern {
 /// An f8 constant's bits as the i8 its registers hold.
 static TypedAttr registerAttr(Attribute value) {
   auto f = dyn_cast<FloatAttr>(value);
-  if (!f || !isa<Float8E4M3FNType, Float8E5M2Type>(f.getType()))
+  if (!f || !tile::isFloat8(f.getType()))
     return cast<TypedAttr>(value);
   return IntegerAttr::get(IntegerType::get(f.getContext(), 8), f.getValue().bitcastToAPInt());
 }

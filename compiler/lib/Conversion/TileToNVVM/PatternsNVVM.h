@@ -38,7 +38,7 @@ inline ThreadLayout encodingOf(mlir::RankedTensorType t) {
 /// The type an element of `elem` has in registers: f8 values are their
 /// bytes (i8; LLVM has no f8 type), converted by cvt where cast asks.
 inline mlir::Type registerType(mlir::Type elem) {
-  if (mlir::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(elem))
+  if (tile::isFloat8(elem))
     return mlir::IntegerType::get(elem.getContext(), 8);
   return elem;
 }

@@ -40,7 +40,7 @@ bool tilec::needsNVVMLowering(Operation *op) {
     return true;
   // Tiles, and f8 scalars (bytes in registers).
   auto isTensor = [](Type t) {
-    return isa<RankedTensorType, Float8E4M3FNType, Float8E5M2Type>(t);
+    return isa<RankedTensorType>(t) || tile::isFloat8(t);
   };
   if (auto e2 = dyn_cast<math::Exp2Op>(op))
     if (!getElementTypeOrSelf(e2.getType()).isF32())

@@ -291,12 +291,11 @@ LogicalResult MmaOp::verify() {
                          << " vs " << b.getDimSize(0);
   if (c.getDimSize(0) != a.getDimSize(0) || c.getDimSize(1) != b.getDimSize(1))
     return emitOpError() << "accumulator shape does not match the product";
-  auto isF8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
   if (a.getElementType() != b.getElementType() &&
-      !(isF8(a.getElementType()) && isF8(b.getElementType())))
+      !(isFloat8(a.getElementType()) && isFloat8(b.getElementType())))
     return emitOpError() << "a and b must have the same element type (or both be f8)";
   Type e = a.getElementType();
-  if (!(e.isF16() || e.isBF16() || e.isF32() || isF8(e)))
+  if (!(e.isF16() || e.isBF16() || e.isF32() || isFloat8(e)))
     return emitOpError() << "operands must be f16, bf16, f32, f8E4M3FN or f8E5M2";
   if (!c.getElementType().isF32())
     return emitOpError() << "the accumulator must be f32";

@@ -53,6 +53,12 @@ inline constexpr llvm::StringLiteral kClusterAttrName = "tile.cluster";
 inline constexpr llvm::StringLiteral kEncodingAttrName = "tile.encoding";
 /// Whether `kernel` (a func.func or, after lowering, an llvm.func) runs an
 /// mma pipeline (mbarriers, asynchronous copies, its own layout).
+/// Whether `t` (or its element type) is one of the language's f8 types
+/// (f8e4m3, f8e5m2): storage-only, converted through f32.
+inline bool isFloat8(mlir::Type t) {
+  return mlir::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(mlir::getElementTypeOrSelf(t));
+}
+
 inline bool hasMmaPipeline(mlir::Operation *kernel) {
   return mlir::isa_and_nonnull<MmaEncodingAttr>(kernel->getAttr(kEncodingAttrName));
 }
