@@ -12,7 +12,9 @@ usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N
   CFG: matmul:default (the tile matmul's @heuristic picks from the shape,
        what a plain call runs), matmul:BMxBN[xBK][:STAGES[:CLUSTER]] (CLUSTER 1:
        no clusters; default 2),
-       persistent:BMxBN[:STAGES] (matmul_persistent)
+       persistent:BMxBN[:STAGES] (matmul_persistent), pingpong:BMxBN[:STAGES]
+       (matmul_persistent with @launch(pingpong = 1): the consumer warpgroups
+       take the tiles in turn)
        or splitk:BMxBN:SPLIT[:STAGES] (STAGES 0 or left out: the compiler's
        choice, as many as fit up to 4)
 """
@@ -58,13 +60,15 @@ for shape in args.shapes.split(","):
             continue
         dims = [int(v) for v in parts[1].split("x")]
         bm, bn = dims[0], dims[1]
-        if parts[0] in ("matmul", "persistent"):
+        if parts[0] in ("matmul", "persistent", "pingpong"):
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             try:
                 stages = int(parts[2]) if len(parts) > 2 else 0
                 extra = {"CLUSTER": int(parts[3])} if len(parts) > 3 else {}
                 if len(dims) > 2:
                     extra["BK"] = dims[2]
+                if parts[0] == "pingpong":
+                    extra["PINGPONG"] = 1
                 kern = (mm.matmul if parts[0] == "matmul" else mm.matmul_persistent).with_defines(
                     BM=bm, BN=bn, STAGES=stages, **extra)
                 kern(a, b, c)

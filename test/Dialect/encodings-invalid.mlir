@@ -104,3 +104,20 @@ func.func @f() attributes {tile.e = #tile.shared<swizzle = 128, order = [1, 1]>}
 // expected-error @+2 {{expected integer value}}
 // expected-error @+1 {{failed to parse Tile_SharedEncodingAttr parameter 'order'}}
 func.func @f() attributes {tile.e = #tile.shared<swizzle = 128, order = []>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.mma<kind = wgmma>: alternate needs a wgmma accumulator, not swapped, and 2 or 3 consumers to alternate between}}
+func.func @f() attributes {tile.e = #tile.mma<kind = wgmma, consumers = 1, alternate = true>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.mma<kind = mma_sync>: alternate needs a wgmma accumulator, not swapped, and 2 or 3 consumers to alternate between}}
+func.func @f() attributes {tile.e = #tile.mma<kind = mma_sync, consumers = 2, alternate = true>} { return }
+
+// -----
+
+// Alternating warpgroups each hold the whole tile: 64 rows per warpgroup
+// are not 64 rows per consumer of two.
+// expected-error @+1 {{cannot hold a [96, 128] tile: BN must be a multiple of 8 and BM of 64 per consumer}}
+func.func @f(%a: tensor<96x128xf32, #tile.mma<kind = wgmma, consumers = 2, alternate = true>>) { return }

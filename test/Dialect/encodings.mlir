@@ -7,6 +7,8 @@
 // CHECK-SAME: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>
 // CHECK-SAME: tensor<128x128xf32, #tile.mma<kind = fma, consumers = 2>>
 // CHECK-SAME: tensor<16x128xf32, #tile.mma<kind = wgmma, consumers = 2, swapped = true>>
+// CHECK-SAME: tensor<128x128xf32, #tile.mma<kind = wgmma, consumers = 2, alternate = true>>
+// CHECK-SAME: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2, alternate = true>>>
 // CHECK-SAME: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>
 // CHECK-SAME: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>
 func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
@@ -14,6 +16,8 @@ func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
                     %c: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>,
                     %d: tensor<128x128xf32, #tile.mma<kind = fma, consumers = 2>>,
                     %g: tensor<16x128xf32, #tile.mma<kind = wgmma, consumers = 2, swapped = true>>,
+                    %h: tensor<128x128xf32, #tile.mma<kind = wgmma, consumers = 2, alternate = true>>,
+                    %i: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2, alternate = true>>>,
                     %e: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>,
                     %f: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>) {
   return

@@ -117,6 +117,26 @@ TEST_F(EncodingTest, WgmmaHoldsEachElementOnceInItsConsumers) {
   expectIRMatches(enc, {128, 256});
 }
 
+TEST_F(EncodingTest, AlternatingWgmmaHoldsTheWholeTileInEachConsumer) {
+  // Ping-pong over tiles: each of the two consumer warpgroups holds every
+  // element of its own tile, at the places consumer 0 of a one-consumer
+  // encoding has them.
+  auto enc = MmaEncodingAttr::get(&ctx, MmaKind::wgmma, 2, /*swapped=*/false,
+                                  /*alternate=*/true);
+  auto one = MmaEncodingAttr::get(&ctx, MmaKind::wgmma, 1);
+  EXPECT_EQ(enc.getThreadsPerBlock(), 384u);
+  EXPECT_EQ(enc.getShare(), 1u);
+  EXPECT_EQ(enc.getGroups({128, 128}), one.getGroups({128, 128}));
+  for (unsigned t = 128; t < 256; t += 7)
+    for (int64_t g = 0; g < enc.getGroups({128, 128}); g += 5) {
+      EXPECT_EQ(enc.getGroupBase({128, 128}, t, g), one.getGroupBase({128, 128}, t, g));
+      EXPECT_EQ(enc.getGroupBase({128, 128}, t + 128, g), one.getGroupBase({128, 128}, t, g));
+    }
+  expectEachElementOnce(enc, {128, 128}, 128, 128);
+  expectEachElementOnce(enc, {64, 256}, 256, 128);
+  expectIRMatches(enc, {128, 128});
+}
+
 TEST_F(EncodingTest, SwappedWgmmaHoldsEachElementOnceInItsConsumers) {
   auto enc = MmaEncodingAttr::get(&ctx, MmaKind::wgmma, 2, /*swapped=*/true);
   EXPECT_EQ(enc.getGroupWidth(), 1u);

@@ -432,6 +432,8 @@ void Gen::run() {
     func->setAttr(tile::kMinBlocksAttrName, b.getI32IntegerAttr(int32_t(inst.minBlocksPerSM)));
   if (inst.cluster)
     func->setAttr(tile::kClusterAttrName, b.getI32IntegerAttr(int32_t(inst.cluster)));
+  if (inst.pingpong >= 0)
+    func->setAttr(tile::kAlternateAttrName, b.getI32IntegerAttr(inst.pingpong));
   // A compile-time parameter named STAGES sets the depth of the mma
   // pipeline (tile-stage-shared picks one when it is absent or 0).
   if (auto it = inst.intConsts.find("STAGES"); it != inst.intConsts.end() && it->second != 0)

@@ -148,7 +148,7 @@ bool Checker::checkTune(const Defines &defines) {
 bool Checker::checkLaunch() {
   // Whether num_warps x min_blocks_per_sm fits an SM is checked where the
   // layout is final (TileToNVVM): options may override either value.
-  static const char *const kSettings[] = {"num_warps", "min_blocks_per_sm", "cluster"};
+  static const char *const kSettings[] = {"num_warps", "min_blocks_per_sm", "cluster", "pingpong"};
   std::set<std::string> seen;
   for (LaunchParam &p : kernel.launch) {
     if (!llvm::is_contained(kSettings, llvm::StringRef(p.name))) {
@@ -158,7 +158,7 @@ bool Checker::checkLaunch() {
         if (name.edit_distance(s) < name.edit_distance(near))
           near = s;
       return error(p.loc, "unknown launch setting '" + p.name +
-                              "'; @launch takes num_warps, min_blocks_per_sm and cluster (did "
+                              "'; @launch takes num_warps, min_blocks_per_sm, cluster and pingpong (did "
                               "you mean '" + near + "'?)");
     }
     if (!seen.insert(p.name).second)
@@ -176,6 +176,12 @@ bool Checker::checkLaunch() {
         return error(p.value->loc, "min_blocks_per_sm must be 1 to 32 (an SM holds at most "
                                    "32 blocks), got " + std::to_string(v));
       inst.minBlocksPerSM = unsigned(v);
+    } else if (p.name == "pingpong") {
+      if (v != 0 && v != 1)
+        return error(p.value->loc, "pingpong must be 0 (the consumer warpgroups share each "
+                                   "tile) or 1 (they take a persistent kernel's tiles in "
+                                   "turn), got " + std::to_string(v));
+      inst.pingpong = int(v);
     } else {
       if (v != 1 && v != 2)
         return error(p.value->loc, "cluster must be 1 (no clusters) or 2 (pairs of programs "

@@ -213,6 +213,12 @@ struct TileStageSharedPass
              << "kernel '" << name
              << "' has more than one mma; this version supports one mma loop per kernel";
     tile::MmaOp mma = mmas.front();
+    if (auto asked = func->getAttrOfType<IntegerAttr>(tile::kAlternateAttrName);
+        arch == "sm_90a" && asked && asked.getInt() == 1)
+      return mma.emitError() << "kernel '" << name
+                             << "': @launch(pingpong = 1) applies to persistent kernels (an mma "
+                                "loop in an outer 'for' over tiles); this kernel has one tile "
+                                "per program";
     // One stage would make the copies wait for a buffer that is released
     // only after the next fill. At most 16: the mbarriers' room
     // (kBarrierBytes, two per stage); a skinny tile streaming B wants more
@@ -446,14 +452,43 @@ struct TileStageSharedPass
         consumers = 1;
       }
     }
+    bool pureAccumulation = llvm::all_of(mmas, [&](tile::MmaOp mma) {
+      auto arg = dyn_cast<BlockArgument>(mma.getAcc());
+      return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
+             arg.getOwner() == forOp.getBody();
+    });
+    // Alternating consumers (CUTLASS's ping-pong schedule): in a persistent
+    // kernel whose loop only accumulates, two consumer warpgroups take the
+    // outer loop's iterations in turn, each holding the whole tile, so one's
+    // epilogue (and the start of its next tile) runs while the other's
+    // wgmmas do. @launch(pingpong = 0 | 1) decides; the default is off.
+    // Other arches have no warpgroups to alternate: the setting is ignored.
+    bool alternate = false;
+    if (auto asked = func->getAttrOfType<IntegerAttr>(tile::kAlternateAttrName);
+        tma && asked && asked.getInt() == 1) {
+      if (!outer || !pureAccumulation || (BM != 64 && BM != 128) || accElems / 128 > 128)
+        return mmas.front().emitError()
+               << "kernel '" << name << "': @launch(pingpong = 1) needs a persistent kernel "
+                  "(the mma loop in an outer 'for') whose loop only accumulates (acc = mma(a, "
+                  "b, acc)) into a tile of 64 or 128 rows that one warpgroup's registers hold "
+                  "(BM x BN <= 16384 f32); this one has "
+               << (!outer ? std::string("no outer loop")
+                   : !pureAccumulation ? std::string("other work on the mma results in the loop")
+                                       : "a " + std::to_string(BM) + " x " +
+                                             std::to_string(accElems / BM) + " tile");
+      alternate = true;
+      consumers = 2;
+    }
+    unsigned share = alternate ? 1 : consumers;
     // fma consumers would also need a and b fragments; with wgmma the
     // accumulators and the loop's other tiles share 255 registers.
-    int64_t accRegs = accElems / (128 * consumers);
+    int64_t accRegs = accElems / (128 * share);
     if (accRegs > maxAccRegs)
       return mmas.front().emitError()
              << "kernel '" << name << "': the mma results need " << accRegs
              << " f32 registers per thread in each of the " << consumers
-             << " consumer warpgroups; at most " << maxAccRegs
+             << " consumer warpgroups" << (alternate ? " (each holding the whole tile)" : "")
+             << "; at most " << maxAccRegs
              << " leave room for the rest (255 per thread); use smaller tiles";
 
     // Every other tile has [BM, N] or [BM] / [BM, 1] shape; stores come
@@ -549,11 +584,6 @@ struct TileStageSharedPass
     // accumulation, the overlap); two where it is released in its own
     // iteration (more measured slower on the H200: attention at D = 64
     // 0.7107 ms with 2, 0.7219 with 3).
-    bool pureAccumulation = llvm::all_of(mmas, [&](tile::MmaOp mma) {
-      auto arg = dyn_cast<BlockArgument>(mma.getAcc());
-      return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
-             arg.getOwner() == forOp.getBody();
-    });
     int64_t stages = std::clamp<int64_t>(maxStages, 2, pureAccumulation || overlapFits ? 4 : 2);
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName); s && s.getInt() != 0)
       stages = s.getInt();
@@ -570,7 +600,8 @@ struct TileStageSharedPass
 
     Builder b(ctx);
     auto encoding = tile::MmaEncodingAttr::get(
-        ctx, tma ? tile::MmaKind::wgmma : tile::MmaKind::mma_sync, consumers);
+        ctx, tma ? tile::MmaKind::wgmma : tile::MmaKind::mma_sync, consumers,
+        /*swapped=*/false, alternate);
     int32_t warps = int32_t(encoding.getWarps());
     if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
         requested && requested.getInt() != warps)
@@ -585,6 +616,8 @@ struct TileStageSharedPass
     plan.append("stage_bytes", b.getI64IntegerAttr(stageBytes));
     if (overlapFits && stages >= 3)
       plan.append("overlap", b.getUnitAttr());
+    if (alternate)
+      plan.append("alternate", b.getUnitAttr());
     forOp->setAttr(tile::kPipelineAttrName, plan.getDictionary(ctx));
     func->setAttr(tile::kEncodingAttrName, encoding);
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
@@ -602,7 +635,7 @@ struct TileStageSharedPass
         smem.append("resident", b.getUnitAttr());
       st.load->setAttr(tile::kSmemAttrName, smem.getDictionary(ctx));
     }
-    need = planTmaStores(func, forOp, BM, consumers, /*ringBytes=*/0, need, tmaOps);
+    need = planTmaStores(func, forOp, BM, consumers, share, /*ringBytes=*/0, need, tmaOps);
     func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));
     if (tma)
       func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
@@ -932,7 +965,8 @@ struct TileStageSharedPass
     // The TMA-store epilogue writes row fragments; a swapped accumulator
     // (a few rows of output) is stored from its registers.
     if (!fma && !swapped)
-      (void)planTmaStores(func, forOp, BM, consumers, stages * stageBytes, /*need=*/0, tmaOps);
+      (void)planTmaStores(func, forOp, BM, consumers, consumers, stages * stageBytes,
+                          /*need=*/0, tmaOps);
     func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
     return success();
   }
@@ -1016,7 +1050,8 @@ struct TileStageSharedPass
   /// leave at (in an 'if') nor a result the kernel also reads. Returns the
   /// bytes of shared memory needed then.
   int64_t planTmaStores(func::FuncOp func, scf::ForOp loop, int64_t BM, unsigned consumers,
-                        int64_t ringBytes, int64_t need, SmallVectorImpl<Attribute> &tmaOps) {
+                        unsigned share, int64_t ringBytes, int64_t need,
+                        SmallVectorImpl<Attribute> &tmaOps) {
     if (arch != "sm_90a")
       return need;
     // The producer warpgroup leaves where the loop (or the persistent
@@ -1059,7 +1094,7 @@ struct TileStageSharedPass
         return;
       int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
       int64_t rowBytes = shape.back() * elemBytes;
-      if (rowBytes % 128 != 0 || (BM / consumers) % tile::kTmaStoreBoxRows != 0)
+      if (rowBytes % 128 != 0 || (BM / share) % tile::kTmaStoreBoxRows != 0)
         return;
       auto mk = store.getView().getDefiningOp<tile::MakeViewOp>();
       if (!mk || !mk->hasAttr(tile::kParamIndexAttrName) || !mk.getOffsets().empty() ||
@@ -1067,7 +1102,7 @@ struct TileStageSharedPass
           !onlyWritten(mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName).getInt()))
         return;
       int64_t boxBytes = tile::kTmaStoreBoxRows * 128;
-      int64_t boxesPerWG = (BM / consumers / tile::kTmaStoreBoxRows) * (rowBytes / 128);
+      int64_t boxesPerWG = (BM / share / tile::kTmaStoreBoxRows) * (rowBytes / 128);
       int64_t offset = 0, buffers = 0;
       if (ringBytes) {
         if (BM * rowBytes > ringBytes)

@@ -35,6 +35,8 @@ struct KernelInstance {
   unsigned minBlocksPerSM = 0;
   /// `@launch(cluster = 1 or 2)`; 0 when not given (no clusters).
   unsigned cluster = 0;
+  /// @launch(pingpong = 0 | 1); -1 when absent (the compiler chooses).
+  int pingpong = -1;
 };
 
 /// Checks `kernel` with `defines` applied. Returns false after reporting

@@ -54,6 +54,7 @@ static bool mmaSyncRegisterBound(int64_t consumers) { return consumers == 1; }
 struct GeneralMma {
   bool matched = false;
   int64_t BM = 0, K = 0, N = 0, C = 0, rowsPerWG = 0, mBlocks = 0, fields = 0;
+  bool alternate = false; // each consumer warpgroup holds the whole tile
   Type elem;
   bool aShared = false, bKMajor = false, zeroAcc = false;
 };
@@ -70,7 +71,8 @@ static GeneralMma generalMma(tile::MmaOp op, ThreadLayout layout, tile::MmaKind 
   g.matched = true;
   auto aTy = op.getA().getType(), bTy = op.getB().getType();
   g.BM = aTy.getDimSize(0), g.K = aTy.getDimSize(1), g.N = bTy.getDimSize(1);
-  g.C = mmaLayout.getConsumers(), g.rowsPerWG = g.BM / g.C, g.mBlocks = g.rowsPerWG / 64;
+  g.C = mmaLayout.getShare(), g.rowsPerWG = g.BM / g.C, g.mBlocks = g.rowsPerWG / 64;
+  g.alternate = mmaLayout.getAlternate();
   g.fields = g.N / 2;
   g.elem = aTy.getElementType();
   g.aShared = bool(sharedOf(op.getA()));
@@ -115,7 +117,8 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     Type i32 = rewriter.getI32Type();
     auto structTy = wgmmaAccType(ctx, fields);
     Value wg = warpgroupIndex(e, NVVM::ThreadIdXOp::create(e.b, e.loc, e.b.getI32Type()));
-    Value consumer64 = e.zext64(e.sub(wg, e.i32(1)));
+    // The consumer's share of the rows (alternating warpgroups hold all).
+    Value consumer64 = g.alternate ? e.i64(0) : e.zext64(e.sub(wg, e.i32(1)));
     int32_t pingPong = 0;
     if (auto attr = op->getAttrOfType<IntegerAttr>(kPingPongAttrName))
       pingPong = attr.getInt();
@@ -391,6 +394,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   auto plan = forOp->getAttrOfType<DictionaryAttr>(tile::kPipelineAttrName);
   int64_t S = cast<IntegerAttr>(plan.get("stages")).getInt();
   int64_t C = cast<IntegerAttr>(plan.get("consumers")).getInt();
+  // Persistent kernels may alternate: consumer warpgroup c runs the outer
+  // loop's iterations c, c + C, ..., each on the whole tile, so one's
+  // epilogue overlaps another's wgmmas; one warpgroup then releases a stage.
+  bool alternate = bool(plan.get("alternate"));
+  int64_t releasers = alternate ? 1 : C;
   int64_t residentBytes = cast<IntegerAttr>(plan.get("resident_bytes")).getInt();
   int64_t stageBytes = cast<IntegerAttr>(plan.get("stage_bytes")).getInt();
   Location loc = forOp.getLoc();
@@ -450,7 +458,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
         NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(s)), e.i32(1), Value());
-        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(S + s)), e.i32(4 * C), Value());
+        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(S + s)), e.i32(4 * releasers),
+                                     Value());
       }
       if (anyResident)
         NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(1), Value());
@@ -708,6 +717,21 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // ---- consumers -------------------------------------------------------------
   if (reallocate)
     setMaxRegisters(b, loc, consumerRegs, true);
+  if (alternate) {
+    // The ring's numbering keeps the original iterations (indexOf uses the
+    // bounds read above); only this warpgroup's turns run.
+    Type ty = outer.getInductionVar().getType();
+    auto toIv = [&](Value v32) -> Value {
+      if (ty.isIndex())
+        return arith::IndexCastOp::create(b, loc, ty, v32);
+      return ty.isInteger(32) ? v32 : Value(arith::ExtUIOp::create(b, loc, ty, v32));
+    };
+    Value own = toIv(e.sub(wg, e.i32(1)));
+    Value step = outer.getStep();
+    outer.setLowerBound(arith::AddIOp::create(
+        b, loc, outer.getLowerBound(), arith::MulIOp::create(b, loc, own, step)));
+    outer.setStep(arith::MulIOp::create(b, loc, step, toIv(e.i32(int32_t(C)))));
+  }
   if (anyResident) {
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(0),
                                           e.i32(10000000));

@@ -66,7 +66,8 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
   ArrayRef<int64_t> shape = tileTy.getShape();
   size_t rank = shape.size();
   int64_t BM = shape[rank - 2], N = shape[rank - 1];
-  int64_t C = mma.getConsumers(), rowsPerWG = BM / C;
+  // Alternating consumers each store a whole tile from boxes of their own.
+  int64_t C = mma.getConsumers(), rowsPerWG = BM / mma.getShare();
   int64_t elemBytes = tileTy.getElementType().getIntOrFloatBitWidth() / 8;
   int64_t boxCols = 128 / elemBytes, colBoxes = N / boxCols;
   int64_t boxes = rowsPerWG / tile::kTmaStoreBoxRows * colBoxes;
@@ -107,8 +108,9 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
                                            b.getUnitAttr());
     });
   };
-  Value rowOrigin = e.add(e.mul(e.sext64(indices[rank - 2]), e.i64(BM)),
-                          e.mul(e.zext64(consumer), e.i64(rowsPerWG)));
+  Value rowOrigin = e.mul(e.sext64(indices[rank - 2]), e.i64(BM));
+  if (!mma.getAlternate())
+    rowOrigin = e.add(rowOrigin, e.mul(e.zext64(consumer), e.i64(rowsPerWG)));
   Value colOrigin = e.mul(e.sext64(indices[rank - 1]), e.i64(N));
   VectorType groupTy = VectorType::get({width}, registerType(tileTy.getElementType()));
 

@@ -94,7 +94,8 @@ Value BlockedEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid,
 //===----------------------------------------------------------------------===//
 
 LogicalResult MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                      MmaKind kind, unsigned consumers, bool swapped) {
+                                      MmaKind kind, unsigned consumers, bool swapped,
+                                      bool alternate) {
   if (consumers < 1 || consumers > 3 + (kind == MmaKind::mma_sync ? 1 : 0))
     return emitError() << "#tile.mma<kind = " << stringifyMmaKind(kind)
                        << ">: consumers must be 1 to " << (kind == MmaKind::mma_sync ? 4 : 3)
@@ -102,6 +103,10 @@ LogicalResult MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitErr
   if (swapped && kind != MmaKind::wgmma)
     return emitError() << "#tile.mma<kind = " << stringifyMmaKind(kind)
                        << ">: only a wgmma accumulator can be swapped";
+  if (alternate && (kind != MmaKind::wgmma || swapped || consumers < 2))
+    return emitError() << "#tile.mma<kind = " << stringifyMmaKind(kind)
+                       << ">: alternate needs a wgmma accumulator, not swapped, and 2 or 3 "
+                          "consumers to alternate between";
   return success();
 }
 
@@ -121,16 +126,16 @@ LogicalResult MmaEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
     return fail("an accumulator is [BM, BN] or [1, ..., 1, BM, BN]");
   auto [rows, cols] = accShape(shape);
   if (getKind() == MmaKind::fma) {
-    if (cols % 64 != 0 || rows % (32 * int64_t(getConsumers())) != 0)
+    if (cols % 64 != 0 || rows % (32 * int64_t(getShare())) != 0)
       return fail("BN must be a multiple of 64 and BM of 32 per consumer");
     return success();
   }
   if (getSwapped()) {
-    if (rows % 8 != 0 || rows > 256 || cols % (64 * int64_t(getConsumers())) != 0)
+    if (rows % 8 != 0 || rows > 256 || cols % (64 * int64_t(getShare())) != 0)
       return fail("swapped, BM must be a multiple of 8 up to 256 and BN of 64 per consumer");
     return success();
   }
-  if (cols % 8 != 0 || rows % (64 * int64_t(getConsumers())) != 0)
+  if (cols % 8 != 0 || rows % (64 * int64_t(getShare())) != 0)
     return fail("BN must be a multiple of 8 and BM of 64 per consumer");
   return success();
 }
@@ -149,7 +154,7 @@ Value MmaEncodingAttr::emitOwner(OpBuilder &, Location, function_ref<Value()>) c
 }
 
 int64_t MmaEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
-  return ShapedType::getNumElements(shape) / (128 * int64_t(getConsumers())) / getGroupWidth();
+  return ShapedType::getNumElements(shape) / (128 * int64_t(getShare())) / getGroupWidth();
 }
 
 bool MmaEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return false; }
@@ -164,7 +169,7 @@ bool MmaEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return fal
 static int64_t fragmentRow(MmaEncodingAttr mma, int64_t tid, int64_t rowsPerWG, int64_t mb,
                            int64_t h) {
   int64_t wg = tid / 128;
-  int64_t consumer = mma.hasProducer() ? std::max<int64_t>(wg, 1) - 1 : wg;
+  int64_t consumer = mma.getAlternate() ? 0 : mma.hasProducer() ? std::max<int64_t>(wg, 1) - 1 : wg;
   int64_t warp = (tid / 32) % 4, lane = tid % 32;
   return consumer * rowsPerWG + warp * 16 + lane / 4 + mb * 64 + 8 * h;
 }
@@ -174,10 +179,11 @@ static Value emitFragmentRow(OpBuilder &b, Location loc, MmaEncodingAttr mma, Va
                              int64_t rowsPerWG, int64_t mb, int64_t h, Value &lane) {
   auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
   Value wg = arith::DivUIOp::create(b, loc, tid64, c64(128));
-  Value consumer = mma.hasProducer() ? Value(arith::SubIOp::create(
-                                           b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)),
-                                           c64(1)))
-                                     : wg;
+  Value consumer = mma.getAlternate() ? c64(0)
+                   : mma.hasProducer()
+                       ? Value(arith::SubIOp::create(
+                             b, loc, arith::MaxUIOp::create(b, loc, wg, c64(1)), c64(1)))
+                       : wg;
   Value warp = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, tid64, c64(32)), c64(4));
   lane = arith::RemUIOp::create(b, loc, tid64, c64(32));
   return arith::AddIOp::create(
@@ -193,7 +199,7 @@ int64_t MmaEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
   auto [rows, cols] = accShape(shape);
   int64_t tid = thread;
   if (getKind() == MmaKind::fma) {
-    int64_t colBlocks = cols / 64, rowStep = 32 * int64_t(getConsumers());
+    int64_t colBlocks = cols / 64, rowStep = 32 * int64_t(getShare());
     int64_t cb = g % colBlocks, i = (g / colBlocks) % 4, rb = g / (colBlocks * 4);
     int64_t c = tid < 128 ? tid : tid - 128;
     int64_t tx = c % 16, ty = c / 16;
@@ -203,12 +209,12 @@ int64_t MmaEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
     // Register g of the [BN, BM] wgmma result: (mb, j, h, v).
     int64_t chunks = rows / 8;
     int64_t v = g % 2, h = (g / 2) % 2, j = (g / 4) % chunks, mb = g / (4 * chunks);
-    int64_t col = fragmentRow(*this, tid, cols / getConsumers(), mb, h);
+    int64_t col = fragmentRow(*this, tid, cols / getShare(), mb, h);
     return (8 * j + 2 * (tid % 32 % 4) + v) * cols + col;
   }
   int64_t chunks = cols / 8;
   int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
-  int64_t row = fragmentRow(*this, tid, rows / getConsumers(), mb, h);
+  int64_t row = fragmentRow(*this, tid, rows / getShare(), mb, h);
   return row * cols + 2 * (tid % 32 % 4) + 8 * j;
 }
 
@@ -219,7 +225,7 @@ Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
   if (getKind() == MmaKind::fma) {
     // g = (rb, i, cb). The producer warpgroup (tid < 128) takes consumer
     // 0's positions.
-    int64_t colBlocks = cols / 64, rowStep = 32 * int64_t(getConsumers());
+    int64_t colBlocks = cols / 64, rowStep = 32 * int64_t(getShare());
     int64_t cb = g % colBlocks, i = (g / colBlocks) % 4, rb = g / (colBlocks * 4);
     Value c = arith::SelectOp::create(
         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid64, c64(128)),
@@ -236,7 +242,7 @@ Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
     int64_t chunks = rows / 8;
     int64_t v = g % 2, h = (g / 2) % 2, j = (g / 4) % chunks, mb = g / (4 * chunks);
     Value lane;
-    Value col = emitFragmentRow(b, loc, *this, tid64, cols / getConsumers(), mb, h, lane);
+    Value col = emitFragmentRow(b, loc, *this, tid64, cols / getShare(), mb, h, lane);
     Value row = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c64(4)), c64(2)),
         c64(8 * j + v));
@@ -246,7 +252,7 @@ Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
   int64_t chunks = cols / 8;
   int64_t mb = g / (chunks * 2), j = (g / 2) % chunks, h = g % 2;
   Value lane;
-  Value row = emitFragmentRow(b, loc, *this, tid64, rows / getConsumers(), mb, h, lane);
+  Value row = emitFragmentRow(b, loc, *this, tid64, rows / getShare(), mb, h, lane);
   Value col = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c64(4)), c64(2)),
       c64(8 * j));
@@ -289,7 +295,7 @@ LogicalResult SliceEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
   auto mma = cast<MmaEncodingAttr>(getParent());
   bool rowsShape = !shape.empty() && shape.size() <= 2 &&
                    (shape.size() == 1 || shape[1] == 1 || shape[0] == 1);
-  if (!rowsShape || sliceRows(shape) % (64 * int64_t(mma.getConsumers())) != 0)
+  if (!rowsShape || sliceRows(shape) % (64 * int64_t(mma.getShare())) != 0)
     return emitError() << "#tile.slice of " << mma << " holds [BM], [BM, 1] or [1, BM] tiles "
                        << "with BM a multiple of 64 per consumer, not " << shapeText(shape);
   return success();
@@ -304,21 +310,21 @@ unsigned SliceEncodingAttr::getLeaderThread() const {
 }
 int64_t SliceEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
-  return sliceRows(shape) / (64 * int64_t(mma.getConsumers())) * 2;
+  return sliceRows(shape) / (64 * int64_t(mma.getShare())) * 2;
 }
 bool SliceEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return false; }
 
 int64_t SliceEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
                                         int64_t g) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
-  return fragmentRow(mma, thread, sliceRows(shape) / mma.getConsumers(), g / 2, g % 2);
+  return fragmentRow(mma, thread, sliceRows(shape) / mma.getShare(), g / 2, g % 2);
 }
 
 Value SliceEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
                                        ArrayRef<int64_t> shape, int64_t g) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
   Value lane;
-  return emitFragmentRow(b, loc, mma, tid64, sliceRows(shape) / mma.getConsumers(), g / 2, g % 2,
+  return emitFragmentRow(b, loc, mma, tid64, sliceRows(shape) / mma.getShare(), g / 2, g % 2,
                          lane);
 }
 

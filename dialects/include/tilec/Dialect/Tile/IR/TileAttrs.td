@@ -156,26 +156,38 @@ def Tile_MmaEncodingAttr : Tile_Attr<"MmaEncoding", "mma",
     8j + 2 * (lane % 4) (+1). Two registers of a pair lie in two rows, so
     the groups are single elements.
 
+    `alternate = true` (wgmma only, a persistent kernel's tiles): the
+    consumer warpgroups take the outer loop's iterations in turn, each
+    holding the whole tile (as consumer 0 of a `consumers = 1` encoding
+    does), so that one's epilogue runs while another's wgmmas do
+    (CUTLASS's ping-pong schedule). `getShare()` is the number of
+    warpgroups a tile is spread over: 1 here, `consumers` otherwise.
+
     ```mlir
     tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>
     tensor<16x128xf32, #tile.mma<kind = wgmma, consumers = 2, swapped = true>>
+    tensor<128x128xf32, #tile.mma<kind = wgmma, consumers = 2, alternate = true>>
     ```
   }];
   let parameters = (ins EnumParameter<Tile_MmaKind>:$kind, "unsigned":$consumers,
-                        DefaultValuedParameter<"bool", "false">:$swapped);
+                        DefaultValuedParameter<"bool", "false">:$swapped,
+                        DefaultValuedParameter<"bool", "false">:$alternate);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let skipDefaultBuilders = 1;
   let builders = [
     AttrBuilder<(ins "MmaKind":$kind, "unsigned":$consumers,
-                     CArg<"bool", "false">:$swapped), [{
-      return $_get($_ctxt, kind, consumers, swapped);
+                     CArg<"bool", "false">:$swapped, CArg<"bool", "false">:$alternate), [{
+      return $_get($_ctxt, kind, consumers, swapped, alternate);
     }]>
   ];
   let extraClassDeclaration = [{
     /// Whether warpgroup 0 is a producer that only copies (wgmma, fma).
     bool hasProducer() const { return getKind() != MmaKind::mma_sync; }
     unsigned getWarps() const { return 4 * (getConsumers() + (hasProducer() ? 1 : 0)); }
+    /// The warpgroups one tile is spread over (alternating ones each hold
+    /// all of it).
+    unsigned getShare() const { return getAlternate() ? 1 : getConsumers(); }
     /// wgmma / mma.sync fragments of a tile `chunks` 8-column chunks wide:
     /// the group (of 2 registers) for 64-row block mb, chunk j, half h, and
     /// the register of the row slice (#tile.slice) that holds a group's row.

@@ -47,6 +47,9 @@ inline constexpr llvm::StringLiteral kStagesAttrName = "tile.stages";
 /// `@launch(cluster = N)` asked for (absent: none); after, what the runtime
 /// launches with where the grid allows (absent or 1: no clusters).
 inline constexpr llvm::StringLiteral kClusterAttrName = "tile.cluster";
+/// @launch(pingpong = 0 | 1) on a kernel: whether a persistent kernel's
+/// consumer warpgroups take its tiles in turn (absent: the compiler chooses).
+inline constexpr llvm::StringLiteral kAlternateAttrName = "tile.pingpong_tiles";
 /// On a kernel: the distributed encoding of its tiles (one per kernel):
 /// #tile.blocked from tile-layout, or #tile.mma from tile-stage-shared for
 /// a kernel with an mma pipeline.
