@@ -284,6 +284,134 @@ static std::optional<std::set<int64_t>> leafValues(const GridExpr &e) {
   return a;
 }
 
+namespace {
+/// The combinations of values a kernel's @heuristic can give, found by
+/// evaluating every `where` on representative arguments: each expression X
+/// that a condition compares with a constant c takes c - 1, c and c + 1
+/// (every side of every such comparison), each other condition true and
+/// false. Conditions on the same X are thus evaluated together (C.shape[0]
+/// <= 16 and C.shape[0] <= 64 cannot differ the wrong way), so combinations
+/// no arguments reach are left out. nullopt where the conditions have too
+/// many such points to enumerate.
+class ReachableHeuristics {
+public:
+  explicit ReachableHeuristics(const KernelSignature &sig) : sig(sig) {}
+
+  std::optional<std::set<std::vector<int64_t>>> combos() {
+    for (const Heuristic &h : sig.heuristics)
+      collect(h.value, /*inCondition=*/false);
+    std::vector<std::pair<std::string, std::vector<int64_t>>> axes;
+    for (auto &[key, points] : variables) {
+      std::set<int64_t> values;
+      for (int64_t c : points)
+        for (int64_t d : {-1, 0, 1})
+          values.insert(c + d);
+      axes.emplace_back(key, std::vector<int64_t>(values.begin(), values.end()));
+    }
+    for (const std::string &key : opaque)
+      axes.emplace_back(key, std::vector<int64_t>{0, 1});
+    size_t total = 1;
+    for (auto &axis : axes)
+      if ((total *= axis.second.size()) > 100000)
+        return std::nullopt;
+    std::set<std::vector<int64_t>> result;
+    std::vector<size_t> at(axes.size(), 0);
+    for (size_t n = 0; n < total; ++n) {
+      for (size_t i = 0; i < axes.size(); ++i)
+        assignment[axes[i].first] = axes[i].second[at[i]];
+      std::vector<int64_t> combo;
+      for (const Heuristic &h : sig.heuristics)
+        combo.push_back(value(h.value));
+      result.insert(combo);
+      for (size_t i = 0; i < axes.size() && ++at[i] == axes[i].second.size(); ++i)
+        at[i] = 0;
+    }
+    return result;
+  }
+
+private:
+  static bool isComparison(GridExpr::Kind k) {
+    using K = GridExpr::Kind;
+    return k == K::Lt || k == K::Le || k == K::Gt || k == K::Ge || k == K::Eq || k == K::Ne;
+  }
+  std::string key(const GridExpr &e) const { return e.str(sig.params); }
+  /// The side of a comparison with a constant that is not the constant.
+  const GridExpr *variableSide(const GridExpr &e, int64_t &c) const {
+    const GridExpr &l = e.operands[0], &r = e.operands[1];
+    if (r.kind == GridExpr::Kind::Const && l.kind != GridExpr::Kind::Const) {
+      c = r.value;
+      return &l;
+    }
+    if (l.kind == GridExpr::Kind::Const && r.kind != GridExpr::Kind::Const) {
+      c = l.value;
+      return &r;
+    }
+    return nullptr;
+  }
+  void collect(const GridExpr &e, bool inCondition) {
+    using K = GridExpr::Kind;
+    if (e.kind == K::Where && e.operands.size() == 3 && !inCondition) {
+      collect(e.operands[0], true);
+      collect(e.operands[1], false);
+      collect(e.operands[2], false);
+    } else if (inCondition && (e.kind == K::And || e.kind == K::Or)) {
+      for (const GridExpr &o : e.operands)
+        collect(o, true);
+    } else if (inCondition) {
+      int64_t c;
+      const GridExpr *x = isComparison(e.kind) && e.operands.size() == 2
+                              ? variableSide(e, c)
+                              : nullptr;
+      if (x)
+        variables[key(*x)].insert(c);
+      else if (e.kind != K::Const)
+        opaque.insert(key(e));
+    }
+  }
+  int64_t value(const GridExpr &e) {
+    using K = GridExpr::Kind;
+    switch (e.kind) {
+    case K::Const:
+      return e.value;
+    case K::Where:
+      return condition(e.operands[0]) ? value(e.operands[1]) : value(e.operands[2]);
+    default:
+      return 0; // not reached: the leaves are constants (leafValues)
+    }
+  }
+  bool condition(const GridExpr &e) {
+    using K = GridExpr::Kind;
+    if (e.kind == K::Const)
+      return e.value != 0;
+    if (e.kind == K::And)
+      return condition(e.operands[0]) && condition(e.operands[1]);
+    if (e.kind == K::Or)
+      return condition(e.operands[0]) || condition(e.operands[1]);
+    int64_t c;
+    if (isComparison(e.kind) && e.operands.size() == 2)
+      if (const GridExpr *x = variableSide(e, c)) {
+        int64_t v = assignment.at(key(*x));
+        bool constLeft = x == &e.operands[1];
+        int64_t l = constLeft ? c : v, r = constLeft ? v : c;
+        switch (e.kind) {
+        case K::Lt: return l < r;
+        case K::Le: return l <= r;
+        case K::Gt: return l > r;
+        case K::Ge: return l >= r;
+        case K::Eq: return l == r;
+        default: return l != r;
+        }
+      }
+    return assignment.at(key(e)) != 0;
+  }
+
+  const KernelSignature &sig;
+  std::map<std::string, std::set<int64_t>> variables;
+  std::set<std::string> opaque;
+  std::map<std::string, int64_t> assignment;
+};
+} // namespace
+
 std::vector<HeuristicVariant>
 tilec::compileHeuristicVariants(std::string_view source, const CompileOptions &options,
                                 const CompileResult &result) {
@@ -315,6 +443,15 @@ tilec::compileHeuristicVariants(std::string_view source, const CompileOptions &o
     }
     if (!enumerable)
       continue;
+    // Only the combinations some arguments reach.
+    if (auto reachable = ReachableHeuristics(sig).combos()) {
+      llvm::erase_if(combos, [&](const std::vector<std::pair<std::string, int64_t>> &combo) {
+        std::vector<int64_t> values;
+        for (const auto &[name, v] : combo)
+          values.push_back(v);
+        return !reachable->count(values);
+      });
+    }
     // Compiled on the host's cores, as many at once as it has.
     size_t width = std::max(1u, std::thread::hardware_concurrency());
     for (size_t first = 0; first < combos.size(); first += width) {
