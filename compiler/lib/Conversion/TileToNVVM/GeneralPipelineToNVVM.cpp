@@ -160,38 +160,19 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
           continue;
         }
         // A from registers: four b32 of two elements each.
-        SmallVector<Value> operands;
-        for (int64_t f = 0; f < fields; ++f)
-          operands.push_back(LLVM::ExtractValueOp::create(rewriter, loc, accs[mb],
-                                                          ArrayRef<int64_t>{f}));
+        SmallVector<Value> aRegs;
         auto pairTy = VectorType::get({2}, elem);
         for (int64_t r = 0; r < 4; ++r) {
           int64_t slot = mb * (K / 2) + 8 * kk + 2 * r;
           Value pair = packVector(rewriter, loc,
                                   LLVM::UndefOp::create(rewriter, loc, pairTy),
                                   {aElems[slot], aElems[slot + 1]});
-          operands.push_back(LLVM::BitcastOp::create(rewriter, loc, i32, pair));
+          aRegs.push_back(LLVM::BitcastOp::create(rewriter, loc, i32, pair));
         }
-        operands.push_back(descB);
-        operands.push_back(e.i32(accumulate ? 1 : 0));
-        std::string text;
-        llvm::raw_string_ostream os(text);
-        os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * fields + 5 << ", 0;\n"
-           << "wgmma.mma_async.sync.aligned.m64n" << N << "k16.f32." << (bf16 ? "bf16" : "f16")
-           << "." << (bf16 ? "bf16" : "f16") << " {";
-        for (int64_t f = 0; f < fields; ++f)
-          os << (f ? ", " : "") << "$" << f;
-        os << "}, {";
-        for (int64_t r = 0; r < 4; ++r)
-          os << (r ? ", " : "") << "$" << 2 * fields + r;
-        os << "}, $" << 2 * fields + 4 << ", p, 1, 1, " << (bKMajor ? 0 : 1) << ";\n}";
-        std::string constraints;
-        for (int64_t f = 0; f < fields; ++f)
-          constraints += (f ? ",=f" : "=f");
-        for (int64_t f = 0; f < fields; ++f)
-          constraints += "," + std::to_string(f);
-        constraints += ",r,r,r,r,l,r";
-        accs[mb] = inlineAsm(rewriter, loc, structTy, operands, text, constraints);
+        StringRef t = bf16 ? "bf16" : "f16";
+        accs[mb] = wgmmaRegisterA(rewriter, loc, accs[mb], structTy, fields,
+                                  ("m64n" + Twine(N) + "k16.f32." + t + "." + t).str(), aRegs,
+                                  descB, e.i32(accumulate ? 1 : 0), /*transB=*/!bKMajor);
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);

@@ -193,6 +193,43 @@ inline NVVM::WGMMATypes wgmmaTypeOf(Type t) {
                                   : NVVM::WGMMATypes::f16;
 }
 
+/// One wgmma with A from registers (four b32), which MLIR 22's
+/// nvvm.wgmma.mma_async cannot take (A only as a descriptor): inline PTX
+/// `wgmma.mma_async.sync.aligned.<shape> {acc}, {a}, descB, p, 1, 1[, tB]`
+/// with the accumulator's `fields` registers tied in and out, p = scaleD != 0
+/// (accumulate). `shape` is e.g. "m64n128k16.f32.bf16.bf16"; `transB` (f16 /
+/// bf16 only) whether B is MN-major.
+inline Value wgmmaRegisterA(OpBuilder &b, Location loc, Value acc, Type structTy, int64_t fields,
+                            StringRef shape, ArrayRef<Value> a, Value descB, Value scaleD,
+                            std::optional<bool> transB) {
+  SmallVector<Value> operands;
+  for (int64_t f = 0; f < fields; ++f)
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{f}));
+  operands.append(a.begin(), a.end());
+  operands.push_back(descB);
+  operands.push_back(scaleD);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * fields + 5 << ", 0;\n"
+     << "wgmma.mma_async.sync.aligned." << shape << " {";
+  for (int64_t f = 0; f < fields; ++f)
+    os << (f ? ", " : "") << "$" << f;
+  os << "}, {";
+  for (int64_t r = 0; r < 4; ++r)
+    os << (r ? ", " : "") << "$" << 2 * fields + r;
+  os << "}, $" << 2 * fields + 4 << ", p, 1, 1";
+  if (transB)
+    os << ", " << (*transB ? 1 : 0);
+  os << ";\n}";
+  std::string constraints;
+  for (int64_t f = 0; f < fields; ++f)
+    constraints += (f ? ",=f" : "=f");
+  for (int64_t f = 0; f < fields; ++f)
+    constraints += "," + std::to_string(f);
+  constraints += ",r,r,r,r,l,r";
+  return inlineAsm(b, loc, structTy, operands, text, constraints);
+}
+
 /// The warpgroup of this thread (0: the producer), uniform in each warp.
 Value warpgroupIndex(Emit &e, Value tid);
 

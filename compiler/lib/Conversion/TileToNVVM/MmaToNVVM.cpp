@@ -703,31 +703,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
   /// and B the descriptor of a's K-major tile.
   static Value tf32RegisterAStep(Emit &e, Value acc, Type structTy, int64_t fields, int64_t N,
                                  Value descB, ArrayRef<Value> a) {
-    OpBuilder &b = e.b;
-    Location loc = e.loc;
-    SmallVector<Value> operands;
-    for (int64_t f = 0; f < fields; ++f)
-      operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{f}));
-    operands.append(a.begin(), a.end());
-    operands.push_back(descB);
-    operands.push_back(e.i32(1));
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * fields + 5 << ", 0;\n"
-       << "wgmma.mma_async.sync.aligned.m64n" << N << "k8.f32.tf32.tf32 {";
-    for (int64_t f = 0; f < fields; ++f)
-      os << (f ? ", " : "") << "$" << f;
-    os << "}, {";
-    for (int64_t r = 0; r < 4; ++r)
-      os << (r ? ", " : "") << "$" << 2 * fields + r;
-    os << "}, $" << 2 * fields + 4 << ", p, 1, 1;\n}";
-    std::string constraints;
-    for (int64_t f = 0; f < fields; ++f)
-      constraints += (f ? ",=f" : "=f");
-    for (int64_t f = 0; f < fields; ++f)
-      constraints += "," + std::to_string(f);
-    constraints += ",r,r,r,r,l,r";
-    return inlineAsm(b, loc, structTy, operands, text, constraints);
+    return wgmmaRegisterA(e.b, e.loc, acc, structTy, fields,
+                          ("m64n" + Twine(N) + "k8.f32.tf32.tf32").str(), a, descB, e.i32(1),
+                          /*transB=*/std::nullopt);
   }
 
   /// The fma consumers (f32 operands on the CUDA cores): per stage, each
