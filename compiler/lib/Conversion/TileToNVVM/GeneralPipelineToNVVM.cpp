@@ -700,7 +700,29 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     setMaxRegisters(b, loc, consumerRegs, true);
   if (alternate) {
     // The ring's numbering keeps the original iterations (indexOf uses the
-    // bounds read above); only this warpgroup's turns run.
+    // bounds read above); only this warpgroup's tiles run. The mainloops
+    // take turns (CUTLASS's ordered barrier): a warpgroup starts waiting for
+    // its tile's stages only after the other has waited for all of the
+    // previous tile's, so every earlier fill of a stage has completed and
+    // the phase parity it waits for cannot alias one two fills ahead
+    // (skipping the other's fills, it would otherwise take a stale stage
+    // for its own). Warpgroup 1 goes first: warpgroup 2 hands it the turn
+    // before the loop; after the loop the one with the unmatched hand-over
+    // takes it (warpgroup 1 runs ceil(T / 2) tiles, warpgroup 2 floor(T / 2)).
+    {
+      Value own = e.sub(wg, e.i32(1));
+      e.ifThen(e.eq(own, e.i32(1)), [&] { pingPongArrive(e, wg); });
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(forOp);
+      pingPongSync(e, wg);
+      b.setInsertionPointAfter(outer);
+      Value odd = e.eq(e.remu(outerCount.trips32, e.i32(2)), e.i32(1));
+      // T even: warpgroup 2's last hand-over is warpgroup 1's; T odd:
+      // warpgroup 1's last is warpgroup 2's.
+      Value absorbs = arith::SelectOp::create(b, loc, odd, e.eq(own, e.i32(1)),
+                                              e.eq(own, e.i32(0)));
+      e.ifThen(absorbs, [&] { pingPongSync(e, wg); });
+    }
     Type ty = outer.getInductionVar().getType();
     auto toIv = [&](Value v32) -> Value {
       if (ty.isIndex())
@@ -728,6 +750,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
            arg.getOwner() == forOp.getBody();
   });
+  if (alternate && !deferred)
+    return forOp.emitError("internal error: alternating consumers need a loop that only "
+                           "accumulates");
   if (deferred)
     for (tile::MmaOp mma : loopMmas)
       mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(1));
@@ -886,6 +911,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
       e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))),
                [&] { arriveEmpty(last); });
+      // Alternating warpgroups: this tile's stages are all waited for; the
+      // other warpgroup's turn.
+      if (alternate)
+        pingPongArrive(e, wg);
     }
   }
   eraseChains();
