@@ -4,9 +4,11 @@ wgmma m64nNk8 on sm_90a) against cuBLAS's TF32 (torch.mm with
 torch.backends.cuda.matmul.allow_tf32 = True) on the same operands, in the
 same process and timing loop (CUDA events around --reps back-to-back
 calls, medians of --iters, implementations interleaved round by round).
-Two layouts of the second operand: "nt" (W row-major N x K, torch.mm(A,
-W.t())) and "nn" (B row-major K x N, torch.mm(A, B); tilec gets B.t(), a
-view with inner stride N that TMA cannot copy: its producer copies it).
+Layouts of the second operand: "nt" (W row-major N x K, torch.mm(A,
+W.t()), tilec's matmul_tf32_nt), "nn" (B row-major K x N, torch.mm(A, B),
+tilec's matmul_tf32: B^T A^T with B^T in registers) and "nnview" (the same
+B given to matmul_tf32_nt as B.t(), a view with inner stride N that TMA
+cannot copy: its producer copies it).
 Each result is first checked against an f32 product.
 
 usage: bench/bench_tf32.py [--shapes MxNxK,...] [--layouts nt,nn]
@@ -26,6 +28,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="2048x2048x2048,4096x4096x4096")
 ap.add_argument("--layouts", default="nt,nn")
 ap.add_argument("--configs", default="128x256,128x128")
+# matmul_tf32's tiles: BM rows of a are wgmma's N (up to 256), BN columns of
+# b its M (64 per consumer warpgroup).
 ap.add_argument("--iters", type=int, default=20)
 ap.add_argument("--reps", type=int, default=10)
 ap.add_argument("--rounds", type=int, default=3)
@@ -44,7 +48,8 @@ for shape in args.shapes.split(","):
             second = w.t()
         else:
             b = torch.rand(k, n, device="cuda") * 4 - 2
-            w, second = b.t(), b
+            w, second = (b.t() if layout == "nnview" else b), b
+        kernel = mm.matmul_tf32 if layout == "nn" else mm.matmul_tf32_nt
         torch.backends.cuda.matmul.allow_tf32 = False
         want = torch.mm(a, second)
         torch.backends.cuda.matmul.allow_tf32 = True
@@ -54,7 +59,7 @@ for shape in args.shapes.split(","):
             parts = cfg.split(":")
             bm, bn = (int(v) for v in parts[0].split("x"))
             stages = int(parts[1]) if len(parts) > 1 else 0
-            kern = mm.matmul_tf32_nt.with_defines(BM=bm, BN=bn, STAGES=stages)
+            kern = kernel.with_defines(BM=bm, BN=bn, STAGES=stages)
             c = torch.empty(m, n, device="cuda")
             kern(a, w, c)
             err = ((c - want).abs().max() / want.abs().max()).item()

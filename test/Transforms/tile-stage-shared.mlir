@@ -153,15 +153,21 @@ func.func @bn96(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
 
 // -----
 
-// f32 with tf32: mma.sync on every arch (wgmma's TF32 would need B
-// K-major), so on sm_90a too: no producer, no TMA; 32-column boxes.
+// f32 with tf32 and b as loaded: wgmma reads tf32 only K-major, so on
+// sm_90a the tile is multiplied as B^T A^T (swapped: BN over wgmma's M, two
+// consumers of 64 columns; B^T through registers), with TMA and a
+// producer; 32-column boxes. (sm_80: mma.sync, the SM80 lines.)
 // CHECK-LABEL: func.func @tf32(
-// CHECK-NOT:     llvm.byval
-// CHECK-SAME:    tile.encoding = #tile.mma<kind = mma_sync, consumers = 2>
-// CHECK-SAME:    tile.num_warps = 8 : i32
+// CHECK-SAME:    llvm.byval
+// CHECK-SAME:    tile.encoding = #tile.mma<kind = wgmma, consumers = 2, swapped = true>
+// CHECK-SAME:    tile.num_warps = 12 : i32
 // CHECK-SAME:    tile.shared_bytes = 132352 : i32
 // CHECK:         tile.mma {{.*}} {tf32}
-// CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32}}
+// CHECK:         } {tile.pipeline = {consumers = 2 : i32, stages = 4 : i32, swapped}}
+// SM80-LABEL: func.func @tf32(
+// SM80-NOT:     llvm.byval
+// SM80-SAME:    tile.encoding = #tile.mma<kind = mma_sync, consumers = 2>
+// SM80-SAME:    tile.num_warps = 8 : i32
 func.func @tf32(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f32, 2>
   %zero = arith.constant dense<0.0> : tensor<128x128xf32>

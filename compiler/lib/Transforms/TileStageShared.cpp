@@ -648,9 +648,11 @@ struct TileStageSharedPass
     bool fma = mma.getA().getType().getElementType().isF32() && !tf32;
     // sm_90a: TMA + wgmma with a producer warpgroup. Other arches (sm_80,
     // sm_90): every warp copies with cp.async and multiplies with mma.sync.
-    // TF32 takes wgmma only with b K-major (transpose(load(W, [n, k], ...)):
-    // wgmma reads tf32 K-major only), else mma.sync on every arch.
-    bool tma = arch == "sm_90a" && (!tf32 || tile::getSharedOperand(mma.getB()).transpose);
+    // TF32 takes wgmma too: wgmma reads tf32 K-major only, so b is either
+    // transposed (K-major, transpose(load(W, [n, k], ...))) or, as loaded,
+    // multiplied as B^T A^T with B^T's fragments read into registers where
+    // that tile fits (below; else mma.sync).
+    bool tma = arch == "sm_90a";
     bool mmaSync = !tma && !fma;
     if (fma && !tma)
       return mma.emitError() << "internal: the fma pipeline needs sm_90a";
@@ -726,14 +728,34 @@ struct TileStageSharedPass
     // are the transposed fragments (#tile.mma<..., swapped = true>). As M
     // operand, b may be MN-major only with 16-bit elements (wgmma
     // transposes no other).
-    bool swapped = tma && !fma && BM < 64 && (bKMajor || elemBytes == 2);
+    // TF32 with b as loaded (MN-major, which wgmma cannot read as tf32) is
+    // multiplied so too, at any BM up to 256, with B^T as wgmma's A from
+    // registers (each thread reads its fragments from the stage and rounds
+    // them to tf32).
+    bool tf32RegisterB = tma && tf32 && !bKMajor;
+    // B^T A^T needs BN in 64-column blocks over one or two consumers and
+    // BM up to wgmma's N of 256 with the accumulator in 128 registers; a
+    // tf32 tile outside that keeps mma.sync (e.g. BN = 192).
+    if (tf32RegisterB &&
+        (BN % 64 != 0 || BN > 256 || BM % 8 != 0 || BM > 256 ||
+         BM * BN / (128 * (BN % 128 == 0 ? 2 : 1)) > 128)) {
+      tf32RegisterB = false;
+      tma = false;
+      mmaSync = true;
+    }
+    bool swapped = tma && !fma && (BM < 64 || tf32RegisterB) && (bKMajor || elemBytes == 2 || tf32RegisterB);
     if (swapped) {
-      if (BM % 8 != 0)
-        return shapeError("the number of rows of a (BM) must be a multiple of 8 below 64 (the "
-                          "skinny tile, multiplied as B^T A^T) or of 64");
+      if (BM % 8 != 0 || BM > 256)
+        return shapeError(tf32RegisterB
+                              ? "with tf32 and b as loaded (multiplied as B^T A^T), the number "
+                                "of rows of a (BM) must be a multiple of 8 up to 256"
+                              : "the number of rows of a (BM) must be a multiple of 8 below 64 "
+                                "(the skinny tile, multiplied as B^T A^T) or of 64");
       if (BN % 64 != 0 || BN > 256)
-        return shapeError("with fewer than 64 rows of a (BM), the number of columns of b (BN) "
-                          "must be a multiple of 64 up to 256 (wgmma's M of B^T A^T)");
+        return shapeError(Twine(tf32RegisterB ? "with tf32 and b as loaded"
+                                              : "with fewer than 64 rows of a (BM)") +
+                          ", the number of columns of b (BN) must be a multiple of 64 up to 256 "
+                          "(wgmma's M of B^T A^T)");
       consumers = BN % 128 == 0 ? 2 : 1;
     } else if (fma) {
       // 8 x 16 consumer threads per warpgroup, each with 4x4 blocks.

@@ -504,13 +504,14 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     // threads), for a fused epilogue's temporaries beside the accumulator:
     // at the launch's 168, ptxas spilled 744 bytes in matmul_bias_gelu and
     // 240 in matmul_scaled; 260 and 128 with 200.
-    // Swapped (a skinny BM): wgmma computes B^T A^T, M over BN (the
-    // consumer's columns in 64-column blocks) and N over BM. Its few
-    // accumulators need no registers moved from the producer.
+    // Swapped (a skinny BM, or tf32 with b as loaded): wgmma computes B^T
+    // A^T, M over BN (the consumer's columns in 64-column blocks) and N
+    // over BM. A skinny tile's few accumulators need no registers moved
+    // from the producer (ptxas ignores setmaxnreg in a kernel that small).
     bool swapped = cast<tile::MmaEncodingAttr>(layout).getSwapped();
     bool isWgmma = cast<tile::MmaEncodingAttr>(layout).getKind() != tile::MmaKind::fma;
     std::optional<PipelineRegisters> regs;
-    if (isWgmma && C == 2 && !swapped)
+    if (isWgmma && C == 2 && (!swapped || BM * BN / (128 * C) >= 64))
       regs = pipelineRegisters(C, /*busyProducer=*/true);
 
     // ---- producer: warpgroup 0 -------------------------------------------
@@ -563,6 +564,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     if (!result) {
     Value consumer = e.sub(wg, e.i32(1));
     int64_t wgmmaN = swapped ? BM : BN;
+    // TF32 with b as loaded (MN-major): wgmma reads tf32 only K-major, so
+    // B^T's fragments come from registers (tf32RegisterAStep).
+    bool registerA = swapped && !bKMajor && A.elemBytes == 4;
     int64_t rowsPerWG = (swapped ? BN : BM) / C, mBlocks = rowsPerWG / 64;
     int64_t fields = wgmmaN / 2;
     auto structTy = wgmmaAccType(ctx, fields);
@@ -587,6 +591,18 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       Value aBase = e.add(stageAddr, e.mul(consumer64, e.i64(rowsPerWG * 128)));
       Value bBase = e.add(stageAddr, e.i64(B.smemOffset));
       SmallVector<Value> cur(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+      // B^T's fragments in registers are all written before the fence
+      // (wgmma.fence orders register writes before the wgmmas that read
+      // them).
+      SmallVector<SmallVector<Value, 4>> fragments;
+      if (registerA) {
+        Value stage = e.gep(smem, e.mul(s64, e.i64(stageBytes)));
+        for (int64_t kk = 0; kk < BK / kStep; ++kk)
+          for (int64_t mb = 0; mb < mBlocks; ++mb)
+            fragments.push_back(tf32BTFragments(
+                e, B, BK, stage, e.add(e.mul(consumer, e.i32(rowsPerWG)), e.i32(mb * 64)),
+                lane, kk));
+      }
       NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
       for (int64_t kk = 0; kk < BK / kStep; ++kk) {
         // b K-major: [BN, BK] rows, as a's; MN-major: [BK, BN] rows.
@@ -595,6 +611,11 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
                       : bKMajor ? wgmmaKMajorDescriptor(e, bBase, BN, kk)
                                 : wgmmaMNMajorDescriptor(e, bBase, BK, kk);
         for (int64_t mb = 0; mb < mBlocks; ++mb) {
+          if (registerA) {
+            cur[mb] = tf32RegisterAStep(e, cur[mb], structTy, fields, wgmmaN, descB,
+                                        fragments[kk * mBlocks + mb]);
+            continue;
+          }
           Value descA;
           if (swapped) {
             // wgmma's A: the consumer's 64-column block mb of b (64 rows of
@@ -644,6 +665,47 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     }
     rewriter.replaceOp(forOp, result);
     return success();
+  }
+
+  /// The A fragment of wgmma step kk of a swapped tf32 product whose A is
+  /// B^T (64 rows from column `col0` of b's stage, 8 of K): thread (warp w,
+  /// lane g * 4 + t) reads B[k][n] for n = col0 + 16w + g (+8) and k = 8kk
+  /// + t (+4) from the stage's [BK, BN] rows (128-byte swizzled boxes of 32
+  /// f32: chunk (n % 32) / 4 ^ k % 8) and rounds them to tf32 (cvt.rna):
+  /// a0..a3, mma.sync m16n8k8's A fragment in each warp.
+  static SmallVector<Value, 4> tf32BTFragments(Emit &e, Operand &B, int64_t BK, Value stage,
+                                               Value col0, Value lane, int64_t kk) {
+    OpBuilder &b = e.b;
+    Location loc = e.loc;
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+    Value warp = e.remu(e.divu(tid, e.i32(32)), e.i32(4));
+    Value g = e.divu(lane, e.i32(4)), t = e.remu(lane, e.i32(4));
+    SmallVector<Value, 4> regs;
+    for (int64_t r = 0; r < 4; ++r) {
+      int64_t h = r % 2, q = r / 2;
+      Value n = e.add(e.add(col0, e.mul(warp, e.i32(16))), e.add(g, e.i32(8 * h)));
+      Value k = e.add(e.i32(kk * 8 + 4 * q), t); // k % 8 = t + 4q
+      Value chunk = e.bxor(e.remu(e.divu(n, e.i32(4)), e.i32(8)), e.add(t, e.i32(4 * q)));
+      Value off = e.add(e.add(e.i32(int64_t(B.smemOffset)), e.mul(e.divu(n, e.i32(32)),
+                                                                 e.i32(BK * 128))),
+                        e.add(e.mul(k, e.i32(128)),
+                              e.add(e.mul(chunk, e.i32(16)), e.mul(e.remu(n, e.i32(4)),
+                                                                   e.i32(4)))));
+      Value x = LLVM::LoadOp::create(b, loc, b.getF32Type(), e.gep(stage, e.zext64(off)), 4);
+      regs.push_back(NVVM::ConvertFloatToTF32Op::create(
+          b, loc, b.getI32Type(), x,
+          NVVM::FPRoundingModeAttr::get(b.getContext(), NVVM::FPRoundingMode::RNA)));
+    }
+    return regs;
+  }
+
+  /// One wgmma m64nNk8.tf32 with A from registers (`a`, tf32BTFragments)
+  /// and B the descriptor of a's K-major tile.
+  static Value tf32RegisterAStep(Emit &e, Value acc, Type structTy, int64_t fields, int64_t N,
+                                 Value descB, ArrayRef<Value> a) {
+    return wgmmaRegisterA(e.b, e.loc, acc, structTy, fields,
+                          ("m64n" + Twine(N) + "k8.f32.tf32.tf32").str(), a, descB, e.i32(1),
+                          /*transB=*/std::nullopt);
   }
 
   /// The fma consumers (f32 operands on the CUDA cores): per stage, each
