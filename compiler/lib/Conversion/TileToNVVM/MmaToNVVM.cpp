@@ -647,7 +647,12 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         }
       }
       NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(1));
+      // One batch stays in flight, except where A comes from registers: the
+      // next iteration writes the same (PTX) registers, which a wgmma still
+      // in flight may not yet have read (undefined behaviour: on the H200
+      // the TF32 B^T A^T product was wrong where stages were refilled).
+      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc,
+                                         rewriter.getI64IntegerAttr(registerA ? 0 : 1));
       // Batch i-1 is done: its stage may be refilled (one arrival per warp).
       e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)), e.eq(lane, e.i32(0))),
                [&] { release(e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)))); });
