@@ -206,6 +206,7 @@ tilec_error *tilec_compile(const char *source, size_t size,
     if (!result->ok)
       return makeError(result->diagnostics, TILEC_ERROR_COMPILE);
     *out = newProgram(std::move(result), opts, src).release();
+    (*out)->useCache = o.use_cache;
     return nullptr;
   });
 }
@@ -430,7 +431,8 @@ tilec_error *tilec_program_header(const tilec_program *program, const char *name
       return makeError("tilec_program_header: " + why);
     std::string text = tilec::generateHeader(
         *program->result, ns, source_name ? source_name : program->fileName,
-        tilec::compileHeuristicVariants(program->source, program->options, *program->result));
+        tilec::compileHeuristicVariants(program->source, program->options, *program->result,
+                                        program->useCache));
     if (!(*header = copyString(text)))
       return makeError("tilec_program_header: out of memory", TILEC_ERROR_INTERNAL);
     return nullptr;

@@ -35,6 +35,7 @@ struct tilec_program {
   /// What it was compiled from, for the header's @heuristic variants.
   std::string source;
   tilec::CompileOptions options;
+  bool useCache = true; ///< whether it was compiled through the cache
   std::map<std::string, std::string> cubins; ///< by arch
   std::mutex mutex; ///< guards cubins (threads may share a program)
   /// Grid expressions as text, per kernel and dimension (kept for the

@@ -414,7 +414,7 @@ private:
 
 std::vector<HeuristicVariant>
 tilec::compileHeuristicVariants(std::string_view source, const CompileOptions &options,
-                                const CompileResult &result) {
+                                const CompileResult &result, bool useCache) {
   constexpr size_t kMaxVariants = 64;
   std::vector<HeuristicVariant> variants;
   for (const KernelSignature &sig : result.kernels) {
@@ -459,10 +459,15 @@ tilec::compileHeuristicVariants(std::string_view source, const CompileOptions &o
       for (size_t i = first; i < std::min(combos.size(), first + width); ++i) {
         CompileOptions o = options;
         o.kernel = sig.name;
+        o.emit = EmitKind::PTX;
         for (const auto &[name, value] : combos[i])
           o.defines[name] = std::to_string(value);
-        compiles.push_back(
-            std::async(std::launch::async, [o, source] { return compile(source, o); }));
+        // Through the compile cache where the caller uses it: a header
+        // made again, or the same variant launched from Python or C,
+        // compiles it once.
+        compiles.push_back(std::async(std::launch::async, [o, source, useCache] {
+          return useCache ? *compileCached(source, o) : compile(source, o);
+        }));
       }
       for (size_t i = first; i < std::min(combos.size(), first + width); ++i) {
         CompileResult r = compiles[i - first].get();

@@ -321,7 +321,8 @@ int main(int argc, char **argv) {
       // A kernel whose @heuristic still chooses parameters gets a variant
       // per combination of the values it can give.
       output += tilec::generateHeader(*result, ns, llvm::sys::path::filename(inputFile).str(),
-                                      tilec::compileHeuristicVariants(chunk, options, *result));
+                                      tilec::compileHeuristicVariants(chunk, options, *result,
+                                                                      useCache));
     } else if (emit == Output::Cubin) {
       std::string cubin, error;
       if (!tilec::assembleCubin(result->ptx, arch, cubin, error)) {

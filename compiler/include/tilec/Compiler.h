@@ -108,10 +108,13 @@ struct HeuristicVariant {
 /// at the leaves of their `where`s), compiled alone with `options` plus
 /// those values; combinations that do not compile are left out. A kernel
 /// whose expressions give other values (arithmetic on the shapes) or more
-/// than 64 combinations gets none.
+/// than 64 combinations gets none, and so do combinations that no arguments
+/// reach (conditions that cannot hold together). With `useCache` the
+/// variants compile through the compile cache (compileCached).
 std::vector<HeuristicVariant> compileHeuristicVariants(std::string_view source,
                                                        const CompileOptions &options,
-                                                       const CompileResult &result);
+                                                       const CompileResult &result,
+                                                       bool useCache = true);
 
 /// A self-contained C++ header for ahead-of-time use: the PTX embedded as a
 /// string, each kernel's signature, and one typed launch function per kernel
