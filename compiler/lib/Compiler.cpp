@@ -298,8 +298,18 @@ public:
   explicit ReachableHeuristics(const KernelSignature &sig) : sig(sig) {}
 
   std::optional<std::set<std::vector<int64_t>>> combos() {
+    // The points: each compared expression's constants, each other
+    // condition as itself.
+    std::map<std::string, std::set<int64_t>> variables;
+    std::set<std::string> opaque;
     for (const Heuristic &h : sig.heuristics)
-      collect(h.value, /*inCondition=*/false);
+      (void)atoms(h.value, false, [&](const GridExpr &x, std::optional<int64_t> c) {
+        if (c)
+          variables[key(x)].insert(*c);
+        else
+          opaque.insert(key(x));
+        return x;
+      });
     std::vector<std::pair<std::string, std::vector<int64_t>>> axes;
     for (auto &[key, points] : variables) {
       std::set<int64_t> values;
@@ -314,14 +324,24 @@ public:
     for (auto &axis : axes)
       if ((total *= axis.second.size()) > 100000)
         return std::nullopt;
+    // Each point: the heuristics with every atom replaced by its value,
+    // evaluated as the runtime evaluates them.
     std::set<std::vector<int64_t>> result;
+    std::map<std::string, int64_t> assignment;
     std::vector<size_t> at(axes.size(), 0);
     for (size_t n = 0; n < total; ++n) {
       for (size_t i = 0; i < axes.size(); ++i)
         assignment[axes[i].first] = axes[i].second[at[i]];
       std::vector<int64_t> combo;
-      for (const Heuristic &h : sig.heuristics)
-        combo.push_back(value(h.value));
+      for (const Heuristic &h : sig.heuristics) {
+        std::optional<int64_t> v =
+            evaluateConstant(atoms(h.value, false, [&](const GridExpr &x, std::optional<int64_t>) {
+              return GridExpr::constant(assignment.at(key(x)));
+            }));
+        if (!v)
+          return std::nullopt;
+        combo.push_back(*v);
+      }
       result.insert(combo);
       for (size_t i = 0; i < axes.size() && ++at[i] == axes[i].second.size(); ++i)
         at[i] = 0;
@@ -330,85 +350,37 @@ public:
   }
 
 private:
-  static bool isComparison(GridExpr::Kind k) {
-    using K = GridExpr::Kind;
-    return k == K::Lt || k == K::Le || k == K::Gt || k == K::Ge || k == K::Eq || k == K::Ne;
-  }
   std::string key(const GridExpr &e) const { return e.str(sig.params); }
-  /// The side of a comparison with a constant that is not the constant.
-  const GridExpr *variableSide(const GridExpr &e, int64_t &c) const {
-    const GridExpr &l = e.operands[0], &r = e.operands[1];
-    if (r.kind == GridExpr::Kind::Const && l.kind != GridExpr::Kind::Const) {
-      c = r.value;
-      return &l;
-    }
-    if (l.kind == GridExpr::Kind::Const && r.kind != GridExpr::Kind::Const) {
-      c = l.value;
-      return &r;
-    }
-    return nullptr;
-  }
-  void collect(const GridExpr &e, bool inCondition) {
+  /// `e` with each atom of its `where` conditions replaced by `fn(atom, c)`:
+  /// in a comparison with a constant c, the other side (c given); any other
+  /// condition that is not `&&` / `||`, whole (c nullopt).
+  template <typename Fn> GridExpr atoms(const GridExpr &e, bool inCondition, Fn &&fn) const {
     using K = GridExpr::Kind;
+    GridExpr r = e;
     if (e.kind == K::Where && e.operands.size() == 3 && !inCondition) {
-      collect(e.operands[0], true);
-      collect(e.operands[1], false);
-      collect(e.operands[2], false);
-    } else if (inCondition && (e.kind == K::And || e.kind == K::Or)) {
-      for (const GridExpr &o : e.operands)
-        collect(o, true);
-    } else if (inCondition) {
-      int64_t c;
-      const GridExpr *x = isComparison(e.kind) && e.operands.size() == 2
-                              ? variableSide(e, c)
-                              : nullptr;
-      if (x)
-        variables[key(*x)].insert(c);
-      else if (e.kind != K::Const)
-        opaque.insert(key(e));
+      for (size_t i = 0; i < 3; ++i)
+        r.operands[i] = atoms(e.operands[i], i == 0, fn);
+      return r;
     }
-  }
-  int64_t value(const GridExpr &e) {
-    using K = GridExpr::Kind;
-    switch (e.kind) {
-    case K::Const:
-      return e.value;
-    case K::Where:
-      return condition(e.operands[0]) ? value(e.operands[1]) : value(e.operands[2]);
-    default:
-      return 0; // not reached: the leaves are constants (leafValues)
+    if (!inCondition || e.kind == K::Const)
+      return r;
+    if (e.kind == K::And || e.kind == K::Or) {
+      for (GridExpr &o : r.operands)
+        o = atoms(o, true, fn);
+      return r;
     }
-  }
-  bool condition(const GridExpr &e) {
-    using K = GridExpr::Kind;
-    if (e.kind == K::Const)
-      return e.value != 0;
-    if (e.kind == K::And)
-      return condition(e.operands[0]) && condition(e.operands[1]);
-    if (e.kind == K::Or)
-      return condition(e.operands[0]) || condition(e.operands[1]);
-    int64_t c;
-    if (isComparison(e.kind) && e.operands.size() == 2)
-      if (const GridExpr *x = variableSide(e, c)) {
-        int64_t v = assignment.at(key(*x));
-        bool constLeft = x == &e.operands[1];
-        int64_t l = constLeft ? c : v, r = constLeft ? v : c;
-        switch (e.kind) {
-        case K::Lt: return l < r;
-        case K::Le: return l <= r;
-        case K::Gt: return l > r;
-        case K::Ge: return l >= r;
-        case K::Eq: return l == r;
-        default: return l != r;
+    bool comparison = e.kind == K::Lt || e.kind == K::Le || e.kind == K::Gt ||
+                      e.kind == K::Ge || e.kind == K::Eq || e.kind == K::Ne;
+    if (comparison && e.operands.size() == 2)
+      for (size_t side = 0; side < 2; ++side)
+        if (e.operands[1 - side].kind == K::Const && e.operands[side].kind != K::Const) {
+          r.operands[side] = fn(e.operands[side], e.operands[1 - side].value);
+          return r;
         }
-      }
-    return assignment.at(key(e)) != 0;
+    return fn(e, std::nullopt);
   }
 
   const KernelSignature &sig;
-  std::map<std::string, std::set<int64_t>> variables;
-  std::set<std::string> opaque;
-  std::map<std::string, int64_t> assignment;
 };
 } // namespace
 

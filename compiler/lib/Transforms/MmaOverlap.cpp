@@ -192,6 +192,15 @@ int64_t tilec::overlapRegisterBudget(int64_t consumers) {
   return pipelineRegisters(consumers, /*busyProducer=*/false).consumer - 20;
 }
 
+bool tilec::onlyAccumulates(scf::ForOp loop) {
+  auto mmas = loop.getBody()->getOps<tile::MmaOp>();
+  return !mmas.empty() && llvm::all_of(mmas, [&](tile::MmaOp mma) {
+    auto arg = dyn_cast<BlockArgument>(mma.getAcc());
+    return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
+           arg.getOwner() == loop.getBody();
+  });
+}
+
 bool tilec::mmaBound(scf::ForOp loop) {
   double mmaCycles = 0, otherCycles = 0;
   for (Operation &op : loop.getBody()->without_terminator()) {

@@ -452,11 +452,7 @@ struct TileStageSharedPass
         consumers = 1;
       }
     }
-    bool pureAccumulation = llvm::all_of(mmas, [&](tile::MmaOp mma) {
-      auto arg = dyn_cast<BlockArgument>(mma.getAcc());
-      return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
-             arg.getOwner() == forOp.getBody();
-    });
+    bool pureAccumulation = onlyAccumulates(forOp);
     // Alternating consumers (CUTLASS's ping-pong schedule): in a persistent
     // kernel whose loop only accumulates, two consumer warpgroups take the
     // outer loop's iterations in turn, each holding the whole tile, so one's
@@ -635,7 +631,7 @@ struct TileStageSharedPass
         smem.append("resident", b.getUnitAttr());
       st.load->setAttr(tile::kSmemAttrName, smem.getDictionary(ctx));
     }
-    need = planTmaStores(func, forOp, BM, consumers, share, /*ringBytes=*/0, need, tmaOps);
+    need = planTmaStores(func, forOp, BM, encoding, /*ringBytes=*/0, need, tmaOps);
     func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));
     if (tma)
       func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
@@ -965,8 +961,7 @@ struct TileStageSharedPass
     // The TMA-store epilogue writes row fragments; a swapped accumulator
     // (a few rows of output) is stored from its registers.
     if (!fma && !swapped)
-      (void)planTmaStores(func, forOp, BM, consumers, consumers, stages * stageBytes,
-                          /*need=*/0, tmaOps);
+      (void)planTmaStores(func, forOp, BM, encoding, stages * stageBytes, /*need=*/0, tmaOps);
     func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
     return success();
   }
@@ -1049,9 +1044,12 @@ struct TileStageSharedPass
   /// store is not worth a stage). Not for a loop the producer might not
   /// leave at (in an 'if') nor a result the kernel also reads. Returns the
   /// bytes of shared memory needed then.
-  int64_t planTmaStores(func::FuncOp func, scf::ForOp loop, int64_t BM, unsigned consumers,
-                        unsigned share, int64_t ringBytes, int64_t need,
+  int64_t planTmaStores(func::FuncOp func, scf::ForOp loop, int64_t BM,
+                        tile::MmaEncodingAttr encoding, int64_t ringBytes, int64_t need,
                         SmallVectorImpl<Attribute> &tmaOps) {
+    // Each consumer warpgroup stores its share of the rows (all of them
+    // where the consumers alternate over tiles) from boxes of its own.
+    int64_t consumers = encoding.getConsumers(), share = encoding.getShare();
     if (arch != "sm_90a")
       return need;
     // The producer warpgroup leaves where the loop (or the persistent
@@ -1109,7 +1107,7 @@ struct TileStageSharedPass
           return;
       } else {
         buffers = std::min(tile::kTmaStoreBuffers, boxesPerWG);
-        int64_t end = bufferOffset + int64_t(consumers) * tile::kTmaStoreBuffers * boxBytes +
+        int64_t end = bufferOffset + consumers * tile::kTmaStoreBuffers * boxBytes +
                       kAlignmentSlack;
         if (end > kMaxSharedBytesSm90)
           return;

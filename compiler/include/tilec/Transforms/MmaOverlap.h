@@ -72,6 +72,12 @@ std::optional<MmaOverlap> planMmaOverlap(mlir::scf::ForOp loop, int64_t threads)
 /// BN = 128 measured 8% slower with it, D = 128 causal 3% faster).
 bool mmaBound(mlir::scf::ForOp loop);
 
+/// Whether every mma of `loop` only accumulates into what the loop carries
+/// (acc = mma(a, b, acc), the matmul form), and there is one: the pipeline
+/// then keeps a batch of wgmmas in flight across iterations, releases a
+/// stage one iteration late, and may alternate warpgroups over tiles.
+bool onlyAccumulates(mlir::scf::ForOp loop);
+
 /// A warp-specialized pipeline's registers per thread (setmaxnreg) for its
 /// producer warpgroup and for each of its `consumers` warpgroups. A
 /// producer with more to do than issue copies gets more: a persistent

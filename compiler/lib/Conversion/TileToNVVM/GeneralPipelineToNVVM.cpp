@@ -54,7 +54,7 @@ static bool mmaSyncRegisterBound(int64_t consumers) { return consumers == 1; }
 struct GeneralMma {
   bool matched = false;
   int64_t BM = 0, K = 0, N = 0, C = 0, rowsPerWG = 0, mBlocks = 0, fields = 0;
-  bool alternate = false; // each consumer warpgroup holds the whole tile
+  tile::MmaEncodingAttr layout;
   Type elem;
   bool aShared = false, bKMajor = false, zeroAcc = false;
 };
@@ -72,7 +72,7 @@ static GeneralMma generalMma(tile::MmaOp op, ThreadLayout layout, tile::MmaKind 
   auto aTy = op.getA().getType(), bTy = op.getB().getType();
   g.BM = aTy.getDimSize(0), g.K = aTy.getDimSize(1), g.N = bTy.getDimSize(1);
   g.C = mmaLayout.getShare(), g.rowsPerWG = g.BM / g.C, g.mBlocks = g.rowsPerWG / 64;
-  g.alternate = mmaLayout.getAlternate();
+  g.layout = mmaLayout;
   g.fields = g.N / 2;
   g.elem = aTy.getElementType();
   g.aShared = bool(sharedOf(op.getA()));
@@ -117,8 +117,7 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     Type i32 = rewriter.getI32Type();
     auto structTy = wgmmaAccType(ctx, fields);
     Value wg = warpgroupIndex(e, NVVM::ThreadIdXOp::create(e.b, e.loc, e.b.getI32Type()));
-    // The consumer's share of the rows (alternating warpgroups hold all).
-    Value consumer64 = g.alternate ? e.i64(0) : e.zext64(e.sub(wg, e.i32(1)));
+    Value consumer64 = e.zext64(rowShareOf(e, g.layout, wg));
     int32_t pingPong = 0;
     if (auto attr = op->getAttrOfType<IntegerAttr>(kPingPongAttrName))
       pingPong = attr.getInt();
@@ -745,11 +744,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // Whether every mma of the loop only accumulates into what the loop
   // carries (the matmul): then WgmmaLowering keeps one group in flight.
   SmallVector<tile::MmaOp> loopMmas(forOp.getBody()->getOps<tile::MmaOp>());
-  bool deferred = !loopMmas.empty() && llvm::all_of(loopMmas, [&](tile::MmaOp mma) {
-    auto arg = dyn_cast<BlockArgument>(mma.getAcc());
-    return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
-           arg.getOwner() == forOp.getBody();
-  });
+  bool deferred = onlyAccumulates(forOp);
   if (alternate && !deferred)
     return forOp.emitError("internal error: alternating consumers need a loop that only "
                            "accumulates");

@@ -233,6 +233,13 @@ inline Value wgmmaRegisterA(OpBuilder &b, Location loc, Value acc, Type structTy
 /// The warpgroup of this thread (0: the producer), uniform in each warp.
 Value warpgroupIndex(Emit &e, Value tid);
 
+/// Which share of a tile's rows consumer warpgroup `wg` (1 ..) holds in
+/// `mma` (i32): wg - 1, or 0 where the consumers alternate over whole tiles
+/// (each holds all of its tile, as the encoding's group bases say).
+inline Value rowShareOf(Emit &e, tile::MmaEncodingAttr mma, Value wg) {
+  return mma.getAlternate() ? e.i32(0) : e.sub(wg, e.i32(1));
+}
+
 /// The kernel's dynamic shared memory (sharedMemoryName), aligned up to
 /// 1024 bytes as the swizzled layouts need: its pointer and its
 /// shared-window address (i64).

@@ -88,7 +88,8 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
   auto view = op.getView().getDefiningOp<tile::MakeViewOp>();
   Value viaTma = e.ne(valid, e.i32(0));
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-  Value consumer = e.sub(warpgroupIndex(e, tid), e.i32(1));
+  Value wg = warpgroupIndex(e, tid);
+  Value consumer = e.sub(wg, e.i32(1));
   Value leader = e.eq(e.remu(tid, e.i32(128)), e.i32(0));
   Value tid64 = e.zext64(tid);
   // Each consumer's boxes: its rows of the tile in the ring, or the
@@ -108,9 +109,8 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
                                            b.getUnitAttr());
     });
   };
-  Value rowOrigin = e.mul(e.sext64(indices[rank - 2]), e.i64(BM));
-  if (!mma.getAlternate())
-    rowOrigin = e.add(rowOrigin, e.mul(e.zext64(consumer), e.i64(rowsPerWG)));
+  Value rowOrigin = e.add(e.mul(e.sext64(indices[rank - 2]), e.i64(BM)),
+                          e.mul(e.zext64(rowShareOf(e, mma, wg)), e.i64(rowsPerWG)));
   Value colOrigin = e.mul(e.sext64(indices[rank - 1]), e.i64(N));
   VectorType groupTy = VectorType::get({width}, registerType(tileTy.getElementType()));
 
