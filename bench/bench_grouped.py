@@ -4,6 +4,7 @@ per round (CUDA events, medians). G groups of random sizes in [LO, HI]
 rows, each [rows, K] x [K, N]; TF/s counts 2 * sum(rows) * N * K.
 
     python3 bench/bench_grouped.py [--groups 64] [--k 4096] [--n 4096] [--rounds 2]
+        [--define BN=128] [--source FILE.tile [--max-rows]]
 """
 import argparse
 import os
@@ -23,12 +24,17 @@ p.add_argument("--n", type=int, default=4096)
 p.add_argument("--lo", type=int, default=128)
 p.add_argument("--hi", type=int, default=1024)
 p.add_argument("--rounds", type=int, default=2)
+p.add_argument("--align", type=int, default=16, help="group sizes rounded down to a multiple of this")
 p.add_argument("--iters", type=int, default=20)
 p.add_argument("--define", action="append", default=[])
+p.add_argument("--source", default=os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.tile"),
+               help="the .tile file whose grouped_mm runs")
+p.add_argument("--max-rows", action="store_true",
+               help="pass the largest group's row count last (a kernel with max_rows)")
 a = p.parse_args()
 gen = torch.Generator().manual_seed(0)
 rows = torch.randint(a.lo, a.hi + 1, (a.groups,), generator=gen)
-rows = (rows // 16) * 16  # torch._grouped_mm wants 16-row aligned groups
+rows = (rows // a.align) * a.align  # torch._grouped_mm wants 16-row aligned groups
 offs = torch.cat([torch.zeros(1, dtype=torch.int64), rows.cumsum(0)]).to(torch.int32).cuda()
 total, K, N = int(offs[-1]), a.k, a.n
 A = torch.randn(total, K, device="cuda", dtype=torch.bfloat16)
@@ -36,9 +42,9 @@ Bt = torch.randn(a.groups, N, K, device="cuda", dtype=torch.bfloat16)  # torch's
 B = Bt.transpose(1, 2).contiguous()                                      # ours: [G, K, N]
 C = torch.empty(total, N, device="cuda", dtype=torch.bfloat16)
 defs = dict(d.split("=") for d in a.define)
-lib = tilec.load(os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.tile"), **defs)
-max_rows = int(rows.max())
-run_tilec = lambda: lib.grouped_mm(A, B, C, offs, max_rows)  # noqa: E731
+lib = tilec.load(a.source, **defs)
+extra = (int(rows.max()),) if a.max_rows else ()
+run_tilec = lambda: lib.grouped_mm(A, B, C, offs, *extra)  # noqa: E731
 ends = offs[1:].contiguous()
 run_torch = lambda: torch._grouped_mm(A, Bt.transpose(1, 2), offs=ends, out_dtype=torch.bfloat16)  # noqa: E731
 run_tilec()

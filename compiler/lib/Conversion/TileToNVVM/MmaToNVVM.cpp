@@ -279,18 +279,25 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
   MLIRContext *ctx = b.getContext();
   // Whether each tile goes by TMA: its view has a descriptor and, for a
   // part, the tile lies inside the part (a negative origin, before the
-  // part, would read the tensor before it).
+  // part, would read the tensor before it) or runs past the part's end
+  // where the part ends at the tensor's (the descriptor's bound: TMA fills
+  // zeros there, as a copy bounded by the part would).
   SmallVector<Value> tma;
   for (size_t k = 0; k < ops.size(); ++k) {
     Operand *o = ops[k];
     Value viaTma = e.ne(o->tmapValid, e.i32(0));
     ArrayRef<int64_t> shape = o->load.getType().getShape();
-    if (!o->view.getOffsets().empty())
+    if (!o->view.getOffsets().empty()) {
+      tile::MakeViewOp whole = tile::parameterView(o->view);
       for (auto [d, origin] : llvm::enumerate(origins[k])) {
+        Value size = o->view.getSizes()[d];
+        Value inside = e.cmp(arith::CmpIPredicate::sle, e.add(origin, e.i64(shape[d])), size);
+        if (whole)
+          inside = e.bor(inside, e.eq(e.add(o->view.getOffsets()[d], size), whole.getSizes()[d]));
         viaTma = e.band(viaTma, e.cmp(arith::CmpIPredicate::sge, origin, e.i64(0)));
-        viaTma = e.band(viaTma, e.cmp(arith::CmpIPredicate::sle, e.add(origin, e.i64(shape[d])),
-                                      o->view.getSizes()[d]));
+        viaTma = e.band(viaTma, inside);
       }
+    }
     tma.push_back(viaTma);
     Value byThreads = e.bxor(viaTma, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
     e.ifThen(byThreads, [&] {

@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -324,6 +325,19 @@ DotOperandEncodingAttr tilec::tile::freeDotOperandA(RankedTensorType acc) {
 bool tilec::tile::isRelabelling(ConvertLayoutOp op) {
   auto dot = freeDotOperandA(op.getTile().getType());
   return dot && dot == op.getType().getEncoding();
+}
+
+MakeViewOp tilec::tile::parameterView(MakeViewOp view) {
+  auto param = view->getAttrOfType<IntegerAttr>(kParamIndexAttrName);
+  if (view.getOffsets().empty() || !param)
+    return view;
+  auto func = view->getParentOfType<FunctionOpInterface>();
+  if (!func)
+    return MakeViewOp();
+  for (auto mk : func.getFunctionBody().front().getOps<MakeViewOp>())
+    if (mk.getOffsets().empty() && mk->getAttr(kParamIndexAttrName) == param)
+      return mk;
+  return MakeViewOp();
 }
 
 LoadOp tilec::tile::getStagedLoad(Value operand) {

@@ -125,6 +125,12 @@ bool isRelabelling(ConvertLayoutOp op);
 /// batch index picks the matrix). Null when `operand` is anything else.
 LoadOp getStagedLoad(mlir::Value operand);
 
+/// The view of the whole kernel parameter that `view` reads: `view`
+/// itself, or for a part of it (narrow) the parameter's own make_view (the
+/// one with the same tile.param and no offsets, in the kernel's entry
+/// block), whose sizes bound the parameter's TMA descriptor.
+MakeViewOp parameterView(MakeViewOp view);
+
 /// Whether memory may be written after `from` and before `to` runs (`to`
 /// is dominated by `from`): an op with a write effect (or unknown effects)
 /// between them in program order (other branches of an `if` around `to`
