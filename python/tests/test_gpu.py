@@ -213,9 +213,10 @@ def test_varlen_attention_against_reference():
 
 def test_grouped_mm_against_torch():
     # One launch over G row groups (mixture of experts), each times its own
-    # B[g]; lengths that are not multiples of the tiles, an empty group.
+    # B[g]; lengths that are not multiples of the tiles, empty groups, more
+    # than eight groups (the walk to a tile's group steps by eight).
     lib = tilec.load(example("matmul.tile"))
-    rows = [300, 0, 1024, 17, 777, 128]
+    rows = [300, 0, 1024, 17, 777, 128, 5, 0, 0, 64, 200, 1, 0, 999]
     k, n = 1000, 520
     offs = torch.tensor([0] + list(torch.tensor(rows).cumsum(0)), dtype=torch.int32, device="cuda")
     a = torch.randn(int(offs[-1]), k, device="cuda", dtype=torch.bfloat16)

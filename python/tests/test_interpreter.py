@@ -475,19 +475,22 @@ def test_grouped_mm_on_the_interpreter():
     # Row groups of different sizes (an empty one, one over a tile, one of
     # a single row), each with its own B[g]; rows outside every group are
     # left alone.
+    # More than eight groups: the walk to a tile's group steps eight at a
+    # time, then one.
     lib = tilec.load(example("matmul.tile"))
     rng = np.random.default_rng(1)
-    rows = [5, 0, 130, 64, 1]
-    g, k, n = len(rows), 96, 72
-    offs = np.concatenate([[0], np.cumsum(rows)]).astype(np.int32)
-    a = rng.standard_normal((offs[-1] + 3, k)).astype(np.float16)
-    b = rng.standard_normal((g, k, n)).astype(np.float16)
-    c = np.full((offs[-1] + 3, n), 7, np.float16)
-    lib.grouped_mm(a, b, c, offs)
-    want = np.concatenate([a[offs[i]:offs[i + 1]].astype(np.float64) @ b[i].astype(np.float64)
-                           for i in range(g)])
-    np.testing.assert_allclose(c[:offs[-1]].astype(np.float64), want, atol=0.05, rtol=1e-2)
-    assert np.all(c[offs[-1]:] == 7)
+    for rows in ([5, 0, 130, 64, 1], [3, 0, 0, 7, 200, 1, 1, 1, 1, 1, 129, 0, 0, 5, 0, 0, 0, 0, 1, 17],
+                 [0] * 17 + [300]):
+        g, k, n = len(rows), 96, 72
+        offs = np.concatenate([[0], np.cumsum(rows)]).astype(np.int32)
+        a = rng.standard_normal((offs[-1] + 3, k)).astype(np.float16)
+        b = rng.standard_normal((g, k, n)).astype(np.float16)
+        c = np.full((offs[-1] + 3, n), 7, np.float16)
+        lib.grouped_mm(a, b, c, offs)
+        want = np.concatenate([a[offs[i]:offs[i + 1]].astype(np.float64) @ b[i].astype(np.float64)
+                               for i in range(g)])
+        np.testing.assert_allclose(c[:offs[-1]].astype(np.float64), want, atol=0.05, rtol=1e-2)
+        assert np.all(c[offs[-1]:] == 7)
 
 
 def test_kernel_with_defines_compiles_it_alone():
