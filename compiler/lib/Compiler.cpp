@@ -128,7 +128,9 @@ static CompileResult compileOnThisStack(std::string_view source,
     if (d.getSeverity() != mlir::DiagnosticSeverity::Error)
       return mlir::success();
     llvm::SMLoc loc;
-    if (auto fl = mlir::dyn_cast<mlir::FileLineColLoc>(d.getLocation())) {
+    // The first source position in the location: constants that a fold
+    // merged carry a fused location of their uses.
+    if (auto fl = d.getLocation()->findInstanceOf<mlir::FileLineColLoc>()) {
       unsigned line = fl.getLine(), col = fl.getColumn();
       if (line > 0 && line <= srcMgr.getMemoryBuffer(1)->getBuffer().count('\n') + 1) {
         loc = srcMgr.FindLocForLineAndColumn(1, line, col);

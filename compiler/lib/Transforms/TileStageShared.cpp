@@ -506,25 +506,30 @@ struct TileStageSharedPass
       return reshape && tt.getRank() == 2 && tt.getDimSize(0) == 1 && tt.getDimSize(1) == BM &&
              reshape.getTile().getType().getDimSize(0) == BM;
     };
+    // How the errors below name the kernel's form.
+    std::string form = mmas.size() > 1 ? "in a kernel with several mmas"
+                       : outer         ? "in a persistent kernel (an mma loop in an outer loop)"
+                                       : "in a kernel whose mma loop does more than accumulate";
     WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
       if (chain.contains(op))
         return WalkResult::advance();
+      auto error = [&] { return mlir::emitError(tile::userLocation(op)); };
       if (isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op) &&
           (runsBefore(op) || forOp->isAncestor(op))) {
-        op->emitError() << "in a kernel with several mmas, stores, atomics, print and assert "
+        error() << form << ", stores, atomics, print and assert "
                            "must come after the mma loop";
         return WalkResult::interrupt();
       }
       if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp, tile::GatherOp>(op)) {
-        op->emitError() << "'" << op->getName().stripDialect()
-                        << "' in a kernel with several mmas is not supported yet";
+        error() << "'" << op->getName().stripDialect() << "' " << form
+                << " is not supported yet";
         return WalkResult::interrupt();
       }
       if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
         RankedTensorType from = reduce.getTile().getType();
         if (!reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2 ||
             reduce.getKind() == "argmax" || reduce.getKind() == "argmin") {
-          op->emitError() << "in a kernel with mma, a reduction must run over the rows of "
+          error() << "in a kernel with mma, a reduction must run over the rows of "
                              "a [" << BM << ", N] tile (axis = 1, sum, max, min, prod or a "
                              "combiner); other reductions are not supported yet";
           return WalkResult::interrupt();
@@ -533,7 +538,7 @@ struct TileStageSharedPass
       if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
         RankedTensorType from = broadcast.getTile().getType();
         if (!(rowsShaped(from) && from.getRank() == 2)) {
-          op->emitError() << "in a kernel with several mmas, only [BM, 1] columns of row "
+          error() << form << ", only [BM, 1] columns of row "
                              "values can be broadcast (e.g. expand_dims(max(s, axis = 1), 1)); "
                              "this one is " << shapeStr(from);
           return WalkResult::interrupt();
@@ -542,7 +547,7 @@ struct TileStageSharedPass
       for (Type t : op->getResultTypes())
         if (auto tt = dyn_cast<RankedTensorType>(t);
             tt && !accShaped(tt) && !rowsShaped(tt) && !rowOfRows(op, tt)) {
-          op->emitError() << "in a kernel with several mmas, every tile must have " << BM
+          error() << form << ", every tile must have " << BM
                           << " rows and a multiple of 8 columns, or be a [" << BM
                           << "] / [" << BM << ", 1] tile of row values; this one is "
                           << shapeStr(tt);

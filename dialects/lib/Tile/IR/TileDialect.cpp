@@ -327,6 +327,21 @@ bool tilec::tile::isRelabelling(ConvertLayoutOp op) {
   return dot && dot == op.getType().getEncoding();
 }
 
+Location tilec::tile::userLocation(Operation *op) {
+  SmallVector<Operation *> work{op};
+  DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    Operation *o = work.pop_back_val();
+    if (!seen.insert(o).second)
+      continue;
+    if (o->getLoc()->findInstanceOf<FileLineColLoc>())
+      return o->getLoc();
+    for (Operation *user : o->getUsers())
+      work.push_back(user);
+  }
+  return op->getLoc();
+}
+
 MakeViewOp tilec::tile::parameterView(MakeViewOp view) {
   auto param = view->getAttrOfType<IntegerAttr>(kParamIndexAttrName);
   if (view.getOffsets().empty() || !param)

@@ -125,6 +125,11 @@ bool isRelabelling(ConvertLayoutOp op);
 /// batch index picks the matrix). Null when `operand` is anything else.
 LoadOp getStagedLoad(mlir::Value operand);
 
+/// Where an error about `op` points the user: its location or, where that
+/// holds no source position (a constant a fold merged), that of the first
+/// op using it (recursively) that has one.
+mlir::Location userLocation(mlir::Operation *op);
+
 /// The view of the whole kernel parameter that `view` reads: `view`
 /// itself, or for a part of it (narrow) the parameter's own make_view (the
 /// one with the same tile.param and no offsets, in the kernel's entry
