@@ -847,7 +847,7 @@ struct TileStageSharedPass
       if (forOp->isAncestor(op))
         return WalkResult::advance();
       if (swapped && isa<tile::ReduceOp>(op)) {
-        op->emitError() << "a reduction over the accumulator needs at least 64 rows of a "
+        mlir::emitError(tile::userLocation(op)) << "a reduction over the accumulator needs at least 64 rows of a "
                            "(BM = " << BM << " is multiplied as B^T A^T, whose rows are "
                            "spread over the warps); use BM = 64";
         return WalkResult::interrupt();
@@ -857,7 +857,7 @@ struct TileStageSharedPass
         RankedTensorType from = reduce.getTile().getType();
         if (fma || !reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2 ||
             !accShaped(from) || kind == "argmax" || kind == "argmin") {
-          op->emitError() << "in a kernel with mma, a reduction must run over the rows of "
+          mlir::emitError(tile::userLocation(op)) << "in a kernel with mma, a reduction must run over the rows of "
                              "the [" << BM << ", " << BN << "] accumulator (axis = 1, sum, "
                              "max, min, prod or a combiner"
                           << (fma ? ", with bf16/f16 operands" : "")
@@ -867,19 +867,19 @@ struct TileStageSharedPass
       }
       if (isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op) &&
           runsBefore(op)) {
-        op->emitError() << "in a kernel with mma, stores, atomics, print and assert "
+        mlir::emitError(tile::userLocation(op)) << "in a kernel with mma, stores, atomics, print and assert "
                            "must come after the mma loop";
         return WalkResult::interrupt();
       }
       if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp>(op)) {
-        op->emitError() << "transposes, slices, take and scans in a kernel with mma are not "
+        mlir::emitError(tile::userLocation(op)) << "transposes, slices, take and scans in a kernel with mma are not "
                            "supported yet";
         return WalkResult::interrupt();
       }
       if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
         RankedTensorType from = broadcast.getTile().getType();
         if (!(rowsShaped(from) && from.getRank() == 2 && accShaped(broadcast.getType()))) {
-          op->emitError() << "in a kernel with mma, only loaded tiles"
+          mlir::emitError(tile::userLocation(op)) << "in a kernel with mma, only loaded tiles"
                           << (fma || swapped ? "" : " and [BM, 1] columns of row values")
                           << " can be broadcast (e.g. acc + load(bias, [n], [BN])"
                           << (fma || swapped ? "" : ", acc - expand_dims(max(acc, axis = 1), 1)")
@@ -890,7 +890,7 @@ struct TileStageSharedPass
       }
       for (Type t : op->getResultTypes())
         if (auto tt = dyn_cast<RankedTensorType>(t); tt && !accShaped(tt) && !rowsShaped(tt)) {
-          op->emitError() << "in a kernel with mma, every tile outside the mma "
+          mlir::emitError(tile::userLocation(op)) << "in a kernel with mma, every tile outside the mma "
                              "loop must have the accumulator's shape ["
                           << BM << ", " << BN << "]"
                           << (fma || swapped ? "" : " or be a [BM] / [BM, 1] tile of row values")
