@@ -128,8 +128,10 @@ static CompileResult compileOnThisStack(std::string_view source,
     if (d.getSeverity() != mlir::DiagnosticSeverity::Error)
       return mlir::success();
     llvm::SMLoc loc;
-    // The first source position in the location: constants that a fold
-    // merged carry a fused location of their uses.
+    // The first source position in the location (a fused, named or
+    // call-site location holds one inside). A constant hoisted by a fold has
+    // none: errors about such ops are emitted at a user's position
+    // (tile::emitUserError).
     if (auto fl = d.getLocation()->findInstanceOf<mlir::FileLineColLoc>()) {
       unsigned line = fl.getLine(), col = fl.getColumn();
       if (line > 0 && line <= srcMgr.getMemoryBuffer(1)->getBuffer().count('\n') + 1) {

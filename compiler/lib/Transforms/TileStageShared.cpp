@@ -513,44 +513,48 @@ struct TileStageSharedPass
     WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
       if (chain.contains(op))
         return WalkResult::advance();
-      auto error = [&] { return mlir::emitError(tile::userLocation(op)); };
       if (isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op) &&
           (runsBefore(op) || forOp->isAncestor(op))) {
-        error() << form << ", stores, atomics, print and assert "
-                           "must come after the mma loop";
+        tile::emitUserError(op) << form
+                                << ", stores, atomics, print and assert "
+                                   "must come after the mma loop";
         return WalkResult::interrupt();
       }
       if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp, tile::GatherOp>(op)) {
-        error() << "'" << op->getName().stripDialect() << "' " << form
-                << " is not supported yet";
+        tile::emitUserError(op) << "'" << op->getName().stripDialect() << "' " << form
+                                << " is not supported yet";
         return WalkResult::interrupt();
       }
       if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
         RankedTensorType from = reduce.getTile().getType();
         if (!reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2 ||
             reduce.getKind() == "argmax" || reduce.getKind() == "argmin") {
-          error() << "in a kernel with mma, a reduction must run over the rows of "
-                             "a [" << BM << ", N] tile (axis = 1, sum, max, min, prod or a "
-                             "combiner); other reductions are not supported yet";
+          tile::emitUserError(op) << "in a kernel with mma, a reduction must run over the rows of "
+                                     "a ["
+                                  << BM
+                                  << ", N] tile (axis = 1, sum, max, min, prod or a "
+                                     "combiner); other reductions are not supported yet";
           return WalkResult::interrupt();
         }
       }
       if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
         RankedTensorType from = broadcast.getTile().getType();
         if (!(rowsShaped(from) && from.getRank() == 2)) {
-          error() << form << ", only [BM, 1] columns of row "
-                             "values can be broadcast (e.g. expand_dims(max(s, axis = 1), 1)); "
-                             "this one is " << shapeStr(from);
+          tile::emitUserError(op)
+              << form
+              << ", only [BM, 1] columns of row "
+                 "values can be broadcast (e.g. expand_dims(max(s, axis = 1), 1)); "
+                 "this one is "
+              << shapeStr(from);
           return WalkResult::interrupt();
         }
       }
       for (Type t : op->getResultTypes())
         if (auto tt = dyn_cast<RankedTensorType>(t);
             tt && !accShaped(tt) && !rowsShaped(tt) && !rowOfRows(op, tt)) {
-          error() << form << ", every tile must have " << BM
-                          << " rows and a multiple of 8 columns, or be a [" << BM
-                          << "] / [" << BM << ", 1] tile of row values; this one is "
-                          << shapeStr(tt);
+          tile::emitUserError(op) << form << ", every tile must have " << BM
+                                  << " rows and a multiple of 8 columns, or be a [" << BM << "] / ["
+                                  << BM << ", 1] tile of row values; this one is " << shapeStr(tt);
           return WalkResult::interrupt();
         }
       return WalkResult::advance();
@@ -847,9 +851,11 @@ struct TileStageSharedPass
       if (forOp->isAncestor(op))
         return WalkResult::advance();
       if (swapped && isa<tile::ReduceOp>(op)) {
-        mlir::emitError(tile::userLocation(op)) << "a reduction over the accumulator needs at least 64 rows of a "
-                           "(BM = " << BM << " is multiplied as B^T A^T, whose rows are "
-                           "spread over the warps); use BM = 64";
+        tile::emitUserError(op) << "a reduction over the accumulator needs at least 64 rows of a "
+                                   "(BM = "
+                                << BM
+                                << " is multiplied as B^T A^T, whose rows are "
+                                   "spread over the warps); use BM = 64";
         return WalkResult::interrupt();
       }
       if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
@@ -857,49 +863,54 @@ struct TileStageSharedPass
         RankedTensorType from = reduce.getTile().getType();
         if (fma || !reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2 ||
             !accShaped(from) || kind == "argmax" || kind == "argmin") {
-          mlir::emitError(tile::userLocation(op)) << "in a kernel with mma, a reduction must run over the rows of "
-                             "the [" << BM << ", " << BN << "] accumulator (axis = 1, sum, "
-                             "max, min, prod or a combiner"
-                          << (fma ? ", with bf16/f16 operands" : "")
-                          << "); other reductions are not supported yet";
+          tile::emitUserError(op) << "in a kernel with mma, a reduction must run over the rows of "
+                                     "the ["
+                                  << BM << ", " << BN
+                                  << "] accumulator (axis = 1, sum, "
+                                     "max, min, prod or a combiner"
+                                  << (fma ? ", with bf16/f16 operands" : "")
+                                  << "); other reductions are not supported yet";
           return WalkResult::interrupt();
         }
       }
       if (isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op) &&
           runsBefore(op)) {
-        mlir::emitError(tile::userLocation(op)) << "in a kernel with mma, stores, atomics, print and assert "
-                           "must come after the mma loop";
+        tile::emitUserError(op) << "in a kernel with mma, stores, atomics, print and assert "
+                                   "must come after the mma loop";
         return WalkResult::interrupt();
       }
       if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp>(op)) {
-        mlir::emitError(tile::userLocation(op)) << "transposes, slices, take and scans in a kernel with mma are not "
-                           "supported yet";
+        tile::emitUserError(op)
+            << "transposes, slices, take and scans in a kernel with mma are not "
+               "supported yet";
         return WalkResult::interrupt();
       }
       if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
         RankedTensorType from = broadcast.getTile().getType();
         if (!(rowsShaped(from) && from.getRank() == 2 && accShaped(broadcast.getType()))) {
-          mlir::emitError(tile::userLocation(op)) << "in a kernel with mma, only loaded tiles"
-                          << (fma || swapped ? "" : " and [BM, 1] columns of row values")
-                          << " can be broadcast (e.g. acc + load(bias, [n], [BN])"
-                          << (fma || swapped ? "" : ", acc - expand_dims(max(acc, axis = 1), 1)")
-                          << "); this one is " << shapeStr(from)
-                          << (swapped ? "; columns of row values need BM = 64 or more" : "");
+          tile::emitUserError(op) << "in a kernel with mma, only loaded tiles"
+                                  << (fma || swapped ? "" : " and [BM, 1] columns of row values")
+                                  << " can be broadcast (e.g. acc + load(bias, [n], [BN])"
+                                  << (fma || swapped ? ""
+                                                     : ", acc - expand_dims(max(acc, axis = 1), 1)")
+                                  << "); this one is " << shapeStr(from)
+                                  << (swapped ? "; columns of row values need BM = 64 or more"
+                                              : "");
           return WalkResult::interrupt();
         }
       }
       for (Type t : op->getResultTypes())
         if (auto tt = dyn_cast<RankedTensorType>(t); tt && !accShaped(tt) && !rowsShaped(tt)) {
-          mlir::emitError(tile::userLocation(op)) << "in a kernel with mma, every tile outside the mma "
-                             "loop must have the accumulator's shape ["
-                          << BM << ", " << BN << "]"
-                          << (fma || swapped ? "" : " or be a [BM] / [BM, 1] tile of row values")
-                          << "; this one is " << shapeStr(tt)
-                          << " (a loaded tile may be broadcast to it"
-                          << (swapped ? "; with BM < 64, tiles of row values are not supported: "
-                                        "use BM = 64"
-                                      : "")
-                          << ")";
+          tile::emitUserError(op)
+              << "in a kernel with mma, every tile outside the mma "
+                 "loop must have the accumulator's shape ["
+              << BM << ", " << BN << "]"
+              << (fma || swapped ? "" : " or be a [BM] / [BM, 1] tile of row values")
+              << "; this one is " << shapeStr(tt) << " (a loaded tile may be broadcast to it"
+              << (swapped ? "; with BM < 64, tiles of row values are not supported: "
+                            "use BM = 64"
+                          : "")
+              << ")";
           return WalkResult::interrupt();
         }
       return WalkResult::advance();

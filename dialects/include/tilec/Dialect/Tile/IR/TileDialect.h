@@ -129,6 +129,10 @@ LoadOp getStagedLoad(mlir::Value operand);
 /// holds no source position (a constant a fold merged), that of the first
 /// op using it (recursively) that has one.
 mlir::Location userLocation(mlir::Operation *op);
+/// An error about `op` at userLocation(op).
+inline mlir::InFlightDiagnostic emitUserError(mlir::Operation *op) {
+  return mlir::emitError(userLocation(op));
+}
 
 /// The view of the whole kernel parameter that `view` reads: `view`
 /// itself, or for a part of it (narrow) the parameter's own make_view (the
