@@ -29,6 +29,7 @@ p.add_argument("--iters", type=int, default=20)
 p.add_argument("--define", action="append", default=[])
 p.add_argument("--source", default=os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.tile"),
                help="the .tile file whose grouped_mm runs")
+p.add_argument("--kernel", default="grouped_mm", help="grouped_mm or grouped_mm_persistent")
 p.add_argument("--max-rows", action="store_true",
                help="pass the largest group's row count last (a kernel with max_rows)")
 a = p.parse_args()
@@ -44,14 +45,15 @@ C = torch.empty(total, N, device="cuda", dtype=torch.bfloat16)
 defs = dict(d.split("=") for d in a.define)
 lib = tilec.load(a.source, **defs)
 extra = (int(rows.max()),) if a.max_rows else ()
-run_tilec = lambda: lib.grouped_mm(A, B, C, offs, *extra)  # noqa: E731
+kernel = getattr(lib, a.kernel)
+run_tilec = lambda: kernel(A, B, C, offs, *extra)  # noqa: E731
 ends = offs[1:].contiguous()
 run_torch = lambda: torch._grouped_mm(A, Bt.transpose(1, 2), offs=ends, out_dtype=torch.bfloat16)  # noqa: E731
 run_tilec()
 ref = run_torch()
 torch.cuda.synchronize()
 err = (C.float() - ref.float()).abs().max().item()
-print(f"grouped G={a.groups} rows {a.lo}-{a.hi} (total {total}) K={K} N={N} defines={defs}: max |tilec - torch| = {err:.3f}")
+print(f"{a.kernel} G={a.groups} rows {a.lo}-{a.hi} (total {total}) K={K} N={N} defines={defs}: max |tilec - torch| = {err:.3f}")
 flops = 2.0 * total * N * K
 for r in range(a.rounds):
     line = []

@@ -215,19 +215,22 @@ def test_grouped_mm_against_torch():
     # One launch over G row groups (mixture of experts), each times its own
     # B[g]; lengths that are not multiples of the tiles, empty groups, more
     # than eight groups (the walk to a tile's group steps by eight).
-    lib = tilec.load(example("matmul.tile"))
     rows = [300, 0, 1024, 17, 777, 128, 5, 0, 0, 64, 200, 1, 0, 999]
     k, n = 1000, 520
     offs = torch.tensor([0] + list(torch.tensor(rows).cumsum(0)), dtype=torch.int32, device="cuda")
     a = torch.randn(int(offs[-1]), k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(len(rows), k, n, device="cuda", dtype=torch.bfloat16)
     c = torch.full((int(offs[-1]), n), 7.0, device="cuda", dtype=torch.bfloat16)
-    lib.grouped_mm(a, b, c, offs)
-    torch.cuda.synchronize()
-    for g in range(len(rows)):
-        lo, hi = int(offs[g]), int(offs[g + 1])
-        want = a[lo:hi].float() @ b[g].float()
-        torch.testing.assert_close(c[lo:hi].float(), want, rtol=2e-2, atol=0.5)
+    for kernel, defines in (("grouped_mm", {}), ("grouped_mm_persistent", {}),
+                            ("grouped_mm_persistent", {"PINGPONG": 1, "BN": 128})):
+        lib = tilec.load(example("matmul.tile"), **defines)
+        c.fill_(7.0)
+        getattr(lib, kernel)(a, b, c, offs)
+        torch.cuda.synchronize()
+        for g in range(len(rows)):
+            lo, hi = int(offs[g]), int(offs[g + 1])
+            want = a[lo:hi].float() @ b[g].float()
+            torch.testing.assert_close(c[lo:hi].float(), want, rtol=2e-2, atol=0.5)
 
 
 def test_decode_with_gqa_against_sdpa():

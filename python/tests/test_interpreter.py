@@ -486,11 +486,13 @@ def test_grouped_mm_on_the_interpreter():
         a = rng.standard_normal((offs[-1] + 3, k)).astype(np.float16)
         b = rng.standard_normal((g, k, n)).astype(np.float16)
         c = np.full((offs[-1] + 3, n), 7, np.float16)
-        lib.grouped_mm(a, b, c, offs)
         want = np.concatenate([a[offs[i]:offs[i + 1]].astype(np.float64) @ b[i].astype(np.float64)
                                for i in range(g)])
-        np.testing.assert_allclose(c[:offs[-1]].astype(np.float64), want, atol=0.05, rtol=1e-2)
-        assert np.all(c[offs[-1]:] == 7)
+        for kernel in (lib.grouped_mm, lib.grouped_mm_persistent):
+            c = np.full((offs[-1] + 3, n), 7, np.float16)
+            kernel(a, b, c, offs)
+            np.testing.assert_allclose(c[:offs[-1]].astype(np.float64), want, atol=0.05, rtol=1e-2)
+            assert np.all(c[offs[-1]:] == 7)
 
 
 def test_kernel_with_defines_compiles_it_alone():

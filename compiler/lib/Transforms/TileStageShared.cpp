@@ -138,12 +138,13 @@ struct TileStageSharedPass
     return s;
   }
 
-  /// The make_view a staged operand reads, or an error. `loop` is the
-  /// outermost loop the pipeline covers: the producer, which starts before
-  /// it, addresses the view, so a part of a tensor (narrow) must be made
-  /// before it.
+  /// The make_view a staged operand reads, or an error. `loop` is the mma
+  /// loop: the producer addresses the view ahead of it, so a part of a
+  /// tensor (narrow) must be made before it, or in a persistent kernel's
+  /// outer loop `outer`, directly in its body (the producer makes it
+  /// again from the body's scalar code, as it does the load positions).
   FailureOr<tile::MakeViewOp> stagedView(tile::LoadOp load, const char *which,
-                                         Operation *loop) {
+                                         Operation *loop, Operation *outer = nullptr) {
     auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
     if (!mk || !mk->hasAttr(tile::kParamIndexAttrName)) {
       load.emitError() << "the " << which
@@ -153,6 +154,12 @@ struct TileStageSharedPass
     if (loop->isAncestor(mk)) {
       load.emitError() << "the " << which << " operand of mma is loaded from a part of a tensor "
                        << "(narrow) made inside the mma loop; make it before the loop";
+      return failure();
+    }
+    if (outer && outer->isAncestor(mk) && mk->getParentOp() != outer) {
+      load.emitError() << "the " << which << " operand of mma is loaded from a part of a tensor "
+                       << "(narrow) made in an 'if' or loop inside the outer loop; make it "
+                          "directly in the outer loop's body";
       return failure();
     }
     if (load.getPaddingAttr()) {
@@ -392,8 +399,8 @@ struct TileStageSharedPass
                     "store B as N x K (torch's column-major second operand, B.t()) and write "
                     "mma(a, transpose(load(B, [n, k], [BN, BK])), acc)";
         FailureOr<tile::MakeViewOp> view =
-            stagedView(so.load, which ? "second" : "first",
-                       outer ? outer.getOperation() : forOp.getOperation());
+            stagedView(so.load, which ? "second" : "first", forOp.getOperation(),
+                       outer ? outer.getOperation() : nullptr);
         if (failed(view))
           return failure();
         bool inLoop = so.load->getParentOp() == forOp.getOperation();

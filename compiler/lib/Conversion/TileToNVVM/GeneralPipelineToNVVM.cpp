@@ -482,37 +482,74 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   if (outer)
     outerCount = counterOf(outer);
   // The ops (of the mma loop's body, and of the outer loop's) that the
-  // positions of the staged loads are computed by.
+  // positions of the staged loads, and the parts (narrow) of tensors made
+  // in the outer loop that they read, are computed by: scalar code, scalar
+  // loads from tensors the kernel does not write (a grouped kernel's
+  // offsets), and the ifs and loops around such code, which the producer
+  // runs again.
+  auto writtenParams = [&] {
+    DenseSet<int64_t> params;
+    func.walk([&](Operation *op) {
+      if (isa<tile::LoadOp, tile::LoadScalarOp, tile::GatherOp, tile::MakeViewOp,
+              tile::ViewDimOp, tile::ViewStrideOp>(op))
+        return;
+      for (Value operand : op->getOperands())
+        if (auto mk = operand.getDefiningOp<tile::MakeViewOp>())
+          if (auto p = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName))
+            params.insert(p.getInt());
+    });
+    return params;
+  }();
+  auto replayable = [&](Operation *op) {
+    WalkResult walk = op->walk([&](Operation *inner) {
+      if (isa<scf::IfOp, scf::ForOp, scf::WhileOp, scf::YieldOp, scf::ConditionOp>(inner))
+        return WalkResult::advance();
+      if (auto load = dyn_cast<tile::LoadScalarOp>(inner)) {
+        auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
+        auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName) : IntegerAttr();
+        return p && !writtenParams.contains(p.getInt()) ? WalkResult::advance()
+                                                          : WalkResult::interrupt();
+      }
+      return inner->getNumRegions() || !isMemoryEffectFree(inner) ? WalkResult::interrupt()
+                                                                  : WalkResult::advance();
+    });
+    return !walk.wasInterrupted();
+  };
   SetVector<Operation *> slice;
   for (Staged &st : staged) {
     if (st.resident)
       continue;
-    for (Value idx : st.o.load.getIndices()) {
-      SmallVector<Value> work{idx};
-      while (!work.empty()) {
-        Value v = work.pop_back_val();
-        if (auto arg = dyn_cast<BlockArgument>(v)) {
-          bool carried = (arg.getOwner() == forOp.getBody() && arg != forOp.getInductionVar()) ||
-                         (outer && arg.getOwner() == outer.getBody() &&
-                          arg != outer.getInductionVar());
-          if (carried)
-            return st.o.load.emitError()
-                   << "the position of a tile loaded for an mma may depend on the loop "
-                      "variable but not on values the loop carries";
-          continue;
-        }
-        Operation *def = v.getDefiningOp();
-        bool inside = def->getBlock() == forOp.getBody() ||
-                      (outer && def->getBlock() == outer.getBody());
-        if (!inside || slice.contains(def))
-          continue;
-        if (def->getNumRegions() || !isMemoryEffectFree(def))
-          return st.o.load.emitError() << "the position of a tile loaded for an mma must be "
-                                          "computed from scalars";
-        slice.insert(def);
-        for (Value operand : def->getOperands())
-          work.push_back(operand);
+    SmallVector<Value> work(st.o.load.getIndices());
+    if (outer && st.o.view->getBlock() == outer.getBody())
+      work.push_back(st.o.view);
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        bool carried = (arg.getOwner() == forOp.getBody() && arg != forOp.getInductionVar()) ||
+                       (outer && arg.getOwner() == outer.getBody() &&
+                        arg != outer.getInductionVar());
+        if (carried)
+          return st.o.load.emitError()
+                 << "the position of a tile loaded for an mma may depend on the loop "
+                    "variable but not on values the loop carries";
+        continue;
       }
+      Operation *def = v.getDefiningOp();
+      bool inside = def->getBlock() == forOp.getBody() ||
+                    (outer && def->getBlock() == outer.getBody());
+      if (!inside || slice.contains(def))
+        continue;
+      if (!replayable(def))
+        return st.o.load.emitError()
+               << "the position of a tile loaded for an mma must be computed from scalars "
+                  "(and scalar loads from tensors the kernel does not write)";
+      slice.insert(def);
+      // The values it uses, its regions' too (those made outside them).
+      def->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          if (!def->isAncestor(operand.getParentRegion()->getParentOp()))
+            work.push_back(operand);
+      });
     }
   }
   // The outer loop's part of the positions, made once per outer iteration
@@ -586,9 +623,19 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // the ring before it and drains it after it.
   if (async) {
     int64_t threads = 128 * C;
-    SmallVector<Value> fast; // per staged tile: whether cp.async can copy its view
-    for (Staged &st : staged)
-      fast.push_back(asyncCopyable(b, loc, st.o));
+    // Per staged tile: whether cp.async can copy its view, asked where the
+    // views are (a part made in the outer loop: at the top of the mma loop's
+    // run).
+    SmallVector<Value> fast;
+    auto askFast = [&] {
+      for (Staged &st : staged)
+        fast.push_back(asyncCopyable(b, loc, st.o));
+    };
+    bool viewsInOuter = outer && llvm::any_of(staged, [&](Staged &st) {
+                          return st.o.view->getBlock() == outer.getBody();
+                        });
+    if (!viewsInOuter)
+      askFast();
     Value copier = tid; // the thread index the copies' positions derive from
     auto copyAsyncInto = [&](Value i, Value base, bool resident) {
       SmallVector<SmallVector<Value>> origins;
@@ -613,6 +660,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
           replaceChain(st, e.gep(smem, e.i64(st.o.smemOffset)));
     }
     b.setInsertionPoint(forOp);
+    if (viewsInOuter)
+      askFast();
     for (int64_t s = 0; s + 1 < S; ++s) {
       e.ifThen(e.ult(e.i32(s), trips32),
                [&] { copyAsyncInto(e.i32(s), stageAt(e.i32(s)), /*resident=*/false); });
@@ -676,6 +725,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       b.setInsertionPointToStart(loopO.getBody());
       o = loopO.getInductionVar();
       cloneOuterSlice(o);
+      // Parts made in the outer loop: the producer's own copies.
+      for (Staged &st : staged)
+        if (st.o.view->getBlock() == outer.getBody())
+          st.o.view = outerMap.lookup(st.o.view.getResult()).getDefiningOp<tile::MakeViewOp>();
     }
     auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1));
     {
