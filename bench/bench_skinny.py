@@ -17,6 +17,8 @@ usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N
        take the tiles in turn)
        or splitk:BMxBN:SPLIT[:STAGES] (STAGES 0 or left out: the compiler's
        choice, as many as fit up to 4)
+       or k:KERNEL:NAME=V+NAME=V... (any kernel of examples/matmul.tile taking
+       (A, B, C) with these parameters, e.g. k:matmul_grouped:BN=256+GM=16)
 """
 import argparse
 import os
@@ -57,6 +59,18 @@ for shape in args.shapes.split(","):
             kern(a, b, c)
             torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
             impls[f"tilec {cfg} {kern.choose(a, b, c)}"] = (lambda kern=kern, c=c: kern(a, b, c))
+            continue
+        if parts[0] == "k":
+            c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            defs = dict(d.split("=") for d in parts[2].split("+")) if len(parts) > 2 else {}
+            try:
+                kern = getattr(mm, parts[1]).with_defines(**{k: int(v) for k, v in defs.items()})
+                kern(a, b, c)
+            except tilec.CompileError as e:
+                print(f"{shape:>16} tilec {cfg}: not compiled: {str(e).splitlines()[0]}")
+                continue
+            torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
+            impls[f"tilec {cfg}"] = (lambda kern=kern, c=c: kern(a, b, c))
             continue
         dims = [int(v) for v in parts[1].split("x")]
         bm, bn = dims[0], dims[1]
