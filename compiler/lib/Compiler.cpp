@@ -391,7 +391,9 @@ private:
 std::vector<HeuristicVariant>
 tilec::compileHeuristicVariants(std::string_view source, const CompileOptions &options,
                                 const CompileResult &result, bool useCache) {
-  constexpr size_t kMaxVariants = 64;
+  // At most kMaxVariants compiled variants, of a cross product of at most
+  // kMaxCombinations before the unreachable ones are left out.
+  constexpr size_t kMaxVariants = 64, kMaxCombinations = 4096;
   std::vector<HeuristicVariant> variants;
   for (const KernelSignature &sig : result.kernels) {
     if (sig.heuristics.empty())
@@ -412,7 +414,7 @@ tilec::compileHeuristicVariants(std::string_view source, const CompileOptions &o
           next.back().emplace_back(h.param, v);
         }
       combos = std::move(next);
-      if (combos.size() > kMaxVariants) {
+      if (combos.size() > kMaxCombinations) {
         enumerable = false;
         break;
       }
@@ -428,6 +430,8 @@ tilec::compileHeuristicVariants(std::string_view source, const CompileOptions &o
         return !reachable->count(values);
       });
     }
+    if (combos.size() > kMaxVariants)
+      continue;
     // Compiled on the host's cores, as many at once as it has.
     size_t width = std::max(1u, std::thread::hardware_concurrency());
     for (size_t first = 0; first < combos.size(); first += width) {

@@ -522,21 +522,21 @@ def test_heuristic_chooses_the_tile_from_the_shapes():
     # shapes and strides.
     mm = tilec.load(example("matmul.tile"), T="f16")
     k = mm.matmul
-    assert k.heuristics == ["BM", "BN", "CLUSTER"]
-    assert k.signature["heuristics"] == ["BM", "BN", "CLUSTER"]
+    assert k.heuristics == ["BM", "BN", "CLUSTER", "GROUP", "PERSISTENT"]
+    assert k.signature["heuristics"] == ["BM", "BN", "CLUSTER", "GROUP", "PERSISTENT"]
 
     def arrays(m, n, kk):
         rng = np.random.default_rng(m)
         return (rng.standard_normal((m, kk)).astype(np.float16),
                 rng.standard_normal((kk, n)).astype(np.float16),
                 np.zeros((m, n), np.float32))
-    assert k.choose(*arrays(16, 64, 64)) == {"BM": 16, "BN": 64, "CLUSTER": 1}
-    assert k.choose(*arrays(17, 64, 64)) == {"BM": 64, "BN": 64, "CLUSTER": 1}
-    assert k.choose(*arrays(100, 64, 64)) == {"BM": 64, "BN": 256, "CLUSTER": 1}
-    assert k.choose(*arrays(200, 64, 64)) == {"BM": 128, "BN": 256, "CLUSTER": 1}
-    assert k.choose(*arrays(200, 64, 32)) == {"BM": 128, "BN": 192, "CLUSTER": 2}
-    assert k.choose(*arrays(100, 64, 32)) == {"BM": 64, "BN": 256, "CLUSTER": 2}
-    assert k.choose(*arrays(16, 64, 32)) == {"BM": 16, "BN": 64, "CLUSTER": 1}
+    assert k.choose(*arrays(16, 64, 64)) == {"BM": 16, "BN": 64, "CLUSTER": 1, "GROUP": 0, "PERSISTENT": 0}
+    assert k.choose(*arrays(17, 64, 64)) == {"BM": 64, "BN": 64, "CLUSTER": 1, "GROUP": 0, "PERSISTENT": 0}
+    assert k.choose(*arrays(100, 64, 64)) == {"BM": 64, "BN": 256, "CLUSTER": 1, "GROUP": 0, "PERSISTENT": 0}
+    assert k.choose(*arrays(200, 64, 64)) == {"BM": 128, "BN": 256, "CLUSTER": 1, "GROUP": 8, "PERSISTENT": 1}
+    assert k.choose(*arrays(200, 64, 32)) == {"BM": 128, "BN": 192, "CLUSTER": 2, "GROUP": 0, "PERSISTENT": 0}
+    assert k.choose(*arrays(100, 64, 32)) == {"BM": 64, "BN": 256, "CLUSTER": 2, "GROUP": 0, "PERSISTENT": 0}
+    assert k.choose(*arrays(16, 64, 32)) == {"BM": 16, "BN": 64, "CLUSTER": 1, "GROUP": 0, "PERSISTENT": 0}
     a, b, c = arrays(16, 40, 24)
     k(a, b, c)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3,
@@ -550,8 +550,18 @@ def test_heuristic_chooses_the_tile_from_the_shapes():
     np.testing.assert_allclose(c2, a2.astype(np.float32) @ b2.astype(np.float32), rtol=1e-3,
                                atol=1e-3)
     # A value the program fixes is not chosen; neither is one given per call.
-    assert mm.with_defines(BN=64).matmul.choose(*arrays(100, 64, 32)) == {"BM": 64, "CLUSTER": 2}
-    assert mm.with_defines(BM=64, BN=64, CLUSTER=1).matmul.heuristics == []
+    assert mm.with_defines(BN=64).matmul.choose(*arrays(100, 64, 32)) == {
+        "BM": 64, "CLUSTER": 2, "GROUP": 0, "PERSISTENT": 0}
+    assert mm.with_defines(BM=64, BN=64, CLUSTER=1, GROUP=0, PERSISTENT=0).matmul.heuristics == []
+    # Above 128 rows the tiles go in grouped order, and with K <= 1024 the
+    # compiler makes the kernel persistent (a loop over the tiles in each
+    # program): every tile once, on the interpreter too.
+    for m, n, kk in ((200, 64, 64), (300, 1000, 64), (1000, 320, 1088)):
+        a3, b3, c3 = arrays(m, n, kk)
+        c3[:] = 7.0
+        k(a3, b3, c3)
+        np.testing.assert_allclose(c3, a3.astype(np.float32) @ b3.astype(np.float32),
+                                   rtol=1e-2, atol=1e-2)
     # The arguments are checked first.
     with pytest.raises(tilec.ArgumentError, match="takes 3 arguments"):
         k.choose(a, b)

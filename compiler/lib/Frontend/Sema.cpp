@@ -729,6 +729,10 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   }
   if (!checkLaunch())
     return false;
+  size_t rawStatements = 0;
+  bool rewritten = inst.persistent || inst.groupRows > 0;
+  if (!rewriteTileOrder(rawStatements))
+    return false;
   if (kernel.grid.size() > 3)
     return error(kernel.grid[3]->loc, "the grid has at most 3 dimensions");
   for (auto &g : kernel.grid) {
@@ -744,9 +748,11 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
     return false;
   if (!checkHeuristics(defines))
     return false;
-  for (auto &s : kernel.body)
-    if (!checkStmt(*s))
+  for (size_t i = 0; i < kernel.body.size(); ++i) {
+    remapIds = rewritten && i >= rawStatements;
+    if (!checkStmt(*kernel.body[i]))
       return false;
+  }
   return true;
 }
 

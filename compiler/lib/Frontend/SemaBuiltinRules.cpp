@@ -107,6 +107,14 @@ bool Checker::checkProgramId(Expr &e) {
   if (d < 0 || d > 2)
     return error(e.args[0]->loc, "grid dimension must be 0, 1 or 2, got " +
                                      std::to_string(d));
+  // @launch(persistent, group_rows): the program's place in the rewritten
+  // order (SemaTileOrder.cpp), a name the rewrite bound.
+  if (remapIds && d < 2 && (e.name == "block_id" || inst.persistent)) {
+    e.kind = Expr::Kind::Name;
+    e.name = std::string(e.name == "block_id" ? "$bid" : "$nb") + char('0' + d);
+    e.args.clear();
+    return checkNode(e);
+  }
   e.type = SemaType::scalar(ScalarType::I32);
   return true;
 }

@@ -53,6 +53,13 @@ private:
   bool bindConstParams(const Defines &defines, std::set<std::string> &used);
   bool checkTune(const Defines &defines);
   bool checkLaunch();
+  /// @launch(persistent, group_rows): rewrites the kernel's grid and body
+  /// (SemaTileOrder.cpp). The body's first `rawStatements` statements read
+  /// the launch's own block_id / num_blocks; block_id(0/1) (and, for a
+  /// persistent kernel, num_blocks(0/1)) in the rest name the rewritten
+  /// program's place (`remapIds`).
+  bool rewriteTileOrder(size_t &rawStatements);
+  bool remapIds = false;
   bool resolveType(const TypeExpr &t, SemaType &out, bool allowTensor);
   bool check(Expr &e);
   bool checkNode(Expr &e);

@@ -148,7 +148,8 @@ bool Checker::checkTune(const Defines &defines) {
 bool Checker::checkLaunch() {
   // Whether num_warps x min_blocks_per_sm fits an SM is checked where the
   // layout is final (TileToNVVM): options may override either value.
-  static const char *const kSettings[] = {"num_warps", "min_blocks_per_sm", "cluster", "pingpong"};
+  static const char *const kSettings[] = {"num_warps", "min_blocks_per_sm", "cluster",
+                                          "pingpong", "persistent", "group_rows"};
   std::set<std::string> seen;
   for (LaunchParam &p : kernel.launch) {
     if (!llvm::is_contained(kSettings, llvm::StringRef(p.name))) {
@@ -158,7 +159,8 @@ bool Checker::checkLaunch() {
         if (name.edit_distance(s) < name.edit_distance(near))
           near = s;
       return error(p.loc, "unknown launch setting '" + p.name +
-                              "'; @launch takes num_warps, min_blocks_per_sm, cluster and pingpong (did "
+                              "'; @launch takes num_warps, min_blocks_per_sm, cluster, pingpong, "
+                              "persistent and group_rows (did "
                               "you mean '" + near + "'?)");
     }
     if (!seen.insert(p.name).second)
@@ -182,6 +184,18 @@ bool Checker::checkLaunch() {
                                    "tile) or 1 (they take a persistent kernel's tiles in "
                                    "turn), got " + std::to_string(v));
       inst.pingpong = int(v);
+    } else if (p.name == "persistent") {
+      if (v != 0 && v != 1)
+        return error(p.value->loc, "persistent must be 0 (one program per grid entry) or 1 (one "
+                                   "program per resident slot, looping over the grid), got " +
+                                       std::to_string(v));
+      inst.persistent = v == 1;
+    } else if (p.name == "group_rows") {
+      if (v < 0 || v > 65535)
+        return error(p.value->loc, "group_rows must be 0 (the launch order) to 65535 (how many "
+                                   "values of grid dimension 0 run for each value of "
+                                   "dimension 1), got " + std::to_string(v));
+      inst.groupRows = unsigned(v);
     } else {
       if (v != 1 && v != 2)
         return error(p.value->loc, "cluster must be 1 (no clusters) or 2 (pairs of programs "

@@ -37,6 +37,12 @@ struct KernelInstance {
   unsigned cluster = 0;
   /// @launch(pingpong = 0 | 1); -1 when absent (the compiler chooses).
   int pingpong = -1;
+  /// @launch(persistent = 0 | 1): the body runs in a loop over the grid's
+  /// programs, one program per resident slot (Sema rewrites the kernel).
+  bool persistent = false;
+  /// @launch(group_rows = G): programs numbered in grouped order, G values
+  /// of grid dimension 0 for each of dimension 1 (0, or not given: the launch order).
+  unsigned groupRows = 0;
 };
 
 /// Checks `kernel` with `defines` applied. Returns false after reporting

@@ -1,0 +1,200 @@
+//===- SemaTileOrder.cpp - @launch(persistent, group_rows) ----------------===//
+//
+// The order in which a kernel's programs cover its grid, chosen at launch
+// (`@launch(group_rows = G)`), and persistence (`@launch(persistent = 1)`):
+// one program per resident slot, each looping over the grid's programs.
+// Both are a rewrite of the kernel's syntax tree before it is checked, so
+// the rest of the compiler (the general mma pipeline for a loop around the
+// mma loop, the interpreter) sees what a user would have written by hand,
+// as examples/matmul.tile's matmul_persistent does:
+//
+//   kernel k(...) grid(GX, GY) { body }
+//
+// with persistent = 1 and group_rows = G becomes
+//
+//   kernel k(...) grid(min(GX * GY, resident_programs())) {
+//     let $p0 = cast<i64>(block_id(0)); let $np = cast<i64>(num_blocks(0));
+//     let $gx = cast<i64>(GX); let $gy = cast<i64>(GY);
+//     for $p in $p0 .. $gx * $gy step $np {
+//       <$p's place in grouped order (group_rows = 0: dimension 0 first):
+//        $bid0, $bid1>
+//       body, with block_id(d) -> $bid<d>, num_blocks(d) -> $nb<d>
+//     }
+//   }
+//
+// and with persistent = 0 (and group_rows > 0) the body is kept in place,
+// behind the grouped place of the launch's linear program number. Grouped order: the programs
+// walk bands of G values of grid dimension 0 (the rows of output tiles of
+// a matmul), column by column inside a band, so that the programs running
+// at once share the rows of A and the columns of B they read in L2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SemaChecker.h"
+
+using namespace tilec;
+using namespace tilec::sema;
+
+namespace {
+/// Builds the rewrite's syntax, located at `loc` (the kernel's name).
+struct Build {
+  llvm::SMLoc loc;
+
+  ExprPtr name(const std::string &n) const {
+    auto e = std::make_unique<Expr>(Expr::Kind::Name, loc);
+    e->name = n;
+    return e;
+  }
+  ExprPtr lit(int64_t v) const {
+    auto e = std::make_unique<Expr>(Expr::Kind::IntLit, loc);
+    e->intValue = v;
+    return e;
+  }
+  ExprPtr bin(Expr::Op op, ExprPtr a, ExprPtr b) const {
+    auto e = std::make_unique<Expr>(Expr::Kind::Binary, loc);
+    e->op = op;
+    e->height = std::max(a->height, b->height) + 1;
+    e->args.push_back(std::move(a));
+    e->args.push_back(std::move(b));
+    return e;
+  }
+  ExprPtr call(const std::string &f, std::vector<ExprPtr> args) const {
+    auto e = std::make_unique<Expr>(Expr::Kind::Call, loc);
+    e->name = f;
+    for (auto &a : args)
+      e->height = std::max(e->height, a->height + 1);
+    e->args = std::move(args);
+    return e;
+  }
+  ExprPtr call(const std::string &f, ExprPtr a) const {
+    std::vector<ExprPtr> args;
+    args.push_back(std::move(a));
+    return call(f, std::move(args));
+  }
+  ExprPtr call(const std::string &f, ExprPtr a, ExprPtr b) const {
+    std::vector<ExprPtr> args;
+    args.push_back(std::move(a));
+    args.push_back(std::move(b));
+    return call(f, std::move(args));
+  }
+  ExprPtr cast(ScalarType t, ExprPtr a) const {
+    ExprPtr e = call("cast", std::move(a));
+    e->typeArg = std::make_unique<TypeExpr>();
+    e->typeArg->kind = TypeExpr::Kind::Scalar;
+    e->typeArg->loc = loc;
+    e->typeArg->scalar = t;
+    return e;
+  }
+  ExprPtr programId(const char *f, int64_t d) const {
+    return cast(ScalarType::I64, call(f, lit(d)));
+  }
+  StmtPtr let(const std::string &n, ExprPtr v) const {
+    auto s = std::make_unique<Stmt>(Stmt::Kind::Let, loc);
+    s->name = n;
+    s->nameLoc = loc;
+    s->value = std::move(v);
+    return s;
+  }
+
+  /// The lets that place linear program `p` (i64) in grouped order over a
+  /// grid of `gx` x `gy` programs, `g` rows at a time: $bid0, $bid1 (i32).
+  void groupedPlace(std::vector<StmtPtr> &out, const std::string &p, const std::string &gx,
+                    const std::string &gy, int64_t g) const {
+    using Op = Expr::Op;
+    out.push_back(let("$band", bin(Op::Mul, lit(g), name(gy))));
+    out.push_back(let("$first", bin(Op::Mul, bin(Op::Div, name(p), name("$band")), lit(g))));
+    out.push_back(let("$height", call("min", bin(Op::Sub, name(gx), name("$first")), lit(g))));
+    out.push_back(let("$inband", bin(Op::Rem, name(p), name("$band"))));
+    out.push_back(let("$bid0", cast(ScalarType::I32,
+                                    bin(Op::Add, name("$first"),
+                                        bin(Op::Rem, name("$inband"), name("$height"))))));
+    out.push_back(let("$bid1", cast(ScalarType::I32, bin(Op::Div, name("$inband"),
+                                                         name("$height")))));
+  }
+};
+
+/// The first call of num_sms() or resident_programs() in `e`, if any.
+const Expr *deviceQuery(const Expr &e) {
+  if (e.kind == Expr::Kind::Call && (e.name == "num_sms" || e.name == "resident_programs"))
+    return &e;
+  for (const ExprPtr &a : e.args)
+    if (const Expr *q = deviceQuery(*a))
+      return q;
+  return nullptr;
+}
+} // namespace
+
+bool Checker::rewriteTileOrder(size_t &rawStatements) {
+  rawStatements = 0;
+  if (!inst.persistent && inst.groupRows == 0)
+    return true;
+  const char *setting = inst.persistent ? "persistent = 1" : "group_rows";
+  if (inst.cluster > 1)
+    return error(kernel.loc, std::string("kernel '") + kernel.name + "': @launch(" + setting +
+                                 ") and cluster = 2 cannot be combined: the two programs of "
+                                 "a cluster must be neighbours along grid dimension 0");
+  if (kernel.grid.size() > (inst.persistent ? 2u : 3u))
+    return error(kernel.grid.back()->loc,
+                 std::string("@launch(") + setting + ") needs a grid of at most " +
+                     (inst.persistent ? "two" : "three") + " dimensions");
+  Build b{kernel.loc};
+  using Op = Expr::Op;
+  std::vector<StmtPtr> body;
+  if (!inst.persistent) {
+    // The launch's linear program number within grid dimensions 0 and 1.
+    body.push_back(b.let("$gx", b.programId("num_blocks", 0)));
+    body.push_back(b.let("$gy", b.programId("num_blocks", 1)));
+    body.push_back(b.let("$p", b.bin(Op::Add, b.programId("block_id", 0),
+                                     b.bin(Op::Mul, b.programId("block_id", 1), b.name("$gx")))));
+    b.groupedPlace(body, "$p", "$gx", "$gy", inst.groupRows);
+    rawStatements = body.size();
+    for (StmtPtr &s : kernel.body)
+      body.push_back(std::move(s));
+    kernel.body = std::move(body);
+    return true;
+  }
+  // Persistent: the grid's programs are computed in the kernel too.
+  for (const ExprPtr &g : kernel.grid)
+    if (const Expr *q = deviceQuery(*g))
+      return error(q->loc, "'" + q->name + "()' in the grid of a persistent kernel: its programs "
+                           "are counted inside the kernel, where the device is not known; "
+                           "write the grid as the tiles to cover");
+  auto gridDim = [&](size_t d) {
+    return d < kernel.grid.size() ? b.cast(ScalarType::I64, cloneExpr(*kernel.grid[d]))
+                                  : b.lit(1);
+  };
+  body.push_back(b.let("$p0", b.programId("block_id", 0)));
+  body.push_back(b.let("$np", b.programId("num_blocks", 0)));
+  body.push_back(b.let("$gx", gridDim(0)));
+  body.push_back(b.let("$gy", gridDim(1)));
+  body.push_back(b.let("$nb0", b.cast(ScalarType::I32, b.name("$gx"))));
+  body.push_back(b.let("$nb1", b.cast(ScalarType::I32, b.name("$gy"))));
+  rawStatements = body.size();
+  auto loop = std::make_unique<Stmt>(Stmt::Kind::For, kernel.loc);
+  loop->name = "$p";
+  loop->nameLoc = kernel.loc;
+  loop->lower = b.name("$p0");
+  loop->upper = b.bin(Op::Mul, b.name("$gx"), b.name("$gy"));
+  loop->step = b.name("$np");
+  if (inst.groupRows) {
+    b.groupedPlace(loop->body, "$p", "$gx", "$gy", inst.groupRows);
+  } else { // the launch order: dimension 0 first
+    loop->body.push_back(b.let("$bid0", b.cast(ScalarType::I32,
+                                               b.bin(Op::Rem, b.name("$p"), b.name("$gx")))));
+    loop->body.push_back(b.let("$bid1", b.cast(ScalarType::I32,
+                                               b.bin(Op::Div, b.name("$p"), b.name("$gx")))));
+  }
+  for (StmtPtr &s : kernel.body)
+    loop->body.push_back(std::move(s));
+  body.push_back(std::move(loop));
+  kernel.body = std::move(body);
+  // One program per resident slot, no more than there are programs.
+  ExprPtr programs = cloneExpr(*kernel.grid[0]);
+  if (kernel.grid.size() > 1)
+    programs = b.bin(Op::Mul, std::move(programs), cloneExpr(*kernel.grid[1]));
+  std::vector<ExprPtr> grid;
+  grid.push_back(b.call("min", std::move(programs),
+                        b.call("resident_programs", std::vector<ExprPtr>{})));
+  kernel.grid = std::move(grid);
+  return true;
+}
