@@ -553,10 +553,13 @@ def test_heuristic_chooses_the_tile_from_the_shapes():
     assert mm.with_defines(BN=64).matmul.choose(*arrays(100, 64, 32)) == {
         "BM": 64, "CLUSTER": 2, "GROUP": 0, "PERSISTENT": 0}
     assert mm.with_defines(BM=64, BN=64, CLUSTER=1, GROUP=0, PERSISTENT=0).matmul.heuristics == []
-    # Above 128 rows the tiles go in grouped order, and with K <= 1024 the
-    # compiler makes the kernel persistent (a loop over the tiles in each
-    # program): every tile once, on the interpreter too.
-    for m, n, kk in ((200, 64, 64), (300, 1000, 64), (1000, 320, 1088)):
+    # Above 128 rows the tiles go in grouped order for K > 2048, and with
+    # K <= 512 the compiler also makes the kernel persistent (a loop over
+    # the tiles in each program): every tile once, on the interpreter too.
+    assert k.choose(*arrays(1000, 320, 2112)) == {"BM": 128, "BN": 256, "CLUSTER": 1,
+                                                  "GROUP": 8, "PERSISTENT": 0}
+    assert k.choose(*arrays(1000, 320, 1088))["GROUP"] == 0
+    for m, n, kk in ((200, 64, 64), (300, 1000, 64), (1000, 320, 2112)):
         a3, b3, c3 = arrays(m, n, kk)
         c3[:] = 7.0
         k(a3, b3, c3)
