@@ -568,3 +568,25 @@ def test_heuristic_chooses_the_tile_from_the_shapes():
     # The arguments are checked first.
     with pytest.raises(tilec.ArgumentError, match="takes 3 arguments"):
         k.choose(a, b)
+
+
+def test_launch_persistent_and_grouped_cover_every_program_once(tmp_path):
+    # @launch(persistent = 1) loops each program over the grid's programs;
+    # @launch(group_rows = G) numbers them in grouped order. Either way each
+    # (block_id(0), block_id(1)) of the original grid runs once, and
+    # num_blocks reads the original grid (here 7 x 5 programs of 4 x 3).
+    src = tmp_path / "order.tile"
+    src.write_text("""
+@launch(persistent = P, group_rows = G)
+kernel mark<P: int = 0, G: int = 0>(out: tensor<i32, 2>)
+    grid(cdiv(out.shape[0], 4), cdiv(out.shape[1], 3))
+{
+    let seen = load(out, [block_id(0), block_id(1)], [4, 3]);
+    store(out, [block_id(0), block_id(1)],
+          seen + 1000 * num_blocks(0) + 10 * num_blocks(1) + 1);
+}
+""")
+    for p, g in ((0, 0), (0, 2), (0, 3), (1, 0), (1, 1), (1, 3), (1, 8)):
+        out = np.zeros((26, 14), np.int32)
+        tilec.load(str(src), P=p, G=g).mark(out)
+        np.testing.assert_array_equal(out, np.full((26, 14), 7051, np.int32))

@@ -189,7 +189,7 @@ bool Checker::rewriteTileOrder(size_t &rawStatements) {
   body.push_back(std::move(loop));
   kernel.body = std::move(body);
   // One program per resident slot, no more than there are programs.
-  ExprPtr programs = cloneExpr(*kernel.grid[0]);
+  ExprPtr programs = kernel.grid.empty() ? b.lit(1) : cloneExpr(*kernel.grid[0]);
   if (kernel.grid.size() > 1)
     programs = b.bin(Op::Mul, std::move(programs), cloneExpr(*kernel.grid[1]));
   std::vector<ExprPtr> grid;
