@@ -174,8 +174,9 @@ PipelineRegisters tilec::pipelineRegisters(int64_t consumers, bool busyProducer)
   // 216) fits the 64K of an SM), as FlashAttention-3 does (24/240). A busy
   // producer spilled at 72 (a persistent kernel's 64-bit tile divisions:
   // 2.1 M local requests in matmul_persistent at 4096^3, ncu; the matmul
-  // pipeline's copy by threads: 92 bytes in ptxas) and keeps 104, leaving
-  // 200. Three (512 threads, 128 at launch): 56 and 152 (128 * (56 + 3 *
+  // pipeline's copy by threads: 92 bytes in ptxas; the general pipeline's
+  // copies of more than two tiles per stage: 236-392 bytes) and keeps 104,
+  // leaving 200. Three (512 threads, 128 at launch): 56 and 152 (128 * (56 + 3 *
   // 152) = 64K). One consumer keeps the 255 of a 256-thread block.
   if (consumers == 2)
     return busyProducer ? PipelineRegisters{104, 200} : PipelineRegisters{72, 216};

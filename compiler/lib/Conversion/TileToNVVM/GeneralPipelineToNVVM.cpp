@@ -706,9 +706,13 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     return success();
   }
 
-  // Registers (setmaxnreg) as pipelineRegisters divides them.
+  // Registers (setmaxnreg) as pipelineRegisters divides them. A producer
+  // that copies more than two tiles per stage (three TMA copies: a and two
+  // b's) spilled at 72 registers too (236 bytes in ptxas, none at 104).
   bool reallocate = C >= 2;
-  PipelineRegisters regs = pipelineRegisters(C, /*busyProducer=*/bool(outer));
+  int64_t copiesPerStage = llvm::count_if(staged, [](const Staged &st) { return !st.resident; });
+  PipelineRegisters regs =
+      pipelineRegisters(C, /*busyProducer=*/bool(outer) || copiesPerStage > 2);
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
   // ---- producer: warpgroup 0 ---------------------------------------------
   e.ifThen(e.eq(wg, e.i32(0)), [&] {
