@@ -729,9 +729,7 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   }
   if (!checkLaunch())
     return false;
-  size_t rawStatements = 0;
-  bool rewritten = inst.persistent || inst.groupRows > 0;
-  if (!rewriteTileOrder(rawStatements))
+  if (!rewriteTileOrder())
     return false;
   if (kernel.grid.size() > 3)
     return error(kernel.grid[3]->loc, "the grid has at most 3 dimensions");
@@ -749,7 +747,7 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   if (!checkHeuristics(defines))
     return false;
   for (size_t i = 0; i < kernel.body.size(); ++i) {
-    remapIds = rewritten && i >= rawStatements;
+    remapIds = i >= remapFrom;
     if (!checkStmt(*kernel.body[i]))
       return false;
   }

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -54,11 +55,13 @@ private:
   bool checkTune(const Defines &defines);
   bool checkLaunch();
   /// @launch(persistent, group_rows): rewrites the kernel's grid and body
-  /// (SemaTileOrder.cpp). The body's first `rawStatements` statements read
-  /// the launch's own block_id / num_blocks; block_id(0/1) (and, for a
+  /// (SemaTileOrder.cpp). The body's statements before `remapFrom` read the
+  /// launch's own block_id / num_blocks; block_id(0/1) (and, for a
   /// persistent kernel, num_blocks(0/1)) in the rest name the rewritten
-  /// program's place (`remapIds`).
-  bool rewriteTileOrder(size_t &rawStatements);
+  /// program's place (`remapIds`, set while they are checked). Without a
+  /// rewrite `remapFrom` stays past every statement.
+  bool rewriteTileOrder();
+  size_t remapFrom = SIZE_MAX;
   bool remapIds = false;
   bool resolveType(const TypeExpr &t, SemaType &out, bool allowTensor);
   bool check(Expr &e);

@@ -23,10 +23,11 @@
 //   }
 //
 // and with persistent = 0 (and group_rows > 0) the body is kept in place,
-// behind the grouped place of the launch's linear program number. Grouped order: the programs
-// walk bands of G values of grid dimension 0 (the rows of output tiles of
-// a matmul), column by column inside a band, so that the programs running
-// at once share the rows of A and the columns of B they read in L2.
+// behind the grouped place of the launch's linear program number. Grouped
+// order: the programs walk bands of G values of grid dimension 0 (the rows
+// of output tiles of a matmul), column by column inside a band, so that the
+// programs running at once share the rows of A and the columns of B they
+// read in L2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -124,8 +125,7 @@ const Expr *deviceQuery(const Expr &e) {
 }
 } // namespace
 
-bool Checker::rewriteTileOrder(size_t &rawStatements) {
-  rawStatements = 0;
+bool Checker::rewriteTileOrder() {
   if (!inst.persistent && inst.groupRows == 0)
     return true;
   const char *setting = inst.persistent ? "persistent = 1" : "group_rows";
@@ -147,7 +147,7 @@ bool Checker::rewriteTileOrder(size_t &rawStatements) {
     body.push_back(b.let("$p", b.bin(Op::Add, b.programId("block_id", 0),
                                      b.bin(Op::Mul, b.programId("block_id", 1), b.name("$gx")))));
     b.groupedPlace(body, "$p", "$gx", "$gy", inst.groupRows);
-    rawStatements = body.size();
+    remapFrom = body.size();
     for (StmtPtr &s : kernel.body)
       body.push_back(std::move(s));
     kernel.body = std::move(body);
@@ -169,7 +169,7 @@ bool Checker::rewriteTileOrder(size_t &rawStatements) {
   body.push_back(b.let("$gy", gridDim(1)));
   body.push_back(b.let("$nb0", b.cast(ScalarType::I32, b.name("$gx"))));
   body.push_back(b.let("$nb1", b.cast(ScalarType::I32, b.name("$gy"))));
-  rawStatements = body.size();
+  remapFrom = body.size();
   auto loop = std::make_unique<Stmt>(Stmt::Kind::For, kernel.loc);
   loop->name = "$p";
   loop->nameLoc = kernel.loc;

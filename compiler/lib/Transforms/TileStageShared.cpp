@@ -255,6 +255,24 @@ struct TileStageSharedPass
     return c && c.getInt() == 2;
   }
 
+  /// Whether `v` is defined outside `outer`, after moving the side-effect
+  /// free ops that compute it from values defined there out in front of it
+  /// (a bound the body computes from the kernel's arguments, such as
+  /// cdiv(A.shape[1], BK) in a loop that Sema's @launch(persistent = 1)
+  /// wrapped around the body).
+  static bool hoistInvariant(Value v, scf::ForOp outer) {
+    Operation *def = v.getDefiningOp();
+    if (!outer->isAncestor(v.getParentBlock()->getParentOp()))
+      return true;
+    if (!def || def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      return false;
+    for (Value operand : def->getOperands())
+      if (!hoistInvariant(operand, outer))
+        return false;
+    def->moveBefore(outer);
+    return true;
+  }
+
   /// The general pipeline (f16/bf16): any number of mmas in one
   /// loop, e.g. attention's
   ///   s = mma(q, transpose(load(K, [.., j, ..])), zeros)
@@ -278,25 +296,6 @@ struct TileStageSharedPass
   /// mmas are wgmmas; elsewhere (sm_80) every thread copies with cp.async
   /// and the mmas are mma.sync in the same accumulator layout (kind
   /// mma_sync), as FlashAttention-2 does.
-  ///
-  /// Whether `v` is defined outside `outer`, after moving the side-effect
-  /// free ops that compute it from values defined there out in front of it
-  /// (a bound the body computes from the kernel's arguments, such as
-  /// cdiv(A.shape[1], BK) in a loop that Sema's @launch(persistent = 1)
-  /// wrapped around the body).
-  static bool hoistInvariant(Value v, scf::ForOp outer) {
-    Operation *def = v.getDefiningOp();
-    if (!outer->isAncestor(v.getParentBlock()->getParentOp()))
-      return true;
-    if (!def || def->getNumRegions() != 0 || !isMemoryEffectFree(def))
-      return false;
-    for (Value operand : def->getOperands())
-      if (!hoistInvariant(operand, outer))
-        return false;
-    def->moveBefore(outer);
-    return true;
-  }
-
   LogicalResult planGeneral(func::FuncOp func, ArrayRef<tile::MmaOp> mmaList) {
     StringRef name = func.getName();
     if (clusterRequested(func))
