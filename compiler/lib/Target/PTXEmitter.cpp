@@ -10,6 +10,10 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -23,6 +27,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -52,6 +57,32 @@ static void initNVPTX() {
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
   });
+}
+
+/// Marks every loop that issues wgmmas `llvm.loop.unroll.disable`. The
+/// O3 pipeline's unroller otherwise peels the first iteration of the
+/// matmul's consumer loop (to fold its `i != 0` stage release), a second
+/// copy of the loop's wgmma batch and descriptors that adds about 6 KB of
+/// PTX to every matmul kernel for one compare and branch per K step; such
+/// loops are never unrolled fully (their trip counts are K / BK).
+static void keepWgmmaLoopsWhole(llvm::Module &module) {
+  auto issuesWgmma = [](const llvm::BasicBlock *block) {
+    for (const llvm::Instruction &inst : *block)
+      if (auto *call = llvm::dyn_cast<llvm::CallInst>(&inst))
+        if (auto *asmCall = llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand()))
+          if (llvm::StringRef(asmCall->getAsmString()).contains("wgmma.mma_async"))
+            return true;
+    return false;
+  };
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    llvm::DominatorTree dt(f);
+    llvm::LoopInfo loops(dt);
+    for (llvm::Loop *loop : loops.getLoopsInPreorder())
+      if (llvm::any_of(loop->blocks(), issuesWgmma))
+        llvm::addStringMetadataToLoop(loop, "llvm.loop.unroll.disable", 1);
+  }
 }
 
 bool tilec::emitPTX(mlir::ModuleOp module, const std::string &arch,
@@ -103,6 +134,7 @@ bool tilec::emitPTX(mlir::ModuleOp module, const std::string &arch,
   llvmModule->setDataLayout(tm->createDataLayout());
 
   if (optLevel > 0) {
+    keepWgmmaLoopsWhole(*llvmModule);
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;

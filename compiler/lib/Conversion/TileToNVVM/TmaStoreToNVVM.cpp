@@ -15,7 +15,8 @@
 //   for each box i of the warpgroup's rows:
 //     (i >= buffers: thread 0 waits until box i - buffers, in the same
 //      buffer, was read; bar.sync)
-//     st.shared of the thread's fragments of the box; fence.proxy.async;
+//     the thread's fragments into the box (stmatrix for 16-bit elements,
+//     st.shared otherwise); fence.proxy.async;
 //     bar.sync; thread 0: cp.async.bulk.tensor store of the box, commit
 //
 // TMA clips each box at the tensor's bounds, so an edge tile needs no
@@ -85,6 +86,47 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
     groupsOfBox[(row / tile::kTmaStoreBoxRows) * colBoxes + col / boxCols].push_back(g);
   }
 
+  // stmatrix (16-bit elements in the wgmma accumulator's fragments): in
+  // each box, thread t of the warpgroup (warp w, lane l) holds for every 8
+  // columns 8j..8j+7 the pair at row 16w + l / 4 (+ 8), columns 8j +
+  // 2(l % 4): the register of one 8 x 8 matrix of stmatrix. One
+  // stmatrix.x4 stores 16 rows x 16 columns (matrices: rows 0-7 and 8-15
+  // of columns 8j.., then of 8(j+1)..), in place of four st.shared and their
+  // address arithmetic. pairs[i][j][h]: the group of row half h, columns
+  // 8j.. of box i. Checked for every thread of the warpgroup against the
+  // encoding; another layout keeps the st.shared path.
+  SmallVector<SmallVector<std::array<int64_t, 2>>> pairs;
+  if (elemBytes == 2 && width == 2 && boxCols % 16 == 0) {
+    int64_t leaderThread = mma.getLeaderThread();
+    bool fits = true;
+    pairs.assign(boxes, SmallVector<std::array<int64_t, 2>>(boxCols / 8, {-1, -1}));
+    for (int64_t i = 0; i < boxes && fits; ++i) {
+      fits = int64_t(groupsOfBox[i].size()) == 2 * (boxCols / 8);
+      for (int64_t g : groupsOfBox[i]) {
+        int64_t flat = mma.getGroupBase(shape, leaderThread, g);
+        int64_t r = (flat / N) % tile::kTmaStoreBoxRows, c = (flat % N) % boxCols;
+        if (!fits || (r != 0 && r != 8) || c % 8 != 0 || pairs[i][c / 8][r / 8] != -1) {
+          fits = false;
+          break;
+        }
+        pairs[i][c / 8][r / 8] = g;
+      }
+      for (int64_t t = 0; t < 128 && fits; ++t)
+        for (int64_t j = 0; j < boxCols / 8 && fits; ++j)
+          for (int64_t h = 0; h < 2 && fits; ++h) {
+            int64_t g = pairs[i][j][h];
+            int64_t flat = mma.getGroupBase(shape, leaderThread + t, g);
+            int64_t lead = mma.getGroupBase(shape, leaderThread, g);
+            int64_t r = (flat / N) % tile::kTmaStoreBoxRows, c = (flat % N) % boxCols;
+            fits = flat / N / tile::kTmaStoreBoxRows == lead / N / tile::kTmaStoreBoxRows &&
+                   (flat % N) / boxCols == (lead % N) / boxCols &&
+                   r == 16 * (t / 32) + 8 * h + (t % 32) / 4 && c == 8 * j + 2 * (t % 4);
+          }
+    }
+    if (!fits)
+      pairs.clear();
+  }
+
   auto view = op.getView().getDefiningOp<tile::MakeViewOp>();
   Value viaTma = e.ne(valid, e.i32(0));
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
@@ -126,7 +168,31 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
       sync(false);
     }
     Value box = e.gep(region, e.i64(buffer * kBoxBytes));
-    for (int64_t g : groupsOfBox[i]) {
+    auto pair = [&](int64_t g) {
+      SmallVector<Value> elements;
+      for (int64_t x = 0; x < width; ++x)
+        elements.push_back(vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{g * width + x}));
+      Value v = vector::FromElementsOp::create(b, loc, groupTy, elements);
+      return LLVM::BitcastOp::create(b, loc, b.getI32Type(), v).getResult();
+    };
+    if (!pairs.empty()) {
+      // Lane l gives the address of row l % 8 of matrix l / 8.
+      Value t = e.zext64(e.remu(tid, e.i32(128)));
+      Value lane = e.remu(t, e.i64(32));
+      Value row = e.add(e.add(e.mul(e.divu(t, e.i64(32)), e.i64(16)),
+                              e.mul(e.band(e.shr(lane, e.i64(3)), e.i64(1)), e.i64(8))),
+                        e.band(lane, e.i64(7)));
+      Value half = e.mul(e.shr(lane, e.i64(4)), e.i64(16));
+      for (int64_t j = 0; j + 1 < boxCols / 8; j += 2) {
+        Value at = swizzledOffset(e, row, e.add(half, e.i64(j * 16)));
+        SmallVector<Value> sources = {pair(pairs[i][j][0]), pair(pairs[i][j][1]),
+                                      pair(pairs[i][j + 1][0]), pair(pairs[i][j + 1][1])};
+        NVVM::StMatrixOp::create(b, loc, e.gep(box, at), sources, NVVM::MMALayout::row,
+                                 NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+                                 NVVM::LdStMatrixEltType::B16);
+      }
+    }
+    for (int64_t g : pairs.empty() ? ArrayRef<int64_t>(groupsOfBox[i]) : ArrayRef<int64_t>()) {
       // Row r of the box, the group's first byte in it.
       Value flat = mma.emitGroupBase(b, loc, tid64, shape, g);
       Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
