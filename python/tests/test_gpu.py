@@ -415,3 +415,47 @@ if __name__ == "__main__":
                 failed += 1
                 print("FAIL", name, type(e).__name__, e)
     sys.exit(1 if failed else 0)
+
+
+def test_matmul_column_statistics_against_torch():
+    # Reductions over the accumulator's rows (axis = 0) in the epilogue:
+    # the wgmma path (2 consumer warpgroups at BM = 128, 1 at 64, BN 256 /
+    # 128 / 192), ragged shapes, f16 too, persistent programs.
+    lib = tilec.load(example("matmul_stats.tile"))
+    for (m, k, n), opts in [((1000, 777, 3000), {}), ((4096, 1024, 4096), {}),
+                            ((300, 200, 100), {"BN": 128}), ((257, 64, 384), {"BM": 64, "BN": 192}),
+                            ((1000, 512, 1000), {"T": "f16"})]:
+        dt = torch.float16 if opts.get("T") == "f16" else torch.bfloat16
+        bm = opts.get("BM", 128)
+        a = torch.randn(m, k, device="cuda", dtype=dt)
+        b = torch.randn(k, n, device="cuda", dtype=dt)
+        y = torch.empty(m, n, device="cuda", dtype=dt)
+        blocks = (m + bm - 1) // bm
+        s = torch.empty(blocks, n, device="cuda")
+        q = torch.empty(blocks, n, device="cuda")
+        lib.matmul_colstats(a, b, y, s, q, **opts)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y.float(), a.float() @ b.float(), rtol=2e-2, atol=2e-1)
+        yf = torch.nn.functional.pad(y.float(), (0, 0, 0, blocks * bm - m)).view(blocks, bm, n)
+        torch.testing.assert_close(s, yf.sum(1), rtol=1e-4, atol=1e-2)
+        torch.testing.assert_close(q, (yf * yf).sum(1), rtol=1e-4, atol=1e-1)
+
+
+def test_matmul_with_column_block_scales_against_torch():
+    lib = tilec.load(example("matmul_stats.tile"))
+    for m, k, n in [(1000, 777, 3000), (128, 256, 512), (300, 64, 136)]:
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        b[:, 5] = 0
+        y = torch.empty(m, n, device="cuda", dtype=torch.float8_e4m3fn)
+        blocks = (m + 127) // 128
+        sy = torch.empty(blocks, n, device="cuda")
+        lib.matmul_quant_cols(a, b, y, sy, BN=128 if n % 256 else 256)
+        torch.cuda.synchronize()
+        acc = torch.nn.functional.pad(a.float() @ b.float(), (0, 0, 0, blocks * 128 - m))
+        amax = acc.view(blocks, 128, n).abs().amax(1)
+        want = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+        torch.testing.assert_close(sy, want, rtol=1e-5, atol=0)
+        rows = torch.arange(m, device="cuda") // 128
+        deq = y.float() * sy[rows]
+        torch.testing.assert_close(deq, acc[:m], rtol=0.07, atol=1e-3 * float(amax.max()))

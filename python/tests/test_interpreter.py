@@ -590,3 +590,55 @@ kernel mark<P: int = 0, G: int = 0>(out: tensor<i32, 2>)
         out = np.zeros((26, 14), np.int32)
         tilec.load(str(src), P=p, G=g).mark(out)
         np.testing.assert_array_equal(out, np.full((26, 14), 7051, np.int32))
+
+
+def colstats_reference(y, bm):
+    """Per block of bm rows: the column sums and sums of squares of y (f32)."""
+    import math
+    blocks = math.ceil(y.shape[0] / bm)
+    s = np.stack([y[i * bm:(i + 1) * bm].sum(0) for i in range(blocks)])
+    q = np.stack([(y[i * bm:(i + 1) * bm] ** 2).sum(0) for i in range(blocks)])
+    return s, q
+
+
+def test_matmul_column_statistics_on_the_interpreter():
+    # Reductions over an accumulator's rows (axis = 0): ragged M, N and K.
+    lib = tilec.load(example("matmul_stats.tile"))
+    rng = np.random.default_rng(3)
+    m, k, n = 200, 96, 264
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    y = np.zeros((m, n), np.float16)
+    s = np.zeros((2, n), np.float32)
+    q = np.zeros((2, n), np.float32)
+    lib.matmul_colstats(a, b, y, s, q, BN=128)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(y.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-2)
+    ws, wq = colstats_reference(y.astype(np.float32), 128)
+    np.testing.assert_allclose(s, ws, rtol=1e-4, atol=1e-2)
+    np.testing.assert_allclose(q, wq, rtol=1e-4, atol=1e-1)
+    with pytest.raises(tilec.ArgumentError, match=r"S and Q hold one row per BM rows of Y"):
+        lib.matmul_colstats(a, b, y, np.zeros((1, n), np.float32), q, BN=128)
+
+
+def test_matmul_with_column_block_scales_on_the_interpreter():
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "float8_e4m3fn"):
+        pytest.skip("this torch has no float8 tensors (Debian 12's); the GPU machine's has")
+    lib = tilec.load(example("matmul_stats.tile"))
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(150, 64, generator=g).to(torch.bfloat16)
+    b = torch.randn(64, 136, generator=g).to(torch.bfloat16)
+    b[:, 7] = 0  # a column of zeros: scale 1
+    y = torch.zeros(150, 136, dtype=torch.float8_e4m3fn)
+    sy = torch.zeros(2, 136)
+    lib.matmul_quant_cols(a, b, y, sy, BM=128, BN=136)
+    acc = a.float() @ b.float()
+    amax = torch.stack([acc[:128].abs().amax(0), acc[128:].abs().amax(0)])
+    want_scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    torch.testing.assert_close(sy, want_scale, rtol=1e-5, atol=0)
+    assert sy[0, 7] == 1.0 and sy[1, 7] == 1.0
+    rows = torch.arange(150) // 128
+    want = (acc / want_scale[rows]).to(torch.float8_e4m3fn)
+    torch.testing.assert_close(y.float(), want.float(), rtol=0.07, atol=1e-3)
+    assert y.float().abs().amax() <= 448.0

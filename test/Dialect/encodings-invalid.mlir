@@ -61,8 +61,23 @@ func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.shared<s
 
 // -----
 
-// expected-error @+1 {{#tile.slice: only dim = 1 (a reduction over the accumulator's columns, leaving its rows) is supported, got dim = 0}}
-func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 1>>} { return }
+// expected-error @+1 {{#tile.slice: dim is 1 (a reduction over the accumulator's columns, leaving its rows) or 0 (over its rows, leaving its columns), got dim = 2}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 2, parent = #tile.mma<kind = wgmma, consumers = 1>>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.slice: dim = 0 of an alternating accumulator (each consumer holding its own tile) is not supported, got #tile.mma<kind = wgmma, consumers = 2, alternate = true>}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 2, alternate = true>>} { return }
+
+// -----
+
+// expected-error @+1 {{holds [BN] or [1, BN] tiles with BN a multiple of 8, not [256, 1]}}
+func.func @f(%a: tensor<256x1xf32, #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 2>>>) { return }
+
+// -----
+
+// expected-error @+1 {{holds [BN] or [1, BN] tiles with BN a multiple of 8, not [100]}}
+func.func @f(%a: tensor<100xf32, #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 2>>>) { return }
 
 // -----
 

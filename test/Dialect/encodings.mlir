@@ -11,6 +11,8 @@
 // CHECK-SAME: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2, alternate = true>>>
 // CHECK-SAME: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>
 // CHECK-SAME: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>
+// CHECK-SAME: tensor<256xf32, #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 2>>>
+// CHECK-SAME: tensor<1x136xbf16, #tile.slice<dim = 0, parent = #tile.mma<kind = mma_sync, consumers = 1>>>
 func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
                     %b: tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>,
                     %c: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>,
@@ -19,7 +21,9 @@ func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
                     %h: tensor<128x128xf32, #tile.mma<kind = wgmma, consumers = 2, alternate = true>>,
                     %i: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2, alternate = true>>>,
                     %e: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>,
-                    %f: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>) {
+                    %f: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>,
+                    %j: tensor<256xf32, #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 2>>>,
+                    %k: tensor<1x136xbf16, #tile.slice<dim = 0, parent = #tile.mma<kind = mma_sync, consumers = 1>>>) {
   return
 }
 

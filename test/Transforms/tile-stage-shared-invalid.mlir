@@ -82,7 +82,7 @@ func.func @epilogue_shape(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.
     %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
     scf.yield %y : tensor<128x128xf32>
   }
-  // expected-error @+1 {{in a kernel with mma, every tile outside the mma loop must have the accumulator's shape [128, 128] or be a [BM] / [BM, 1] tile of row values; this one is tile<f32>[16384] (a loaded tile may be broadcast to it)}}
+  // expected-error @+1 {{in a kernel with mma, every tile outside the mma loop must have the accumulator's shape [128, 128] or be a [BM] / [BM, 1] tile of row values or a [BN] / [1, BN] tile of column values; this one is tile<f32>[16384] (a loaded tile may be broadcast to it)}}
   %r = tile.reshape %acc : tensor<128x128xf32> -> tensor<16384xf32>
   return
 }
@@ -150,21 +150,23 @@ func.func @store_before(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.ke
 
 // -----
 
-// Reductions over the accumulator's rows (axis = 1) stay in registers; over
-// its columns they are not supported yet.
-func.func @column_reduce(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+// Reductions over the accumulator's columns (axis = 1) and rows (axis = 0)
+// are supported after the mma loop; before it the producer warpgroup runs
+// the code too, so a reduction over a tile's rows there is refused.
+func.func @column_reduce_before_the_loop(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
   %zero = arith.constant dense<0.0> : tensor<128x128xf32>
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
+  %t = tile.load %a[%c0, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x128xbf16>
+  // expected-error @+1 {{in a kernel with mma, a reduction over the rows of a tile (axis = 0) must come after the mma loop}}
+  %m = tile.reduce "max" %t {axis = 0 : i32} : tensor<128x128xbf16> -> tensor<128xbf16>
   %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
     %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
     %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
     scf.yield %y : tensor<128x128xf32>
   }
-  // expected-error @+1 {{in a kernel with mma, a reduction must run over the rows of the [128, 128] accumulator (axis = 1, sum, max, min, prod or a combiner); other reductions are not supported yet}}
-  %m = tile.reduce "max" %acc {axis = 0 : i32} : tensor<128x128xf32> -> tensor<128xf32>
   return
 }
 
@@ -181,14 +183,15 @@ func.func @argmax_rows(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.ker
     %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
     scf.yield %y : tensor<128x128xf32>
   }
-  // expected-error @+1 {{a reduction must run over the rows of the [128, 128] accumulator}}
+  // expected-error @+1 {{a reduction must run over the columns (axis = 1) or the rows (axis = 0) of the [128, 128] accumulator}}
   %m = tile.reduce "argmax" %acc {axis = 1 : i32} : tensor<128x128xf32> -> tensor<128xi32>
   return
 }
 
 // -----
 
-// Only [BM, 1] columns of row values (and loaded tiles) broadcast.
+// Only [BM, 1] columns of row values, [1, BN] rows of column values (and
+// loaded tiles) broadcast.
 func.func @computed_row(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
   %zero = arith.constant dense<0.0> : tensor<128x128xf32>
@@ -202,7 +205,7 @@ func.func @computed_row(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.ke
   }
   %c = tile.reshape %acc : tensor<128x128xf32> -> tensor<128x128xf32>
   %z = arith.constant dense<1.0> : tensor<128xf32>
-  // expected-error @+1 {{in a kernel with mma, only loaded tiles and [BM, 1] columns of row values can be broadcast (e.g. acc + load(bias, [n], [BN]), acc - expand_dims(max(acc, axis = 1), 1)); this one is tile<f32>[128]}}
+  // expected-error @+1 {{in a kernel with mma, only loaded tiles, [BM, 1] columns of row values and [1, BN] rows of column values can be broadcast (e.g. acc + load(bias, [n], [BN]), acc - expand_dims(max(acc, axis = 1), 1)); this one is tile<f32>[128]}}
   %b = tile.broadcast %z : tensor<128xf32> -> tensor<128x128xf32>
   return
 }

@@ -168,6 +168,89 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       refs["matmul_softmax"] = r;
     }
     {
+      // examples/matmul_stats.tile: Y = A * B rounded to T; matmul_colstats's
+      // S and Q ([cdiv(M, BM), N]) the sums and sums of squares of Y's
+      // columns over each block of BM rows (of the rounded values, as the
+      // kernel sums them); matmul_quant_cols's SY the max |A B| of each
+      // block column over 448 (1 for a column of zeros) and Y = A B / SY in
+      // f8e4m3. The GPU's f32 products round to T (or e4m3) on the other
+      // side of a rounding boundary now and then: a statistic may take a
+      // few such steps of one rounding unit (2^-8 of |y|, sqrt(K) * 4/3 for
+      // inputs uniform in [-2, 2)), and an e4m3 value one unit (e4m3's
+      // 1.25e-1).
+      int64_t BM = defineOr(defines, "BM", 128);
+      auto blocksOf = [BM](int64_t M) { return (M + BM - 1) / BM; };
+      auto shapeOf = [blocksOf](const std::vector<int64_t> &shape, size_t k) {
+        int64_t M = shape[0], N = shape[1], K = shape.size() > 2 ? shape[2] : N;
+        switch (k) {
+        case 0: return std::vector<int64_t>{M, K};
+        case 1: return std::vector<int64_t>{K, N};
+        case 2: return std::vector<int64_t>{M, N};
+        default: return std::vector<int64_t>{blocksOf(M), N};
+        }
+      };
+      Reference stats;
+      stats.written = {2, 3, 4};
+      stats.rtolFloor = 1e-3;
+      stats.atolFor = [](const std::vector<int64_t> &shape) {
+        double K = double(shape.size() > 2 ? shape[2] : shape[1]);
+        return 8.0 * std::sqrt(K) * (4.0 / 3.0) / 256.0;
+      };
+      stats.shapeOf = shapeOf;
+      stats.run = [BM](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+        HostTensor &a = *ts[0], &b = *ts[1], &y = *ts[2], &s = *ts[3], &q = *ts[4];
+        int64_t M = a.sizes[0], N = b.sizes[1];
+        std::vector<double> row(static_cast<size_t>(N)), sum, sq;
+        for (int64_t m = 0; m < M; ++m) {
+          if (m % BM == 0) {
+            sum.assign(static_cast<size_t>(N), 0.0);
+            sq.assign(static_cast<size_t>(N), 0.0);
+          }
+          productRow(a, b, m, row);
+          for (int64_t n = 0; n < N; ++n) {
+            double v = roundToFloatType(y.dtype, row[size_t(n)]);
+            y.values[m * y.strides[0] + n * y.strides[1]] = static_cast<float>(v);
+            sum[size_t(n)] += v;
+            sq[size_t(n)] += v * v;
+          }
+          if (m % BM == BM - 1 || m == M - 1)
+            for (int64_t n = 0; n < N; ++n) {
+              s.values[(m / BM) * s.strides[0] + n * s.strides[1]] = static_cast<float>(sum[size_t(n)]);
+              q.values[(m / BM) * q.strides[0] + n * q.strides[1]] = static_cast<float>(sq[size_t(n)]);
+            }
+        }
+      };
+      refs["matmul_colstats"] = stats;
+      Reference quant;
+      quant.written = {2, 3};
+      quant.rtolFloor = 1e-5;
+      quant.shapeOf = shapeOf;
+      quant.run = [BM](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+        HostTensor &a = *ts[0], &b = *ts[1], &y = *ts[2], &sy = *ts[3];
+        int64_t M = a.sizes[0], N = b.sizes[1];
+        std::vector<double> row(static_cast<size_t>(N));
+        for (int64_t m0 = 0; m0 < M; m0 += BM) {
+          int64_t rows = std::min(BM, M - m0);
+          std::vector<double> block(static_cast<size_t>(rows * N)), amax(static_cast<size_t>(N), 0.0);
+          for (int64_t r = 0; r < rows; ++r) {
+            productRow(a, b, m0 + r, row);
+            for (int64_t n = 0; n < N; ++n) {
+              block[size_t(r * N + n)] = row[size_t(n)];
+              amax[size_t(n)] = std::max(amax[size_t(n)], std::fabs(row[size_t(n)]));
+            }
+          }
+          for (int64_t n = 0; n < N; ++n) {
+            float scale = amax[size_t(n)] > 0 ? float(amax[size_t(n)]) / 448.0f : 1.0f;
+            sy.values[(m0 / BM) * sy.strides[0] + n * sy.strides[1]] = scale;
+            for (int64_t r = 0; r < rows; ++r)
+              y.values[(m0 + r) * y.strides[0] + n * y.strides[1]] = static_cast<float>(
+                  roundToFloatType(y.dtype, float(block[size_t(r * N + n)]) / scale));
+          }
+        }
+      };
+      refs["matmul_quant_cols"] = quant;
+    }
+    {
       // C = diag(sa) * A * B * diag(sb); sa is M x 1. The CPU interpreter
       // rounds the scaled operands to T before the product (the language's
       // semantics), the GPU scales the f32 accumulator (exact): each of the K

@@ -15,9 +15,13 @@
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include <functional>
 
 #define DEBUG_TYPE "tile-layout"
 
@@ -46,7 +50,8 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       // (and a kernel may come with one, e.g. in a test).
       if (!func->hasAttr(tile::kEncodingAttrName))
         assignLayout(func);
-      encodeTiles(func);
+      if (failed(encodeTiles(func)))
+        signalPassFailure();
     });
   }
 
@@ -62,7 +67,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
   /// tiles where they need it). Tiles of one shape share one encoding, so
   /// elementwise work never moves data; a reshape between shapes of
   /// different widths gets tile.convert_layout around it (encodeReshapes).
-  void encodeTiles(func::FuncOp func) {
+  LogicalResult encodeTiles(func::FuncOp func) {
     MLIRContext *ctx = func.getContext();
     auto kernelEncoding =
         func->getAttrOfType<tile::DistributedEncodingAttr>(tile::kEncodingAttrName);
@@ -74,8 +79,19 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     auto mma = dyn_cast<tile::MmaEncodingAttr>(kernelEncoding);
     if (mma && mma.getKind() != tile::MmaKind::fma && !mma.getSwapped())
       func.walk([&](tile::MmaOp op) { accRows = op.getAcc().getType().getShape().end()[-2]; });
+    // Columns of the accumulator (a reduction over its rows and what is
+    // computed from it) are its column slice, whatever their length.
+    DenseSet<Value> columns;
+    if (accRows) {
+      FailureOr<DenseSet<Value>> found = accumulatorColumns(func, accRows);
+      if (failed(found))
+        return failure();
+      columns = std::move(*found);
+    }
     auto encodingFor = [&](Value value, RankedTensorType t) -> Attribute {
       ArrayRef<int64_t> shape = t.getShape();
+      if (columns.contains(value))
+        return tile::SliceEncodingAttr::get(ctx, 0, kernelEncoding);
       if (accRows && shape[0] == accRows &&
           (shape.size() == 1 || (shape.size() == 2 && shape[1] == 1)))
         return tile::SliceEncodingAttr::get(ctx, 1, kernelEncoding);
@@ -135,6 +151,107 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     if (blocked)
       encodeReshapes(func);
     encodeRegisterOperands(func);
+    return success();
+  }
+
+  /// The tiles of an mma kernel that hold columns of its accumulator
+  /// (#tile.slice<dim = 0>): the results of reductions over the rows of an
+  /// [accRows, N] tile (axis = 0) and every tile that must share an
+  /// encoding with one: the operands and results of elementwise work, what
+  /// a loop or a branch carries, and reshapes between [N] and [1, N]. The
+  /// classes of tiles that must share one encoding are found by union-find;
+  /// the classes that hold such a reduction are the columns.
+  static FailureOr<DenseSet<Value>> accumulatorColumns(func::FuncOp func, int64_t accRows) {
+    DenseMap<Value, Value> parent;
+    std::function<Value(Value)> find = [&](Value v) -> Value {
+      auto it = parent.find(v);
+      if (it == parent.end() || it->second == v)
+        return v;
+      Value root = find(it->second);
+      parent[v] = root;
+      return root;
+    };
+    auto unite = [&](Value a, Value b) {
+      if (!isa<RankedTensorType>(a.getType()) || !isa<RankedTensorType>(b.getType()))
+        return;
+      Value ra = find(a), rb = find(b);
+      if (ra != rb)
+        parent[ra] = rb;
+    };
+    auto uniteAll = [&](ValueRange values) {
+      for (Value v : values)
+        unite(values.front(), v);
+    };
+    auto columnShaped = [](RankedTensorType t) {
+      return t.getRank() == 1 || (t.getRank() == 2 && t.getDimSize(0) == 1);
+    };
+    SmallVector<Value> reductions;
+    SmallVector<tile::ReduceOp> rowReductions;
+    func.walk([&](Operation *op) {
+      if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
+        RankedTensorType from = reduce.getTile().getType();
+        if (reduce.getAxis() && from.getRank() == 2 && from.getDimSize(0) == accRows) {
+          if (*reduce.getAxis() == 0)
+            reductions.push_back(reduce->getResult(0));
+          else
+            rowReductions.push_back(reduce);
+        }
+        return;
+      }
+      if (auto reshape = dyn_cast<tile::ReshapeOp>(op)) {
+        if (columnShaped(reshape.getTile().getType()) && columnShaped(reshape.getType()))
+          unite(reshape.getTile(), reshape.getResult());
+        return;
+      }
+      if (isa<arith::ArithDialect, math::MathDialect>(op->getDialect())) {
+        SmallVector<Value> tiles(op->getOperands());
+        llvm::append_range(tiles, op->getResults());
+        uniteAll(tiles);
+        return;
+      }
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+        for (auto [i, init] : llvm::enumerate(loop.getInitArgs())) {
+          unite(init, loop.getRegionIterArgs()[i]);
+          unite(init, loop.getResult(i));
+          unite(init, yield.getOperand(i));
+        }
+        return;
+      }
+      if (auto branch = dyn_cast<scf::IfOp>(op)) {
+        for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
+          if (!region->empty())
+            for (auto [i, v] : llvm::enumerate(region->front().getTerminator()->getOperands()))
+              unite(branch.getResult(i), v);
+      }
+    });
+    DenseSet<Value> roots, columns;
+    for (Value r : reductions)
+      roots.insert(find(r));
+    if (roots.empty())
+      return columns;
+    // Row values and column values live on different threads.
+    for (tile::ReduceOp r : rowReductions)
+      if (roots.contains(find(r.getResult()))) {
+        tile::emitUserError(r)
+               << "this reduction over the accumulator's columns (axis = 1) meets one over its "
+                  "rows (axis = 0) in elementwise work or a loop; combining row and column "
+                  "values of an accumulator is not supported";
+        return failure();
+      }
+    func.walk([&](Operation *op) {
+      auto visit = [&](Value v) {
+        if (isa<RankedTensorType>(v.getType()) && roots.contains(find(v)))
+          columns.insert(v);
+      };
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            visit(arg);
+      for (Value v : op->getResults())
+        visit(v);
+    });
+    return columns;
   }
 
   /// A computed first operand of a pipelined mma (attention's P, the MLP's

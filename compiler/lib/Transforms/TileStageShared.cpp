@@ -525,6 +525,12 @@ struct TileStageSharedPass
         return false;
       return llvm::all_of(s.drop_back(2), [](int64_t d) { return d == 1; });
     };
+    // [N] or [1, N] column values (a reduction over the rows of a [BM, N]
+    // tile, after the loop).
+    auto columnsShaped = [&](RankedTensorType tt) {
+      ArrayRef<int64_t> s = tt.getShape();
+      return ((s.size() == 1 && s[0] % 8 == 0) || (s.size() == 2 && s[0] == 1 && s[1] % 8 == 0));
+    };
     // [1, BM] row values reshaped from [BM] rows, to be stored in a row.
     auto rowOfRows = [&](Operation *op, RankedTensorType tt) {
       auto reshape = dyn_cast<tile::ReshapeOp>(op);
@@ -552,34 +558,46 @@ struct TileStageSharedPass
       }
       if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
         RankedTensorType from = reduce.getTile().getType();
-        if (!reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2 ||
-            reduce.getKind() == "argmax" || reduce.getKind() == "argmin") {
-          tile::emitUserError(op) << "in a kernel with mma, a reduction must run over the rows of "
-                                     "a ["
+        if (!reduce.getAxis() || *reduce.getAxis() > 1 || from.getRank() != 2 ||
+            (*reduce.getAxis() == 0 && !accShaped(from)) || reduce.getKind() == "argmax" ||
+            reduce.getKind() == "argmin") {
+          tile::emitUserError(op) << "in a kernel with mma, a reduction must run over the columns "
+                                     "(axis = 1) or the rows (axis = 0) of a ["
                                   << BM
-                                  << ", N] tile (axis = 1, sum, max, min, prod or a "
+                                  << ", N] tile (sum, max, min, prod or a "
                                      "combiner); other reductions are not supported yet";
+          return WalkResult::interrupt();
+        }
+        if (*reduce.getAxis() == 0 && (forOp->isAncestor(op) || runsBefore(op))) {
+          tile::emitUserError(op) << "in a kernel with mma, a reduction over the rows of a tile "
+                                     "(axis = 0) must come after the mma loop";
+          return WalkResult::interrupt();
+        }
+        if (*reduce.getAxis() == 0 && alternate) {
+          tile::emitUserError(op) << "a reduction over the rows of a tile (axis = 0) in a kernel "
+                                     "with @launch(pingpong = 1) is not supported; use pingpong = 0";
           return WalkResult::interrupt();
         }
       }
       if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
         RankedTensorType from = broadcast.getTile().getType();
-        if (!(rowsShaped(from) && from.getRank() == 2)) {
+        if (!((rowsShaped(from) || columnsShaped(from)) && from.getRank() == 2)) {
           tile::emitUserError(op)
               << form
               << ", only [BM, 1] columns of row "
-                 "values can be broadcast (e.g. expand_dims(max(s, axis = 1), 1)); "
-                 "this one is "
+                 "values and [1, N] rows of column values can be broadcast (e.g. "
+                 "expand_dims(max(s, axis = 1), 1)); this one is "
               << shapeStr(from);
           return WalkResult::interrupt();
         }
       }
       for (Type t : op->getResultTypes())
         if (auto tt = dyn_cast<RankedTensorType>(t);
-            tt && !accShaped(tt) && !rowsShaped(tt) && !rowOfRows(op, tt)) {
+            tt && !accShaped(tt) && !rowsShaped(tt) && !rowOfRows(op, tt) && !columnsShaped(tt)) {
           tile::emitUserError(op) << form << ", every tile must have " << BM
                                   << " rows and a multiple of 8 columns, or be a [" << BM << "] / ["
-                                  << BM << ", 1] tile of row values; this one is " << shapeStr(tt);
+                                  << BM << ", 1] tile of row values or an [N] / [1, N] tile of "
+                                  "column values; this one is " << shapeStr(tt);
           return WalkResult::interrupt();
         }
       return WalkResult::advance();
@@ -599,8 +617,11 @@ struct TileStageSharedPass
       offsets.push_back(at);
       at += bytes;
     }
+    // Reductions over the rows (axis = 0) combine the consumer warps'
+    // partial columns in shared memory after the ring.
+    int64_t columnBytes = columnReductionBytes(func, BM, consumers);
     int64_t maxStages =
-        stageBytes ? (maxShared - kSharedOverhead - residentBytes) / stageBytes : 8;
+        stageBytes ? (maxShared - kSharedOverhead - residentBytes - columnBytes) / stageBytes : 8;
     // The intra-warpgroup overlap (MmaOverlap.h) holds a stage one
     // iteration longer, so it needs a third to keep the copies an
     // iteration ahead, and registers for a second score tile in flight.
@@ -617,12 +638,16 @@ struct TileStageSharedPass
     int64_t stages = std::clamp<int64_t>(maxStages, 2, pureAccumulation || overlapFits ? 4 : 2);
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName); s && s.getInt() != 0)
       stages = s.getInt();
-    int64_t need = residentBytes + stages * stageBytes + kSharedOverhead;
+    int64_t need = residentBytes + stages * stageBytes + kSharedOverhead + columnBytes;
     if (need > maxShared)
       return mmas.front().emitError()
              << "kernel '" << name << "' needs " << need << " bytes of shared memory for "
              << residentBytes << " bytes of tiles loaded once and STAGES=" << stages
-             << " stages of " << stageBytes << " bytes, but " << maxShared
+             << " stages of " << stageBytes << " bytes"
+             << (columnBytes ? " and " + std::to_string(columnBytes) +
+                                   " for the reductions over a tile's rows"
+                             : std::string())
+             << ", but " << maxShared
              << " are available per block on " << arch << "; use "
              << (maxStages >= 2 ? "STAGES=" + std::to_string(maxStages) + " or "
                                 : std::string())
@@ -665,11 +690,49 @@ struct TileStageSharedPass
         smem.append("resident", b.getUnitAttr());
       st.load->setAttr(tile::kSmemAttrName, smem.getDictionary(ctx));
     }
+    if (columnBytes)
+      placeColumnReductions(func, BM, residentBytes + stages * stageBytes + kBarrierBytes);
     need = planTmaStores(func, forOp, BM, encoding, /*ringBytes=*/0, need, tmaOps);
     func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));
     if (tma)
       func->setAttr(tile::kTmaAttrName, b.getArrayAttr(tmaOps));
     return success();
+  }
+
+  /// A reduction over the rows (axis = 0) of a [BM, N] tile of an mma
+  /// kernel (the accumulator's shape): each consumer warp combines its rows
+  /// of each column in registers and by shuffles, and the consumer warps
+  /// combine their partial columns through a buffer in the kernel's shared
+  /// memory (tile.column_smem: its offset).
+  static bool reducesColumns(tile::ReduceOp r, int64_t BM) {
+    RankedTensorType from = r.getTile().getType();
+    return r.getAxis() && *r.getAxis() == 0 && from.getRank() == 2 && from.getDimSize(0) == BM;
+  }
+
+  /// The bytes of that buffer (the largest the kernel's column reductions
+  /// need): a value per consumer warp and column, then the columns' totals,
+  /// in 32-bit words (f16 and bf16 are combined in f32, 64-bit types take
+  /// two words).
+  static int64_t columnReductionBytes(func::FuncOp func, int64_t BM, int64_t consumers) {
+    int64_t bytes = 0;
+    func.walk([&](tile::ReduceOp r) {
+      if (!reducesColumns(r, BM))
+        return;
+      RankedTensorType from = r.getTile().getType();
+      int64_t words = from.getElementType().getIntOrFloatBitWidth() > 32 ? 2 : 1;
+      bytes = std::max(bytes, 4 * words * (4 * consumers + 1) * from.getDimSize(1));
+    });
+    return (bytes + 15) / 16 * 16;
+  }
+
+  /// Places the column reductions' buffer at `offset` (16-aligned, after
+  /// the rest of the plan).
+  static void placeColumnReductions(func::FuncOp func, int64_t BM, int64_t offset) {
+    Builder b(func.getContext());
+    func.walk([&](tile::ReduceOp r) {
+      if (reducesColumns(r, BM))
+        r->setAttr(tile::kColumnSmemAttrName, b.getI64IntegerAttr((offset + 15) / 16 * 16));
+    });
   }
 
   LogicalResult planPipeline(func::FuncOp func, tile::MmaOp mma) {
@@ -821,16 +884,23 @@ struct TileStageSharedPass
     int64_t stageBytes = tile::stagedTileBytes(BM, BK, elemBytes) +
                          (bKMajor ? tile::stagedTileBytes(BN, BK, elemBytes)
                                   : tile::stagedTileBytes(BK, BN, elemBytes));
-    int64_t maxStages = (kMaxSharedBytes - kSharedOverhead) / stageBytes;
+    // Reductions over the accumulator's rows (axis = 0) combine the
+    // consumer warps' partial columns in shared memory after the ring.
+    int64_t columnBytes = fma || swapped ? 0 : columnReductionBytes(func, BM, consumers);
+    int64_t maxStages = (kMaxSharedBytes - kSharedOverhead - columnBytes) / stageBytes;
     int64_t stages;
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName)) {
       stages = s.getInt(); // 2 to 16 (checked in plan)
-      int64_t need = stages * stageBytes + kSharedOverhead;
+      int64_t need = stages * stageBytes + kSharedOverhead + columnBytes;
       if (need > kMaxSharedBytes)
         return mma.emitError()
                << "kernel '" << name << "' needs " << need
                << " bytes of shared memory for STAGES=" << stages << " stages of "
-               << shapeStr(aTy) << " and " << shapeStr(bTy) << " tiles, but "
+               << shapeStr(aTy) << " and " << shapeStr(bTy) << " tiles"
+               << (columnBytes ? " and " + std::to_string(columnBytes) +
+                                     " for the reductions over the accumulator's rows"
+                               : std::string())
+               << ", but "
                << kMaxSharedBytes << " are available per block on " << arch << "; use "
                << (maxStages >= 1 ? "STAGES=" + std::to_string(maxStages) + " or "
                                   : std::string())
@@ -872,9 +942,21 @@ struct TileStageSharedPass
       return !fma && !swapped && !s.empty() && s[0] == BM &&
              (s.size() == 1 || (s.size() == 2 && s[1] == 1));
     };
+    // And a [BN] or [1, BN] tile of columns (a reduction over its rows).
+    auto columnsShaped = [&](RankedTensorType tt) {
+      ArrayRef<int64_t> s = tt.getShape();
+      return !fma && !swapped && ((s.size() == 1 && s[0] == BN) ||
+                                  (s.size() == 2 && s[0] == 1 && s[1] == BN));
+    };
     WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
       if (forOp->isAncestor(op))
         return WalkResult::advance();
+      if (auto reduce = dyn_cast<tile::ReduceOp>(op);
+          reduce && !fma && !swapped && reducesColumns(reduce, BM) && runsBefore(op)) {
+        tile::emitUserError(op) << "in a kernel with mma, a reduction over the rows of a tile "
+                                   "(axis = 0) must come after the mma loop";
+        return WalkResult::interrupt();
+      }
       if (swapped && isa<tile::ReduceOp>(op)) {
         tile::emitUserError(op) << "a reduction over the accumulator needs at least 64 rows of a "
                                    "(BM = "
@@ -886,13 +968,12 @@ struct TileStageSharedPass
       if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
         StringRef kind = reduce.getKind();
         RankedTensorType from = reduce.getTile().getType();
-        if (fma || !reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2 ||
-            !accShaped(from) || kind == "argmax" || kind == "argmin") {
-          tile::emitUserError(op) << "in a kernel with mma, a reduction must run over the rows of "
-                                     "the ["
+        if (fma || !reduce.getAxis() || from.getRank() != 2 || !accShaped(from) ||
+            kind == "argmax" || kind == "argmin") {
+          tile::emitUserError(op) << "in a kernel with mma, a reduction must run over the columns "
+                                     "(axis = 1) or the rows (axis = 0) of the ["
                                   << BM << ", " << BN
-                                  << "] accumulator (axis = 1, sum, "
-                                     "max, min, prod or a combiner"
+                                  << "] accumulator (sum, max, min, prod or a combiner"
                                   << (fma ? ", with bf16/f16 operands" : "")
                                   << "); other reductions are not supported yet";
           return WalkResult::interrupt();
@@ -912,9 +993,12 @@ struct TileStageSharedPass
       }
       if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
         RankedTensorType from = broadcast.getTile().getType();
-        if (!(rowsShaped(from) && from.getRank() == 2 && accShaped(broadcast.getType()))) {
+        if (!((rowsShaped(from) || columnsShaped(from)) && from.getRank() == 2 &&
+              accShaped(broadcast.getType()))) {
           tile::emitUserError(op) << "in a kernel with mma, only loaded tiles"
-                                  << (fma || swapped ? "" : " and [BM, 1] columns of row values")
+                                  << (fma || swapped ? ""
+                                                     : ", [BM, 1] columns of row values and [1, "
+                                                       "BN] rows of column values")
                                   << " can be broadcast (e.g. acc + load(bias, [n], [BN])"
                                   << (fma || swapped ? ""
                                                      : ", acc - expand_dims(max(acc, axis = 1), 1)")
@@ -925,12 +1009,15 @@ struct TileStageSharedPass
         }
       }
       for (Type t : op->getResultTypes())
-        if (auto tt = dyn_cast<RankedTensorType>(t); tt && !accShaped(tt) && !rowsShaped(tt)) {
+        if (auto tt = dyn_cast<RankedTensorType>(t);
+            tt && !accShaped(tt) && !rowsShaped(tt) && !columnsShaped(tt)) {
           tile::emitUserError(op)
               << "in a kernel with mma, every tile outside the mma "
                  "loop must have the accumulator's shape ["
               << BM << ", " << BN << "]"
-              << (fma || swapped ? "" : " or be a [BM] / [BM, 1] tile of row values")
+              << (fma || swapped ? ""
+                                 : " or be a [BM] / [BM, 1] tile of row values or a [BN] / [1, "
+                                   "BN] tile of column values")
               << "; this one is " << shapeStr(tt) << " (a loaded tile may be broadcast to it"
               << (swapped ? "; with BM < 64, tiles of row values are not supported: "
                             "use BM = 64"
@@ -990,7 +1077,9 @@ struct TileStageSharedPass
                               << requested.getInt() << ") cannot change that: remove it";
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
     func->setAttr(tile::kSharedBytesAttrName,
-                  b.getI32IntegerAttr(int32_t(stages * stageBytes + kSharedOverhead)));
+                  b.getI32IntegerAttr(int32_t(stages * stageBytes + kSharedOverhead + columnBytes)));
+    if (columnBytes)
+      placeColumnReductions(func, BM, stages * stageBytes + kBarrierBytes);
     if (mmaSync)
       return success();
     // One TMA descriptor (by value, 64-byte aligned) and a valid flag per

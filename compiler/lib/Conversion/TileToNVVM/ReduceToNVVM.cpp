@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MmaCommon.h"
 #include "PatternsNVVM.h"
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
@@ -336,7 +337,9 @@ struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
   LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     auto resTy = dyn_cast<RankedTensorType>(op.getType());
-    if (!resTy || !isa_and_nonnull<tile::SliceEncodingAttr>(resTy.getEncoding()))
+    auto slice = resTy ? dyn_cast_or_null<tile::SliceEncodingAttr>(resTy.getEncoding())
+                       : tile::SliceEncodingAttr();
+    if (!slice || slice.getDim() != 1)
       return rewriter.notifyMatchFailure(op, "not a reduction into an accumulator's rows");
     Location loc = op.getLoc();
     RankedTensorType srcTy = op.getTile().getType();
@@ -378,11 +381,193 @@ struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
   }
 };
 
+
+/// A reduction over the rows of an mma accumulator (axis = 0) into its
+/// column slice. A thread holds, for each 8-column chunk j, 2 columns of
+/// each of its rows (64-row block mb, half h); the 8 lanes with the same
+/// lane % 4 hold the warp's other rows of those columns, and each consumer
+/// warp holds 16 of each 64 rows. So: each thread combines its rows of each
+/// column; the 8 lanes combine the warp's by a reduce-scatter of three
+/// butterfly steps (lane ^ 16, ^ 8, ^ 4), each lane ending with an eighth
+/// of the columns, which it writes to shared memory (the buffer
+/// tile-stage-shared planned, tile.column_smem). After a barrier of the
+/// consumer threads, consumer thread t combines the warps' values of
+/// columns t, t + threads, ... in warp order and writes the totals; after a
+/// second barrier every thread reads its columns' totals. The two barriers
+/// also order reductions one after another (the kernel's share one buffer,
+/// and one in a loop runs again): the partial values are last read before
+/// the second barrier, which every thread passes before it writes the next
+/// ones, and the totals are last read before the next reduction's first
+/// barrier, which comes before its totals are written.
+struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto resTy = dyn_cast<RankedTensorType>(op.getType());
+    auto slice = resTy ? dyn_cast_or_null<tile::SliceEncodingAttr>(resTy.getEncoding())
+                       : tile::SliceEncodingAttr();
+    if (!slice || slice.getDim() != 0)
+      return rewriter.notifyMatchFailure(op, "not a reduction into an accumulator's columns");
+    auto offsetAttr = op->getAttrOfType<IntegerAttr>(tile::kColumnSmemAttrName);
+    if (!offsetAttr)
+      return op.emitError("internal: no shared memory planned for this reduction over the "
+                          "accumulator's rows (tile-stage-shared)");
+    auto mma = cast<tile::MmaEncodingAttr>(slice.getParent());
+    Location loc = op.getLoc();
+    mma::Emit e{rewriter, loc};
+    RankedTensorType srcTy = op.getTile().getType();
+    StringRef kind = op.getKind();
+    Type elem = srcTy.getElementType();
+    bool isFloat = isa<FloatType>(elem);
+    bool user = kind == "fn";
+    Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
+    auto combine = [&](Value x, Value y) {
+      return user ? inlineCombiner(rewriter, op.getCombiner(), x, y)
+                  : combineReduction(rewriter, loc, kind, isFloat, x, y);
+    };
+    int64_t cols = srcTy.getShape().back(), chunks = cols / 8;
+    int64_t blocks = srcTy.getShape().end()[-2] / (64 * int64_t(mma.getShare()));
+    int64_t warps = 4 * int64_t(mma.getConsumers()), threads = 32 * warps;
+    unsigned words = wordCount(work);
+    auto func = op->getParentOfType<func::FuncOp>();
+    Value base = e.gep(mma::alignedSharedMemory(e, func).ptr, e.i64(offsetAttr.getInt()));
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+    Value local = e.sub(tid, e.i32(int64_t(mma.getLeaderThread())));
+    Value warp = e.divu(local, e.i32(32));
+    Value pair = e.mul(e.remu(tid, e.i32(4)), e.i32(2));
+    auto ptr3 = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
+    auto i32 = rewriter.getI32Type();
+    // Word k of warp w's partial value of column c: (k * warps + w) * cols
+    // + c; word k of column c's total: (words * warps + k) * cols + c. Each
+    // access is a base (a thread's first column) and a constant.
+    auto elementAt = [&](Value from, int64_t index) {
+      return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, from,
+                                 ArrayRef<LLVM::GEPArg>{int32_t(index)});
+    };
+    auto elementsFrom = [&](Value index) {
+      return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base, ValueRange{index});
+    };
+    Value ownPartials = elementsFrom(e.add(e.mul(warp, e.i32(cols)), pair));
+    Value ownTotals = elementsFrom(pair);
+    auto partialAt = [&](int64_t k, int64_t col) {
+      return elementAt(ownPartials, k * warps * cols + col);
+    };
+    auto totalAt = [&](int64_t k, int64_t col) {
+      return elementAt(ownTotals, (int64_t(words) * warps + k) * cols + col);
+    };
+    auto store = [&](Value value, function_ref<Value(int64_t)> at) {
+      SmallVector<Value, 2> ws = toWords(rewriter, loc, value);
+      for (unsigned k = 0; k < words; ++k)
+        LLVM::StoreOp::create(rewriter, loc, ws[k], at(k), 4);
+    };
+    auto load = [&](function_ref<Value(int64_t)> at) {
+      SmallVector<Value, 2> ws;
+      for (unsigned k = 0; k < words; ++k)
+        ws.push_back(LLVM::LoadOp::create(rewriter, loc, i32, at(k), 4));
+      return fromWords(rewriter, loc, work, ws);
+    };
+    auto consumersBarrier = [&] {
+      NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, e.i32(mma::kAllConsumersBarrier),
+                              e.i32(threads), NVVM::BarrierReductionAttr(), Value());
+    };
+
+    // 1. The thread's rows of each of its columns (value i: column
+    //    8 * (i / 2) + 2 * (lane % 4) + i % 2).
+    Value src = adaptor.getTile();
+    SmallVector<Value> values;
+    for (int64_t j = 0; j < chunks; ++j)
+      for (int64_t v = 0; v < 2; ++v) {
+        Value acc;
+        for (int64_t mb = 0; mb < blocks; ++mb)
+          for (int64_t h = 0; h < 2; ++h) {
+            int64_t slot = tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v;
+            Value x = vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{slot});
+            if (work != elem)
+              x = arith::ExtFOp::create(rewriter, loc, work, x);
+            acc = acc ? combine(acc, x) : x;
+          }
+        values.push_back(acc);
+      }
+    if (values.size() % 8 == 0) {
+      // The warp's rows, as a reduce-scatter over the 8 lanes that hold
+      // the same columns: at lane bit 16, 8, then 4 a lane keeps one half of
+      // its values (the upper where its bit is set) and adds the other
+      // lane's same half, which it receives for the half it sends. After
+      // the three steps lane l holds values 8 * (l / 4) .. + 7 complete,
+      // 1/8 of the shuffles and stores of a shuffle per value and step.
+      Value first = e.i32(0);
+      for (int32_t mask : {16, 8, 4}) {
+        size_t half = values.size() / 2;
+        Value upper = e.ne(e.band(tid, e.i32(mask)), e.i32(0));
+        SmallVector<Value> kept;
+        for (size_t k = 0; k < half; ++k) {
+          Value keep = arith::SelectOp::create(rewriter, loc, upper, values[k + half], values[k]);
+          Value send = arith::SelectOp::create(rewriter, loc, upper, values[k], values[k + half]);
+          kept.push_back(
+              combine(keep, shuffleValue(rewriter, loc, send, e.i32(mask), NVVM::ShflKind::bfly)));
+        }
+        first = e.add(first, arith::SelectOp::create(rewriter, loc, upper,
+                                                     e.i32(int64_t(half)), e.i32(0)));
+        values = kept;
+      }
+      // Value k is value first + k of the thread's, first a multiple of 8:
+      // column 4 * first + 2 * (lane % 4) + 8 * (k / 2) + k % 2.
+      Value own = elementsFrom(e.add(e.mul(warp, e.i32(cols)), e.add(e.mul(first, e.i32(4)), pair)));
+      for (auto [k, value] : llvm::enumerate(values)) {
+        int64_t col = 8 * int64_t(k / 2) + int64_t(k % 2);
+        store(value, [&](int64_t w) { return elementAt(own, w * warps * cols + col); });
+      }
+    } else {
+      // Each column by three butterfly shuffles; the 8 lanes that hold it
+      // write the same value.
+      for (auto [i, value] : llvm::enumerate(values)) {
+        Value acc = value;
+        for (int32_t offset : {4, 8, 16})
+          acc = combine(acc, shuffleValue(rewriter, loc, acc, e.i32(offset), NVVM::ShflKind::bfly));
+        store(acc, [&](int64_t k) { return partialAt(k, 8 * int64_t(i / 2) + int64_t(i % 2)); });
+      }
+    }
+    consumersBarrier();
+    // 2. The warps' values of columns local, local + threads, ...
+    Value column = elementsFrom(local);
+    for (int64_t c0 = 0; c0 < cols; c0 += threads) {
+      Value col = e.add(local, e.i32(c0));
+      auto total = [&] {
+        Value sum;
+        for (int64_t w = 0; w < warps; ++w) {
+          Value x = load([&](int64_t k) { return elementAt(column, (k * warps + w) * cols + c0); });
+          sum = sum ? combine(sum, x) : x;
+        }
+        store(sum, [&](int64_t k) {
+          return elementAt(column, (int64_t(words) * warps + k) * cols + c0);
+        });
+      };
+      if (c0 + threads <= cols)
+        total();
+      else
+        e.ifThen(e.ult(col, e.i32(cols)), total);
+    }
+    consumersBarrier();
+    // 3. The thread's columns.
+    VectorType outTy = perThreadType(resTy);
+    Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
+    for (int64_t j = 0; j < chunks; ++j)
+      for (int64_t v = 0; v < 2; ++v) {
+        Value x = load([&](int64_t k) { return totalAt(k, 8 * j + v); });
+        if (work != elem)
+          x = arith::TruncFOp::create(rewriter, loc, elem, x);
+        result = vector::InsertOp::create(rewriter, loc, x, result, ArrayRef<int64_t>{2 * j + v});
+      }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void tilec::populateReduceToNVVMPatterns(const TypeConverter &converter,
                                          ThreadLayout layout,
                                          RewritePatternSet &patterns) {
   patterns.add<ReduceLowering>(converter, patterns.getContext(), layout);
-  patterns.add<AccRowReduceLowering>(converter, patterns.getContext());
+  patterns.add<AccRowReduceLowering, AccColumnReduceLowering>(converter, patterns.getContext());
 }

@@ -205,10 +205,12 @@ struct AccToDotOperandLowering : OpConversionPattern<tile::ConvertLayoutOp> {
   }
 };
 
-/// A [BM, 1] column of row values (#tile.slice of the accumulator) broadcast
-/// to the accumulator: every thread already holds the rows of its fragments,
-/// so it only repeats them: both slots of fragment group g take row register
-/// rowRegisterOfGroup(g).
+/// A [BM, 1] column of row values or a [1, BN] row of column values
+/// (#tile.slice of the accumulator, dim 1 or 0) broadcast to the
+/// accumulator: every thread already holds the rows (or columns) of its
+/// fragments, so it only repeats them: both slots of fragment group g take
+/// row register rowRegisterOfGroup(g), or slot v of group g takes column
+/// register 2 * columnGroupOfGroup(g) + v.
 struct SliceBroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(tile::BroadcastOp op, OpAdaptor adaptor,
@@ -219,12 +221,17 @@ struct SliceBroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
       return rewriter.notifyMatchFailure(op, "not a broadcast of accumulator rows");
     auto resTy = cast<RankedTensorType>(op.getType());
     if (resTy.getEncoding() != slice.getParent())
-      return op.emitError("a column of accumulator rows broadcasts to that accumulator only");
+      return op.emitError("a column of accumulator rows (or a row of its columns) broadcasts to "
+                          "that accumulator only");
+    // Register s of the accumulator (group s / 2) takes its row's register,
+    // or its column's (the chunk's, then the column within the pair).
     int64_t chunks = resTy.getShape().back() / 8;
     int64_t slots = encodingOf(resTy).getElemsPerThread(resTy.getShape());
     SmallVector<int64_t> mask;
     for (int64_t s = 0; s < slots; ++s)
-      mask.push_back(tile::MmaEncodingAttr::rowRegisterOfGroup(s / 2, chunks));
+      mask.push_back(slice.getDim() == 1
+                         ? tile::MmaEncodingAttr::rowRegisterOfGroup(s / 2, chunks)
+                         : tile::MmaEncodingAttr::columnGroupOfGroup(s / 2, chunks) * 2 + s % 2);
     rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getTile(), adaptor.getTile(), mask);
     return success();
   }

@@ -45,7 +45,6 @@ using namespace tilec::mma;
 
 namespace {
 constexpr int64_t kBoxBytes = tile::kTmaStoreBoxRows * 128;
-constexpr int32_t kFirstEpilogueBarrier = 4, kAllConsumersBarrier = 7;
 } // namespace
 
 void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,

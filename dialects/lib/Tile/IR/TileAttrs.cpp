@@ -270,20 +270,21 @@ LogicalResult SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitE
     return emitError() << "#tile.slice: the parent must be a wgmma or mma_sync #tile.mma "
                           "encoding, not swapped (other parents are not supported yet), got "
                        << parent;
-  if (dim != 1)
-    return emitError() << "#tile.slice: only dim = 1 (a reduction over the accumulator's "
-                          "columns, leaving its rows) is supported, got dim = "
+  if (dim > 1)
+    return emitError() << "#tile.slice: dim is 1 (a reduction over the accumulator's columns, "
+                          "leaving its rows) or 0 (over its rows, leaving its columns), got dim = "
                        << dim;
+  if (dim == 0 && mma.getAlternate())
+    return emitError() << "#tile.slice: dim = 0 of an alternating accumulator (each consumer "
+                          "holding its own tile) is not supported, got "
+                       << parent;
   return success();
 }
 
-// A [BM] or [BM, 1] tile of rows, in the parent's row distribution: thread
-// t holds, for each 64-row block mb and half h, row
-// consumer * rowsPerWG + 16 * warp + lane / 4 + 64 * mb + 8 * h.
-/// The rows a #tile.slice tile holds: [BM], [BM, 1] or (a row of row
-/// values, to store into a row of a matrix) [1, BM]; its flat index is the
-/// row.
-static int64_t sliceRows(ArrayRef<int64_t> shape) {
+/// The elements of a #tile.slice tile: [N], [N, 1] or [1, N] (a row of
+/// row values, to store into a row of a matrix, or a row of column
+/// values); its flat index is the row (dim = 1) or column (dim = 0).
+static int64_t sliceElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
@@ -293,9 +294,17 @@ static int64_t sliceRows(ArrayRef<int64_t> shape) {
 LogicalResult SliceEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
                                                 function_ref<InFlightDiagnostic()> emitError) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
+  if (getDim() == 0) {
+    bool colsShape = shape.size() == 1 || (shape.size() == 2 && shape[0] == 1);
+    if (!colsShape || sliceElements(shape) % 8 != 0)
+      return emitError() << "#tile.slice<dim = 0> of " << mma
+                         << " holds [BN] or [1, BN] tiles with BN a multiple of 8, not "
+                         << shapeText(shape);
+    return success();
+  }
   bool rowsShape = !shape.empty() && shape.size() <= 2 &&
                    (shape.size() == 1 || shape[1] == 1 || shape[0] == 1);
-  if (!rowsShape || sliceRows(shape) % (64 * int64_t(mma.getShare())) != 0)
+  if (!rowsShape || sliceElements(shape) % (64 * int64_t(mma.getShare())) != 0)
     return emitError() << "#tile.slice of " << mma << " holds [BM], [BM, 1] or [1, BM] tiles "
                        << "with BM a multiple of 64 per consumer, not " << shapeText(shape);
   return success();
@@ -304,41 +313,64 @@ LogicalResult SliceEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
 unsigned SliceEncodingAttr::getThreadsPerBlock() const {
   return cast<DistributedEncodingAttr>(getParent()).getThreadsPerBlock();
 }
-unsigned SliceEncodingAttr::getGroupWidth() const { return 1; }
+// Rows: one per group; columns: the 2 of an 8-column chunk.
+unsigned SliceEncodingAttr::getGroupWidth() const { return getDim() == 0 ? 2 : 1; }
 unsigned SliceEncodingAttr::getLeaderThread() const {
   return cast<DistributedEncodingAttr>(getParent()).getLeaderThread();
 }
 int64_t SliceEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
-  return sliceRows(shape) / (64 * int64_t(mma.getShare())) * 2;
+  if (getDim() == 0)
+    return sliceElements(shape) / 8;
+  return sliceElements(shape) / (64 * int64_t(mma.getShare())) * 2;
 }
 bool SliceEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return false; }
 
+// Rows ([BM], [BM, 1] or [1, BM]) in the parent's row distribution: thread
+// t holds, for each 64-row block mb and half h, row
+// consumer * rowsPerWG + 16 * warp + lane / 4 + 64 * mb + 8 * h. Columns
+// ([BN] or [1, BN]): for each 8-column chunk j, columns 8 * j + 2 * (lane %
+// 4) and the next.
 int64_t SliceEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
                                         int64_t g) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
-  return fragmentRow(mma, thread, sliceRows(shape) / mma.getShare(), g / 2, g % 2);
+  if (getDim() == 0)
+    return 8 * g + 2 * (thread % 32 % 4);
+  return fragmentRow(mma, thread, sliceElements(shape) / mma.getShare(), g / 2, g % 2);
 }
 
 Value SliceEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
                                        ArrayRef<int64_t> shape, int64_t g) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
+  auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
+  if (getDim() == 0)
+    return arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, tid64, c64(4)), c64(2)),
+        c64(8 * g));
   Value lane;
-  return emitFragmentRow(b, loc, mma, tid64, sliceRows(shape) / mma.getShare(), g / 2, g % 2,
+  return emitFragmentRow(b, loc, mma, tid64, sliceElements(shape) / mma.getShare(), g / 2, g % 2,
                          lane);
 }
 
+// Rows: lane 0 of each quad. Columns: lanes 0-3 of the first consumer warp
+// (the leader thread's warp).
 bool SliceEncodingAttr::isOwner(unsigned thread) const {
   auto mma = cast<MmaEncodingAttr>(getParent());
+  if (getDim() == 0)
+    return thread >= getLeaderThread() && thread < getLeaderThread() + 4;
   return mma.isOwner(thread) && thread % 4 == 0;
 }
 
 Value SliceEncodingAttr::emitOwner(OpBuilder &b, Location loc, function_ref<Value()> tid) const {
+  auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
+  if (getDim() == 0)
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult,
+        arith::SubIOp::create(b, loc, tid(), c64(getLeaderThread())), c64(4));
   // Lane 0 of each quad; the producer warpgroup has left by the epilogue.
-  Value quadLane = arith::AndIOp::create(b, loc, tid(),
-                                         arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3)));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, quadLane,
-                               arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+  Value quadLane = arith::AndIOp::create(b, loc, tid(), c64(3));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, quadLane, c64(0));
 }
 
 LogicalResult DotOperandEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,

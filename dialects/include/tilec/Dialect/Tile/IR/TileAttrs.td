@@ -197,6 +197,9 @@ def Tile_MmaEncodingAttr : Tile_Attr<"MmaEncoding", "mma",
     static int64_t rowRegisterOfGroup(int64_t g, int64_t chunks) {
       return g / (2 * chunks) * 2 + g % 2;
     }
+    /// The group of the column slice (#tile.slice<dim = 0>) that holds a
+    /// fragment group's columns: its 8-column chunk.
+    static int64_t columnGroupOfGroup(int64_t g, int64_t chunks) { return g / 2 % chunks; }
   }];
 }
 
@@ -215,13 +218,22 @@ def Tile_SliceEncodingAttr : Tile_Attr<"SliceEncoding", "slice",
     threads that will use it (e.g. a row maximum of a wgmma accumulator
     lives in the quad that holds the row).
 
-    Supported today: `dim = 1` of a `wgmma` or `mma_sync` accumulator, on
-    `[BM]` and `[BM, 1]` tiles: each thread holds the rows its accumulator
-    fragments cover, one register per row (the 4 lanes of a quad hold the
-    same rows; lane 0 of the quad owns them).
+    Supported: a `wgmma` or `mma_sync` accumulator (not swapped, not
+    alternating), and
+
+    - `dim = 1` (a reduction over the columns, leaving the rows) on `[BM]`,
+      `[BM, 1]` and `[1, BM]` tiles: each thread holds the rows its
+      accumulator fragments cover, one register per row (the 4 lanes of a
+      quad hold the same rows; lane 0 of the quad owns them);
+    - `dim = 0` (a reduction over the rows, leaving the columns) on `[BN]`
+      and `[1, BN]` tiles: each thread holds the columns its fragments
+      cover, 2 of each 8-column chunk (every lane with the same lane % 4, in
+      every warp, holds the same columns; lanes 0-3 of the first consumer
+      warp own them).
 
     ```mlir
     #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>
+    #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 2>>
     ```
   }];
   let parameters = (ins "unsigned":$dim, "::mlir::Attribute":$parent);

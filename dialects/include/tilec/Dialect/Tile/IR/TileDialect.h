@@ -91,6 +91,11 @@ inline constexpr llvm::StringLiteral kSmemAttrName = "tile.smem";
 /// consumer warpgroup that the store cycles through; 0: one per box of the
 /// tile, in the matmul pipeline's ring, which is free after the loop)}.
 inline constexpr llvm::StringLiteral kTmaStoreAttrName = "tile.tma_store";
+/// On a reduction over the rows (axis = 0) of an mma kernel's accumulator
+/// (tile-stage-shared): the offset (bytes from the aligned start of the
+/// kernel's dynamic shared memory) of the buffer in which the consumer
+/// warps combine their partial columns.
+inline constexpr llvm::StringLiteral kColumnSmemAttrName = "tile.column_smem";
 /// Rows of one TMA-store box: a consumer warpgroup's 64-row wgmma block.
 inline constexpr int64_t kTmaStoreBoxRows = 64;
 /// Boxes of shared memory each consumer warpgroup has for its TMA stores
