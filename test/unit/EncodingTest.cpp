@@ -192,4 +192,33 @@ TEST_F(EncodingTest, SliceOfMmaSyncHoldsEachRowInOneQuad) {
   expectIRMatches(enc, {128});
 }
 
+TEST_F(EncodingTest, ColumnSliceOfWgmmaHoldsEachColumnWhereItsFragmentsAre) {
+  auto mma = MmaEncodingAttr::get(&ctx, MmaKind::wgmma, 2);
+  auto enc = SliceEncodingAttr::get(&ctx, 0, mma);
+  DistributedEncodingAttr slice = enc;
+  EXPECT_EQ(slice.getGroupWidth(), 2u);
+  EXPECT_EQ(slice.getGroups({256}), 32);
+  // Lanes 0-3 of the first consumer warp own the columns, once each.
+  expectEachElementOnce(slice, {256}, 128, 256);
+  expectEachElementOnce(slice, {1, 136}, 128, 256);
+  // Every consumer thread holds the columns of its accumulator fragments:
+  // group j of the slice is chunk j of the parent's groups (any row).
+  for (unsigned t : {128u, 133u, 200u, 255u, 300u, 383u})
+    for (int64_t g = 0; g < slice.getGroups({256}); ++g)
+      for (int64_t mb : {0, 1})
+        for (int64_t h : {0, 1})
+          EXPECT_EQ(slice.getGroupBase({256}, t, g),
+                    DistributedEncodingAttr(mma).getGroupBase(
+                        {256, 256}, t, MmaEncodingAttr::fragmentGroup(mb, g, h, 32)) % 256)
+              << "thread " << t << " group " << g;
+  EXPECT_EQ(MmaEncodingAttr::columnGroupOfGroup(MmaEncodingAttr::fragmentGroup(1, 5, 1, 32), 32), 5);
+  expectIRMatches(slice, {256});
+}
+
+TEST_F(EncodingTest, ColumnSliceOfMmaSyncIsOwnedByTheFirstWarp) {
+  auto enc = SliceEncodingAttr::get(&ctx, 0, MmaEncodingAttr::get(&ctx, MmaKind::mma_sync, 2));
+  expectEachElementOnce(enc, {64}, 0, 256);
+  expectIRMatches(enc, {64});
+}
+
 } // namespace
