@@ -325,6 +325,40 @@ struct ReduceLowering : LayoutPattern<tile::ReduceOp> {
   }
 };
 
+/// The slice encoding of a reduction of an mma accumulator over dimension
+/// `dim`'s other one (1: into its rows, 0: into its columns), or null.
+static tile::SliceEncodingAttr accumulatorSlice(tile::ReduceOp op, unsigned dim) {
+  auto resTy = dyn_cast<RankedTensorType>(op.getType());
+  auto slice = resTy ? dyn_cast_or_null<tile::SliceEncodingAttr>(resTy.getEncoding())
+                     : tile::SliceEncodingAttr();
+  return slice && slice.getDim() == dim ? slice : tile::SliceEncodingAttr();
+}
+
+/// How a reduction of an accumulator combines two values: in `work` (f32
+/// for f16 / bf16 elements and every float kind but a user combiner's,
+/// else the element type), widened from and narrowed back to `elem`.
+struct AccumulatorCombine {
+  AccumulatorCombine(OpBuilder &b, tile::ReduceOp op)
+      : b(b), op(op), elem(op.getTile().getType().getElementType()),
+        isFloat(isa<FloatType>(elem)), user(op.getKind() == "fn"),
+        work(isFloat && !user ? Type(b.getF32Type()) : elem) {}
+  Value operator()(Value x, Value y) const {
+    return user ? inlineCombiner(b, op.getCombiner(), x, y)
+                : combineReduction(b, op.getLoc(), op.getKind(), isFloat, x, y);
+  }
+  Value widen(Value v) const {
+    return work == elem ? v : Value(arith::ExtFOp::create(b, op.getLoc(), work, v));
+  }
+  Value narrow(Value v) const {
+    return work == elem ? v : Value(arith::TruncFOp::create(b, op.getLoc(), elem, v));
+  }
+  OpBuilder &b;
+  mutable tile::ReduceOp op;
+  Type elem;
+  bool isFloat, user;
+  Type work;
+};
+
 /// A reduction over the columns of an mma accumulator (axis = 1) into its
 /// row slice, in registers: in the wgmma / mma.sync fragments a thread holds,
 /// for each 64-row block mb and half h, 2 columns of each 8-column chunk j
@@ -336,25 +370,12 @@ struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    auto resTy = dyn_cast<RankedTensorType>(op.getType());
-    auto slice = resTy ? dyn_cast_or_null<tile::SliceEncodingAttr>(resTy.getEncoding())
-                       : tile::SliceEncodingAttr();
-    if (!slice || slice.getDim() != 1)
+    if (!accumulatorSlice(op, 1))
       return rewriter.notifyMatchFailure(op, "not a reduction into an accumulator's rows");
     Location loc = op.getLoc();
+    auto resTy = cast<RankedTensorType>(op.getType());
     RankedTensorType srcTy = op.getTile().getType();
-    StringRef kind = op.getKind();
-    Type elem = srcTy.getElementType();
-    bool isFloat = isa<FloatType>(elem);
-    bool user = kind == "fn";
-    Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
-    auto combine = [&](Value x, Value y) {
-      return user ? inlineCombiner(rewriter, op.getCombiner(), x, y)
-                  : combineReduction(rewriter, loc, kind, isFloat, x, y);
-    };
-    auto widen = [&](Value v) {
-      return work == elem ? v : Value(arith::ExtFOp::create(rewriter, loc, work, v));
-    };
+    AccumulatorCombine combine(rewriter, op);
     int64_t chunks = srcTy.getShape().back() / 8;
     ThreadLayout rows = encodingOf(resTy);
     VectorType outTy = perThreadType(resTy);
@@ -366,14 +387,14 @@ struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
       for (int64_t j = 0; j < chunks; ++j)
         for (int64_t v = 0; v < 2; ++v) {
           int64_t slot = tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v;
-          Value x = widen(vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{slot}));
+          Value x = combine.widen(
+              vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{slot}));
           acc = acc ? combine(acc, x) : x;
         }
       for (int32_t offset : {1, 2})
         acc = combine(acc, shuffleValue(rewriter, loc, acc, constI32(rewriter, loc, offset),
                                         NVVM::ShflKind::bfly));
-      if (work != elem)
-        acc = arith::TruncFOp::create(rewriter, loc, elem, acc);
+      acc = combine.narrow(acc);
       result = vector::InsertOp::create(rewriter, loc, acc, result, ArrayRef<int64_t>{r});
     }
     rewriter.replaceOp(op, result);
@@ -403,11 +424,10 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    auto resTy = dyn_cast<RankedTensorType>(op.getType());
-    auto slice = resTy ? dyn_cast_or_null<tile::SliceEncodingAttr>(resTy.getEncoding())
-                       : tile::SliceEncodingAttr();
-    if (!slice || slice.getDim() != 0)
+    tile::SliceEncodingAttr slice = accumulatorSlice(op, 0);
+    if (!slice)
       return rewriter.notifyMatchFailure(op, "not a reduction into an accumulator's columns");
+    auto resTy = cast<RankedTensorType>(op.getType());
     auto offsetAttr = op->getAttrOfType<IntegerAttr>(tile::kColumnSmemAttrName);
     if (!offsetAttr)
       return op.emitError("internal: no shared memory planned for this reduction over the "
@@ -416,19 +436,11 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
     Location loc = op.getLoc();
     mma::Emit e{rewriter, loc};
     RankedTensorType srcTy = op.getTile().getType();
-    StringRef kind = op.getKind();
-    Type elem = srcTy.getElementType();
-    bool isFloat = isa<FloatType>(elem);
-    bool user = kind == "fn";
-    Type work = isFloat && !user ? Type(rewriter.getF32Type()) : elem;
-    auto combine = [&](Value x, Value y) {
-      return user ? inlineCombiner(rewriter, op.getCombiner(), x, y)
-                  : combineReduction(rewriter, loc, kind, isFloat, x, y);
-    };
+    AccumulatorCombine combine(rewriter, op);
     int64_t cols = srcTy.getShape().back(), chunks = cols / 8;
     int64_t blocks = srcTy.getShape().end()[-2] / (64 * int64_t(mma.getShare()));
     int64_t warps = 4 * int64_t(mma.getConsumers()), threads = 32 * warps;
-    unsigned words = wordCount(work);
+    unsigned words = wordCount(combine.work);
     auto func = op->getParentOfType<func::FuncOp>();
     Value base = e.gep(mma::alignedSharedMemory(e, func).ptr, e.i64(offsetAttr.getInt()));
     Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
@@ -464,7 +476,7 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
       SmallVector<Value, 2> ws;
       for (unsigned k = 0; k < words; ++k)
         ws.push_back(LLVM::LoadOp::create(rewriter, loc, i32, at(k), 4));
-      return fromWords(rewriter, loc, work, ws);
+      return fromWords(rewriter, loc, combine.work, ws);
     };
     auto consumersBarrier = [&] {
       NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, e.i32(mma::kAllConsumersBarrier),
@@ -481,9 +493,8 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
         for (int64_t mb = 0; mb < blocks; ++mb)
           for (int64_t h = 0; h < 2; ++h) {
             int64_t slot = tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v;
-            Value x = vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{slot});
-            if (work != elem)
-              x = arith::ExtFOp::create(rewriter, loc, work, x);
+            Value x = combine.widen(
+                vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{slot}));
             acc = acc ? combine(acc, x) : x;
           }
         values.push_back(acc);
@@ -520,11 +531,12 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
     } else {
       // Each column by three butterfly shuffles; the 8 lanes that hold it
       // write the same value.
-      for (auto [i, value] : llvm::enumerate(values)) {
-        Value acc = value;
+      for (size_t i = 0; i < values.size(); ++i) {
+        Value acc = values[i];
+        int64_t col = 8 * int64_t(i / 2) + int64_t(i % 2);
         for (int32_t offset : {4, 8, 16})
           acc = combine(acc, shuffleValue(rewriter, loc, acc, e.i32(offset), NVVM::ShflKind::bfly));
-        store(acc, [&](int64_t k) { return partialAt(k, 8 * int64_t(i / 2) + int64_t(i % 2)); });
+        store(acc, [&](int64_t k) { return partialAt(k, col); });
       }
     }
     consumersBarrier();
@@ -553,9 +565,7 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
     for (int64_t j = 0; j < chunks; ++j)
       for (int64_t v = 0; v < 2; ++v) {
-        Value x = load([&](int64_t k) { return totalAt(k, 8 * j + v); });
-        if (work != elem)
-          x = arith::TruncFOp::create(rewriter, loc, elem, x);
+        Value x = combine.narrow(load([&](int64_t k) { return totalAt(k, 8 * j + v); }));
         result = vector::InsertOp::create(rewriter, loc, x, result, ArrayRef<int64_t>{2 * j + v});
       }
     rewriter.replaceOp(op, result);
