@@ -435,10 +435,11 @@ def test_matmul_column_statistics_against_torch():
         q = torch.empty(blocks, n, device="cuda")
         lib.matmul_colstats(a, b, y, s, q, **opts)
         torch.cuda.synchronize()
-        torch.testing.assert_close(y.float(), a.float() @ b.float(), rtol=2e-2, atol=2e-1)
-        yf = torch.nn.functional.pad(y.float(), (0, 0, 0, blocks * bm - m)).view(blocks, bm, n)
-        torch.testing.assert_close(s, yf.sum(1), rtol=1e-4, atol=1e-2)
-        torch.testing.assert_close(q, (yf * yf).sum(1), rtol=1e-4, atol=1e-1)
+        prod = a.float() @ b.float()
+        torch.testing.assert_close(y.float(), prod, rtol=2e-2, atol=2e-1)
+        pf = torch.nn.functional.pad(prod, (0, 0, 0, blocks * bm - m)).view(blocks, bm, n)
+        torch.testing.assert_close(s, pf.sum(1), rtol=1e-3, atol=0.5)
+        torch.testing.assert_close(q, (pf * pf).sum(1), rtol=1e-3, atol=1.0)
 
 
 def test_matmul_with_column_block_scales_against_torch():

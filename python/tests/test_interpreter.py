@@ -612,9 +612,10 @@ def test_matmul_column_statistics_on_the_interpreter():
     s = np.zeros((2, n), np.float32)
     q = np.zeros((2, n), np.float32)
     lib.matmul_colstats(a, b, y, s, q, BN=128)
-    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
-    np.testing.assert_allclose(y.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-2)
-    ws, wq = colstats_reference(y.astype(np.float32), 128)
+    prod = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(y.astype(np.float32), prod.astype(np.float16).astype(np.float32),
+                               rtol=2e-3, atol=2e-2)
+    ws, wq = colstats_reference(prod, 128)
     np.testing.assert_allclose(s, ws, rtol=1e-4, atol=1e-2)
     np.testing.assert_allclose(q, wq, rtol=1e-4, atol=1e-1)
     with pytest.raises(tilec.ArgumentError, match=r"S and Q hold one row per BM rows of Y"):
@@ -639,6 +640,6 @@ def test_matmul_with_column_block_scales_on_the_interpreter():
     torch.testing.assert_close(sy, want_scale, rtol=1e-5, atol=0)
     assert sy[0, 7] == 1.0 and sy[1, 7] == 1.0
     rows = torch.arange(150) // 128
-    want = (acc / want_scale[rows]).to(torch.float8_e4m3fn)
-    torch.testing.assert_close(y.float(), want.float(), rtol=0.07, atol=1e-3)
+    # e4m3 keeps 3 bits: dequantized, within half a unit (1/16) of the product.
+    torch.testing.assert_close(y.float() * sy[rows], acc, rtol=0.07, atol=1e-3 * float(amax.max()))
     assert y.float().abs().amax() <= 448.0

@@ -1218,7 +1218,7 @@ struct TileStageSharedPass
           (shape.size() == 3 && shape[0] != 1))
         return;
       Type elem = tt.getElementType();
-      if (!elem.isBF16() && !elem.isF16() && !elem.isF32())
+      if (!elem.isBF16() && !elem.isF16() && !elem.isF32() && !tile::isFloat8(elem))
         return;
       int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
       int64_t rowBytes = shape.back() * elemBytes;
