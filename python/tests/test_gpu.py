@@ -460,3 +460,37 @@ def test_matmul_with_column_block_scales_against_torch():
         rows = torch.arange(m, device="cuda") // 128
         deq = y.float() * sy[rows]
         torch.testing.assert_close(deq, acc[:m], rtol=0.07, atol=1e-3 * float(amax.max()))
+
+
+def test_column_values_meet_a_loaded_row_against_torch():
+    # A [BN] tile loaded next to a reduction over the accumulator's rows
+    # takes the column values' layout (each thread loads the columns it
+    # holds); the sum is stored as a [1, BN] row.
+    lib = tilec.compile('''
+kernel colmax_bias<BM: int = 128, BN: int = 256, BK: int = 64>(
+    A: tensor<bf16, 2>, B: tensor<bf16, 2>, bias: tensor<f32, 1>, X: tensor<f32, 2>)
+    grid(cdiv(A.shape[0], BM), cdiv(B.shape[1], BN))
+{
+    var acc = zeros<f32>([BM, BN]);
+    for k in 0 .. cdiv(A.shape[1], BK) {
+        acc = mma(load(A, [block_id(0), k], [BM, BK]), load(B, [k, block_id(1)], [BK, BN]), acc);
+    }
+    store(X, [block_id(0), block_id(1)],
+          expand_dims(max(acc, axis = 0) + load(bias, [block_id(1)], [BN]), 0));
+}
+''')
+    for m, k, n in [(1000, 777, 3000), (128, 64, 256)]:
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        bias = torch.randn(n, device="cuda")
+        blocks = (m + 127) // 128
+        x = torch.empty(blocks, n, device="cuda")
+        lib.colmax_bias(a, b, bias, x)
+        torch.cuda.synchronize()
+        prod = torch.nn.functional.pad(a.float() @ b.float(), (0, 0, 0, blocks * 128 - m),
+                                       value=float("-inf"))
+        want = prod.view(blocks, 128, n).amax(1)
+        # Rows past M are zeros in the kernel's tile: a column max is at least 0 there.
+        if m % 128:
+            want[-1] = torch.maximum(want[-1], torch.zeros_like(want[-1]))
+        torch.testing.assert_close(x, want + bias, rtol=1e-3, atol=1e-2)

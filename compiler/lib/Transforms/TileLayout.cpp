@@ -239,6 +239,19 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
                   "values of an accumulator is not supported";
         return failure();
       }
+    // Column values stay column values: [N] and [1, N] only.
+    WalkResult reshapes = func.walk([&](tile::ReshapeOp reshape) {
+      if (!roots.contains(find(reshape.getTile())) || roots.contains(find(reshape.getResult())))
+        return WalkResult::advance();
+      tile::emitUserError(reshape)
+          << "a tile of column values (a reduction over the accumulator's rows, axis = 0) can be "
+             "reshaped to [1, N] (expand_dims(.., 0)) to store it or broadcast it over the rows, "
+             "not to a tile of shape "
+          << tile::shapeText(reshape.getType().getShape());
+      return WalkResult::interrupt();
+    });
+    if (reshapes.wasInterrupted())
+      return failure();
     func.walk([&](Operation *op) {
       auto visit = [&](Value v) {
         if (isa<RankedTensorType>(v.getType()) && roots.contains(find(v)))

@@ -29,13 +29,6 @@ void TileDialect::registerAttributes() {
 
 static bool isPowerOf2(unsigned v) { return v && !(v & (v - 1)); }
 
-static std::string shapeText(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
-
 //===----------------------------------------------------------------------===//
 // blocked
 //===----------------------------------------------------------------------===//

@@ -18,6 +18,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <string>
+
 #include "tilec/Dialect/Tile/IR/TileOpsDialect.h.inc"
 
 #include "tilec/Dialect/Tile/IR/TileEnums.h.inc"
@@ -134,6 +136,13 @@ LoadOp getStagedLoad(mlir::Value operand);
 /// holds no source position (a constant a fold merged), that of the first
 /// op using it (recursively) that has one.
 mlir::Location userLocation(mlir::Operation *op);
+/// A tile shape as the language writes it: "[128, 256]".
+inline std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
 /// An error about `op` at userLocation(op).
 inline mlir::InFlightDiagnostic emitUserError(mlir::Operation *op) {
   return mlir::emitError(userLocation(op));
