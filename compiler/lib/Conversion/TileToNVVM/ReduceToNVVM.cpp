@@ -352,6 +352,11 @@ struct AccumulatorCombine {
   Value narrow(Value v) const {
     return work == elem ? v : Value(arith::TruncFOp::create(b, op.getLoc(), elem, v));
   }
+  /// `acc` (null: nothing yet) combined with register `slot` of `vec`.
+  Value accumulate(Value acc, Value vec, int64_t slot) const {
+    Value x = widen(vector::ExtractOp::create(b, op.getLoc(), vec, ArrayRef<int64_t>{slot}));
+    return acc ? (*this)(acc, x) : x;
+  }
   OpBuilder &b;
   mutable tile::ReduceOp op;
   Type elem;
@@ -385,12 +390,9 @@ struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
       int64_t mb = r / 2, h = r % 2;
       Value acc;
       for (int64_t j = 0; j < chunks; ++j)
-        for (int64_t v = 0; v < 2; ++v) {
-          int64_t slot = tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v;
-          Value x = combine.widen(
-              vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{slot}));
-          acc = acc ? combine(acc, x) : x;
-        }
+        for (int64_t v = 0; v < 2; ++v)
+          acc = combine.accumulate(
+              acc, src, tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v);
       for (int32_t offset : {1, 2})
         acc = combine(acc, shuffleValue(rewriter, loc, acc, constI32(rewriter, loc, offset),
                                         NVVM::ShflKind::bfly));
@@ -491,12 +493,9 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
       for (int64_t v = 0; v < 2; ++v) {
         Value acc;
         for (int64_t mb = 0; mb < blocks; ++mb)
-          for (int64_t h = 0; h < 2; ++h) {
-            int64_t slot = tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v;
-            Value x = combine.widen(
-                vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{slot}));
-            acc = acc ? combine(acc, x) : x;
-          }
+          for (int64_t h = 0; h < 2; ++h)
+            acc = combine.accumulate(
+                acc, src, tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v);
         values.push_back(acc);
       }
     if (values.size() % 8 == 0) {
