@@ -137,12 +137,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       v.setType(RankedTensorType::get(t.getShape(), t.getElementType(), e));
     };
     func.walk([&](Operation *op) {
-      for (Region &region : op->getRegions())
-        for (Block &block : region)
-          for (BlockArgument arg : block.getArguments())
-            encode(arg);
-      for (Value result : op->getResults())
-        encode(result);
+      forEachValueOf(op, encode);
       if (auto cst = dyn_cast<arith::ConstantOp>(op))
         if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
             dense && dense.getType() != cst.getType())
@@ -152,6 +147,17 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       encodeReshapes(func);
     encodeRegisterOperands(func);
     return success();
+  }
+
+  /// The values `op` defines: the arguments of its regions' blocks (a
+  /// loop's carried tiles), then its results.
+  static void forEachValueOf(Operation *op, function_ref<void(Value)> fn) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          fn(arg);
+    for (Value result : op->getResults())
+      fn(result);
   }
 
   /// The tiles of an mma kernel that hold columns of its accumulator
@@ -253,16 +259,10 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     if (reshapes.wasInterrupted())
       return failure();
     func.walk([&](Operation *op) {
-      auto visit = [&](Value v) {
+      forEachValueOf(op, [&](Value v) {
         if (isa<RankedTensorType>(v.getType()) && roots.contains(find(v)))
           columns.insert(v);
-      };
-      for (Region &region : op->getRegions())
-        for (Block &block : region)
-          for (BlockArgument arg : block.getArguments())
-            visit(arg);
-      for (Value v : op->getResults())
-        visit(v);
+      });
     });
     return columns;
   }
