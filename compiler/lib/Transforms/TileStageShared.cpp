@@ -26,8 +26,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tilec/Transforms/Passes.h"
+#include "tilec/Transforms/AccumulatorColumns.h"
 #include "tilec/Transforms/MmaOverlap.h"
+#include "tilec/Transforms/Passes.h"
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
@@ -526,11 +527,10 @@ struct TileStageSharedPass
       return llvm::all_of(s.drop_back(2), [](int64_t d) { return d == 1; });
     };
     // [N] or [1, N] column values (a reduction over the rows of a [BM, N]
-    // tile, after the loop).
-    auto columnsShaped = [&](RankedTensorType tt) {
-      ArrayRef<int64_t> s = tt.getShape();
-      return ((s.size() == 1 && s[0] % 8 == 0) || (s.size() == 2 && s[0] == 1 && s[1] % 8 == 0));
-    };
+    // tile, after the loop, and what is computed from it).
+    FailureOr<DenseSet<Value>> columns = findAccumulatorColumns(func, BM);
+    if (failed(columns))
+      return failure();
     // [1, BM] row values reshaped from [BM] rows, to be stored in a row.
     auto rowOfRows = [&](Operation *op, RankedTensorType tt) {
       auto reshape = dyn_cast<tile::ReshapeOp>(op);
@@ -581,7 +581,8 @@ struct TileStageSharedPass
       }
       if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
         RankedTensorType from = broadcast.getTile().getType();
-        if (!((rowsShaped(from) || columnsShaped(from)) && from.getRank() == 2)) {
+        if (!((rowsShaped(from) || columns->contains(broadcast.getTile())) &&
+              from.getRank() == 2)) {
           tile::emitUserError(op)
               << form
               << ", only [BM, 1] columns of row "
@@ -591,13 +592,15 @@ struct TileStageSharedPass
           return WalkResult::interrupt();
         }
       }
-      for (Type t : op->getResultTypes())
-        if (auto tt = dyn_cast<RankedTensorType>(t);
-            tt && !accShaped(tt) && !rowsShaped(tt) && !rowOfRows(op, tt) && !columnsShaped(tt)) {
+      for (Value result : op->getResults())
+        if (auto tt = dyn_cast<RankedTensorType>(result.getType());
+            tt && !accShaped(tt) && !rowsShaped(tt) && !rowOfRows(op, tt) &&
+            !columns->contains(result)) {
           tile::emitUserError(op) << form << ", every tile must have " << BM
                                   << " rows and a multiple of 8 columns, or be a [" << BM << "] / ["
                                   << BM << ", 1] tile of row values or an [N] / [1, N] tile of "
-                                  "column values; this one is " << shapeStr(tt);
+                                  "column values (a reduction over axis 0 after the loop); this "
+                                  "one is " << shapeStr(tt);
           return WalkResult::interrupt();
         }
       return WalkResult::advance();
@@ -942,12 +945,15 @@ struct TileStageSharedPass
       return !fma && !swapped && !s.empty() && s[0] == BM &&
              (s.size() == 1 || (s.size() == 2 && s[1] == 1));
     };
-    // And a [BN] or [1, BN] tile of columns (a reduction over its rows).
-    auto columnsShaped = [&](RankedTensorType tt) {
-      ArrayRef<int64_t> s = tt.getShape();
-      return !fma && !swapped && ((s.size() == 1 && s[0] == BN) ||
-                                  (s.size() == 2 && s[0] == 1 && s[1] == BN));
-    };
+    // And a [BN] or [1, BN] tile of columns (a reduction over its rows and
+    // what is computed from it).
+    DenseSet<Value> columns;
+    if (!fma && !swapped) {
+      FailureOr<DenseSet<Value>> found = findAccumulatorColumns(func, BM);
+      if (failed(found))
+        return failure();
+      columns = std::move(*found);
+    }
     WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
       if (forOp->isAncestor(op))
         return WalkResult::advance();
@@ -993,7 +999,7 @@ struct TileStageSharedPass
       }
       if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
         RankedTensorType from = broadcast.getTile().getType();
-        if (!((rowsShaped(from) || columnsShaped(from)) && from.getRank() == 2 &&
+        if (!((rowsShaped(from) || columns.contains(broadcast.getTile())) && from.getRank() == 2 &&
               accShaped(broadcast.getType()))) {
           tile::emitUserError(op) << "in a kernel with mma, only loaded tiles"
                                   << (fma || swapped ? ""
@@ -1008,16 +1014,16 @@ struct TileStageSharedPass
           return WalkResult::interrupt();
         }
       }
-      for (Type t : op->getResultTypes())
-        if (auto tt = dyn_cast<RankedTensorType>(t);
-            tt && !accShaped(tt) && !rowsShaped(tt) && !columnsShaped(tt)) {
+      for (Value result : op->getResults())
+        if (auto tt = dyn_cast<RankedTensorType>(result.getType());
+            tt && !accShaped(tt) && !rowsShaped(tt) && !columns.contains(result)) {
           tile::emitUserError(op)
               << "in a kernel with mma, every tile outside the mma "
                  "loop must have the accumulator's shape ["
               << BM << ", " << BN << "]"
               << (fma || swapped ? ""
                                  : " or be a [BM] / [BM, 1] tile of row values or a [BN] / [1, "
-                                   "BN] tile of column values")
+                                   "BN] tile of column values (a reduction over axis 0)")
               << "; this one is " << shapeStr(tt) << " (a loaded tile may be broadcast to it"
               << (swapped ? "; with BM < 64, tiles of row values are not supported: "
                             "use BM = 64"
