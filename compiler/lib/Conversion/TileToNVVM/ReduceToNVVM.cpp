@@ -454,6 +454,12 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
     // Word k of warp w's partial value of column c: (k * warps + w) * cols
     // + c; word k of column c's total: (words * warps + k) * cols + c. Each
     // access is a base (a thread's first column) and a constant.
+    auto partialIndex = [&](int64_t k, int64_t w, int64_t col) {
+      return (k * warps + w) * cols + col;
+    };
+    auto totalIndex = [&](int64_t k, int64_t col) {
+      return (int64_t(words) * warps + k) * cols + col;
+    };
     auto elementAt = [&](Value from, int64_t index) {
       return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, from,
                                  ArrayRef<LLVM::GEPArg>{int32_t(index)});
@@ -461,14 +467,7 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
     auto elementsFrom = [&](Value index) {
       return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base, ValueRange{index});
     };
-    Value ownPartials = elementsFrom(e.add(e.mul(warp, e.i32(cols)), pair));
     Value ownTotals = elementsFrom(pair);
-    auto partialAt = [&](int64_t k, int64_t col) {
-      return elementAt(ownPartials, k * warps * cols + col);
-    };
-    auto totalAt = [&](int64_t k, int64_t col) {
-      return elementAt(ownTotals, (int64_t(words) * warps + k) * cols + col);
-    };
     auto store = [&](Value value, function_ref<Value(int64_t)> at) {
       SmallVector<Value, 2> ws = toWords(rewriter, loc, value);
       for (unsigned k = 0; k < words; ++k)
@@ -498,6 +497,7 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
                 acc, src, tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v);
         values.push_back(acc);
       }
+    Value first;
     if (values.size() % 8 == 0) {
       // The warp's rows, as a reduce-scatter over the 8 lanes that hold
       // the same columns: at lane bit 16, 8, then 4 a lane keeps one half of
@@ -505,7 +505,7 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
       // lane's same half, which it receives for the half it sends. After
       // the three steps lane l holds values 8 * (l / 4) .. + 7 complete,
       // 1/8 of the shuffles and stores of a shuffle per value and step.
-      Value first = e.i32(0);
+      first = e.i32(0);
       for (int32_t mask : {16, 8, 4}) {
         size_t half = values.size() / 2;
         Value upper = e.ne(e.band(tid, e.i32(mask)), e.i32(0));
@@ -520,23 +520,21 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
                                                      e.i32(int64_t(half)), e.i32(0)));
         values = kept;
       }
-      // Value k is value first + k of the thread's, first a multiple of 8:
-      // column 4 * first + 2 * (lane % 4) + 8 * (k / 2) + k % 2.
-      Value own = elementsFrom(e.add(e.mul(warp, e.i32(cols)), e.add(e.mul(first, e.i32(4)), pair)));
-      for (auto [k, value] : llvm::enumerate(values)) {
-        int64_t col = 8 * int64_t(k / 2) + int64_t(k % 2);
-        store(value, [&](int64_t w) { return elementAt(own, w * warps * cols + col); });
-      }
     } else {
       // Each column by three butterfly shuffles; the 8 lanes that hold it
       // write the same value.
-      for (size_t i = 0; i < values.size(); ++i) {
-        Value acc = values[i];
-        int64_t col = 8 * int64_t(i / 2) + int64_t(i % 2);
+      for (Value &value : values)
         for (int32_t offset : {4, 8, 16})
-          acc = combine(acc, shuffleValue(rewriter, loc, acc, e.i32(offset), NVVM::ShflKind::bfly));
-        store(acc, [&](int64_t k) { return partialAt(k, col); });
-      }
+          value = combine(value, shuffleValue(rewriter, loc, value, e.i32(offset),
+                                              NVVM::ShflKind::bfly));
+    }
+    // Value k is value first + k of the thread's (first a multiple of 8, or
+    // none): column 4 * first + 2 * (lane % 4) + 8 * (k / 2) + k % 2.
+    Value own = elementsFrom(e.add(e.mul(warp, e.i32(cols)),
+                                   first ? e.add(e.mul(first, e.i32(4)), pair) : pair));
+    for (auto [k, value] : llvm::enumerate(values)) {
+      int64_t col = 8 * int64_t(k / 2) + int64_t(k % 2);
+      store(value, [&](int64_t word) { return elementAt(own, partialIndex(word, 0, col)); });
     }
     consumersBarrier();
     // 2. The warps' values of columns local, local + threads, ...
@@ -546,12 +544,10 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
       auto total = [&] {
         Value sum;
         for (int64_t w = 0; w < warps; ++w) {
-          Value x = load([&](int64_t k) { return elementAt(column, (k * warps + w) * cols + c0); });
+          Value x = load([&](int64_t k) { return elementAt(column, partialIndex(k, w, c0)); });
           sum = sum ? combine(sum, x) : x;
         }
-        store(sum, [&](int64_t k) {
-          return elementAt(column, (int64_t(words) * warps + k) * cols + c0);
-        });
+        store(sum, [&](int64_t k) { return elementAt(column, totalIndex(k, c0)); });
       };
       if (c0 + threads <= cols)
         total();
@@ -564,7 +560,8 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
     for (int64_t j = 0; j < chunks; ++j)
       for (int64_t v = 0; v < 2; ++v) {
-        Value x = combine.narrow(load([&](int64_t k) { return totalAt(k, 8 * j + v); }));
+        Value x = combine.narrow(
+            load([&](int64_t k) { return elementAt(ownTotals, totalIndex(k, 8 * j + v)); }));
         result = vector::InsertOp::create(rewriter, loc, x, result, ArrayRef<int64_t>{2 * j + v});
       }
     rewriter.replaceOp(op, result);
