@@ -26,13 +26,13 @@
 namespace tilec::mma {
 using namespace mlir;
 
-/// Small builders over one OpBuilder and location.
 /// Named barriers of the epilogue: one per consumer warpgroup (4, 5, 6:
 /// its TMA stores), and one for every consumer thread (7: the TMA stores'
 /// shared boxes, the reductions over an accumulator's rows). 0 is the
 /// block's, 1 the producer's, 2 and 3 the ping-pong turns.
 inline constexpr int32_t kFirstEpilogueBarrier = 4, kAllConsumersBarrier = 7;
 
+/// Small builders over one OpBuilder and location.
 struct Emit {
   OpBuilder &b;
   Location loc;

@@ -167,12 +167,18 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
       sync(false);
     }
     Value box = e.gep(region, e.i64(buffer * kBoxBytes));
-    auto pair = [&](int64_t g) {
+    // Group g's elements as one vector (from the elements: an
+    // extract_strided_slice of the whole vector became a shuffle of one of
+    // the partial vectors that build it, a 128-element value live into
+    // every box's block, which made instruction selection 5x slower).
+    auto group = [&](int64_t g) -> Value {
       SmallVector<Value> elements;
       for (int64_t x = 0; x < width; ++x)
         elements.push_back(vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{g * width + x}));
-      Value v = vector::FromElementsOp::create(b, loc, groupTy, elements);
-      return LLVM::BitcastOp::create(b, loc, b.getI32Type(), v).getResult();
+      return vector::FromElementsOp::create(b, loc, groupTy, elements);
+    };
+    auto pair = [&](int64_t g) {
+      return LLVM::BitcastOp::create(b, loc, b.getI32Type(), group(g)).getResult();
     };
     if (!pairs.empty()) {
       // Lane l gives the address of row l % 8 of matrix l / 8.
@@ -197,15 +203,7 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
       Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
       Value byte = e.mul(e.remu(e.remu(flat, e.i64(N)), e.i64(boxCols)), e.i64(elemBytes));
       Value at = swizzledOffset(e, r, byte);
-      // From the group's elements (an extract_strided_slice of the whole
-      // vector became a shuffle of one of the partial vectors that build
-      // it: a 128-element value live into every box's block, which made
-      // instruction selection 5x slower).
-      SmallVector<Value> elements;
-      for (int64_t x = 0; x < width; ++x)
-        elements.push_back(vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{g * width + x}));
-      Value v = vector::FromElementsOp::create(b, loc, groupTy, elements);
-      LLVM::StoreOp::create(b, loc, v, e.gep(box, at), unsigned(width * elemBytes));
+      LLVM::StoreOp::create(b, loc, group(g), e.gep(box, at), unsigned(width * elemBytes));
     }
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
                                NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
