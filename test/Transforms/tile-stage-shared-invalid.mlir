@@ -9,7 +9,7 @@ func.func @regs(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<256x256xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<256x64xbf16>
     %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x256xbf16>
-    // expected-error @+1 {{kernel 'regs': the 256x256 f32 accumulator needs 256 registers per thread in each of the 2 consumer warpgroups, but at most 128 leave room for the rest (255 per thread); use a smaller BM or BN}}
+    // expected-error @+1 {{kernel 'regs': the 256x256 f32 accumulator needs 256 registers per thread in each of the 2 consumer warpgroups, but at most 160 leave room for the rest (255 per thread); use a smaller BM or BN}}
     %y = tile.mma %ta, %tb, %x : tensor<256x64xbf16>, tensor<64x256xbf16>, tensor<256x256xf32>
     scf.yield %y : tensor<256x256xf32>
   }
@@ -27,7 +27,7 @@ func.func @bn80(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x80xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<f16, 2>, i64, i64 -> tensor<128x64xf16>
     %tb = tile.load %a[%k, %c0] : !tile.view<f16, 2>, i64, i64 -> tensor<64x80xf16>
-    // expected-error @+1 {{kernel 'bn80': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) (mma of tile<f16>[128, 64] and tile<f16>[64, 80])}}
+    // expected-error @+1 {{kernel 'bn80': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) or of 64 up to 512 (e.g. 320) (mma of tile<f16>[128, 64] and tile<f16>[64, 80])}}
     %y = tile.mma %ta, %tb, %x : tensor<128x64xf16>, tensor<64x80xf16>, tensor<128x80xf32>
     scf.yield %y : tensor<128x80xf32>
   }
@@ -207,5 +207,78 @@ func.func @computed_row(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.ke
   %z = arith.constant dense<1.0> : tensor<128xf32>
   // expected-error @+1 {{in a kernel with mma, only loaded tiles, [BM, 1] columns of row values and [1, BN] rows of column values can be broadcast (e.g. acc + load(bias, [n], [BN]), acc - expand_dims(max(acc, axis = 1), 1)); this one is tile<f32>[128]}}
   %b = tile.broadcast %z : tensor<128xf32> -> tensor<128x128xf32>
+  return
+}
+
+// -----
+
+// Wider than one wgmma: above 256, BN must be whole 64-column boxes, at
+// most 512, with at most 160 accumulator registers, and b as loaded (a
+// K-major box has at most 256 rows).
+
+func.func @bn352(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<64x352xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<64x352xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x352xbf16>
+    // expected-error @+1 {{kernel 'bn352': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) or of 64 up to 512 (e.g. 320) (mma of tile<bf16>[64, 64] and tile<bf16>[64, 352])}}
+    %y = tile.mma %ta, %tb, %x : tensor<64x64xbf16>, tensor<64x352xbf16>, tensor<64x352xf32>
+    scf.yield %y : tensor<64x352xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @bn576(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<64x576xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<64x576xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x576xbf16>
+    // expected-error @+1 {{kernel 'bn576': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) or of 64 up to 512 (e.g. 320) (mma of tile<bf16>[64, 64] and tile<bf16>[64, 576])}}
+    %y = tile.mma %ta, %tb, %x : tensor<64x64xbf16>, tensor<64x576xbf16>, tensor<64x576xf32>
+    scf.yield %y : tensor<64x576xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @bn384(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x384xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x384xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x384xbf16>
+    // expected-error @+1 {{kernel 'bn384': the 128x384 f32 accumulator needs 192 registers per thread in each of the 2 consumer warpgroups, but at most 160 leave room for the rest (255 per thread); use a smaller BM or BN}}
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x384xbf16>, tensor<128x384xf32>
+    scf.yield %y : tensor<128x384xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @bn320nt(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x320xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x320xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
+    %tw = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<320x64xbf16>
+    %tb = tile.permute %tw {permutation = array<i64: 1, 0>} : tensor<320x64xbf16> -> tensor<64x320xbf16>
+    // expected-error @+1 {{kernel 'bn320nt': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) (mma of tile<bf16>[128, 64] and tile<bf16>[64, 320])}}
+    %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x320xbf16>, tensor<128x320xf32>
+    scf.yield %y : tensor<128x320xf32>
+  }
   return
 }

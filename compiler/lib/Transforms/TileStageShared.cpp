@@ -863,10 +863,19 @@ struct TileStageSharedPass
     } else {
       if (BM % 64 != 0)
         return shapeError("the number of rows of a (BM) must be a multiple of 64 for the tensor cores");
-      if (BN % 32 != 0 || BN > 256)
-        return shapeError("the number of columns of b (BN) must be a multiple of 32 up to 256 "
-                          "(e.g. 64, 96, 128, 192, 256)");
-      consumers = (BM >= 128 && (BM / 2) % 64 == 0) ? 2 : 1;
+      // Wider than one wgmma (256 columns): two wgmmas per step, each of
+      // whole 64-column boxes of b as loaded (a K-major box has at most 256
+      // rows).
+      bool wide = tma && !bKMajor && BN > 256;
+      if (BN % 32 != 0 || BN > (tma && !bKMajor ? 512 : 256) || (wide && BN % 64 != 0))
+        return shapeError(tma && !bKMajor
+                              ? "the number of columns of b (BN) must be a multiple of 32 up to "
+                                "256 (e.g. 64, 96, 128, 192, 256) or of 64 up to 512 (e.g. 320)"
+                              : "the number of columns of b (BN) must be a multiple of 32 up to "
+                                "256 (e.g. 64, 96, 128, 192, 256)");
+      // BM = 192 on wgmma: three consumer warpgroups of 64 rows (cuBLAS's
+      // and ThunderKittens' 192 x 192 tiles), 152 registers each.
+      consumers = tma && BM == 192 ? 3 : (BM >= 128 && (BM / 2) % 64 == 0) ? 2 : 1;
     }
     if (tma && (BM > 256 || BK > 256))
       return shapeError("BM and BK can be at most 256 (a TMA box has at most 256 rows)");
@@ -875,8 +884,11 @@ struct TileStageSharedPass
                         Twine(boxCols) + " for the 128-byte swizzled staging");
     int64_t accRegs = BM * BN / (128 * consumers);
     // fma consumers also keep a and b fragments and addresses: 64
-    // accumulators (8x8 per thread) is what fits next to them.
-    int64_t maxAccRegs = fma ? 64 : 128;
+    // accumulators (8x8 per thread) is what fits next to them. Two wgmma
+    // consumer warpgroups get 200 registers each (pipelineRegisters): 160
+    // accumulators (128 x 320, as cuBLAS's tile for 8192^3) fit beside the
+    // loop's addresses; three get 152.
+    int64_t maxAccRegs = fma ? 64 : (tma && !swapped && consumers == 2) ? 160 : 128;
     if (accRegs > maxAccRegs)
       return mma.emitError()
              << "kernel '" << name << "': the " << BM << "x" << BN

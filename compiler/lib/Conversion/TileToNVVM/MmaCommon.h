@@ -21,6 +21,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <numeric>
 #include <string>
 
 namespace tilec::mma {
@@ -132,36 +133,55 @@ inline LLVM::LLVMStructType wgmmaAccType(MLIRContext *ctx, int64_t fields) {
   return ty;
 }
 
-/// The accumulator vector (slots mb * fields + f) as one wgmma struct of
-/// `fields` f32 per 64-row block; with `undefined`, structs of undefined
-/// values (a first wgmma that does not read its accumulator).
+/// The accumulator vector as wgmma structs: per 64-row block mb, one struct
+/// per part of wgmma's N (`parts`: the f32 fields of each; one part, or two
+/// where the tile is wider than a wgmma's 256 columns), struct mb *
+/// parts.size() + p holding slots mb * (sum of parts) + (fields of the parts
+/// before p) + f. The fragments of 8-column chunks come in column order, so
+/// a part is a contiguous run of a block's slots. With `undefined`, structs
+/// of undefined values (a first wgmma that does not read its accumulator).
+inline SmallVector<Value> toWgmmaStructs(OpBuilder &b, Location loc, Value vec,
+                                         int64_t mBlocks, ArrayRef<int64_t> parts,
+                                         bool undefined = false) {
+  int64_t total = std::accumulate(parts.begin(), parts.end(), int64_t(0));
+  SmallVector<Value> accs;
+  for (int64_t mb = 0; mb < mBlocks; ++mb)
+    for (int64_t p = 0, first = 0; p < int64_t(parts.size()); first += parts[p++]) {
+      Value st = LLVM::UndefOp::create(b, loc, wgmmaAccType(b.getContext(), parts[p]));
+      if (!undefined)
+        for (int64_t f = 0; f < parts[p]; ++f) {
+          Value x = vector::ExtractOp::create(b, loc, vec,
+                                              ArrayRef<int64_t>{mb * total + first + f});
+          st = LLVM::InsertValueOp::create(b, loc, st, x, ArrayRef<int64_t>{f});
+        }
+      accs.push_back(st);
+    }
+  return accs;
+}
 inline SmallVector<Value> toWgmmaStructs(OpBuilder &b, Location loc, Value vec,
                                          int64_t mBlocks, int64_t fields, bool undefined = false) {
-  auto structTy = wgmmaAccType(b.getContext(), fields);
-  SmallVector<Value> accs;
-  for (int64_t mb = 0; mb < mBlocks; ++mb) {
-    Value st = LLVM::UndefOp::create(b, loc, structTy);
-    if (!undefined)
-      for (int64_t f = 0; f < fields; ++f) {
-        Value x = vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{mb * fields + f});
-        st = LLVM::InsertValueOp::create(b, loc, st, x, ArrayRef<int64_t>{f});
-      }
-    accs.push_back(st);
-  }
-  return accs;
+  return toWgmmaStructs(b, loc, vec, mBlocks, ArrayRef<int64_t>{fields}, undefined);
 }
 /// The inverse of toWgmmaStructs: a vector of type `ty`.
 inline Value fromWgmmaStructs(OpBuilder &b, Location loc, ValueRange accs, VectorType ty,
-                              int64_t fields) {
+                              ArrayRef<int64_t> parts) {
+  int64_t total = std::accumulate(parts.begin(), parts.end(), int64_t(0));
   Value result = arith::ConstantOp::create(
       b, loc, ty, DenseElementsAttr::get(ty, b.getF32FloatAttr(0)));
-  for (auto [mb, acc] : llvm::enumerate(accs))
-    for (int64_t f = 0; f < fields; ++f) {
+  for (auto [i, acc] : llvm::enumerate(accs)) {
+    int64_t mb = int64_t(i) / int64_t(parts.size()), p = int64_t(i) % int64_t(parts.size());
+    int64_t first = std::accumulate(parts.begin(), parts.begin() + p, int64_t(0));
+    for (int64_t f = 0; f < parts[p]; ++f) {
       Value x = LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{f});
       result = vector::InsertOp::create(b, loc, x, result,
-                                        ArrayRef<int64_t>{int64_t(mb) * fields + f});
+                                        ArrayRef<int64_t>{mb * total + first + f});
     }
+  }
   return result;
+}
+inline Value fromWgmmaStructs(OpBuilder &b, Location loc, ValueRange accs, VectorType ty,
+                              int64_t fields) {
+  return fromWgmmaStructs(b, loc, accs, ty, ArrayRef<int64_t>{fields});
 }
 
 /// What one staged operand needs.

@@ -518,7 +518,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     bool swapped = cast<tile::MmaEncodingAttr>(layout).getSwapped();
     bool isWgmma = cast<tile::MmaEncodingAttr>(layout).getKind() != tile::MmaKind::fma;
     std::optional<PipelineRegisters> regs;
-    if (isWgmma && C == 2 && (!swapped || BM * BN / (128 * C) >= 64))
+    if (isWgmma && C >= 2 && (!swapped || BM * BN / (128 * C) >= 64))
       regs = pipelineRegisters(C, /*busyProducer=*/true);
 
     // ---- producer: warpgroup 0 -------------------------------------------
@@ -576,13 +576,25 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     bool registerA = swapped && !bKMajor && A.elemBytes == 4;
     int64_t rowsPerWG = (swapped ? BN : BM) / C, mBlocks = rowsPerWG / 64;
     int64_t fields = wgmmaN / 2;
+    // wgmma's N is at most 256: a wider tile (BN = 320, as cuBLAS's 128 x
+    // 320) is multiplied by one wgmma per part, the first of whole 64-column
+    // boxes up to 256 and about half, the second the rest (192 + 128).
+    SmallVector<int64_t> partCols{wgmmaN};
+    if (!swapped && wgmmaN > 256) {
+      int64_t first = std::min<int64_t>(256, llvm::alignTo(wgmmaN / 2, 64));
+      partCols = {first, wgmmaN - first};
+    }
+    SmallVector<int64_t> partFields;
+    for (int64_t n : partCols)
+      partFields.push_back(n / 2);
+    int64_t nParts = int64_t(partCols.size());
     auto structTy = wgmmaAccType(ctx, fields);
     auto wgmmaTypeA = wgmmaTypeOf(elem);
     auto wgmmaTypeB = wgmmaTypeOf(B.load.getType().getElementType());
     if (swapped)
       std::swap(wgmmaTypeA, wgmmaTypeB);
     int64_t kStep = wgmmaKStep(elem);
-    SmallVector<Value> accs = toWgmmaStructs(rewriter, loc, init, mBlocks, fields);
+    SmallVector<Value> accs = toWgmmaStructs(rewriter, loc, init, mBlocks, partFields);
     Value consumer64 = e.zext64(consumer);
     auto loop = scf::ForOp::create(rewriter, loc, e.i32(0), trips32, e.i32(1), accs);
     {
@@ -611,16 +623,22 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
                 lane, kk));
       }
       NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-      for (int64_t kk = 0; kk < BK / kStep; ++kk) {
-        // b K-major: [BN, BK] rows, as a's; MN-major: [BK, BN] rows.
-        // Swapped, wgmma's B is a's [BM, BK] tile (K-major, all of it).
+      for (int64_t kk = 0; kk < BK / kStep; ++kk)
+      for (int64_t p = 0, nOff = 0; p < nParts; nOff += partCols[p++]) {
+        // b K-major: [BN, BK] rows, as a's; MN-major: [BK, BN] rows (part
+        // p from box nOff / 64). Swapped, wgmma's B is a's [BM, BK] tile
+        // (K-major, all of it).
         Value descB = swapped   ? wgmmaKMajorDescriptor(e, stageAddr, BM, kk)
-                      : bKMajor ? wgmmaKMajorDescriptor(e, bBase, BN, kk)
-                                : wgmmaMNMajorDescriptor(e, bBase, BK, kk);
+                      : bKMajor ? wgmmaKMajorDescriptor(e, bBase, BN, kk, nOff * 128)
+                                : wgmmaMNMajorDescriptor(
+                                      e, bBase, BK, kk,
+                                      nOff ? e.i64(nOff / 64 * BK * 128) : Value());
+        Type partTy = wgmmaAccType(ctx, partFields[p]);
         for (int64_t mb = 0; mb < mBlocks; ++mb) {
+          Value &acc = cur[mb * nParts + p];
           if (registerA) {
-            cur[mb] = tf32RegisterAStep(e, cur[mb], structTy, fields, wgmmaN, descB,
-                                        fragments[kk * mBlocks + mb]);
+            acc = tf32RegisterAStep(e, acc, structTy, fields, wgmmaN, descB,
+                                    fragments[kk * mBlocks + mb]);
             continue;
           }
           Value descA;
@@ -635,9 +653,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
           } else {
             descA = wgmmaKMajorDescriptor(e, aBase, BM, kk, mb * 64 * 128);
           }
-          cur[mb] = NVVM::WgmmaMmaAsyncOp::create(
-              rewriter, loc, structTy, cur[mb], descA, descB,
-              NVVM::MMAShapeAttr::get(ctx, 64, int(wgmmaN), int(kStep)),
+          acc = NVVM::WgmmaMmaAsyncOp::create(
+              rewriter, loc, partTy, acc, descA, descB,
+              NVVM::MMAShapeAttr::get(ctx, 64, int(partCols[p]), int(kStep)),
               NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeA),
               NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeB),
               NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
@@ -673,7 +691,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
                                      e.eq(lane, e.i32(0))),
                [&] { release(e.zext64(e.remu(e.sub(trips32, e.i32(1)), e.i32(S)))); });
     result = fromWgmmaStructs(rewriter, loc, loop.getResults(),
-                              cast<VectorType>(init.getType()), fields);
+                              cast<VectorType>(init.getType()), partFields);
     }
     rewriter.replaceOp(forOp, result);
     return success();
