@@ -9,6 +9,9 @@ output is checked against SDPA's first.
 
 usage: bench/bench_attention_sweep.py [--seqs 512,1024,...] [--dims 64,128]
                                       [--rounds R] [--iters N] [--csv FILE]
+                                      [--variant NAME:K=V+K=V ...] [--no-peers]
+--variant adds a tilec implementation compiled with those parameters (e.g.
+"tilec persistent:PERSISTENT=1"); --no-peers times tilec's alone.
 Draw the CSV with bench/plot_attention.py.
 
 The Triton kernel is written for this benchmark after the structure of
@@ -105,23 +108,31 @@ def main():
     ap.add_argument("--reps", type=int, default=5,
                     help="back-to-back calls per timed run (a launch's CPU cost does not pad it)")
     ap.add_argument("--csv", default="attention-sweep.csv")
+    ap.add_argument("--variant", action="append", default=[])
+    ap.add_argument("--no-peers", action="store_true")
     args = ap.parse_args()
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}  triton {triton.__version__}")
     rows = []
     for D in (int(d) for d in args.dims.split(",")):
         for causal in (int(c) for c in args.causal.split(",")):
-            lib = tilec.load(os.path.join(root, "examples", "attention.tile"), D=D, CAUSAL=causal)
+            path = os.path.join(root, "examples", "attention.tile")
+            libs = {"tilec": tilec.load(path, D=D, CAUSAL=causal)}
+            for v in args.variant:
+                name, defs = v.split(":", 1)
+                libs[name] = tilec.load(path, D=D, CAUSAL=causal,
+                                        **{k: int(x) for k, x in (d.split("=") for d in defs.split("+"))})
             for S in (int(s) for s in args.seqs.split(",")):
                 B, H = max(1, 16384 // S), 2048 // D
                 q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)
                            for _ in range(3))
                 lse = torch.empty(B * H, S, device="cuda", dtype=torch.float32)
-                outs = {n: torch.empty_like(q) for n in ("tilec", "Triton")}
+                outs = {n: torch.empty_like(q) for n in list(libs) + ["Triton"]}
 
-                def run_tilec():
-                    lib.attention(q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D),
-                                  outs["tilec"].view(B * H, S, D), lse, D ** -0.5)
+                def run_tilec(name):
+                    return lambda: libs[name].attention(
+                        q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D),
+                        outs[name].view(B * H, S, D), lse, D ** -0.5)
 
                 def sdpa(backend):
                     def run():
@@ -129,11 +140,14 @@ def main():
                             return torch.nn.functional.scaled_dot_product_attention(
                                 q, k, v, is_causal=bool(causal))
                     return run
-                impls = {"tilec": run_tilec, "cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION),
-                         "FLASH_ATTENTION": sdpa(SDPBackend.FLASH_ATTENTION),
-                         "Triton": lambda: triton_attention(q, k, v, outs["Triton"], bool(causal))}
+                impls = {name: run_tilec(name) for name in libs}
+                if not args.no_peers:
+                    impls.update({"cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION),
+                                  "FLASH_ATTENTION": sdpa(SDPBackend.FLASH_ATTENTION),
+                                  "Triton": lambda: triton_attention(q, k, v, outs["Triton"],
+                                                                     bool(causal))})
                 want = sdpa(SDPBackend.FLASH_ATTENTION)().float()
-                for name in ("tilec", "Triton"):
+                for name in [n for n in impls if n in outs]:
                     impls[name]()
                     torch.cuda.synchronize()
                     err = (outs[name].float() - want).abs().max().item()

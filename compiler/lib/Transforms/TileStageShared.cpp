@@ -329,13 +329,13 @@ struct TileStageSharedPass
                << "': an mma loop may sit directly in one outer 'for' loop (a persistent "
                   "kernel), not deeper or in a 'while'";
     }
+    // The bounds may change with the outer loop (a causal attention's key
+    // blocks per query block): the TMA ring counts on across the runs of
+    // the loop, the cp.async ring of sm_80 is filled and drained per run.
+    bool varyingBounds = false;
     if (outer)
       for (Value bound : {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()})
-        if (!hoistInvariant(bound, outer))
-          return mmas.front().emitError()
-                 << "kernel '" << name
-                 << "': the bounds of an mma loop inside an outer loop must not change "
-                    "between its iterations (compute them before the outer loop)";
+        varyingBounds |= !hoistInvariant(bound, outer);
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
         s && s.getInt() != 0 && (s.getInt() < 2 || s.getInt() > 8))
       return mmas.front().emitError()
@@ -429,10 +429,10 @@ struct TileStageSharedPass
           return mma.emitError()
                  << "the operands of mma must be loaded in the loop (or, for the first, "
                     "just before it)";
-        if (!inLoop && outer)
-          return so.load.emitError()
-                 << "in a persistent kernel (an mma loop inside another loop) the operands "
-                    "of mma must be loaded in the mma loop";
+        // In a persistent kernel a first operand loaded before the mma loop
+        // (attention's Q) is loaded once per outer iteration (on sm_90a into
+        // one of two buffers where they fit: the producer loads the next
+        // tile's while the consumers finish this one's).
         if (!so.load->hasOneUse())
           return so.load.emitError() << "a tile loaded for an mma may feed only that mma";
         RankedTensorType lt = so.load.getType();
@@ -501,6 +501,11 @@ struct TileStageSharedPass
       alternate = true;
       consumers = 2;
     }
+    bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
+    if (alternate && (varyingBounds || (outer && anyResident)))
+      return mmas.front().emitError()
+             << "kernel '" << name << "': @launch(pingpong = 1) needs the mma loop's bounds "
+                "fixed across the outer loop and every operand loaded in the mma loop";
     unsigned share = alternate ? 1 : consumers;
     // fma consumers would also need a and b fragments; with wgmma the
     // accumulators and the loop's other tiles share 255 registers.
@@ -623,6 +628,18 @@ struct TileStageSharedPass
     // Reductions over the rows (axis = 0) combine the consumer warps'
     // partial columns in shared memory after the ring.
     int64_t columnBytes = columnReductionBytes(func, BM, consumers);
+    // In an outer loop the tiles loaded before the mma loop are loaded
+    // again for each outer iteration: into two buffers where they fit with
+    // two stages (the producer loads the next tile's while the consumers
+    // finish this one's; slot 1 residentBytes / 2 after slot 0), else one.
+    int64_t residentSlots = 1;
+    if (outer && residentBytes) {
+      residentSlots =
+          tma && 2 * residentBytes + 2 * stageBytes + kSharedOverhead + columnBytes <= maxShared
+              ? 2
+              : 1;
+      residentBytes *= residentSlots;
+    }
     int64_t maxStages =
         stageBytes ? (maxShared - kSharedOverhead - residentBytes - columnBytes) / stageBytes : 8;
     // The intra-warpgroup overlap (MmaOverlap.h) holds a stage one
@@ -672,6 +689,8 @@ struct TileStageSharedPass
     plan.append("general", b.getUnitAttr());
     plan.append("resident_bytes", b.getI64IntegerAttr(residentBytes));
     plan.append("stage_bytes", b.getI64IntegerAttr(stageBytes));
+    if (outer && residentBytes)
+      plan.append("resident_slots", b.getI32IntegerAttr(int32_t(residentSlots)));
     if (overlapFits && stages >= 3)
       plan.append("overlap", b.getUnitAttr());
     if (alternate)

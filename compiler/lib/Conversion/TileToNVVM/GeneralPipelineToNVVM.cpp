@@ -380,12 +380,26 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   bool alternate = bool(plan.get("alternate"));
   int64_t releasers = alternate ? 1 : C;
   int64_t residentBytes = cast<IntegerAttr>(plan.get("resident_bytes")).getInt();
+  // A persistent kernel's tiles loaded before the mma loop (attention's Q)
+  // are loaded per outer iteration into `slots` buffers (two where they
+  // fit), o % slots, each with a full and an empty barrier (2S + slot,
+  // 2S + 2 + slot).
+  bool perTile = bool(plan.get("resident_slots"));
+  int64_t slots = perTile ? cast<IntegerAttr>(plan.get("resident_slots")).getInt() : 1;
+  int64_t slotBytes = residentBytes / slots;
   int64_t stageBytes = cast<IntegerAttr>(plan.get("stage_bytes")).getInt();
   Location loc = forOp.getLoc();
   // A persistent kernel's mma loop sits in an outer loop (tile-stage-shared
   // checked that its bounds do not change with it): the ring's iterations
   // count on across the outer loop, g = outer index * trips + inner index.
   auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
+  // Whether the mma loop's bounds change with the outer loop (a causal
+  // attention's key blocks): the ring then counts on by a running total of
+  // the runs' trip counts instead of outer index * trips, and the producer
+  // computes each run's bounds again.
+  bool varying = outer && llvm::any_of(forOp->getOperands(), [&](Value bound) {
+                   return outer->isAncestor(bound.getParentBlock()->getParentOp());
+                 });
   OpBuilder b(outer ? outer.getOperation() : forOp.getOperation());
   Emit e{b, loc};
 
@@ -443,6 +457,13 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       }
       if (anyResident)
         NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(1), Value());
+      if (perTile) {
+        if (slots == 2)
+          NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S + 1)), e.i32(1), Value());
+        for (int64_t slot = 0; slot < slots; ++slot)
+          NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S + 2 + slot)),
+                                       e.i32(4 * releasers), Value());
+      }
     });
     NVVM::Barrier0Op::create(b, loc);
   }
@@ -456,9 +477,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     scf::ForOp loop;
     Value lb64, step64, trips32;
   };
-  auto counterOf = [&](scf::ForOp loop) {
-    Counter c{loop, e.sext64(loop.getLowerBound()), e.sext64(loop.getStep()), Value()};
-    Value span = arith::SubIOp::create(b, loc, e.sext64(loop.getUpperBound()), c.lb64);
+  // (`map`: where the bounds are computed again, the producer's copies.)
+  auto counterOf = [&](scf::ForOp loop, const IRMapping *map = nullptr) {
+    auto bound = [&](Value v) { return e.sext64(map ? map->lookupOrDefault(v) : v); };
+    Counter c{loop, bound(loop.getLowerBound()), bound(loop.getStep()), Value()};
+    Value span = arith::SubIOp::create(b, loc, bound(loop.getUpperBound()), c.lb64);
     Value trips = arith::MaxSIOp::create(
         b, loc, arith::CeilDivSIOp::create(b, loc, span, c.step64), e.i64(0));
     c.trips32 = arith::TruncIOp::create(b, loc, b.getI32Type(), trips);
@@ -476,11 +499,27 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     return arith::TruncIOp::create(b, loc, b.getI32Type(),
                                    arith::DivSIOp::create(b, loc, e.sub(iv, c.lb64), c.step64));
   };
-  Counter innerCount = counterOf(forOp);
-  Value trips32 = innerCount.trips32;
+  // The mma loop's bounds: once here, or where they vary, computed again in
+  // each outer iteration (below, in the producer's and the consumers' code).
+  Counter innerCount;
+  Value trips32;
+  if (!varying) {
+    innerCount = counterOf(forOp);
+    trips32 = innerCount.trips32;
+  }
   Counter outerCount;
   if (outer)
     outerCount = counterOf(outer);
+  // With varying bounds, each thread's running total of the ring's
+  // iterations before this run (a local variable, in registers after
+  // LLVM's SROA: the alloca is in the entry block).
+  Value ringBase;
+  if (varying && !async) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&func.getBody().front());
+    ringBase = LLVM::AllocaOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+                                      b.getI32Type(), e.i32(1));
+  }
   // The ops (of the mma loop's body, and of the outer loop's) that the
   // positions of the staged loads, and the parts (narrow) of tensors made
   // in the outer loop that they read, are computed by: scalar code, scalar
@@ -516,12 +555,27 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     return !walk.wasInterrupted();
   };
   SetVector<Operation *> slice;
+  struct Root {
+    SmallVector<Value> work;
+    tile::LoadOp at;
+    const char *what; // what the values position
+  };
+  SmallVector<Root> roots;
   for (Staged &st : staged) {
-    if (st.resident)
+    if (st.resident && !perTile)
       continue;
     SmallVector<Value> work(st.o.load.getIndices());
     if (outer && st.o.view->getBlock() == outer.getBody())
       work.push_back(st.o.view);
+    roots.push_back({work, st.o.load, "the position of a tile loaded for an mma"});
+  }
+  if (varying)
+    roots.push_back({SmallVector<Value>(forOp->getOperands()), staged.front().o.load,
+                     "the bounds of an mma loop inside an outer loop"});
+  for (Root &root : roots) {
+    SmallVector<Value> &work = root.work;
+    tile::LoadOp at = root.at;
+    const char *what = root.what;
     while (!work.empty()) {
       Value v = work.pop_back_val();
       if (auto arg = dyn_cast<BlockArgument>(v)) {
@@ -529,9 +583,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
                        (outer && arg.getOwner() == outer.getBody() &&
                         arg != outer.getInductionVar());
         if (carried)
-          return st.o.load.emitError()
-                 << "the position of a tile loaded for an mma may depend on the loop "
-                    "variable but not on values the loop carries";
+          return at.emitError()
+                 << what << " may depend on the loop variable but not on values the loop "
+                            "carries";
         continue;
       }
       Operation *def = v.getDefiningOp();
@@ -540,9 +594,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       if (!inside || slice.contains(def))
         continue;
       if (!replayable(def))
-        return st.o.load.emitError()
-               << "the position of a tile loaded for an mma must be computed from scalars "
-                  "(and scalar loads from tensors the kernel does not write)";
+        return at.emitError()
+               << what << " must be computed from scalars (and scalar loads from tensors the "
+                          "kernel does not write)";
       slice.insert(def);
       // The values it uses, its regions' too (those made outside them).
       def->walk([&](Operation *inner) {
@@ -652,16 +706,27 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     // One group per stage, empty where the loop is shorter: the waits count
     // groups.
     auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
-    if (anyResident) {
+    auto copyResident = [&] {
       copyAsyncInto(Value(), smem, /*resident=*/true);
       commit();
       for (Staged &st : staged)
         if (st.resident)
           replaceChain(st, e.gep(smem, e.i64(st.o.smemOffset)));
-    }
+    };
+    if (anyResident && !perTile)
+      copyResident();
     b.setInsertionPoint(forOp);
     if (viewsInOuter)
       askFast();
+    // A persistent kernel's Q: copied again at the top of each run, after
+    // the barrier that ends the run before (every thread's reads of the
+    // old one are done); the first iteration's wait covers its group.
+    if (perTile)
+      copyResident();
+    if (varying) {
+      innerCount = counterOf(forOp);
+      trips32 = innerCount.trips32;
+    }
     for (int64_t s = 0; s + 1 < S; ++s) {
       e.ifThen(e.ult(e.i32(s), trips32),
                [&] { copyAsyncInto(e.i32(s), stageAt(e.i32(s)), /*resident=*/false); });
@@ -718,8 +783,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   e.ifThen(e.eq(wg, e.i32(0)), [&] {
     if (reallocate)
       setMaxRegisters(b, loc, producerRegs, false);
-    if (anyResident)
+    if (anyResident && !perTile)
       copyInto(Value(), Value(), smem, barrierAt(e.i64(2 * S)), /*resident=*/true);
+    if (varying)
+      LLVM::StoreOp::create(b, loc, e.i32(0), ringBase);
     Block *exitBlock = b.getInsertionBlock();
     Block::iterator exitPoint = b.getInsertionPoint();
     Value o = e.i32(0);
@@ -733,13 +800,30 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       for (Staged &st : staged)
         if (st.o.view->getBlock() == outer.getBody())
           st.o.view = outerMap.lookup(st.o.view.getResult()).getDefiningOp<tile::MakeViewOp>();
+      // This tile's Q (the tiles loaded before the mma loop) into buffer
+      // o % slots, once the consumers have released its last use.
+      if (perTile) {
+        Value slot = e.zext64(e.remu(o, e.i32(slots)));
+        Value parity = e.bxor(e.band(e.divu(o, e.i32(slots)), e.i32(1)), e.i32(1));
+        NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(2 * S + 2), slot)),
+                                              parity, e.i32(10000000));
+        copyInto(o, Value(), e.gep(smem, e.mul(slot, e.i64(slotBytes))),
+                 barrierAt(e.add(e.i64(2 * S), slot)), /*resident=*/true);
+      }
+    }
+    Value base; // the ring's iterations before this run
+    if (varying) {
+      innerCount = counterOf(forOp, &outerMap);
+      trips32 = innerCount.trips32;
+      base = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
+      LLVM::StoreOp::create(b, loc, e.add(base, trips32), ringBase);
     }
     auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1));
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       Value i = loop.getInductionVar();
-      Value gi = e.add(e.mul(o, trips32), i); // the ring's iteration
+      Value gi = varying ? e.add(base, i) : e.add(e.mul(o, trips32), i); // the ring's iteration
       Value s64 = e.zext64(e.remu(gi, e.i32(S)));
       Value parity = e.bxor(e.band(e.divu(gi, e.i32(S)), e.i32(1)), e.i32(1));
       NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(S), s64)), parity,
@@ -791,12 +875,40 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
         b, loc, outer.getLowerBound(), arith::MulIOp::create(b, loc, own, step)));
     outer.setStep(arith::MulIOp::create(b, loc, step, toIv(e.i32(int32_t(C)))));
   }
-  if (anyResident) {
+  if (anyResident && !perTile) {
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(0),
                                           e.i32(10000000));
     for (Staged &st : staged)
       if (st.resident)
         replaceChain(st, e.gep(smem, e.i64(st.o.smemOffset)));
+  }
+  // Per outer iteration: this run's trip count and the ring's iterations
+  // before it (varying bounds), and this tile's Q in buffer o % slots
+  // (per-tile resident tiles), released after the loop (below).
+  Value consumerBase, residentSlot;
+  if (varying)
+    LLVM::StoreOp::create(b, loc, e.i32(0), ringBase);
+  if (varying || perTile) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(forOp);
+    if (varying) {
+      innerCount = counterOf(forOp);
+      trips32 = innerCount.trips32;
+      consumerBase = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
+      LLVM::StoreOp::create(b, loc, e.add(consumerBase, trips32), ringBase);
+    }
+    if (perTile) {
+      Value o = indexOf(outerCount);
+      residentSlot = e.zext64(e.remu(o, e.i32(slots)));
+      NVVM::MBarrierTryWaitParityOp::create(b, loc,
+                                            barrierAt(e.add(e.i64(2 * S), residentSlot)),
+                                            e.band(e.divu(o, e.i32(slots)), e.i32(1)),
+                                            e.i32(10000000));
+      for (Staged &st : staged)
+        if (st.resident)
+          replaceChain(st, e.gep(smem, e.add(e.i64(st.o.smemOffset),
+                                             e.mul(residentSlot, e.i64(slotBytes)))));
+    }
   }
   // Whether every mma of the loop only accumulates into what the loop
   // carries (the matmul): then WgmmaLowering keeps one group in flight.
@@ -927,7 +1039,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     b.setInsertionPointToStart(forOp.getBody());
     Value i = indexOf(innerCount);
     Value inner = i;
-    if (outer)
+    if (varying)
+      i = e.add(consumerBase, i);
+    else if (outer)
       i = e.add(e.mul(indexOf(outerCount), trips32), i);
     waitFull(i);
     Value stage = stageAt(i);
@@ -958,7 +1072,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       for (auto [acc, w] : llvm::zip(accs, waited.getResults()))
         acc.replaceAllUsesExcept(w, waited);
       Value last = e.sub(trips32, e.i32(1));
-      if (outer)
+      if (varying)
+        last = e.add(consumerBase, last);
+      else if (outer)
         last = e.add(e.mul(indexOf(outerCount), trips32), last);
       Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
       e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))),
@@ -967,6 +1083,16 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       // other warpgroup's turn.
       if (alternate)
         pingPongArrive(e, wg);
+    }
+    // Every mma reading this tile's Q has completed: its buffer is free
+    // (one arrival per consumer warp).
+    if (perTile) {
+      if (!deferred)
+        b.setInsertionPointAfter(forOp);
+      e.ifThen(e.eq(lane, e.i32(0)), [&] {
+        NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                       barrierAt(e.add(e.i64(2 * S + 2), residentSlot)), Value());
+      });
     }
   }
   eraseChains();
