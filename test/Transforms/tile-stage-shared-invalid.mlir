@@ -284,3 +284,22 @@ func.func @bn320nt(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel}
   }
   return
 }
+
+// -----
+
+// Three consumer warpgroups (BM = 192) have 152 registers each: at most 96
+// accumulators (192 x 192).
+func.func @bm192(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+  %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
+  %zero = arith.constant dense<0.0> : tensor<192x256xf32>
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<192x256xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<192x64xbf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x256xbf16>
+    // expected-error @+1 {{kernel 'bm192': the 192x256 f32 accumulator needs 128 registers per thread in each of the 3 consumer warpgroups, but at most 96 leave room for the rest (255 per thread); use a smaller BM or BN}}
+    %y = tile.mma %ta, %tb, %x : tensor<192x64xbf16>, tensor<64x256xbf16>, tensor<192x256xf32>
+    scf.yield %y : tensor<192x256xf32>
+  }
+  return
+}

@@ -906,8 +906,12 @@ struct TileStageSharedPass
     // accumulators (8x8 per thread) is what fits next to them. Two wgmma
     // consumer warpgroups get 200 registers each (pipelineRegisters): 160
     // accumulators (128 x 320, as cuBLAS's tile for 8192^3) fit beside the
-    // loop's addresses; three get 152.
-    int64_t maxAccRegs = fma ? 64 : (tma && !swapped && consumers == 2) ? 160 : 128;
+    // loop's addresses; three get 152, of which 96 accumulators (192 x 192)
+    // leave enough (192 x 256's 128 do not: ptxas fails).
+    int64_t maxAccRegs = fma                                 ? 64
+                         : tma && !swapped && consumers == 2 ? 160
+                         : tma && !swapped && consumers == 3 ? 96
+                                                             : 128;
     if (accRegs > maxAccRegs)
       return mma.emitError()
              << "kernel '" << name << "': the " << BM << "x" << BN
