@@ -11,6 +11,8 @@ import math
 import sys
 from collections import defaultdict
 
+from svgplot import series
+
 COLORS = {"tilec": "#d62728", "cuDNN": "#1f77b4", "FLASH_ATTENTION": "#ff7f0e",
           "Triton": "#2ca02c"}
 
@@ -51,10 +53,7 @@ def main():
                    if (dd, cc, n) == (d, causal, name)}
             if not pts:
                 continue
-            path = " ".join(f"{x(s):.1f},{y(pts[s]):.1f}" for s in sorted(pts))
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{path}"/>')
-            for s in sorted(pts):
-                out.append(f'<circle cx="{x(s):.1f}" cy="{y(pts[s]):.1f}" r="2.5" fill="{color}"/>')
+            out += series(pts, x, y, color, r=2.5)
     for i, (name, color) in enumerate(COLORS.items()):
         out.append(f'<text x="{2 * PW + 10}" y="{60 + 18 * i}" fill="{color}">{name}</text>')
     out.append("</svg>")

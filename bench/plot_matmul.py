@@ -7,6 +7,8 @@ usage: bench/plot_matmul.py RESULTS.csv OUT.svg
 """
 import csv, math, sys
 
+from svgplot import series
+
 
 def main():
     rows = list(csv.DictReader(open(sys.argv[1])))
@@ -42,10 +44,7 @@ def main():
     for i, (name, pts) in enumerate(series.items()):
         if not pts:
             continue
-        path = " ".join(f"{x(s):.1f},{y(pts[s]):.1f}" for s in sorted(pts))
-        out.append(f'<polyline fill="none" stroke="{colors[name]}" stroke-width="2" points="{path}"/>')
-        for s in sorted(pts):
-            out.append(f'<circle cx="{x(s):.1f}" cy="{y(pts[s]):.1f}" r="3" fill="{colors[name]}"/>')
+        out += series(pts, x, y, colors[name])
         out.append(f'<text x="{W-R+10}" y="{T+20+18*i}" fill="{colors[name]}">{name}</text>')
     out.append(f'<text x="{(L+W-R)/2}" y="{H-10}" text-anchor="middle">M = N = K</text>')
     out.append("</svg>")
