@@ -11,7 +11,7 @@ import math
 import sys
 from collections import defaultdict
 
-from svgplot import series
+from svgplot import line_elements
 
 COLORS = {"tilec": "#d62728", "cuDNN": "#1f77b4", "FLASH_ATTENTION": "#ff7f0e",
           "Triton": "#2ca02c"}
@@ -53,7 +53,7 @@ def main():
                    if (dd, cc, n) == (d, causal, name)}
             if not pts:
                 continue
-            out += series(pts, x, y, color, r=2.5)
+            out += line_elements(pts, x, y, color, r=2.5)
     for i, (name, color) in enumerate(COLORS.items()):
         out.append(f'<text x="{2 * PW + 10}" y="{60 + 18 * i}" fill="{color}">{name}</text>')
     out.append("</svg>")

@@ -7,7 +7,7 @@ usage: bench/plot_matmul.py RESULTS.csv OUT.svg
 """
 import csv, math, sys
 
-from svgplot import series
+from svgplot import line_elements
 
 
 def main():
@@ -44,7 +44,7 @@ def main():
     for i, (name, pts) in enumerate(series.items()):
         if not pts:
             continue
-        out += series(pts, x, y, colors[name])
+        out += line_elements(pts, x, y, colors[name])
         out.append(f'<text x="{W-R+10}" y="{T+20+18*i}" fill="{colors[name]}">{name}</text>')
     out.append(f'<text x="{(L+W-R)/2}" y="{H-10}" text-anchor="middle">M = N = K</text>')
     out.append("</svg>")

@@ -1,7 +1,7 @@
 """Shared SVG pieces of the bench/plot_*.py charts (no plotting library)."""
 
 
-def series(pts, x, y, color, r=3):
+def line_elements(pts, x, y, color, r=3):
     """The SVG elements of one line of a chart: {size: value} points joined
     by a polyline with a dot at each, placed by the x and y scales."""
     path = " ".join(f"{x(s):.1f},{y(pts[s]):.1f}" for s in sorted(pts))
