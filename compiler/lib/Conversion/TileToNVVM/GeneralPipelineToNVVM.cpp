@@ -389,14 +389,12 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   int64_t slotBytes = residentBytes / slots;
   int64_t stageBytes = cast<IntegerAttr>(plan.get("stage_bytes")).getInt();
   Location loc = forOp.getLoc();
-  // A persistent kernel's mma loop sits in an outer loop (tile-stage-shared
-  // checked that its bounds do not change with it): the ring's iterations
-  // count on across the outer loop, g = outer index * trips + inner index.
-  auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
-  // Whether the mma loop's bounds change with the outer loop (a causal
-  // attention's key blocks): the ring then counts on by a running total of
-  // the runs' trip counts instead of outer index * trips, and the producer
-  // computes each run's bounds again.
+  // A persistent kernel's mma loop sits in an outer loop: the ring's
+  // iterations count on across the outer loop, g = outer index * trips +
+  // inner index where the mma loop's bounds do not change with it, else
+  // (`varying`: a causal attention's key blocks) g = the runs' trip counts
+  // so far + inner index, and the producer computes each run's bounds
+  // again.
   bool varying = outer && llvm::any_of(forOp->getOperands(), [&](Value bound) {
                    return outer->isAncestor(bound.getParentBlock()->getParentOp());
                  });
