@@ -278,7 +278,7 @@ func.func @bn320nt(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel}
     %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
     %tw = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<320x64xbf16>
     %tb = tile.permute %tw {permutation = array<i64: 1, 0>} : tensor<320x64xbf16> -> tensor<64x320xbf16>
-    // expected-error @+1 {{kernel 'bn320nt': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) (mma of tile<bf16>[128, 64] and tile<bf16>[64, 320])}}
+    // expected-error @+1 {{kernel 'bn320nt': with b transposed (K-major) the number of columns of b (BN) can be at most 256 (a TMA box has at most 256 rows); a wider BN (e.g. 320) needs b as loaded (mma of tile<bf16>[128, 64] and tile<bf16>[64, 320])}}
     %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x320xbf16>, tensor<128x320xf32>
     scf.yield %y : tensor<128x320xf32>
   }

@@ -886,6 +886,10 @@ struct TileStageSharedPass
       // whole 64-column boxes of b as loaded (a K-major box has at most 256
       // rows).
       bool wide = tma && !bKMajor && BN > 256;
+      if (tma && bKMajor && BN > 256 && BN % 64 == 0 && BN <= 512)
+        return shapeError("with b transposed (K-major) the number of columns of b (BN) can be "
+                          "at most 256 (a TMA box has at most 256 rows); a wider BN (e.g. 320) "
+                          "needs b as loaded");
       if (BN % 32 != 0 || BN > (tma && !bKMajor ? 512 : 256) || (wide && BN % 64 != 0))
         return shapeError(tma && !bKMajor
                               ? "the number of columns of b (BN) must be a multiple of 32 up to "

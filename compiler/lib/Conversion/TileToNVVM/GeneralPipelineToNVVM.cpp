@@ -395,6 +395,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // (`varying`: a causal attention's key blocks) g = the runs' trip counts
   // so far + inner index, and the producer computes each run's bounds
   // again.
+  auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
   bool varying = outer && llvm::any_of(forOp->getOperands(), [&](Value bound) {
                    return outer->isAncestor(bound.getParentBlock()->getParentOp());
                  });
