@@ -31,8 +31,8 @@ ap.add_argument("--arch", default="sm_90a", help="the PTX target (sm_80: the cp.
                 "pipeline, run on this GPU)")
 ap.add_argument("--old", help="a second tilec-check to time in the same rounds")
 ap.add_argument("--old-define", action="append", default=[],
-                help="NAME=V for the --old run only (e.g. the same tilec-check with "
-                     "another configuration)")
+                help="NAME=V for the --old run only, replacing a --define of that name "
+                     "(e.g. the same tilec-check with another configuration)")
 args = ap.parse_args()
 B, H, S, D = (int(v) for v in args.shape.split("x"))
 flops = 4.0 * B * H * S * S * D * (0.5 if args.causal else 1.0)
@@ -50,14 +50,17 @@ def tf(ms):
     return flops / (ms * 1e-3) / 1e12
 
 
-defines = ["-D", f"D={D}"] + (["-D", "CAUSAL=1"] if args.causal else [])
-for d in args.define:
-    defines += ["-D", d]
+base_defines = [f"D={D}"] + (["CAUSAL=1"] if args.causal else []) + args.define
+
+
 def tilec_ms(tilec_check, extra=()):
+    # --old-define replaces a --define of the same name for the old run.
+    names = {d.split("=")[0] for d in extra}
+    chosen = [d for d in base_defines if d.split("=")[0] not in names] + list(extra)
     rows = tilec_bench(tilec_check, ["examples/attention.tile", "--shape",
                                      f"{B * H}x{S}x{S}x{D}", "--no-verify",
-                                     "--bench", str(args.iters), "--arch", args.arch] + defines +
-                       [x for d in extra for x in ("-D", d)])
+                                     "--bench", str(args.iters), "--arch", args.arch] +
+                       [x for d in chosen for x in ("-D", d)])
     return [x for x in rows if x["impl"] == "tilec"][0]["ms"]
 
 
