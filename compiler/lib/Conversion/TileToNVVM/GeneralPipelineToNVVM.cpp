@@ -655,7 +655,13 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     last->getResult(0).replaceAllUsesWith(tileV);
   };
   // Stage i % S of the ring (i: the ring's iteration, i32) and its base.
-  auto stageIndex = [&](Value i) { return e.zext64(e.remu(i, e.i32(S))); };
+  // Buffer i % n of a ring of n (the S stages; a persistent kernel's Q
+  // buffers, `slots`) and the phase of its use i: the consumers wait for
+  // the full barrier's phase (i / n) & 1, the producer for the empty
+  // barrier's other one (which a fresh barrier passes).
+  auto slotOf = [&](Value i, int64_t n) { return e.zext64(e.remu(i, e.i32(n))); };
+  auto phaseOf = [&](Value i, int64_t n) { return e.band(e.divu(i, e.i32(n)), e.i32(1)); };
+  auto stageIndex = [&](Value i) { return slotOf(i, S); };
   auto stageAt = [&](Value i) {
     return e.gep(smem, e.add(e.i64(ringOffset), e.mul(stageIndex(i), e.i64(stageBytes))));
   };
@@ -802,8 +808,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       // This tile's Q (the tiles loaded before the mma loop) into buffer
       // o % slots, once the consumers have released its last use.
       if (perTile) {
-        Value slot = e.zext64(e.remu(o, e.i32(slots)));
-        Value parity = e.bxor(e.band(e.divu(o, e.i32(slots)), e.i32(1)), e.i32(1));
+        Value slot = slotOf(o, slots);
+        Value parity = e.bxor(phaseOf(o, slots), e.i32(1));
         NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(2 * S + 2), slot)),
                                               parity, e.i32(10000000));
         copyInto(o, Value(), e.gep(smem, e.mul(slot, e.i64(slotBytes))),
@@ -823,8 +829,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       b.setInsertionPointToStart(loop.getBody());
       Value i = loop.getInductionVar();
       Value gi = varying ? e.add(base, i) : e.add(e.mul(o, trips32), i); // the ring's iteration
-      Value s64 = e.zext64(e.remu(gi, e.i32(S)));
-      Value parity = e.bxor(e.band(e.divu(gi, e.i32(S)), e.i32(1)), e.i32(1));
+      Value s64 = stageIndex(gi);
+      Value parity = e.bxor(phaseOf(gi, S), e.i32(1));
       NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(S), s64)), parity,
                                             e.i32(10000000));
       Value stage = e.gep(smem, e.add(e.i64(ringOffset), e.mul(s64, e.i64(stageBytes))));
@@ -898,10 +904,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     }
     if (perTile) {
       Value o = indexOf(outerCount);
-      residentSlot = e.zext64(e.remu(o, e.i32(slots)));
+      residentSlot = slotOf(o, slots);
       NVVM::MBarrierTryWaitParityOp::create(b, loc,
                                             barrierAt(e.add(e.i64(2 * S), residentSlot)),
-                                            e.band(e.divu(o, e.i32(slots)), e.i32(1)),
+                                            phaseOf(o, slots),
                                             e.i32(10000000));
       for (Staged &st : staged)
         if (st.resident)
@@ -923,7 +929,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // this warp's arrival on its empty barrier.
   auto waitFull = [&](Value i) {
     Value s64 = stageIndex(i);
-    Value parity = e.band(e.divu(i, e.i32(S)), e.i32(1));
+    Value parity = phaseOf(i, S);
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
   };
   auto arriveEmpty = [&](Value i) {

@@ -575,7 +575,6 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     // B^T's fragments come from registers (tf32RegisterAStep).
     bool registerA = swapped && !bKMajor && A.elemBytes == 4;
     int64_t rowsPerWG = (swapped ? BN : BM) / C, mBlocks = rowsPerWG / 64;
-    int64_t fields = wgmmaN / 2;
     // wgmma's N is at most 256: a wider tile (BN = 320, as cuBLAS's 128 x
     // 320) is multiplied by one wgmma per part, the first of whole 64-column
     // boxes up to 256 and about half, the second the rest (192 + 128).
@@ -588,7 +587,6 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     for (int64_t n : partCols)
       partFields.push_back(n / 2);
     int64_t nParts = int64_t(partCols.size());
-    auto structTy = wgmmaAccType(ctx, fields);
     auto wgmmaTypeA = wgmmaTypeOf(elem);
     auto wgmmaTypeB = wgmmaTypeOf(B.load.getType().getElementType());
     if (swapped)
@@ -637,7 +635,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         for (int64_t mb = 0; mb < mBlocks; ++mb) {
           Value &acc = cur[mb * nParts + p];
           if (registerA) {
-            acc = tf32RegisterAStep(e, acc, structTy, fields, wgmmaN, descB,
+            acc = tf32RegisterAStep(e, acc, partTy, partFields[p], partCols[p], descB,
                                     fragments[kk * mBlocks + mb]);
             continue;
           }
