@@ -149,7 +149,8 @@ bool Checker::checkLaunch() {
   // Whether num_warps x min_blocks_per_sm fits an SM is checked where the
   // layout is final (TileToNVVM): options may override either value.
   static const char *const kSettings[] = {"num_warps", "min_blocks_per_sm", "cluster",
-                                          "pingpong", "persistent", "group_rows"};
+                                          "pingpong", "persistent", "group_rows",
+                                          "pair_tiles"};
   std::set<std::string> seen;
   for (LaunchParam &p : kernel.launch) {
     if (!llvm::is_contained(kSettings, llvm::StringRef(p.name))) {
@@ -160,7 +161,7 @@ bool Checker::checkLaunch() {
           near = s;
       return error(p.loc, "unknown launch setting '" + p.name +
                               "'; @launch takes num_warps, min_blocks_per_sm, cluster, pingpong, "
-                              "persistent and group_rows (did "
+                              "persistent, group_rows and pair_tiles (did "
                               "you mean '" + near + "'?)");
     }
     if (!seen.insert(p.name).second)
@@ -196,6 +197,12 @@ bool Checker::checkLaunch() {
                                    "values of grid dimension 0 run for each value of "
                                    "dimension 1), got " + std::to_string(v));
       inst.groupRows = unsigned(v);
+    } else if (p.name == "pair_tiles") {
+      if (v != 0 && v != 1)
+        return error(p.value->loc, "pair_tiles must be 0 (a persistent program takes one of "
+                                   "the grid's programs at a time) or 1 (two consecutive "
+                                   "ones), got " + std::to_string(v));
+      inst.pairTiles = v == 1;
     } else {
       if (v != 1 && v != 2)
         return error(p.value->loc, "cluster must be 1 (no clusters) or 2 (pairs of programs "

@@ -22,6 +22,14 @@
 //     }
 //   }
 //
+// With pair_tiles = 1 the loop runs over the program's pairs of consecutive
+// grid programs (2 ($p0 + i $np) and the next: the grid has one program per
+// pair), so that a grid whose programs pair a long tile with a short one
+// (causal attention's query blocks n - 1 - i and i) gives every program the
+// same work:
+//
+//     for $k in 0 .. $count { let $p = 2 ($p0 + ($k / 2) $np) + $k % 2; ... }
+//
 // and with persistent = 0 (and group_rows > 0) the body is kept in place,
 // behind the grouped place of the launch's linear program number. Grouped
 // order: the programs walk bands of G values of grid dimension 0 (the rows
@@ -171,11 +179,43 @@ bool Checker::rewriteTileOrder() {
   body.push_back(b.let("$nb1", b.cast(ScalarType::I32, b.name("$gy"))));
   remapFrom = body.size();
   auto loop = std::make_unique<Stmt>(Stmt::Kind::For, kernel.loc);
-  loop->name = "$p";
   loop->nameLoc = kernel.loc;
-  loop->lower = b.name("$p0");
-  loop->upper = b.bin(Op::Mul, b.name("$gx"), b.name("$gy"));
-  loop->step = b.name("$np");
+  if (!inst.pairTiles) {
+    loop->name = "$p";
+    loop->lower = b.name("$p0");
+    loop->upper = b.bin(Op::Mul, b.name("$gx"), b.name("$gy"));
+    loop->step = b.name("$np");
+  } else {
+    // Pairs of consecutive programs: pair $p0 + i * $np is programs 2 (...)
+    // and 2 (...) + 1; the last pair of all holds one program when their
+    // number is odd. The launch has at most as many programs as pairs, so
+    // every program has at least one.
+    body.push_back(b.let("$total", b.bin(Op::Mul, b.name("$gx"), b.name("$gy"))));
+    body.push_back(b.let("$mine", b.call("cdiv", b.bin(Op::Sub, b.call("cdiv", b.name("$total"),
+                                                                           b.lit(2)),
+                                                         b.name("$p0")),
+                                           b.name("$np"))));
+    ExprPtr lastPair = b.bin(Op::Mul, b.lit(2),
+                             b.bin(Op::Add, b.name("$p0"),
+                                   b.bin(Op::Mul, b.bin(Op::Sub, b.name("$mine"), b.lit(1)),
+                                         b.name("$np"))));
+    body.push_back(b.let(
+        "$count", b.bin(Op::Add, b.bin(Op::Mul, b.lit(2), b.bin(Op::Sub, b.name("$mine"), b.lit(1))),
+                        b.call("min", b.lit(2), b.bin(Op::Sub, b.name("$total"),
+                                                      std::move(lastPair))))));
+    remapFrom = body.size();
+    loop->name = "$k";
+    loop->lower = b.lit(0);
+    loop->upper = b.name("$count");
+    loop->step = b.lit(1);
+    loop->body.push_back(b.let(
+        "$p", b.bin(Op::Add,
+                    b.bin(Op::Mul, b.lit(2),
+                          b.bin(Op::Add, b.name("$p0"),
+                                b.bin(Op::Mul, b.bin(Op::Div, b.name("$k"), b.lit(2)),
+                                      b.name("$np")))),
+                    b.bin(Op::Rem, b.name("$k"), b.lit(2)))));
+  }
   if (inst.groupRows) {
     b.groupedPlace(loop->body, "$p", "$gx", "$gy", inst.groupRows);
   } else { // the launch order: dimension 0 first
@@ -192,6 +232,8 @@ bool Checker::rewriteTileOrder() {
   ExprPtr programs = kernel.grid.empty() ? b.lit(1) : cloneExpr(*kernel.grid[0]);
   if (kernel.grid.size() > 1)
     programs = b.bin(Op::Mul, std::move(programs), cloneExpr(*kernel.grid[1]));
+  if (inst.pairTiles)
+    programs = b.call("cdiv", std::move(programs), b.lit(2));
   std::vector<ExprPtr> grid;
   grid.push_back(b.call("min", std::move(programs),
                         b.call("resident_programs", std::vector<ExprPtr>{})));

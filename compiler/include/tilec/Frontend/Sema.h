@@ -43,6 +43,9 @@ struct KernelInstance {
   /// @launch(group_rows = G): programs numbered in grouped order, G values
   /// of grid dimension 0 for each of dimension 1 (0, or not given: the launch order).
   unsigned groupRows = 0;
+  /// @launch(pair_tiles = 1): a persistent program takes the grid's programs
+  /// two consecutive ones at a time (ignored without persistent = 1).
+  bool pairTiles = false;
 };
 
 /// Checks `kernel` with `defines` applied. Returns false after reporting
