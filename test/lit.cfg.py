@@ -17,6 +17,7 @@ config.test_exec_root = os.path.join(config.tilec_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit"]
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.tilec_src_root, "examples")))
+config.substitutions.append(("%tilec_tools", config.tilec_tools_dir))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR", "TILEC_CUDA_DRIVER", "ASAN_OPTIONS", "UBSAN_OPTIONS"])
 # Tests never touch the user's compile cache or tuning database.

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utime.h>
@@ -28,6 +29,23 @@ static std::string hex128(llvm::StringRef data) {
          llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);
 }
 
+/// Which build of the compiler this is: the path, size and modification
+/// time of the file its code was loaded from (libtilec.so, or the program
+/// it is linked into). The version string alone would let a rebuilt or
+/// reinstalled compiler of the same version read the PTX of the one before.
+static const std::string &compilerBuild() {
+  static const std::string id = [] {
+    Dl_info info{};
+    struct stat st{};
+    if (!dladdr(reinterpret_cast<void *>(&compilerBuild), &info) || !info.dli_fname ||
+        stat(info.dli_fname, &st) != 0)
+      return std::string("unknown");
+    return std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  }();
+  return id;
+}
+
 std::string tilec::cacheKey(std::string_view source,
                             const CompileOptions &options) {
   std::string material;
@@ -35,6 +53,7 @@ std::string tilec::cacheKey(std::string_view source,
   // Length-prefixed fields so that no two option sets serialize alike.
   auto field = [&](llvm::StringRef s) { os << s.size() << ':' << s << ';'; };
   field(compilerVersion());
+  field(compilerBuild());
   field(options.arch);
   field(options.kernel);
   field(std::to_string(options.optLevel));

@@ -172,7 +172,8 @@ PipelineRegisters tilec::pipelineRegisters(int64_t consumers, bool busyProducer)
   // Two consumer warpgroups (384 threads, 168 registers each at launch):
   // the producer gives most of its own to them, 72 and 216 (128 * (72 + 2 *
   // 216) fits the 64K of an SM), as FlashAttention-3 does (24/240). A busy
-  // producer spilled at 72 (a persistent kernel's 64-bit tile divisions:
+  // producer (which GeneralPipelineToNVVM.cpp decides) spilled at 72 (a
+  // persistent kernel's 64-bit tile divisions:
   // 2.1 M local requests in matmul_persistent at 4096^3, ncu; the matmul
   // pipeline's copy by threads: 92 bytes in ptxas; the general pipeline's
   // copies of more than two tiles per stage: 236-392 bytes) and keeps 104,

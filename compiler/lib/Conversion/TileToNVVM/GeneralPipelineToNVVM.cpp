@@ -778,11 +778,34 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
 
   // Registers (setmaxnreg) as pipelineRegisters divides them. A producer
   // that copies more than two tiles per stage (three TMA copies: a and two
-  // b's) spilled at 72 registers too (236 bytes in ptxas, none at 104).
+  // b's) spilled at 72 registers (236 bytes in ptxas, none at 104); so do
+  // most persistent kernels' producers (matmul_persistent at 128 x 128:
+  // 124 bytes). Those that load a tile per outer iteration (attention's Q)
+  // with at most 4 divisions by values known only at launch in their
+  // per-tile positions and at most 4 TMA boxes per stage (attention at D
+  // <= 128) do not, and their consumers measured 2-6% faster with the 16
+  // registers more; more divisions (LAYOUT = 1: 8) or boxes (D = 256: 8)
+  // spilled.
   bool reallocate = C >= 2;
   int64_t copiesPerStage = llvm::count_if(staged, [](const Staged &st) { return !st.resident; });
-  PipelineRegisters regs =
-      pipelineRegisters(C, /*busyProducer=*/bool(outer) || copiesPerStage > 2);
+  int64_t boxesPerStage = 0;
+  for (const Staged &st : staged)
+    if (!st.resident)
+      boxesPerStage += llvm::divideCeil(st.o.cols * st.o.elemBytes, 128) *
+                       llvm::divideCeil(st.o.rows, 256);
+  int64_t outerDivisions = 0;
+  for (Operation *op : slice)
+    if (outer && op->getBlock() == outer.getBody())
+      op->walk([&](Operation *inner) {
+        if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+                arith::CeilDivSIOp, arith::FloorDivSIOp>(inner) &&
+            !matchPattern(inner->getOperand(1), m_Constant()))
+          ++outerDivisions;
+      });
+  bool busyProducer =
+      copiesPerStage > 2 ||
+      (outer && !(perTile && outerDivisions <= 4 && boxesPerStage <= 4));
+  PipelineRegisters regs = pipelineRegisters(C, busyProducer);
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
   // ---- producer: warpgroup 0 ---------------------------------------------
   e.ifThen(e.eq(wg, e.i32(0)), [&] {
