@@ -10,6 +10,7 @@ output is checked against SDPA's first.
 usage: bench/bench_attention_sweep.py [--seqs 512,1024,...] [--dims 64,128]
                                       [--rounds R] [--iters N] [--csv FILE]
                                       [--variant NAME:K=V+K=V ...] [--no-peers]
+                                      [--sustain SECONDS]
 --variant adds a tilec implementation compiled with those parameters (e.g.
 "tilec persistent:PERSISTENT=1"); --no-peers times tilec's alone.
 Draw the CSV with bench/plot_attention.py.
@@ -32,7 +33,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import interleaved  # noqa: E402
+from benchlib import interleaved, sustained_ms  # noqa: E402
 
 
 @triton.jit
@@ -110,6 +111,9 @@ def main():
     ap.add_argument("--csv", default="attention-sweep.csv")
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--sustain", type=float, default=0.0,
+                    help="after each case's rounds, this many seconds of back-to-back calls of "
+                         "each implementation, timed over the second half (round 'sustained')")
     args = ap.parse_args()
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}  triton {triton.__version__}")
@@ -162,6 +166,14 @@ def main():
                     print(f"D={D:<4} causal={causal} S={S:<6} B={B:<3} H={H:<3} {name:16} "
                           + "  ".join(f"{flops / (ms * 1e-3) / 1e12:7.1f}" for ms in ts) + " TF/s",
                           flush=True)
+                for name, fn in impls.items() if args.sustain > 0 else ():
+                    ms = sustained_ms(fn, args.sustain)
+                    tf = flops / (ms * 1e-3) / 1e12
+                    rows.append({"impl": name, "d": D, "causal": causal, "seq": S, "batch": B,
+                                 "heads": H, "round": "sustained", "ms": f"{ms:.4f}",
+                                 "tflops": f"{tf:.1f}"})
+                    print(f"D={D:<4} causal={causal} S={S:<6} B={B:<3} H={H:<3} {name:16} "
+                          f"{tf:7.1f} TF/s sustained ({args.sustain:g} s)", flush=True)
     with open(args.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

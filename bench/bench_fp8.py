@@ -18,13 +18,12 @@ usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
 import argparse
 import os
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import interleaved  # noqa: E402
+from benchlib import interleaved, sustained_ms  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096")
@@ -52,27 +51,6 @@ def check(out, ref, what):
     if err > 1e-2:
         raise AssertionError(f"{what}: max error {err:.3g} of the range")
     return err
-
-
-def sustained_ms(fn, seconds):
-    """Calls fn back to back for `seconds`; the mean time per call over the
-    second half (the clock has settled under the power cap by then)."""
-    torch.cuda.synchronize()
-    start = time.time()
-    n = 0
-    while time.time() - start < seconds / 2:
-        for _ in range(20):
-            fn()
-        n += 20
-        torch.cuda.synchronize()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    calls = max(20, n)
-    e0.record()
-    for _ in range(calls):
-        fn()
-    e1.record()
-    e1.synchronize()
-    return e0.elapsed_time(e1) / calls
 
 
 for shape in args.shapes.split(","):

@@ -2,6 +2,7 @@
 import re
 import subprocess
 import sys
+import time
 
 import torch
 
@@ -57,3 +58,24 @@ def tilec_bench(tilec_check, args):
             r["ms"], r["gbps"] = float(r["ms"]), float(r["gbps"])
             rows.append(r)
     return rows
+
+
+def sustained_ms(fn, seconds):
+    """Calls fn back to back for `seconds`; the mean time per call over the
+    second half (the clock has settled under the power cap by then)."""
+    torch.cuda.synchronize()
+    start = time.time()
+    n = 0
+    while time.time() - start < seconds / 2:
+        for _ in range(20):
+            fn()
+        n += 20
+        torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    calls = max(20, n)
+    e0.record()
+    for _ in range(calls):
+        fn()
+    e1.record()
+    e1.synchronize()
+    return e0.elapsed_time(e1) / calls

@@ -20,7 +20,8 @@ COLORS = {"tilec": "#d62728", "cuDNN": "#1f77b4", "FLASH_ATTENTION": "#ff7f0e",
 def main():
     points = defaultdict(list)  # (d, causal, impl, seq) -> [tflops]
     for r in csv.DictReader(open(sys.argv[1])):
-        points[(int(r["d"]), int(r["causal"]), r["impl"], int(r["seq"]))].append(float(r["tflops"]))
+        if r["round"] != "sustained":  # burst figures only
+            points[(int(r["d"]), int(r["causal"]), r["impl"], int(r["seq"]))].append(float(r["tflops"]))
     panels = sorted({(d, c) for d, c, _, _ in points})
     seqs = sorted({s for _, _, _, s in points})
     if not panels:
