@@ -34,10 +34,11 @@ Autotuner::Autotuner(std::string databasePath) : path(std::move(databasePath)) {
 std::string Autotuner::key(std::string_view source, const CompileOptions &options,
                            const std::string &kernel,
                            const std::vector<ArgValue> &args) {
-  // The compile-cache key covers source, arch, defines and the compiler.
+  // Source, arch, defines and the compiler's version (not its build: a
+  // database written by `tilec tune` serves the library and later builds).
   CompileOptions o = options;
   o.kernel = kernel;
-  std::string k = cacheKey(source, o) + ":" + kernel + ":";
+  std::string k = sourceKey(source, o) + ":" + kernel + ":";
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgValue &a = args[i];
     k += i ? "," : "";

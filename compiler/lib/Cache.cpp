@@ -12,7 +12,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utime.h>
@@ -29,12 +32,56 @@ static std::string hex128(llvm::StringRef data) {
          llvm::utohexstr(h.low64, /*LowerCase=*/true, 16);
 }
 
-/// Which build of the compiler this is: the path, size and modification
-/// time of the file its code was loaded from (libtilec.so, or the program
-/// it is linked into). The version string alone would let a rebuilt or
-/// reinstalled compiler of the same version read the PTX of the one before.
+/// Which build of the compiler this is: the GNU build ID of the ELF object
+/// its code was loaded from (libtilec.so, or the program it is linked into;
+/// the linker hashes the object's contents into it), else that file's path,
+/// size and modification time. The version string alone would let a
+/// rebuilt or reinstalled compiler of the same version read the PTX of the
+/// one before.
 static const std::string &compilerBuild() {
   static const std::string id = [] {
+    struct Search {
+      uintptr_t address;
+      std::string id;
+    } search{reinterpret_cast<uintptr_t>(&compilerBuild), {}};
+    dl_iterate_phdr(
+        [](struct dl_phdr_info *info, size_t, void *data) {
+          auto *s = static_cast<Search *>(data);
+          bool mine = false;
+          for (int i = 0; i < info->dlpi_phnum && !mine; ++i) {
+            const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+            uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+            mine = ph.p_type == PT_LOAD && s->address >= start &&
+                   s->address < start + ph.p_memsz;
+          }
+          if (!mine)
+            return 0;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+            if (ph.p_type != PT_NOTE)
+              continue;
+            auto *p = reinterpret_cast<const uint8_t *>(info->dlpi_addr + ph.p_vaddr);
+            const uint8_t *end = p + ph.p_memsz;
+            while (p + sizeof(ElfW(Nhdr)) <= end) {
+              auto *note = reinterpret_cast<const ElfW(Nhdr) *>(p);
+              const uint8_t *name = p + sizeof(ElfW(Nhdr));
+              const uint8_t *desc = name + ((note->n_namesz + 3) & ~3u);
+              if (desc + note->n_descsz > end)
+                break;
+              if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+                  std::memcmp(name, "GNU", 4) == 0) {
+                s->id = "build-id " + llvm::toHex(llvm::ArrayRef<uint8_t>(desc, note->n_descsz),
+                                                  /*LowerCase=*/true);
+                return 1;
+              }
+              p = desc + ((note->n_descsz + 3) & ~3u);
+            }
+          }
+          return 1;
+        },
+        &search);
+    if (!search.id.empty())
+      return search.id;
     Dl_info info{};
     struct stat st{};
     if (!dladdr(reinterpret_cast<void *>(&compilerBuild), &info) || !info.dli_fname ||
@@ -46,14 +93,13 @@ static const std::string &compilerBuild() {
   return id;
 }
 
-std::string tilec::cacheKey(std::string_view source,
-                            const CompileOptions &options) {
+/// The compile's inputs and the compiler's version, length-prefixed so
+/// that no two option sets serialize alike.
+static std::string keyMaterial(std::string_view source, const CompileOptions &options) {
   std::string material;
   llvm::raw_string_ostream os(material);
-  // Length-prefixed fields so that no two option sets serialize alike.
   auto field = [&](llvm::StringRef s) { os << s.size() << ':' << s << ';'; };
   field(compilerVersion());
-  field(compilerBuild());
   field(options.arch);
   field(options.kernel);
   field(std::to_string(options.optLevel));
@@ -67,7 +113,15 @@ std::string tilec::cacheKey(std::string_view source,
   // The file name appears in diagnostics only; successful results do not
   // depend on it, so it is not part of the key.
   field(llvm::StringRef(source.data(), source.size()));
-  return hex128(material);
+  return material;
+}
+
+std::string tilec::sourceKey(std::string_view source, const CompileOptions &options) {
+  return hex128(keyMaterial(source, options));
+}
+
+std::string tilec::cacheKey(std::string_view source, const CompileOptions &options) {
+  return hex128(keyMaterial(source, options) + "build:" + compilerBuild());
 }
 
 static std::string defaultDirectory() {

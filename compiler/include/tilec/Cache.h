@@ -41,8 +41,14 @@
 
 namespace tilec {
 
-/// The cache key of compiling `source` with `options` (32 hex digits).
+/// The cache key of compiling `source` with `options` with this build of
+/// the compiler (32 hex digits).
 std::string cacheKey(std::string_view source, const CompileOptions &options);
+
+/// The key of `source` and `options` with the compiler's version but not
+/// its build (32 hex digits): what outlives a rebuild, the autotuner's
+/// database (shared by tilec tune, libtilec.so and every build).
+std::string sourceKey(std::string_view source, const CompileOptions &options);
 
 class CompileCache {
 public:

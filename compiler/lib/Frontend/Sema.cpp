@@ -489,12 +489,33 @@ bool Checker::checkNode(Expr &e) {
                                 "' needs booleans, got " + a.type.str() +
                                 " and " + b.type.str());
       e.type = u.type;
+      // Compile-time conditions (a default's where), and a compile-time
+      // side that decides a scalar condition alone (0 && x, 1 || x).
+      if (a.constInt && b.constInt) {
+        e.constInt = e.op == Expr::Op::And ? (*a.constInt && *b.constInt)
+                                           : (*a.constInt || *b.constInt);
+      } else if (u.type.isScalar() && (a.constInt || b.constInt)) {
+        bool value = *(a.constInt ? a.constInt : b.constInt) != 0;
+        if (value == (e.op == Expr::Op::Or))
+          e.constInt = value;
+      }
       return true;
     case Expr::Op::Lt: case Expr::Op::Le: case Expr::Op::Gt:
     case Expr::Op::Ge: case Expr::Op::Eq: case Expr::Op::Ne:
       e.type = u.type;
       e.type.elem = ScalarType::I1;
       e.type.weak = false;
+      if (a.constInt && b.constInt && !isFloatType(u.type.elem)) {
+        int64_t x = *a.constInt, y = *b.constInt;
+        switch (e.op) {
+        case Expr::Op::Lt: e.constInt = x < y; break;
+        case Expr::Op::Le: e.constInt = x <= y; break;
+        case Expr::Op::Gt: e.constInt = x > y; break;
+        case Expr::Op::Ge: e.constInt = x >= y; break;
+        case Expr::Op::Eq: e.constInt = x == y; break;
+        default: e.constInt = x != y; break;
+        }
+      }
       return true;
     case Expr::Op::BitAnd: case Expr::Op::BitOr: case Expr::Op::BitXor:
     case Expr::Op::Shl: case Expr::Op::Shr: {

@@ -611,6 +611,9 @@ bool Checker::checkWhere(Expr &e) {
     u.type.weak = false;
   }
   e.type = u.type;
+  if (e.args[0]->constInt && e.args[1]->constInt && e.args[2]->constInt &&
+      !isFloatType(u.type.elem))
+    e.constInt = *e.args[0]->constInt ? *e.args[1]->constInt : *e.args[2]->constInt;
   return true;
 }
 

@@ -237,6 +237,19 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
     return true;
   }
   case Expr::Kind::Binary: {
+    // A compile-time side of && or || decides it or leaves the other side
+    // (`CAUSAL == 1 && K.shape[1] <= 4096` with CAUSAL = 0 is 0): the
+    // runtime and an AOT header's enumeration of choices see what is left.
+    if ((e.op == Expr::Op::And || e.op == Expr::Op::Or) &&
+        (e.args[0]->constInt || e.args[1]->constInt)) {
+      const Expr &fixed = e.args[0]->constInt ? *e.args[0] : *e.args[1];
+      const Expr &other = e.args[0]->constInt ? *e.args[1] : *e.args[0];
+      bool value = *fixed.constInt != 0;
+      if (value == (e.op == Expr::Op::And))
+        return toGridExpr(other, out);
+      out = GridExpr::constant(value ? 1 : 0);
+      return true;
+    }
     GridExpr::Kind k;
     switch (e.op) {
     case Expr::Op::Add: k = GridExpr::Kind::Add; break;
@@ -274,12 +287,15 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
       return true;
     }
     if (e.name == "where" && inRequire && e.args.size() == 3) {
+      GridExpr cond;
+      if (!toGridExpr(*e.args[0], cond))
+        return false;
+      if (std::optional<int64_t> c = evaluateConstant(cond)) // decided when compiling
+        return toGridExpr(*e.args[*c ? 1 : 2], out);
       out.kind = GridExpr::Kind::Where;
       out.operands.resize(3);
-      for (size_t i = 0; i < 3; ++i)
-        if (!toGridExpr(*e.args[i], out.operands[i]))
-          return false;
-      return true;
+      out.operands[0] = std::move(cond);
+      return toGridExpr(*e.args[1], out.operands[1]) && toGridExpr(*e.args[2], out.operands[2]);
     }
     if (e.name == "cdiv" || e.name == "min" || e.name == "max") {
       if (e.name == "cdiv" && e.args[1]->constInt && *e.args[1]->constInt == 0)
