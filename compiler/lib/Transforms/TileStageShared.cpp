@@ -508,7 +508,12 @@ struct TileStageSharedPass
                 "fixed across the outer loop and every operand loaded in the mma loop";
     unsigned share = alternate ? 1 : consumers;
     // fma consumers would also need a and b fragments; with wgmma the
-    // accumulators and the loop's other tiles share 255 registers.
+    // accumulators and the loop's other tiles share 255 registers, of which
+    // pipelineRegisters gives two consumer warpgroups 200 each and three 152
+    // (attention at 192 x 128, D = 64: 96 accumulators, 16 bytes spilled;
+    // 192 x 256's 160 make ptxas fail).
+    if (tma && consumers == 3)
+      maxAccRegs = 96;
     int64_t accRegs = accElems / (128 * share);
     if (accRegs > maxAccRegs)
       return mmas.front().emitError()
