@@ -1,4 +1,4 @@
-//===- SemaTileOrder.cpp - @launch(persistent, group_rows) ----------------===//
+//===- SemaTileOrder.cpp - @launch(persistent, group_rows, pair_tiles) ----===//
 //
 // The order in which a kernel's programs cover its grid, chosen at launch
 // (`@launch(group_rows = G)`), and persistence (`@launch(persistent = 1)`):
