@@ -158,22 +158,21 @@ def main():
                     assert err < 3e-2, f"{name} D={D} causal={causal} S={S}: max error {err}"
                 times = interleaved(impls, args.rounds, args.iters, args.reps)
                 flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
-                for name, ts in times.items():
-                    for r, ms in enumerate(ts):
-                        tf = flops / (ms * 1e-3) / 1e12
-                        rows.append({"impl": name, "d": D, "causal": causal, "seq": S, "batch": B,
-                                     "heads": H, "round": r, "ms": f"{ms:.4f}", "tflops": f"{tf:.1f}"})
-                    print(f"D={D:<4} causal={causal} S={S:<6} B={B:<3} H={H:<3} {name:16} "
-                          + "  ".join(f"{flops / (ms * 1e-3) / 1e12:7.1f}" for ms in ts) + " TF/s",
-                          flush=True)
-                for name, fn in impls.items() if args.sustain > 0 else ():
-                    ms = sustained_ms(fn, args.sustain)
+
+                def record(name, rnd, ms):
                     tf = flops / (ms * 1e-3) / 1e12
                     rows.append({"impl": name, "d": D, "causal": causal, "seq": S, "batch": B,
-                                 "heads": H, "round": "sustained", "ms": f"{ms:.4f}",
-                                 "tflops": f"{tf:.1f}"})
-                    print(f"D={D:<4} causal={causal} S={S:<6} B={B:<3} H={H:<3} {name:16} "
-                          f"{tf:7.1f} TF/s sustained ({args.sustain:g} s)", flush=True)
+                                 "heads": H, "round": rnd, "ms": f"{ms:.4f}", "tflops": f"{tf:.1f}"})
+                    return f"{tf:7.1f}"
+
+                def head(name):
+                    return f"D={D:<4} causal={causal} S={S:<6} B={B:<3} H={H:<3} {name:16} "
+                for name, ts in times.items():
+                    print(head(name) + "  ".join(record(name, r, ms) for r, ms in enumerate(ts))
+                          + " TF/s", flush=True)
+                for name, fn in impls.items() if args.sustain > 0 else ():
+                    tf = record(name, "sustained", sustained_ms(fn, args.sustain))
+                    print(head(name) + f"{tf} TF/s sustained ({args.sustain:g} s)", flush=True)
     with open(args.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

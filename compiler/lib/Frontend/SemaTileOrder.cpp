@@ -177,15 +177,7 @@ bool Checker::rewriteTileOrder() {
   body.push_back(b.let("$gy", gridDim(1)));
   body.push_back(b.let("$nb0", b.cast(ScalarType::I32, b.name("$gx"))));
   body.push_back(b.let("$nb1", b.cast(ScalarType::I32, b.name("$gy"))));
-  remapFrom = body.size();
-  auto loop = std::make_unique<Stmt>(Stmt::Kind::For, kernel.loc);
-  loop->nameLoc = kernel.loc;
-  if (!inst.pairTiles) {
-    loop->name = "$p";
-    loop->lower = b.name("$p0");
-    loop->upper = b.bin(Op::Mul, b.name("$gx"), b.name("$gy"));
-    loop->step = b.name("$np");
-  } else {
+  if (inst.pairTiles) {
     // Pairs of consecutive programs: pair $p0 + i * $np is programs 2 (...)
     // and 2 (...) + 1; the last pair of all holds one program when their
     // number is odd. The launch has at most as many programs as pairs, so
@@ -203,7 +195,16 @@ bool Checker::rewriteTileOrder() {
         "$count", b.bin(Op::Add, b.bin(Op::Mul, b.lit(2), b.bin(Op::Sub, b.name("$mine"), b.lit(1))),
                         b.call("min", b.lit(2), b.bin(Op::Sub, b.name("$total"),
                                                       std::move(lastPair))))));
-    remapFrom = body.size();
+  }
+  remapFrom = body.size();
+  auto loop = std::make_unique<Stmt>(Stmt::Kind::For, kernel.loc);
+  loop->nameLoc = kernel.loc;
+  if (!inst.pairTiles) {
+    loop->name = "$p";
+    loop->lower = b.name("$p0");
+    loop->upper = b.bin(Op::Mul, b.name("$gx"), b.name("$gy"));
+    loop->step = b.name("$np");
+  } else {
     loop->name = "$k";
     loop->lower = b.lit(0);
     loop->upper = b.name("$count");

@@ -788,23 +788,23 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // spilled.
   bool reallocate = C >= 2;
   int64_t copiesPerStage = llvm::count_if(staged, [](const Staged &st) { return !st.resident; });
+  constexpr int64_t kLightDivisions = 4, kLightBoxes = 4;
   int64_t boxesPerStage = 0;
   for (const Staged &st : staged)
     if (!st.resident)
-      boxesPerStage += llvm::divideCeil(st.o.cols * st.o.elemBytes, 128) *
-                       llvm::divideCeil(st.o.rows, 256);
+      boxesPerStage += st.o.boxes();
   int64_t outerDivisions = 0;
   for (Operation *op : slice)
     if (outer && op->getBlock() == outer.getBody())
       op->walk([&](Operation *inner) {
         if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
-                arith::CeilDivSIOp, arith::FloorDivSIOp>(inner) &&
+                arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(inner) &&
             !matchPattern(inner->getOperand(1), m_Constant()))
           ++outerDivisions;
       });
   bool busyProducer =
       copiesPerStage > 2 ||
-      (outer && !(perTile && outerDivisions <= 4 && boxesPerStage <= 4));
+      (outer && !(perTile && outerDivisions <= kLightDivisions && boxesPerStage <= kLightBoxes));
   PipelineRegisters regs = pipelineRegisters(C, busyProducer);
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
   // ---- producer: warpgroup 0 ---------------------------------------------
