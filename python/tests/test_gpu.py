@@ -494,3 +494,39 @@ kernel colmax_bias<BM: int = 128, BN: int = 256, BK: int = 64>(
         if m % 128:
             want[-1] = torch.maximum(want[-1], torch.zeros_like(want[-1]))
         torch.testing.assert_close(x, want + bias, rtol=1e-3, atol=1e-2)
+
+
+def test_row_reductions_in_registers_against_torch():
+    # python/tests/row_reductions.tile: reductions over axis 1 that stay in
+    # the rows' threads (shuffles, and shared memory once for rows wider
+    # than a warp), ragged rows and columns.
+    import os
+    with open(os.path.join(os.path.dirname(__file__), "row_reductions.tile")) as f:
+        lib = tilec.compile(f.read())
+    for m, n, dt in [(1001, 64, torch.float32), (3, 50, torch.float32), (1000, 64, torch.bfloat16)]:
+        x = torch.randn(m, n, device="cuda", dtype=dt)
+        y = torch.empty_like(x)
+        lib.rowsoftmax(x, y)
+        torch.cuda.synchronize()
+        tol = 2e-2 if dt == torch.bfloat16 else 1e-5
+        torch.testing.assert_close(y.float(), torch.softmax(x.float(), 1), rtol=tol, atol=tol)
+    for m, n in [(1000, 1000), (13, 1024), (9, 3)]:
+        x = torch.randint(-50, 50, (m, n), device="cuda").float()  # ties: the first column wins
+        best = torch.empty(m, device="cuda", dtype=torch.int32)
+        lib.rowargmax8(x, best)
+        torch.cuda.synchronize()
+        assert torch.equal(best.long(), torch.argmax(x, 1)), (m, n)
+    for m, n in [(37, 10000), (2, 4096), (5, 17)]:
+        x = torch.randn(m, n, device="cuda")
+        out = torch.empty(m, 1, device="cuda")
+        lib.rowabsmax(x, out)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out[:, 0], x.abs().amax(1), rtol=0, atol=0)
+    for m in [100, 3, 1]:
+        x = torch.randn(m, 32, device="cuda")
+        y = torch.empty_like(x)
+        s = torch.empty(m, device="cuda", dtype=torch.int32)
+        lib.rowcenter(x, y, s)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y, x - x.sum(1, keepdim=True) / 32.0, rtol=1e-5, atol=1e-5)
+        assert torch.equal(s.long(), (x > 0).sum(1)), m

@@ -643,3 +643,30 @@ def test_matmul_with_column_block_scales_on_the_interpreter():
     # e4m3 keeps 3 bits: dequantized, within half a unit (1/16) of the product.
     torch.testing.assert_close(y.float() * sy[rows], acc, rtol=0.07, atol=1e-3 * float(amax.max()))
     assert y.float().abs().amax() <= 448.0
+
+
+def test_row_reductions_on_the_interpreter():
+    # The kernels of row_reductions.tile (test_gpu.py runs them on the GPU)
+    # against numpy.
+    with open(os.path.join(os.path.dirname(__file__), "row_reductions.tile")) as f:
+        lib = tilec.compile(f.read())
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((13, 50)).astype(np.float32)
+    y = np.empty_like(x)
+    lib.rowsoftmax(x, y)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    x = rng.integers(-5, 5, (9, 30)).astype(np.float32)
+    best = np.empty(9, np.int32)
+    lib.rowargmax8(x, best)
+    np.testing.assert_array_equal(best, x.argmax(1))
+    x = rng.standard_normal((3, 5000)).astype(np.float32)
+    out = np.empty((3, 1), np.float32)
+    lib.rowabsmax(x, out)
+    np.testing.assert_array_equal(out[:, 0], np.abs(x).max(1))
+    x = rng.standard_normal((7, 32)).astype(np.float32)
+    y = np.empty_like(x)
+    s = np.empty(7, np.int32)
+    lib.rowcenter(x, y, s)
+    np.testing.assert_allclose(y, x - x.sum(1, keepdims=True) / 32.0, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(s, (x > 0).sum(1))

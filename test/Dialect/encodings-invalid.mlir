@@ -6,7 +6,7 @@ func.func @f() attributes {tile.e = #tile.blocked<vec = 3, warps = 4>} { return 
 
 // -----
 
-// expected-error @+1 {{#tile.blocked: warps must be a power of two up to 32, got 64}}
+// expected-error @+1 {{#tile.blocked: warps must be 1 to 32, got 64}}
 func.func @f() attributes {tile.e = #tile.blocked<vec = 4, warps = 64>} { return }
 
 // -----
@@ -41,7 +41,7 @@ func.func @f(%a: tensor<16x64xf32, #tile.mma<kind = wgmma, consumers = 2, swappe
 
 // -----
 
-// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding, not swapped (other parents are not supported yet), got #tile.mma<kind = wgmma, consumers = 1, swapped = true>}}
+// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding, not swapped, or a #tile.blocked one (other parents are not supported yet), got #tile.mma<kind = wgmma, consumers = 1, swapped = true>}}
 func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 1, swapped = true>>} { return }
 
 // -----
@@ -56,7 +56,7 @@ func.func @f(%a: tensor<128x96xf32, #tile.mma<kind = fma, consumers = 2>>) { ret
 
 // -----
 
-// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding, not swapped (other parents are not supported yet), got #tile.shared}}
+// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding, not swapped, or a #tile.blocked one (other parents are not supported yet), got #tile.shared}}
 func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.shared<swizzle = 0, order = [0]>>} { return }
 
 // -----
@@ -81,7 +81,7 @@ func.func @f(%a: tensor<100xf32, #tile.slice<dim = 0, parent = #tile.mma<kind = 
 
 // -----
 
-// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding, not swapped (other parents are not supported yet), got #tile.mma<kind = fma, consumers = 1>}}
+// expected-error @+1 {{#tile.slice: the parent must be a wgmma or mma_sync #tile.mma encoding, not swapped, or a #tile.blocked one (other parents are not supported yet), got #tile.mma<kind = fma, consumers = 1>}}
 func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.mma<kind = fma, consumers = 1>>} { return }
 
 // -----
@@ -136,3 +136,34 @@ func.func @f() attributes {tile.e = #tile.mma<kind = mma_sync, consumers = 2, al
 // are not 64 rows per consumer of two.
 // expected-error @+1 {{cannot hold a [96, 128] tile: BN must be a multiple of 8 and BM of 64 per consumer}}
 func.func @f(%a: tensor<96x128xf32, #tile.mma<kind = wgmma, consumers = 2, alternate = true>>) { return }
+
+// -----
+
+// expected-error @+1 {{#tile.slice of #tile.blocked<vec = 4, warps = 2>: only dim = 1 (a reduction over the rows' elements) is supported, got dim = 0}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 0, parent = #tile.blocked<vec = 4, warps = 2>, size = 64>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.slice of #tile.blocked<vec = 4, warps = 2>: size (the parent's row length) must be a power of two times vec, got 0}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 2>>} { return }
+
+// -----
+
+// expected-error @+1 {{size (the parent's row length) must be a power of two times vec, got 1000}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 2>, size = 1000>} { return }
+
+// -----
+
+// A row of 64 vectors in a block of 224 threads (7 warps) would straddle warps.
+// expected-error @+1 {{#tile.slice of #tile.blocked<vec = 1, warps = 7>: a row of 64 elements lies in 64 threads, which neither divides nor is a multiple of the block's 224}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.blocked<vec = 1, warps = 7>, size = 64>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.slice: size is for a blocked parent; an accumulator's slice has none, got size = 64}}
+func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>, size = 64>} { return }
+
+// -----
+
+// expected-error @+1 {{#tile.slice of #tile.blocked<vec = 4, warps = 2> holds [R] or [R, 1] tiles, not [1, 4]}}
+func.func @f(%a: tensor<1x4xf32, #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 2>, size = 64>>) { return }

@@ -13,6 +13,8 @@
 // CHECK-SAME: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>
 // CHECK-SAME: tensor<256xf32, #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 2>>>
 // CHECK-SAME: tensor<1x136xbf16, #tile.slice<dim = 0, parent = #tile.mma<kind = mma_sync, consumers = 1>>>
+// CHECK-SAME: tensor<4xf32, #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 2>, size = 64>>
+// CHECK-SAME: tensor<8x1xbf16, #tile.slice<dim = 1, parent = #tile.blocked<vec = 8, warps = 8>, size = 8192>>
 func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
                     %b: tensor<128x256xf32, #tile.mma<kind = wgmma, consumers = 2>>,
                     %c: tensor<1x128x64xf32, #tile.mma<kind = mma_sync, consumers = 2>>,
@@ -23,7 +25,9 @@ func.func @on_types(%a: tensor<64x128xf32, #tile.blocked<vec = 4, warps = 4>>,
                     %e: tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>,
                     %f: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>,
                     %j: tensor<256xf32, #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 2>>>,
-                    %k: tensor<1x136xbf16, #tile.slice<dim = 0, parent = #tile.mma<kind = mma_sync, consumers = 1>>>) {
+                    %k: tensor<1x136xbf16, #tile.slice<dim = 0, parent = #tile.mma<kind = mma_sync, consumers = 1>>>,
+                    %l: tensor<4xf32, #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 2>, size = 64>>,
+                    %m: tensor<8x1xbf16, #tile.slice<dim = 1, parent = #tile.blocked<vec = 8, warps = 8>, size = 8192>>) {
   return
 }
 

@@ -221,4 +221,32 @@ TEST_F(EncodingTest, ColumnSliceOfMmaSyncIsOwnedByTheFirstWarp) {
   expectIRMatches(enc, {64});
 }
 
+TEST_F(EncodingTest, RowSliceOfBlockedHoldsEachRowWhereItsElementsAre) {
+  // [R, N] blocked tiles with rows of 1, 8, 64 (two warps), 256 (the whole
+  // block) and 1024 vectors (four groups of every thread); R with and
+  // without padding.
+  for (int64_t n : {4, 32, 256, 1024, 4096})
+    for (int64_t r : {3, 4, 8, 17}) {
+      auto blocked = BlockedEncodingAttr::get(&ctx, /*vec=*/4, /*warps=*/8);
+      auto enc = SliceEncodingAttr::get(&ctx, 1, blocked, n);
+      DistributedEncodingAttr slice = enc, parent = blocked;
+      SCOPED_TRACE("N = " + std::to_string(n) + ", R = " + std::to_string(r));
+      expectEachElementOnce(slice, {r}, 0, 256);
+      expectEachElementOnce(slice, {r, 1}, 0, 256);
+      // Parent group g of a thread lies in the row of the slice's group
+      // g / repeat: a broadcast back over the rows moves nothing.
+      int64_t repeat = enc.getRowRepeat();
+      EXPECT_EQ(parent.getGroups({r, n}), slice.getGroups({r}) * repeat);
+      for (unsigned t : {0u, 1u, 7u, 8u, 31u, 32u, 100u, 255u})
+        for (int64_t g = 0; g < parent.getGroups({r, n}); ++g) {
+          int64_t flat = parent.getGroupBase({r, n}, t, g);
+          if (flat >= r * n)
+            continue;
+          EXPECT_EQ(slice.getGroupBase({r}, t, g / repeat), flat / n)
+              << "thread " << t << " group " << g;
+        }
+      expectIRMatches(slice, {r});
+    }
+}
+
 } // namespace

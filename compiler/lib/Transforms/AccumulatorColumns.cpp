@@ -16,47 +16,15 @@
 
 using namespace mlir;
 
-FailureOr<DenseSet<Value>> tilec::findAccumulatorColumns(func::FuncOp func, int64_t accRows) {
-  DenseMap<Value, Value> parent;
-  std::function<Value(Value)> find = [&](Value v) -> Value {
-    auto it = parent.find(v);
-    if (it == parent.end() || it->second == v)
-      return v;
-    Value root = find(it->second);
-    parent[v] = root;
-    return root;
-  };
-  auto unite = [&](Value a, Value b) {
-    if (!isa<RankedTensorType>(a.getType()) || !isa<RankedTensorType>(b.getType()))
-      return;
-    parent.try_emplace(a, a);
-    parent.try_emplace(b, b);
-    Value ra = find(a), rb = find(b);
-    if (ra != rb)
-      parent[ra] = rb;
-  };
+tilec::EncodingClasses::EncodingClasses(func::FuncOp func,
+                                 function_ref<bool(tile::ReshapeOp)> reshapeUnites) {
   auto uniteAll = [&](ValueRange values) {
     for (Value v : values)
       unite(values.front(), v);
   };
-  auto columnShaped = [](RankedTensorType t) {
-    return t.getRank() == 1 || (t.getRank() == 2 && t.getDimSize(0) == 1);
-  };
-  SmallVector<Value> reductions;
-  SmallVector<tile::ReduceOp> rowReductions;
   func.walk([&](Operation *op) {
-    if (auto reduce = dyn_cast<tile::ReduceOp>(op)) {
-      RankedTensorType from = reduce.getTile().getType();
-      if (reduce.getAxis() && from.getRank() == 2 && from.getDimSize(0) == accRows) {
-        if (*reduce.getAxis() == 0)
-          reductions.push_back(reduce->getResult(0));
-        else
-          rowReductions.push_back(reduce);
-      }
-      return;
-    }
     if (auto reshape = dyn_cast<tile::ReshapeOp>(op)) {
-      if (columnShaped(reshape.getTile().getType()) && columnShaped(reshape.getType()))
+      if (reshapeUnites(reshape))
         unite(reshape.getTile(), reshape.getResult());
       return;
     }
@@ -82,6 +50,58 @@ FailureOr<DenseSet<Value>> tilec::findAccumulatorColumns(func::FuncOp func, int6
             unite(branch.getResult(i), v);
     }
   });
+}
+
+Value tilec::EncodingClasses::find(Value v) {
+  auto it = parent.find(v);
+  if (it == parent.end() || it->second == v)
+    return v;
+  Value root = find(it->second);
+  parent[v] = root;
+  return root;
+}
+
+void tilec::EncodingClasses::unite(Value a, Value b) {
+  if (!isa<RankedTensorType>(a.getType()) || !isa<RankedTensorType>(b.getType()))
+    return;
+  parent.try_emplace(a, a);
+  parent.try_emplace(b, b);
+  Value ra = find(a), rb = find(b);
+  if (ra != rb)
+    parent[ra] = rb;
+}
+
+SmallVector<Value> tilec::EncodingClasses::members(Value root) {
+  SmallVector<Value> keys, result;
+  for (auto &entry : parent)
+    keys.push_back(entry.first);
+  for (Value v : keys)
+    if (find(v) == root)
+      result.push_back(v);
+  if (result.empty())
+    result.push_back(root);
+  return result;
+}
+
+FailureOr<DenseSet<Value>> tilec::findAccumulatorColumns(func::FuncOp func, int64_t accRows) {
+  auto columnShaped = [](RankedTensorType t) {
+    return t.getRank() == 1 || (t.getRank() == 2 && t.getDimSize(0) == 1);
+  };
+  SmallVector<Value> reductions;
+  SmallVector<tile::ReduceOp> rowReductions;
+  func.walk([&](tile::ReduceOp reduce) {
+    RankedTensorType from = reduce.getTile().getType();
+    if (reduce.getAxis() && from.getRank() == 2 && from.getDimSize(0) == accRows) {
+      if (*reduce.getAxis() == 0)
+        reductions.push_back(reduce->getResult(0));
+      else
+        rowReductions.push_back(reduce);
+    }
+  });
+  EncodingClasses classes(func, [&](tile::ReshapeOp reshape) {
+    return columnShaped(reshape.getTile().getType()) && columnShaped(reshape.getType());
+  });
+  auto find = [&](Value v) { return classes.find(v); };
   DenseSet<Value> roots, columns;
   for (Value r : reductions)
     roots.insert(find(r));
@@ -109,14 +129,8 @@ FailureOr<DenseSet<Value>> tilec::findAccumulatorColumns(func::FuncOp func, int6
   });
   if (reshapes.wasInterrupted())
     return failure();
-  // Every united tile is a key of `parent`; a reduction never united is
-  // a class of its own.
-  columns.insert(reductions.begin(), reductions.end());
-  SmallVector<Value> united;
-  for (auto &entry : parent)
-    united.push_back(entry.first);
-  for (Value v : united)
-    if (roots.contains(find(v)))
+  for (Value root : roots)
+    for (Value v : classes.members(root))
       columns.insert(v);
   return columns;
 }

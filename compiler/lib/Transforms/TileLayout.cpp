@@ -17,6 +17,7 @@
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -45,6 +46,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
                       Builder(func.getContext()).getI32IntegerAttr(int32_t(minBlocksPerSM)));
       // Kernels with an mma loop got their layout from tile-stage-shared
       // (and a kernel may come with one, e.g. in a test).
+      rowSlices.clear();
       if (!func->hasAttr(tile::kEncodingAttrName))
         assignLayout(func);
       if (failed(encodeTiles(func)))
@@ -87,6 +89,8 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     }
     auto encodingFor = [&](Value value, RankedTensorType t) -> Attribute {
       ArrayRef<int64_t> shape = t.getShape();
+      if (auto row = rowSlices.find(value); blocked && row != rowSlices.end())
+        return tile::SliceEncodingAttr::get(ctx, 1, blocked, row->second);
       if (columns.contains(value))
         return tile::SliceEncodingAttr::get(ctx, 0, kernelEncoding);
       if (accRows && shape[0] == accRows &&
@@ -209,22 +213,121 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     });
   }
 
+  /// The tiles of a blocked kernel that hold row values: the classes of
+  /// tiles that must share an encoding (EncodingClasses) which hold a
+  /// reduction over axis 1 of an [R, N] tile, with the N of their rows.
+  /// A class qualifies when every tile in it is [R] or [R, 1], all its
+  /// reductions have rows of one length N, and nothing in it or using it
+  /// needs the elements laid out otherwise: it is made by those reductions,
+  /// elementwise work, splats, ranges, reshapes between [R] and [R, 1] and
+  /// what loops and branches carry, and used by elementwise work, those
+  /// reshapes, broadcasts to [R, N], stores, loops and branches.
+  static DenseMap<Value, int64_t> rowSliceCandidates(func::FuncOp func) {
+    auto rowsShaped = [](RankedTensorType t, int64_t rows) {
+      return (t.getRank() == 1 || (t.getRank() == 2 && t.getDimSize(1) == 1)) &&
+             t.getDimSize(0) == rows;
+    };
+    EncodingClasses classes(func, [&](tile::ReshapeOp reshape) {
+      int64_t rows = reshape.getType().getDimSize(0);
+      return rowsShaped(reshape.getTile().getType(), rows) && rowsShaped(reshape.getType(), rows);
+    });
+    // Per class: its rows' length and count, or -1 once it is disqualified.
+    DenseMap<Value, std::pair<int64_t, int64_t>> rowShape;
+    func.walk([&](tile::ReduceOp reduce) {
+      RankedTensorType from = reduce.getTile().getType();
+      if (!reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2)
+        return;
+      Value root = classes.find(reduce.getResult());
+      std::pair<int64_t, int64_t> shape{from.getDimSize(1), from.getDimSize(0)};
+      auto [it, inserted] = rowShape.try_emplace(root, shape);
+      if (!inserted && it->second != shape)
+        it->second = {-1, -1};
+    });
+    DenseMap<Value, int64_t> result;
+    for (auto &entry : rowShape) {
+      Value root = entry.first;
+      int64_t n = entry.second.first, rows = entry.second.second;
+      if (n < 0)
+        continue;
+      SmallVector<Value> members = classes.members(root);
+      auto madeHere = [&](Value v) {
+        if (!rowsShaped(cast<RankedTensorType>(v.getType()), rows))
+          return false;
+        if (auto arg = dyn_cast<BlockArgument>(v))
+          return isa<scf::ForOp>(arg.getOwner()->getParentOp());
+        Operation *def = v.getDefiningOp();
+        if (auto reduce = dyn_cast<tile::ReduceOp>(def))
+          return reduce.getAxis() && *reduce.getAxis() == 1 &&
+                 reduce.getTile().getType().getRank() == 2 &&
+                 reduce.getTile().getType().getDimSize(1) == n;
+        return isa<arith::ArithDialect, math::MathDialect>(def->getDialect()) ||
+               isa<tile::SplatOp, tile::RangeOp, tile::ReshapeOp, scf::ForOp, scf::IfOp>(def);
+      };
+      auto usedHere = [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        if (auto broadcast = dyn_cast<tile::BroadcastOp>(user)) {
+          RankedTensorType to = broadcast.getType();
+          return to.getRank() == 2 && to.getDimSize(0) == rows && to.getDimSize(1) == n &&
+                 broadcast.getTile().getType().getRank() == 2;
+        }
+        if (auto store = dyn_cast<tile::StoreOp>(user))
+          return use.get() == store.getValue();
+        return isa<arith::ArithDialect, math::MathDialect>(user->getDialect()) ||
+               isa<tile::ReshapeOp, scf::YieldOp, scf::ForOp>(user);
+      };
+      bool fits = llvm::all_of(members, [&](Value v) {
+        return madeHere(v) && llvm::all_of(v.getUses(), usedHere);
+      });
+      if (fits)
+        for (Value v : members)
+          result[v] = n;
+    }
+    return result;
+  }
+
+  /// The row slices assignLayout chose, with their rows' length.
+  DenseMap<Value, int64_t> rowSlices;
+
+  /// The option, else the kernel's @launch(num_warps = ...), else chosen.
+  unsigned chooseWarps(func::FuncOp func, unsigned vec, unsigned maxAccessBytes, int64_t maxNumel,
+                       bool reduces) {
+    unsigned warps = numWarps;
+    if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
+        !warps && requested)
+      warps = unsigned(requested.getInt());
+    if (warps != 0)
+      return warps;
+    // Two vectors per thread keeps two 16-byte loads in flight per operand;
+    // more warps than that only shortens the per-thread work. Kernels with
+    // block-wide reductions want four: each reduction costs a round of
+    // shuffles and barriers that more warps make slower (measured on the
+    // H200: row softmax over 1000 columns, 2 warps 3064 GB/s vs 4 warps
+    // 2682; over 8192 columns, 8 warps 3948 vs 16 warps 3781).
+    // With 2-byte elements (f16/bf16 rows widened to f32 for the
+    // statistics) eight vectors per thread: bf16 rows of 8192, RMSNorm 4
+    // warps 0.270 ms vs 8 warps 0.343, one-pass LayerNorm 0.292 vs 0.370.
+    int64_t vectorsPerThread = reduces ? (maxAccessBytes <= 2 ? 8 : 4) : 2;
+    int64_t want = maxNumel / (int64_t(vec) * 32 * vectorsPerThread);
+    return static_cast<unsigned>(std::clamp<int64_t>(want, 1, 8));
+  }
+
   void assignLayout(func::FuncOp func) {
     unsigned maxAccessBytes = 1;
     int64_t maxNumel = 1;
-    SmallVector<int64_t> innerSizes;
-    auto visitType = [&](Type t) {
-      auto tt = dyn_cast<RankedTensorType>(t);
+    // The innermost size of every tile, by tile (a row slice's tiles do
+    // not constrain the width).
+    DenseMap<Value, int64_t> innerSizeOf;
+    auto visit = [&](Value v) {
+      auto tt = dyn_cast<RankedTensorType>(v.getType());
       if (!tt)
         return;
       maxNumel = std::max(maxNumel, tt.getNumElements());
-      innerSizes.push_back(tt.getShape().back());
+      innerSizeOf[v] = tt.getShape().back();
     };
     func.walk([&](Operation *op) {
-      for (Type t : op->getResultTypes())
-        visitType(t);
+      forEachValueOf(op, visit);
       for (Value v : op->getOperands())
-        visitType(v.getType());
+        visit(v);
       if (auto load = dyn_cast<tile::LoadOp>(op))
         maxAccessBytes = std::max<unsigned>(
             maxAccessBytes,
@@ -241,33 +344,43 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     // H200 (docs/performance.md, session 7): the reshapes between widths
     // cost a shared-memory round trip each (fold 2.0x slower) and the wider
     // guarded edge accesses lost 7-14% (rowargmax, embedding gather).
-    unsigned vec = std::max(1u, 16 / maxAccessBytes);
-    auto divides = [&](unsigned v) {
-      return llvm::all_of(innerSizes, [&](int64_t s) { return s % v == 0; });
-    };
-    while (vec > 1 && !divides(vec))
-      vec /= 2;
-    // The option, else the kernel's @launch(num_warps = ...), else chosen.
-    unsigned warps = numWarps;
-    if (auto requested = func->getAttrOfType<IntegerAttr>(tile::kNumWarpsAttrName);
-        !warps && requested)
-      warps = unsigned(requested.getInt());
-    if (warps == 0) {
-      // Two vectors per thread keeps two 16-byte loads in flight per operand;
-      // more warps than that only shortens the per-thread work. Kernels with
-      // block-wide reductions want four: each reduction costs a round of
-      // shuffles and barriers that more warps make slower (measured on the
-      // H200: row softmax over 1000 columns, 2 warps 3064 GB/s vs 4 warps
-      // 2682; over 8192 columns, 8 warps 3948 vs 16 warps 3781).
-      // With 2-byte elements (f16/bf16 rows widened to f32 for the
-      // statistics) eight vectors per thread: bf16 rows of 8192, RMSNorm 4
-      // warps 0.270 ms vs 8 warps 0.343, one-pass LayerNorm 0.292 vs 0.370.
-      bool reduces = false;
-      func.walk([&](tile::ReduceOp) { reduces = true; });
-      int64_t vectorsPerThread = reduces ? (maxAccessBytes <= 2 ? 8 : 4) : 2;
-      int64_t want = maxNumel / (int64_t(vec) * 32 * vectorsPerThread);
-      warps = static_cast<unsigned>(std::clamp<int64_t>(want, 1, 8));
+    //
+    // Reductions over the rows' elements (axis = 1) leave one value per
+    // row held by the threads that hold the row (#tile.slice of the
+    // blocked layout): rowSliceCandidates finds the tiles that can take it,
+    // and they leave the width alone ([R, 1] columns would make it 1). A
+    // class whose rows then lie in a number of threads L that is not a
+    // power of two, or that does not divide the block's threads (or is a
+    // multiple of them), goes back to the blocked layout, and the width
+    // and warps are chosen again.
+    DenseMap<Value, int64_t> candidates = rowSliceCandidates(func);
+    bool reduces = false;
+    func.walk([&](tile::ReduceOp) { reduces = true; });
+    unsigned vec, warps;
+    while (true) {
+      vec = std::max(1u, 16 / maxAccessBytes);
+      auto divides = [&](unsigned v) {
+        return llvm::all_of(innerSizeOf, [&](auto &entry) {
+          return candidates.count(entry.first) || entry.second % v == 0;
+        });
+      };
+      while (vec > 1 && !divides(vec))
+        vec /= 2;
+      warps = chooseWarps(func, vec, maxAccessBytes, maxNumel, reduces);
+      int64_t threads = 32 * int64_t(warps);
+      SmallVector<Value> misfit;
+      for (auto &entry : candidates) {
+        int64_t lanes = entry.second / vec;
+        if (!llvm::isPowerOf2_64(uint64_t(lanes)) ||
+            (lanes <= threads ? threads % lanes : lanes % threads) != 0)
+          misfit.push_back(entry.first);
+      }
+      if (misfit.empty())
+        break;
+      for (Value v : misfit)
+        candidates.erase(v);
     }
+    rowSlices = std::move(candidates);
     Builder b(func.getContext());
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
     func->setAttr(tile::kEncodingAttrName, tile::BlockedEncodingAttr::get(func.getContext(), vec, warps));

@@ -14,10 +14,30 @@
 #ifndef TILEC_TRANSFORMS_ACCUMULATORCOLUMNS_H
 #define TILEC_TRANSFORMS_ACCUMULATORCOLUMNS_H
 
+#include "tilec/Dialect/Tile/IR/TileDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace tilec {
+
+/// The classes of tiles of a kernel that must share one encoding (so that
+/// no op between them moves data): the operands and results of elementwise
+/// work (arith, math), what a loop or a branch carries, and the reshapes
+/// that `reshapeUnites` accepts. A tile in no class is one of its own.
+class EncodingClasses {
+public:
+  EncodingClasses(mlir::func::FuncOp func,
+                  llvm::function_ref<bool(tile::ReshapeOp)> reshapeUnites);
+  /// The representative of `v`'s class.
+  mlir::Value find(mlir::Value v);
+  /// The tiles of the class whose representative is `root`.
+  llvm::SmallVector<mlir::Value> members(mlir::Value root);
+
+private:
+  void unite(mlir::Value a, mlir::Value b);
+  llvm::DenseMap<mlir::Value, mlir::Value> parent;
+};
 
 /// The tiles of `func` that hold columns of an accumulator of `accRows`
 /// rows, found as the union-find classes of tiles that must share one

@@ -135,6 +135,10 @@ void populateLoadStoreToNVVMPatterns(const mlir::TypeConverter &converter,
 void populateReduceToNVVMPatterns(const mlir::TypeConverter &converter,
                                   ThreadLayout layout,
                                   mlir::RewritePatternSet &patterns);
+/// The shared memory a reduction over the rows of a blocked tile needs for
+/// the warps' values of rows wider than a warp (0: the rows' lanes are in
+/// one warp and it needs none).
+int64_t rowReduceScratchBytes(tile::ReduceOp op);
 /// The identity (f32 or i32) and the combination of a reduction kind (sum,
 /// prod, max, min), shared by whole-tile and axis reductions.
 mlir::TypedAttr reductionIdentity(mlir::Builder &b, llvm::StringRef kind, bool isFloat);

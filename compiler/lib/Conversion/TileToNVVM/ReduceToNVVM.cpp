@@ -331,8 +331,43 @@ static tile::SliceEncodingAttr accumulatorSlice(tile::ReduceOp op, unsigned dim)
   auto resTy = dyn_cast<RankedTensorType>(op.getType());
   auto slice = resTy ? dyn_cast_or_null<tile::SliceEncodingAttr>(resTy.getEncoding())
                      : tile::SliceEncodingAttr();
-  return slice && slice.getDim() == dim ? slice : tile::SliceEncodingAttr();
+  return slice && slice.getDim() == dim && isa<tile::MmaEncodingAttr>(slice.getParent())
+             ? slice
+             : tile::SliceEncodingAttr();
 }
+
+/// The row slice of the blocked layout a reduction over axis 1 leaves its
+/// rows in (tile-layout's choice), or null.
+static tile::SliceEncodingAttr blockedRowSlice(tile::ReduceOp op) {
+  auto resTy = dyn_cast<RankedTensorType>(op.getType());
+  auto slice = resTy ? dyn_cast_or_null<tile::SliceEncodingAttr>(resTy.getEncoding())
+                     : tile::SliceEncodingAttr();
+  return slice && isa<tile::BlockedEncodingAttr>(slice.getParent()) ? slice
+                                                                    : tile::SliceEncodingAttr();
+}
+
+/// The state of a row reduction: a value, and its column for argmax /
+/// argmin.
+static unsigned rowStateWords(tile::ReduceOp op) {
+  bool arg = op.getKind() == "argmax" || op.getKind() == "argmin";
+  Type elem = op.getTile().getType().getElementType();
+  Type work = isa<FloatType>(elem) && op.getKind() != "fn" ? Float32Type::get(op.getContext())
+                                                          : registerType(elem);
+  return wordCount(work) + (arg ? 1 : 0);
+}
+
+} // namespace
+
+int64_t tilec::rowReduceScratchBytes(tile::ReduceOp op) {
+  tile::SliceEncodingAttr slice = blockedRowSlice(op);
+  if (!slice || slice.getRowLanes() <= 32)
+    return 0;
+  auto resTy = cast<RankedTensorType>(op.getType());
+  int64_t groups = slice.getGroups(resTy.getShape());
+  return 4 * int64_t(rowStateWords(op)) * groups * (slice.getThreadsPerBlock() / 32);
+}
+
+namespace {
 
 /// How a reduction of an accumulator combines two values: in `work` (f32
 /// for f16 / bf16 elements and every float kind but a user combiner's,
@@ -404,6 +439,135 @@ struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
   }
 };
 
+
+/// A reduction over the rows' elements (axis = 1) of an [R, N] tile in the
+/// blocked layout into the rows' slice (#tile.slice of the blocked layout,
+/// see TileAttrs.td): a row is L = N / vec consecutive vectors, so it lies
+/// in L consecutive threads (L a power of two, chosen so by tile-layout),
+/// or, when L is more than the block's threads, in L / threads consecutive
+/// groups of every thread. For each row group of the result, each thread
+/// combines its elements of the row (its `repeat` parent groups of `vec`),
+/// then butterfly shuffles over min(L, 32) lanes combine the warp's part;
+/// a row wider than a warp then goes through shared memory once: lane 0 of
+/// each warp writes the warp's value of every row group (the kernel's
+/// relayout buffer), and after a barrier every thread combines the values
+/// of the warps that hold its rows, in warp order, and a second barrier
+/// lets the buffer be reused. Every thread that holds a row ends with its
+/// value, so broadcasting it back over the row moves nothing. f16 / bf16
+/// are combined in f32 by the built-in kinds; argmax / argmin carry the
+/// column (the smaller one on ties, as the whole-tile form).
+struct BlockedRowReduceLowering : LayoutPattern<tile::ReduceOp> {
+  using LayoutPattern::LayoutPattern;
+  LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    tile::SliceEncodingAttr slice = blockedRowSlice(op);
+    if (!slice)
+      return rewriter.notifyMatchFailure(op, "not a reduction into a blocked tile's rows");
+    Location loc = op.getLoc();
+    auto resTy = cast<RankedTensorType>(op.getType());
+    auto blocked = cast<tile::BlockedEncodingAttr>(slice.getParent());
+    int64_t vec = blocked.getVec(), threads = blocked.getThreadsPerBlock();
+    int64_t lanes = slice.getRowLanes(), repeat = slice.getRowRepeat(), n = slice.getSize();
+    int64_t groups = slice.getGroups(resTy.getShape());
+    StringRef kind = op.getKind();
+    bool arg = kind == "argmax" || kind == "argmin";
+    AccumulatorCombine combine(rewriter, op);
+    Type i32 = rewriter.getI32Type();
+    auto c32 = [&](int64_t v) { return constI32(rewriter, loc, int32_t(v)); };
+    using State = SmallVector<Value, 2>;
+    auto merge = [&](const State &a, const State &b) -> State {
+      if (arg)
+        return combineArgExtreme(rewriter, loc, kind == "argmax", a, b);
+      return {combine(a[0], b[0])};
+    };
+    Value src = adaptor.getTile();
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, i32);
+    // The column of slot v of parent group g: ((g * threads + tid) * vec +
+    // v) mod N, N being a power of two.
+    Value tidCol;
+    if (arg)
+      tidCol = arith::MulIOp::create(rewriter, loc, tid, c32(vec));
+    SmallVector<State> rows;
+    for (int64_t s = 0; s < groups; ++s) {
+      State acc;
+      for (int64_t g = s * repeat; g < (s + 1) * repeat; ++g)
+        for (int64_t v = 0; v < vec; ++v) {
+          State x{combine.widen(vector::ExtractOp::create(rewriter, loc, src,
+                                                          ArrayRef<int64_t>{g * vec + v}))};
+          if (arg)
+            x.push_back(arith::AndIOp::create(
+                rewriter, loc, arith::AddIOp::create(rewriter, loc, tidCol, c32(g * threads * vec + v)),
+                c32(n - 1)));
+          acc = acc.empty() ? x : merge(acc, x);
+        }
+      for (int64_t offset = std::min<int64_t>(lanes, 32) / 2; offset >= 1; offset /= 2) {
+        State other;
+        for (Value x : acc)
+          other.push_back(shuffleValue(rewriter, loc, x, c32(offset), NVVM::ShflKind::bfly));
+        acc = merge(acc, other);
+      }
+      rows.push_back(acc);
+    }
+    if (lanes > 32) {
+      // Word j of the value of row group s from warp w: slot
+      // (s * warps + w) * words + j.
+      auto funcOp = op->getParentOfType<FunctionOpInterface>();
+      auto global = op->getParentOfType<ModuleOp>().lookupSymbol<LLVM::GlobalOp>(
+          relayoutScratchName(funcOp.getName()));
+      if (!global)
+        return rewriter.notifyMatchFailure(op, "no relayout buffer");
+      auto ptr3 = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
+      Value base = LLVM::AddressOfOp::create(rewriter, loc, ptr3, global.getSymName());
+      int64_t warps = threads / 32, words = rowStateWords(op), rowWarps = lanes / 32;
+      Value warp = arith::DivUIOp::create(rewriter, loc, tid, c32(32));
+      Value lane = arith::RemUIOp::create(rewriter, loc, tid, c32(32));
+      auto slotOf = [&](int64_t s, Value w, int64_t j) -> Value {
+        Value at = arith::AddIOp::create(
+            rewriter, loc, arith::MulIOp::create(rewriter, loc, w, c32(words)),
+            c32((s * warps) * words + j));
+        return LLVM::GEPOp::create(rewriter, loc, ptr3, i32, base, ValueRange{at});
+      };
+      Value isLane0 = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, lane, c32(0));
+      ifThen(rewriter, loc, isLane0, [&] {
+        for (int64_t s = 0; s < groups; ++s) {
+          int64_t j = 0;
+          for (Value x : rows[s])
+            for (Value w : toWords(rewriter, loc, x))
+              LLVM::StoreOp::create(rewriter, loc, w, slotOf(s, warp, j++), 4);
+        }
+      });
+      NVVM::Barrier0Op::create(rewriter, loc);
+      // The first of the warps that hold this thread's rows.
+      Value first = arith::MulIOp::create(
+          rewriter, loc, arith::DivUIOp::create(rewriter, loc, warp, c32(rowWarps)), c32(rowWarps));
+      for (int64_t s = 0; s < groups; ++s) {
+        State total;
+        for (int64_t k = 0; k < rowWarps; ++k) {
+          Value w = arith::AddIOp::create(rewriter, loc, first, c32(k));
+          State x;
+          int64_t j = 0;
+          for (Value part : rows[s]) {
+            SmallVector<Value, 2> ws;
+            for (unsigned i = 0; i < wordCount(part.getType()); ++i)
+              ws.push_back(LLVM::LoadOp::create(rewriter, loc, i32, slotOf(s, w, j++), 4));
+            x.push_back(fromWords(rewriter, loc, part.getType(), ws));
+          }
+          total = k == 0 ? x : merge(total, x);
+        }
+        rows[s] = total;
+      }
+      NVVM::Barrier0Op::create(rewriter, loc);
+    }
+    VectorType outTy = perThreadType(resTy);
+    Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
+    for (int64_t s = 0; s < groups; ++s) {
+      Value r = arg ? rows[s][1] : combine.narrow(rows[s][0]);
+      result = vector::InsertOp::create(rewriter, loc, r, result, ArrayRef<int64_t>{s});
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
 
 /// A reduction over the rows of an mma accumulator (axis = 0) into its
 /// column slice. A thread holds, for each 8-column chunk j, 2 columns of
@@ -574,6 +738,6 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
 void tilec::populateReduceToNVVMPatterns(const TypeConverter &converter,
                                          ThreadLayout layout,
                                          RewritePatternSet &patterns) {
-  patterns.add<ReduceLowering>(converter, patterns.getContext(), layout);
+  patterns.add<ReduceLowering, BlockedRowReduceLowering>(converter, patterns.getContext(), layout);
   patterns.add<AccRowReduceLowering, AccColumnReduceLowering>(converter, patterns.getContext());
 }

@@ -223,11 +223,22 @@ struct SliceBroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
     if (resTy.getEncoding() != slice.getParent())
       return op.emitError("a column of accumulator rows (or a row of its columns) broadcasts to "
                           "that accumulator only");
+    int64_t slots = encodingOf(resTy).getElemsPerThread(resTy.getShape());
+    SmallVector<int64_t> mask;
+    if (auto blocked = dyn_cast<tile::BlockedEncodingAttr>(slice.getParent())) {
+      // Rows of a blocked tile: slot s (parent group s / vec) takes the
+      // register of its row, group s / vec / repeat.
+      if (resTy.getShape().back() != slice.getSize())
+        return op.emitError("a column of row values broadcasts over rows of its own length only");
+      for (int64_t s = 0; s < slots; ++s)
+        mask.push_back(s / blocked.getVec() / slice.getRowRepeat());
+      rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getTile(), adaptor.getTile(),
+                                                     mask);
+      return success();
+    }
     // Register s of the accumulator (group s / 2) takes its row's register,
     // or its column's (the chunk's, then the column within the pair).
     int64_t chunks = resTy.getShape().back() / 8;
-    int64_t slots = encodingOf(resTy).getElemsPerThread(resTy.getShape());
-    SmallVector<int64_t> mask;
     for (int64_t s = 0; s < slots; ++s)
       mask.push_back(slice.getDim() == 1
                          ? tile::MmaEncodingAttr::rowRegisterOfGroup(s / 2, chunks)

@@ -334,7 +334,15 @@ static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   // The accumulator layout relabelled as an mma's A operand moves nothing.
   if (auto convert = dyn_cast<tile::ConvertLayoutOp>(op); convert && tile::isRelabelling(convert))
     return false;
+  // Row values broadcast back over their rows are already in place.
+  if (auto broadcast = dyn_cast<tile::BroadcastOp>(op);
+      broadcast && isa<tile::SliceEncodingAttr>(broadcast.getTile().getType().getEncoding()))
+    return false;
   auto reduce = dyn_cast<tile::ReduceOp>(op);
+  // A reduction into the rows of a blocked tile needs the buffer only for
+  // rows wider than a warp.
+  if (reduce && isa<tile::SliceEncodingAttr>(cast<RankedTensorType>(reduce.getType()).getEncoding()))
+    return rowReduceScratchBytes(reduce) > 0;
   return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,
              tile::TakeOp>(op) ||
          (reduce && reduce.getAxis()) || (isa<tile::MmaOp>(op) && !pipelined);
@@ -534,7 +542,9 @@ struct ConvertTileToNVVMPass
         }
         return;
       }
-      int64_t bytes = relayoutScratchBytes(srcTy);
+      auto reduce = dyn_cast<tile::ReduceOp>(op);
+      int64_t bytes = reduce && rowReduceScratchBytes(reduce) > 0 ? rowReduceScratchBytes(reduce)
+                                                                  : relayoutScratchBytes(srcTy);
       if (bytes > relayoutBytes) {
         relayoutBytes = bytes;
         largest = op;

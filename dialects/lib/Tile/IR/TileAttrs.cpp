@@ -37,8 +37,11 @@ LogicalResult BlockedEncodingAttr::verify(function_ref<InFlightDiagnostic()> emi
                                           unsigned vec, unsigned warps) {
   if (!isPowerOf2(vec) || vec > 16)
     return emitError() << "#tile.blocked: vec must be a power of two up to 16, got " << vec;
-  if (!isPowerOf2(warps) || warps > 32)
-    return emitError() << "#tile.blocked: warps must be a power of two up to 32, got " << warps;
+  // tile-layout picks any count from 1 to 8 for its tiles (e.g. 7 warps for
+  // 1000 elements); the blocked layout deals vectors to any number of
+  // threads.
+  if (warps < 1 || warps > 32)
+    return emitError() << "#tile.blocked: warps must be 1 to 32, got " << warps;
   return success();
 }
 
@@ -257,12 +260,36 @@ Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
 //===----------------------------------------------------------------------===//
 
 LogicalResult SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                        unsigned dim, Attribute parent) {
+                                        unsigned dim, Attribute parent, int64_t size) {
+  if (auto blocked = dyn_cast<BlockedEncodingAttr>(parent)) {
+    if (dim != 1)
+      return emitError() << "#tile.slice of " << parent
+                         << ": only dim = 1 (a reduction over the rows' elements) is supported, "
+                            "got dim = "
+                         << dim;
+    if (size <= 0 || size % blocked.getVec() != 0 ||
+        !isPowerOf2(unsigned(size / blocked.getVec())) || size / blocked.getVec() > (1 << 20))
+      return emitError() << "#tile.slice of " << parent
+                         << ": size (the parent's row length) must be a power of two times vec, "
+                            "got "
+                         << size;
+    int64_t lanes = size / blocked.getVec(), threads = blocked.getThreadsPerBlock();
+    if ((lanes <= threads ? threads % lanes : lanes % threads) != 0)
+      return emitError() << "#tile.slice of " << parent << ": a row of " << size
+                         << " elements lies in " << lanes << " threads, which neither divides "
+                         << "nor is a multiple of the block's " << threads;
+    return success();
+  }
   auto mma = dyn_cast<MmaEncodingAttr>(parent);
   if (!mma || mma.getKind() == MmaKind::fma || mma.getSwapped())
     return emitError() << "#tile.slice: the parent must be a wgmma or mma_sync #tile.mma "
-                          "encoding, not swapped (other parents are not supported yet), got "
+                          "encoding, not swapped, or a #tile.blocked one (other parents are not "
+                          "supported yet), got "
                        << parent;
+  if (size != 0)
+    return emitError() << "#tile.slice: size is for a blocked parent; an accumulator's slice "
+                          "has none, got size = "
+                       << size;
   if (dim > 1)
     return emitError() << "#tile.slice: dim is 1 (a reduction over the accumulator's columns, "
                           "leaving its rows) or 0 (over its rows, leaving its columns), got dim = "
@@ -284,8 +311,27 @@ static int64_t sliceElements(ArrayRef<int64_t> shape) {
   return n;
 }
 
+unsigned SliceEncodingAttr::getRowLanes() const {
+  auto blocked = cast<BlockedEncodingAttr>(getParent());
+  int64_t lanes = getSize() / blocked.getVec();
+  return unsigned(std::min<int64_t>(lanes, blocked.getThreadsPerBlock()));
+}
+
+int64_t SliceEncodingAttr::getRowRepeat() const {
+  auto blocked = cast<BlockedEncodingAttr>(getParent());
+  return std::max<int64_t>(1, getSize() / blocked.getVec() / blocked.getThreadsPerBlock());
+}
+
 LogicalResult SliceEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
                                                 function_ref<InFlightDiagnostic()> emitError) const {
+  bool rowsShape = !shape.empty() && shape.size() <= 2 &&
+                   (shape.size() == 1 || shape[1] == 1 || shape[0] == 1);
+  if (isa<BlockedEncodingAttr>(getParent())) {
+    if (shape.empty() || shape.size() > 2 || (shape.size() == 2 && shape[1] != 1))
+      return emitError() << "#tile.slice of " << getParent() << " holds [R] or [R, 1] tiles, not "
+                         << shapeText(shape);
+    return success();
+  }
   auto mma = cast<MmaEncodingAttr>(getParent());
   if (getDim() == 0) {
     bool colsShape = shape.size() == 1 || (shape.size() == 2 && shape[0] == 1);
@@ -295,8 +341,6 @@ LogicalResult SliceEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
                          << shapeText(shape);
     return success();
   }
-  bool rowsShape = !shape.empty() && shape.size() <= 2 &&
-                   (shape.size() == 1 || shape[1] == 1 || shape[0] == 1);
   if (!rowsShape || sliceElements(shape) % (64 * int64_t(mma.getShare())) != 0)
     return emitError() << "#tile.slice of " << mma << " holds [BM], [BM, 1] or [1, BM] tiles "
                        << "with BM a multiple of 64 per consumer, not " << shapeText(shape);
@@ -312,20 +356,30 @@ unsigned SliceEncodingAttr::getLeaderThread() const {
   return cast<DistributedEncodingAttr>(getParent()).getLeaderThread();
 }
 int64_t SliceEncodingAttr::getGroups(ArrayRef<int64_t> shape) const {
+  if (isa<BlockedEncodingAttr>(getParent())) {
+    int64_t threads = getThreadsPerBlock();
+    return (sliceElements(shape) * getRowLanes() + threads - 1) / threads;
+  }
   auto mma = cast<MmaEncodingAttr>(getParent());
   if (getDim() == 0)
     return sliceElements(shape) / 8;
   return sliceElements(shape) / (64 * int64_t(mma.getShare())) * 2;
 }
-bool SliceEncodingAttr::groupMayPad(ArrayRef<int64_t>, int64_t) const { return false; }
+bool SliceEncodingAttr::groupMayPad(ArrayRef<int64_t> shape, int64_t g) const {
+  if (isa<BlockedEncodingAttr>(getParent()))
+    return (g + 1) * int64_t(getThreadsPerBlock()) > sliceElements(shape) * getRowLanes();
+  return false;
+}
 
 // Rows ([BM], [BM, 1] or [1, BM]) in the parent's row distribution: thread
 // t holds, for each 64-row block mb and half h, row
 // consumer * rowsPerWG + 16 * warp + lane / 4 + 64 * mb + 8 * h. Columns
 // ([BN] or [1, BN]): for each 8-column chunk j, columns 8 * j + 2 * (lane %
-// 4) and the next.
+// 4) and the next. Rows of a blocked parent: (g * threads + t) / L.
 int64_t SliceEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
                                         int64_t g) const {
+  if (isa<BlockedEncodingAttr>(getParent()))
+    return (g * int64_t(getThreadsPerBlock()) + thread) / getRowLanes();
   auto mma = cast<MmaEncodingAttr>(getParent());
   if (getDim() == 0)
     return 8 * g + 2 * (thread % 32 % 4);
@@ -334,8 +388,12 @@ int64_t SliceEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread
 
 Value SliceEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
                                        ArrayRef<int64_t> shape, int64_t g) const {
-  auto mma = cast<MmaEncodingAttr>(getParent());
   auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
+  if (isa<BlockedEncodingAttr>(getParent()))
+    return arith::DivUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, tid64, c64(g * int64_t(getThreadsPerBlock()))),
+        c64(getRowLanes()));
+  auto mma = cast<MmaEncodingAttr>(getParent());
   if (getDim() == 0)
     return arith::AddIOp::create(
         b, loc,
@@ -347,8 +405,11 @@ Value SliceEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
 }
 
 // Rows: lane 0 of each quad. Columns: lanes 0-3 of the first consumer warp
-// (the leader thread's warp).
+// (the leader thread's warp). Rows of a blocked parent: the first of the L
+// threads that hold the row.
 bool SliceEncodingAttr::isOwner(unsigned thread) const {
+  if (isa<BlockedEncodingAttr>(getParent()))
+    return thread % getRowLanes() == 0;
   auto mma = cast<MmaEncodingAttr>(getParent());
   if (getDim() == 0)
     return thread >= getLeaderThread() && thread < getLeaderThread() + 4;
@@ -357,6 +418,12 @@ bool SliceEncodingAttr::isOwner(unsigned thread) const {
 
 Value SliceEncodingAttr::emitOwner(OpBuilder &b, Location loc, function_ref<Value()> tid) const {
   auto c64 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v)); };
+  if (isa<BlockedEncodingAttr>(getParent())) {
+    if (getRowLanes() == 1)
+      return Value();
+    Value lane = arith::AndIOp::create(b, loc, tid(), c64(getRowLanes() - 1));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, c64(0));
+  }
   if (getDim() == 0)
     return arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ult,

@@ -231,14 +231,42 @@ def Tile_SliceEncodingAttr : Tile_Attr<"SliceEncoding", "slice",
       every warp, holds the same columns; lanes 0-3 of the first consumer
       warp own them).
 
+    A `blocked` parent (`dim = 1` only) needs `size`, the parent tile's
+    row length N, since which threads share a row depends on it: a row of
+    an [R, N] blocked tile is `N / vec` consecutive vectors, so it lies in
+    L = N / vec consecutive threads (a power of two). With L <= threads, the
+    L threads of each aligned run hold the row's value: group g of thread t
+    holds row (g * threads + t) / L, and the first thread of the run owns it.
+    With L > threads a row covers L / threads groups of every thread: group
+    g of every thread holds row g, and thread 0 owns it. Either way the
+    rows a thread holds are those of its parent groups, so broadcasting a
+    `[R, 1]` column back to `[R, N]` moves nothing, and the reduction is
+    thread-local work, L' = min(L, 32) lanes of shuffles and, for rows
+    wider than a warp, one exchange of per-warp values in shared memory.
+
     ```mlir
     #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>
     #tile.slice<dim = 0, parent = #tile.mma<kind = wgmma, consumers = 2>>
+    #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 2>, size = 64>
     ```
   }];
-  let parameters = (ins "unsigned":$dim, "::mlir::Attribute":$parent);
+  let parameters = (ins "unsigned":$dim, "::mlir::Attribute":$parent,
+                        DefaultValuedParameter<"int64_t", "0">:$size);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    AttrBuilder<(ins "unsigned":$dim, "::mlir::Attribute":$parent,
+                     CArg<"int64_t", "0">:$size), [{
+      return $_get($_ctxt, dim, parent, size);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// For a blocked parent: the threads that hold one row (L, at most the
+    /// block's) and how many parent groups of a thread one row covers.
+    unsigned getRowLanes() const;
+    int64_t getRowRepeat() const;
+  }];
 }
 
 def Tile_DotOperandEncodingAttr : Tile_Attr<"DotOperandEncoding", "dot_operand"> {
