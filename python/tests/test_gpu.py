@@ -530,3 +530,10 @@ def test_row_reductions_in_registers_against_torch():
         torch.cuda.synchronize()
         torch.testing.assert_close(y, x - x.sum(1, keepdim=True) / 32.0, rtol=1e-5, atol=1e-5)
         assert torch.equal(s.long(), (x > 0).sum(1)), m
+    for m, n in [(1001, 128), (3, 77)]:  # a loaded [R] tile meets the row sums
+        x = torch.randn(m, n, device="cuda")
+        b = torch.randn(m, device="cuda")
+        s = torch.empty(m, device="cuda")
+        lib.rowsum_bias(x, b, s)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(s, x.sum(1) + b, rtol=1e-5, atol=1e-4)

@@ -670,3 +670,8 @@ def test_row_reductions_on_the_interpreter():
     lib.rowcenter(x, y, s)
     np.testing.assert_allclose(y, x - x.sum(1, keepdims=True) / 32.0, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(s, (x > 0).sum(1))
+    x = rng.standard_normal((5, 77)).astype(np.float32)
+    b = rng.standard_normal(5).astype(np.float32)
+    s = np.empty(5, np.float32)
+    lib.rowsum_bias(x, b, s)
+    np.testing.assert_allclose(s, x.sum(1) + b, rtol=1e-5, atol=1e-5)

@@ -219,8 +219,9 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
   /// A class qualifies when every tile in it is [R] or [R, 1], all its
   /// reductions have rows of one length N, and nothing in it or using it
   /// needs the elements laid out otherwise: it is made by those reductions,
-  /// elementwise work, splats, ranges, reshapes between [R] and [R, 1] and
-  /// what loops and branches carry, and used by elementwise work, those
+  /// elementwise work, splats, ranges, loads (each thread loads the rows it
+  /// holds), reshapes between [R] and [R, 1] and what loops and branches
+  /// carry, and used by elementwise work, those
   /// reshapes, broadcasts to [R, N], stores, loops and branches.
   static DenseMap<Value, int64_t> rowSliceCandidates(func::FuncOp func) {
     auto rowsShaped = [](RankedTensorType t, int64_t rows) {
@@ -261,7 +262,8 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
                  reduce.getTile().getType().getRank() == 2 &&
                  reduce.getTile().getType().getDimSize(1) == n;
         return isa<arith::ArithDialect, math::MathDialect>(def->getDialect()) ||
-               isa<tile::SplatOp, tile::RangeOp, tile::ReshapeOp, scf::ForOp, scf::IfOp>(def);
+               isa<tile::SplatOp, tile::RangeOp, tile::ReshapeOp, tile::LoadOp, scf::ForOp,
+                   scf::IfOp>(def);
       };
       auto usedHere = [&](OpOperand &use) {
         Operation *user = use.getOwner();
