@@ -193,6 +193,8 @@ void populateRelayoutToNVVMPatterns(const mlir::TypeConverter &converter,
 /// The shared-memory buffer of a kernel's relayouts, and the bytes one
 /// relayout of `src` needs in it.
 std::string relayoutScratchName(llvm::StringRef kernel);
+/// The relayout buffer of the kernel `op` is in (null before it is planned).
+mlir::LLVM::GlobalOp relayoutGlobal(mlir::Operation *op);
 /// Where b starts in the relayout buffer of a CUDA-core mma (after a).
 int64_t mmaOperandOffset(mlir::RankedTensorType a);
 int64_t relayoutScratchBytes(mlir::RankedTensorType src);

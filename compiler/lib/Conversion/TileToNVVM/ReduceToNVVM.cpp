@@ -511,9 +511,7 @@ struct BlockedRowReduceLowering : LayoutPattern<tile::ReduceOp> {
     if (lanes > 32) {
       // Word j of the value of row group s from warp w: slot
       // (s * warps + w) * words + j.
-      auto funcOp = op->getParentOfType<FunctionOpInterface>();
-      auto global = op->getParentOfType<ModuleOp>().lookupSymbol<LLVM::GlobalOp>(
-          relayoutScratchName(funcOp.getName()));
+      LLVM::GlobalOp global = relayoutGlobal(op);
       if (!global)
         return rewriter.notifyMatchFailure(op, "no relayout buffer");
       auto ptr3 = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);

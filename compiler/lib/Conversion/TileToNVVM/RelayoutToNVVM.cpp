@@ -63,6 +63,12 @@ int64_t tilec::relayoutScratchBytes(RankedTensorType src) {
   return rows * (inner + rowPad(src.getElementType())) * std::max<unsigned>(1, bits / 8);
 }
 
+LLVM::GlobalOp tilec::relayoutGlobal(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  auto module = op->getParentOfType<ModuleOp>();
+  return module.lookupSymbol<LLVM::GlobalOp>(relayoutScratchName(func.getName()));
+}
+
 namespace {
 
 /// The relayout buffer of one op: the source tile stored row by row with
@@ -146,11 +152,6 @@ public:
   Value base;
 };
 
-static LLVM::GlobalOp relayoutGlobal(Operation *op) {
-  auto func = op->getParentOfType<func::FuncOp>();
-  auto module = op->getParentOfType<ModuleOp>();
-  return module.lookupSymbol<LLVM::GlobalOp>(relayoutScratchName(func.getName()));
-}
 
 /// A shape change that moves data: `srcFlatOf` maps the result's
 /// coordinates (i64 values, outermost first) to the source's row-major flat
