@@ -274,8 +274,12 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
         }
         if (auto store = dyn_cast<tile::StoreOp>(user))
           return use.get() == store.getValue();
+        // A reshape keeps each element where it is only into another row
+        // tile of the class ([R] <-> [R, 1]), not into a row of row values.
+        if (auto reshape = dyn_cast<tile::ReshapeOp>(user))
+          return classes.find(reshape.getResult()) == root;
         return isa<arith::ArithDialect, math::MathDialect>(user->getDialect()) ||
-               isa<tile::ReshapeOp, scf::YieldOp, scf::ForOp>(user);
+               isa<scf::YieldOp, scf::ForOp>(user);
       };
       bool fits = llvm::all_of(members, [&](Value v) {
         return madeHere(v) && llvm::all_of(v.getUses(), usedHere);
