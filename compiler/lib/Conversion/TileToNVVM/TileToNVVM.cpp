@@ -341,7 +341,8 @@ static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   auto reduce = dyn_cast<tile::ReduceOp>(op);
   // A reduction into the rows of a blocked tile needs the buffer only for
   // rows wider than a warp.
-  if (reduce && isa<tile::SliceEncodingAttr>(cast<RankedTensorType>(reduce.getType()).getEncoding()))
+  if (auto rows = reduce ? dyn_cast<RankedTensorType>(reduce.getType()) : RankedTensorType();
+      rows && isa_and_nonnull<tile::SliceEncodingAttr>(rows.getEncoding()))
     return rowReduceScratchBytes(reduce) > 0;
   return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,
              tile::TakeOp>(op) ||
