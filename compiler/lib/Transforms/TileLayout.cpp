@@ -373,14 +373,12 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       while (vec > 1 && !divides(vec))
         vec /= 2;
       warps = chooseWarps(func, vec, maxAccessBytes, maxNumel, reduces);
-      int64_t threads = 32 * int64_t(warps);
+      auto parent = tile::BlockedEncodingAttr::get(func.getContext(), vec, warps);
       SmallVector<Value> misfit;
-      for (auto &entry : candidates) {
-        int64_t lanes = entry.second / vec;
-        if (!llvm::isPowerOf2_64(uint64_t(lanes)) ||
-            (lanes <= threads ? threads % lanes : lanes % threads) != 0)
+      for (auto &entry : candidates)
+        if (!tile::SliceEncodingAttr::rowLengthFits(parent, entry.second) ||
+            !tile::SliceEncodingAttr::rowLanesFit(parent, entry.second))
           misfit.push_back(entry.first);
-      }
       if (misfit.empty())
         break;
       for (Value v : misfit)

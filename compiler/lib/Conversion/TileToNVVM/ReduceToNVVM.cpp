@@ -348,13 +348,7 @@ static tile::SliceEncodingAttr blockedRowSlice(tile::ReduceOp op) {
 
 /// The state of a row reduction: a value, and its column for argmax /
 /// argmin.
-static unsigned rowStateWords(tile::ReduceOp op) {
-  bool arg = op.getKind() == "argmax" || op.getKind() == "argmin";
-  Type elem = op.getTile().getType().getElementType();
-  Type work = isa<FloatType>(elem) && op.getKind() != "fn" ? Float32Type::get(op.getContext())
-                                                          : registerType(elem);
-  return wordCount(work) + (arg ? 1 : 0);
-}
+static unsigned rowStateWords(tile::ReduceOp op);
 
 } // namespace
 
@@ -375,8 +369,12 @@ namespace {
 struct AccumulatorCombine {
   AccumulatorCombine(OpBuilder &b, tile::ReduceOp op)
       : b(b), op(op), elem(op.getTile().getType().getElementType()),
-        isFloat(isa<FloatType>(elem)), user(op.getKind() == "fn"),
-        work(isFloat && !user ? Type(b.getF32Type()) : elem) {}
+        isFloat(isa<FloatType>(elem)), user(op.getKind() == "fn"), work(workType(op)) {}
+  static Type workType(tile::ReduceOp op) {
+    Type elem = op.getTile().getType().getElementType();
+    return isa<FloatType>(elem) && op.getKind() != "fn" ? Float32Type::get(op.getContext())
+                                                        : elem;
+  }
   Value operator()(Value x, Value y) const {
     return user ? inlineCombiner(b, op.getCombiner(), x, y)
                 : combineReduction(b, op.getLoc(), op.getKind(), isFloat, x, y);
@@ -398,6 +396,11 @@ struct AccumulatorCombine {
   bool isFloat, user;
   Type work;
 };
+
+static unsigned rowStateWords(tile::ReduceOp op) {
+  bool arg = op.getKind() == "argmax" || op.getKind() == "argmin";
+  return wordCount(AccumulatorCombine::workType(op)) + (arg ? 1 : 0);
+}
 
 /// A reduction over the columns of an mma accumulator (axis = 1) into its
 /// row slice, in registers: in the wgmma / mma.sync fragments a thread holds,

@@ -544,8 +544,8 @@ struct ConvertTileToNVVMPass
         return;
       }
       auto reduce = dyn_cast<tile::ReduceOp>(op);
-      int64_t bytes = reduce && rowReduceScratchBytes(reduce) > 0 ? rowReduceScratchBytes(reduce)
-                                                                  : relayoutScratchBytes(srcTy);
+      int64_t rowBytes = reduce ? rowReduceScratchBytes(reduce) : 0;
+      int64_t bytes = rowBytes > 0 ? rowBytes : relayoutScratchBytes(srcTy);
       if (bytes > relayoutBytes) {
         relayoutBytes = bytes;
         largest = op;

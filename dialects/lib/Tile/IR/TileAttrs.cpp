@@ -267,17 +267,16 @@ LogicalResult SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitE
                          << ": only dim = 1 (a reduction over the rows' elements) is supported, "
                             "got dim = "
                          << dim;
-    if (size <= 0 || size % blocked.getVec() != 0 ||
-        !isPowerOf2(unsigned(size / blocked.getVec())) || size / blocked.getVec() > (1 << 20))
+    if (!rowLengthFits(blocked, size))
       return emitError() << "#tile.slice of " << parent
                          << ": size (the parent's row length) must be a power of two times vec, "
                             "got "
                          << size;
-    int64_t lanes = size / blocked.getVec(), threads = blocked.getThreadsPerBlock();
-    if ((lanes <= threads ? threads % lanes : lanes % threads) != 0)
+    if (!rowLanesFit(blocked, size))
       return emitError() << "#tile.slice of " << parent << ": a row of " << size
-                         << " elements lies in " << lanes << " threads, which neither divides "
-                         << "nor is a multiple of the block's " << threads;
+                         << " elements lies in " << size / blocked.getVec()
+                         << " threads, which neither divides nor is a multiple of the block's "
+                         << blocked.getThreadsPerBlock();
     return success();
   }
   auto mma = dyn_cast<MmaEncodingAttr>(parent);
@@ -309,6 +308,17 @@ static int64_t sliceElements(ArrayRef<int64_t> shape) {
   for (int64_t d : shape)
     n *= d;
   return n;
+}
+
+bool SliceEncodingAttr::rowLengthFits(BlockedEncodingAttr parent, int64_t size) {
+  int64_t lanes = size / parent.getVec();
+  return size > 0 && size % parent.getVec() == 0 && lanes <= (1 << 20) &&
+         isPowerOf2(unsigned(lanes));
+}
+
+bool SliceEncodingAttr::rowLanesFit(BlockedEncodingAttr parent, int64_t size) {
+  int64_t lanes = size / parent.getVec(), threads = parent.getThreadsPerBlock();
+  return lanes > 0 && (lanes <= threads ? threads % lanes : lanes % threads) == 0;
 }
 
 unsigned SliceEncodingAttr::getRowLanes() const {

@@ -266,6 +266,12 @@ def Tile_SliceEncodingAttr : Tile_Attr<"SliceEncoding", "slice",
     /// block's) and how many parent groups of a thread one row covers.
     unsigned getRowLanes() const;
     int64_t getRowRepeat() const;
+    /// Whether rows of `size` elements of a `parent` tile can take the
+    /// slice: they are a power of two of vectors (rowLengthFits), and the
+    /// threads of a row divide the block's or are a multiple of them
+    /// (rowLanesFit). The verifier and tile-layout's choice share them.
+    static bool rowLengthFits(BlockedEncodingAttr parent, int64_t size);
+    static bool rowLanesFit(BlockedEncodingAttr parent, int64_t size);
   }];
 }
 
