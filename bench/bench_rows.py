@@ -1,5 +1,6 @@
 """Reductions over the rows of [R, N] tiles (examples/rowstats.tile,
-combine.tile's rowmax_abs and rowargmax2, fold.tile) through the Python
+combine.tile's rowmax_abs and rowargmax2, fold.tile, argmax.tile's
+rowargmax, softmax.tile and layernorm.tile on ragged rows) through the Python
 package against torch's equivalents, interleaved in one process (CUDA
 events, medians after warm-up, each sample the mean of 10 back-to-back
 launches; bench/benchlib.py).
@@ -28,6 +29,9 @@ def main():
     rowstats = tilec.load(os.path.join(ex, "rowstats.tile"))
     combine = tilec.load(os.path.join(ex, "combine.tile"))
     fold = tilec.load(os.path.join(ex, "fold.tile"))
+    argmax = tilec.load(os.path.join(ex, "argmax.tile"))
+    softmax = tilec.load(os.path.join(ex, "softmax.tile"))
+    norm = tilec.load(os.path.join(ex, "layernorm.tile"))
     cases = []
     x = torch.randn(16384, 1000, device="cuda")
     s = torch.empty(16384, device="cuda"); m = torch.empty_like(s)
@@ -56,6 +60,25 @@ def main():
     cases.append(("fold 65536x64", xf.numel() * 4 + yf.numel() * 4, {
         "tilec": fold.fold.bind(xf, yf),
         "torch": lambda: (xf[:, :32] + xf[:, 32:]) - (xf[:, :32] + xf[:, 32:]).amax(1, keepdim=True)}))
+    # One row per program, rows of 1000 in tiles of 1024: every tile is an
+    # edge tile (masked 16-byte vectors since session 26).
+    xa = torch.randn(16384, 1000, device="cuda")
+    ia = torch.empty(16384, device="cuda", dtype=torch.int32)
+    cases.append(("rowargmax 16384x1000 f32", xa.numel() * 4, {
+        "tilec": argmax.rowargmax.bind(xa, ia),
+        "torch": lambda: xa.argmax(1)}))
+    ya = torch.empty_like(xa)
+    cases.append(("softmax 16384x1000 f32", xa.numel() * 8, {
+        "tilec": softmax.softmax.bind(xa, ya),
+        "torch": lambda: torch.softmax(xa, 1)}))
+    xab = xa.bfloat16(); yab = torch.empty_like(xab)
+    cases.append(("softmax 16384x1000 bf16", xab.numel() * 4, {
+        "tilec": softmax.softmax.bind(xab, yab),
+        "torch": lambda: torch.softmax(xab, 1)}))
+    w = torch.randn(1000, device="cuda"); bias = torch.randn(1000, device="cuda")
+    cases.append(("layernorm 16384x1000 f32", xa.numel() * 8, {
+        "tilec": norm.layernorm.bind(xa, w, bias, ya, 1e-5),
+        "torch": lambda: torch.nn.functional.layer_norm(xa, (1000,), w, bias, 1e-5)}))
     for name, nbytes, impls in cases:
         for impl in impls.values():  # compile and warm up outside the timing
             impl()

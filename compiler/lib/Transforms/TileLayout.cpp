@@ -47,6 +47,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       // Kernels with an mma loop got their layout from tile-stage-shared
       // (and a kernel may come with one, e.g. in a test).
       rowSlices.clear();
+      ownWidths.clear();
       if (!func->hasAttr(tile::kEncodingAttrName))
         assignLayout(func);
       if (failed(encodeTiles(func)))
@@ -104,6 +105,8 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
             return tile::SliceEncodingAttr::get(ctx, 1, kernelEncoding);
       if (!blocked)
         return kernelEncoding;
+      if (auto own = ownWidths.find(value); own != ownWidths.end())
+        return tile::BlockedEncodingAttr::get(ctx, own->second, blocked.getWarps());
       unsigned v = blocked.getVec();
       while (v > 1 && t.getShape().back() % v != 0)
         v /= 2;
@@ -294,6 +297,73 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
   /// The row slices assignLayout chose, with their rows' length.
   DenseMap<Value, int64_t> rowSlices;
 
+  /// Tiles whose class takes its own vector width (ownWidthClasses), with
+  /// that width.
+  DenseMap<Value, unsigned> ownWidths;
+
+  /// The classes of tiles that share one encoding (EncodingClasses, with
+  /// every reshape joining its source and result) that meet the kernel's
+  /// other tiles only where data moves anyway: made by loads, splats,
+  /// constants, ranges and elementwise work, used by elementwise work,
+  /// stores, whole-tile reductions and as the source of a broadcast (whose
+  /// lowering writes the source by its encoding and reads the result by
+  /// its own). Such a class can take a vector width of its own, the widest
+  /// up to `vec` that divides the innermost size of each of its tiles,
+  /// instead of narrowing the kernel's: a one-element tile (an argmax
+  /// stored as full<i32>([1], ..)) or an [R, 1] column of ids no longer
+  /// makes a kernel scalar. Returns each member of such a class with its
+  /// width.
+  static DenseMap<Value, unsigned> ownWidthClasses(func::FuncOp func, unsigned vec) {
+    EncodingClasses classes(func, [](tile::ReshapeOp) { return true; });
+    auto soleTile = [](Operation *op, Value v) {
+      return llvm::all_of(op->getOperands(), [&](Value o) {
+        return o == v || !isa<RankedTensorType>(o.getType());
+      });
+    };
+    auto madeHere = [&](Value v) {
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        return isa<scf::ForOp>(arg.getOwner()->getParentOp());
+      Operation *def = v.getDefiningOp();
+      if (auto load = dyn_cast<tile::LoadOp>(def))
+        return soleTile(load, Value());
+      return isa<arith::ArithDialect, math::MathDialect>(def->getDialect()) ||
+             isa<tile::SplatOp, tile::RangeOp, tile::ReshapeOp, scf::ForOp, scf::IfOp>(def);
+    };
+    auto usedHere = [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      if (auto store = dyn_cast<tile::StoreOp>(user))
+        return use.get() == store.getValue() && soleTile(store, use.get());
+      if (auto broadcast = dyn_cast<tile::BroadcastOp>(user))
+        return use.get() == broadcast.getTile();
+      if (auto reduce = dyn_cast<tile::ReduceOp>(user))
+        return !reduce.getAxis();
+      return isa<arith::ArithDialect, math::MathDialect>(user->getDialect()) ||
+             isa<tile::ReshapeOp, scf::YieldOp, scf::ForOp>(user);
+    };
+    DenseMap<Value, SmallVector<Value>> byRoot;
+    func.walk([&](Operation *op) {
+      forEachValueOf(op, [&](Value v) {
+        if (isa<RankedTensorType>(v.getType()))
+          byRoot[classes.find(v)].push_back(v);
+      });
+    });
+    DenseMap<Value, unsigned> widths;
+    for (auto &[root, members] : byRoot) {
+      if (!llvm::all_of(members, [&](Value v) {
+            return madeHere(v) && llvm::all_of(v.getUses(), usedHere);
+          }))
+        continue;
+      unsigned v = vec;
+      while (v > 1 && llvm::any_of(members, [&](Value m) {
+               return cast<RankedTensorType>(m.getType()).getShape().back() % v != 0;
+             }))
+        v /= 2;
+      for (Value m : members)
+        widths[m] = v;
+    }
+    return widths;
+  }
+
   /// The option, else the kernel's @launch(num_warps = ...), else chosen.
   unsigned chooseWarps(func::FuncOp func, unsigned vec, unsigned maxAccessBytes, int64_t maxNumel,
                        bool reduces) {
@@ -360,18 +430,30 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     // multiple of them), goes back to the blocked layout, and the width
     // and warps are chosen again.
     DenseMap<Value, int64_t> candidates = rowSliceCandidates(func);
+    unsigned widest = std::max(1u, 16 / maxAccessBytes);
+    ownWidths = ownWidthClasses(func, widest);
     bool reduces = false;
     func.walk([&](tile::ReduceOp) { reduces = true; });
     unsigned vec, warps;
     while (true) {
-      vec = std::max(1u, 16 / maxAccessBytes);
+      vec = widest;
       auto divides = [&](unsigned v) {
         return llvm::all_of(innerSizeOf, [&](auto &entry) {
-          return candidates.count(entry.first) || entry.second % v == 0;
+          return candidates.count(entry.first) || ownWidths.count(entry.first) ||
+                 entry.second % v == 0;
         });
       };
       while (vec > 1 && !divides(vec))
         vec /= 2;
+      // A kernel whose tiles all have widths of their own gets the widest.
+      if (llvm::all_of(innerSizeOf, [&](auto &entry) {
+            return candidates.count(entry.first) || ownWidths.count(entry.first);
+          }) &&
+          !ownWidths.empty()) {
+        vec = 1;
+        for (auto &entry : ownWidths)
+          vec = std::max(vec, entry.second);
+      }
       warps = chooseWarps(func, vec, maxAccessBytes, maxNumel, reduces);
       auto parent = tile::BlockedEncodingAttr::get(func.getContext(), vec, warps);
       SmallVector<Value> misfit;

@@ -158,7 +158,8 @@ public:
   /// through any stride, e.g. a [BM, 1] column of a column-major tensor).
   bool unitInnerOnFastPath() const { return layout.getGroupWidth() > 1; }
 
-  /// The block-uniform condition for the fast path.
+  /// The block-uniform condition for the fast path: the tile lies inside
+  /// the view, and its vectors are contiguous and aligned.
   Value fastCondition() {
     Value cond;
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -167,18 +168,125 @@ public:
       // A negative origin is outside too.
       cond = andI(cond, cmp(arith::CmpIPredicate::sge, origins[d], c64(0)));
     }
-    unsigned vec = layout.getGroupWidth();
-    if (vec > 1) {
-      cond = andI(cond, cmp(arith::CmpIPredicate::eq, strides.back(), c64(1)));
-      for (size_t d = 0; d + 1 < strides.size(); ++d) {
-        Value rem = arith::RemSIOp::create(b, loc, strides[d], c64(vec));
-        cond = andI(cond, cmp(arith::CmpIPredicate::eq, rem, c64(0)));
-      }
-      Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
-      Value mis = arith::RemUIOp::create(b, loc, addr, c64(vec * elemBytes()));
-      cond = andI(cond, cmp(arith::CmpIPredicate::eq, mis, c64(0)));
-    }
+    if (layout.getGroupWidth() > 1)
+      cond = andI(cond, vectorsAligned());
     return cond;
+  }
+
+  /// Whether each vector of a thread is contiguous in memory (innermost
+  /// stride 1) and aligned to its size (the base and every outer stride).
+  Value vectorsAligned() {
+    unsigned vec = layout.getGroupWidth();
+    Value cond = cmp(arith::CmpIPredicate::eq, strides.back(), c64(1));
+    for (size_t d = 0; d + 1 < strides.size(); ++d) {
+      Value rem = arith::RemSIOp::create(b, loc, strides[d], c64(vec));
+      cond = andI(cond, cmp(arith::CmpIPredicate::eq, rem, c64(0)));
+    }
+    Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
+    Value mis = arith::RemUIOp::create(b, loc, addr, c64(vec * elemBytes()));
+    return andI(cond, cmp(arith::CmpIPredicate::eq, mis, c64(0)));
+  }
+
+  /// Whether an edge tile of this encoding can be accessed a whole vector
+  /// at a time: a blocked tile whose vectors are 4, 8 or 16 bytes (one to
+  /// four 32-bit words of one predicated ld/st.global.v*).
+  bool vectorGuardable() const {
+    unsigned bytes = layout.getGroupWidth() * elemBytes();
+    return isa<tile::BlockedEncodingAttr>(layout) && layout.getGroupWidth() > 1 &&
+           (bytes == 4 || bytes == 8 || bytes == 16);
+  }
+
+  /// The block-uniform condition for the masked-vector path of an edge
+  /// tile: the vectors are contiguous and aligned, and the view's
+  /// innermost size is a multiple of the width. A vector starts at a
+  /// multiple of the width (the width divides the tile's innermost size,
+  /// so the origin too), so it then lies wholly inside the view or wholly
+  /// outside: one predicate per vector (a row of 1000 floats in a tile of
+  /// 1024 is 250 16-byte loads, not 1000 scalar ones whose addresses
+  /// spread each warp's access over 4x the bytes).
+  Value maskedVectorCondition() {
+    unsigned vec = layout.getGroupWidth();
+    Value rem = arith::RemSIOp::create(b, loc, sizes.back(), c64(vec));
+    return andI(vectorsAligned(), cmp(arith::CmpIPredicate::eq, rem, c64(0)));
+  }
+
+  /// The element offset of slot r's first element (innermost stride 1)
+  /// and whether the slot's vector lies inside the view (see
+  /// maskedVectorCondition).
+  Value slotVector(int64_t r, Value *inBounds) {
+    Value base = slotBase(r);
+    Value guard;
+    Value offset = offsetOf(base, /*unitInner=*/true, &guard);
+    *inBounds = guard;
+    return offset;
+  }
+
+  /// A vector of `vecTy` (the slot's width of elemTy) loaded from `addr`
+  /// where `cond` holds and `pad` elsewhere, as one predicated PTX vector
+  /// load of 32-bit words.
+  Value loadVectorIf(Value cond, Value addr, Value pad, VectorType vecTy) {
+    auto [words, wordTy] = memoryWords(vecTy);
+    Value padWords = LLVM::BitcastOp::create(b, loc, wordTy, toMemory(b, loc, pad));
+    SmallVector<Value> operands{LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr), cond};
+    for (int64_t w = 0; w < words; ++w)
+      operands.push_back(vector::ExtractOp::create(b, loc, padWords, ArrayRef<int64_t>{w}));
+    std::string text, constraints;
+    llvm::raw_string_ostream os(text);
+    for (int64_t w = 0; w < words; ++w)
+      os << "mov.b32 $" << w << ", $" << words + 2 + w << ";\n";
+    os << "@$" << words + 1 << " ld.global" << vectorSuffix(words) << ".b32 "
+       << wordList(0, words) << ", [$" << words << "];";
+    for (int64_t w = 0; w < words; ++w)
+      constraints += std::string(w ? "," : "") + "=&r";
+    constraints += ",l,b";
+    for (int64_t w = 0; w < words; ++w)
+      constraints += ",r";
+    SmallVector<Type> fields(words, b.getI32Type());
+    Type resultTy = words == 1 ? b.getI32Type()
+                               : Type(LLVM::LLVMStructType::getLiteral(b.getContext(), fields));
+    Value x = predicatedAsm(TypeRange{resultTy}, operands, text, constraints);
+    Value loaded = LLVM::PoisonOp::create(b, loc, wordTy);
+    for (int64_t w = 0; w < words; ++w) {
+      Value word = words == 1 ? x : Value(LLVM::ExtractValueOp::create(b, loc, x, w));
+      loaded = vector::InsertOp::create(b, loc, word, loaded, ArrayRef<int64_t>{w});
+    }
+    auto memVecTy = VectorType::get(vecTy.getShape(), memTy);
+    return fromMemory(b, loc, LLVM::BitcastOp::create(b, loc, memVecTy, loaded), elemTy);
+  }
+
+  /// A store of the vector `v` at `addr` where `cond` holds, as one
+  /// predicated PTX vector store of 32-bit words.
+  void storeVectorIf(Value cond, Value v, Value addr) {
+    auto [words, wordTy] = memoryWords(cast<VectorType>(v.getType()));
+    Value asWords = LLVM::BitcastOp::create(b, loc, wordTy, toMemory(b, loc, v));
+    SmallVector<Value> operands{LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr), cond};
+    for (int64_t w = 0; w < words; ++w)
+      operands.push_back(vector::ExtractOp::create(b, loc, asWords, ArrayRef<int64_t>{w}));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "@$1 st.global" << vectorSuffix(words) << ".b32 [$0], " << wordList(2, words) << ";";
+    std::string constraints = "l,b";
+    for (int64_t w = 0; w < words; ++w)
+      constraints += ",r";
+    predicatedAsm(TypeRange{}, operands, text, constraints);
+  }
+
+  /// A vector of elemTy as 32-bit words in memory: their count and type.
+  std::pair<int64_t, VectorType> memoryWords(VectorType vecTy) const {
+    int64_t words = vecTy.getNumElements() * elemBytes() / 4;
+    return {words, VectorType::get({words}, IntegerType::get(b.getContext(), 32))};
+  }
+  static std::string vectorSuffix(int64_t words) {
+    return words == 1 ? "" : ".v" + std::to_string(words);
+  }
+  /// `$first` alone, or `{$first, ..., $(first + words - 1)}`.
+  static std::string wordList(int64_t first, int64_t words) {
+    if (words == 1)
+      return "$" + std::to_string(first);
+    std::string s = "{";
+    for (int64_t w = 0; w < words; ++w)
+      s += (w ? ", $" : "$") + std::to_string(first + w);
+    return s + "}";
   }
 
   /// Element offset of flat tile index `e`; when `inBounds` is given it
@@ -391,6 +499,15 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
       }
       return concatVectors(rewriter, loc, parts);
     };
+    auto maskedVectorPath = [&]() -> Value {
+      SmallVector<Value> parts;
+      for (int64_t r = 0; r < acc.reps(); ++r) {
+        Value inBounds;
+        Value addr = acc.address(acc.slotVector(r, &inBounds));
+        parts.push_back(acc.loadVectorIf(inBounds, addr, padVec, vecTy));
+      }
+      return concatVectors(rewriter, loc, parts);
+    };
     auto guardedPath = [&]() -> Value {
       SmallVector<Value> elems;
       for (int64_t r = 0; r < acc.reps(); ++r) {
@@ -401,7 +518,15 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
       }
       return vector::FromElementsOp::create(rewriter, loc, resTy, elems);
     };
-    Value result = acc.guarded(acc.fastCondition(), resTy, fastPath, guardedPath);
+    // An edge tile: whole vectors under one predicate each where the
+    // view allows it (TileAccess::maskedVectorCondition), else element by
+    // element.
+    auto edgePath = [&]() -> Value {
+      if (!acc.vectorGuardable())
+        return guardedPath();
+      return acc.guarded(acc.maskedVectorCondition(), resTy, maskedVectorPath, guardedPath);
+    };
+    Value result = acc.guarded(acc.fastCondition(), resTy, fastPath, edgePath);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -514,6 +639,22 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
         }
       }
       rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      // An edge tile: whole vectors under one predicate each where the
+      // view allows it (TileAccess::maskedVectorCondition).
+      if (!addend && acc.vectorGuardable()) {
+        auto masked = scf::IfOp::create(rewriter, loc, TypeRange{}, acc.maskedVectorCondition(),
+                                        /*withElseRegion=*/true);
+        rewriter.setInsertionPointToStart(&masked.getThenRegion().front());
+        for (int64_t r = 0; r < acc.reps(); ++r) {
+          Value inBounds;
+          Value addr = acc.address(acc.slotVector(r, &inBounds));
+          Value v = vector::ExtractStridedSliceOp::create(
+              rewriter, loc, values, ArrayRef<int64_t>{r * width}, ArrayRef<int64_t>{width},
+              ArrayRef<int64_t>{1});
+          acc.storeVectorIf(inBounds, v, addr);
+        }
+        rewriter.setInsertionPointToStart(&masked.getElseRegion().front());
+      }
       struct Element {
         Value inBounds, addr, x, loaded;
       };
