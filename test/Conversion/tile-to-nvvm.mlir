@@ -74,7 +74,8 @@ func.func @padded_2d(%p: !llvm.ptr<1>, %n: i64, %m: i64, %s0: i64, %s1: i64)
 // -----
 
 // A gather scales the view's strides to bytes once, then each element's
-// address is a multiply-add per index and a byte GEP.
+// address is a multiply-add per index and a byte GEP, read by one
+// predicated load (no branch).
 // CHECK-LABEL: llvm.func @gather2d(
 // CHECK-DAG:     %[[C4A:.*]] = arith.constant 4 : i64
 // CHECK-DAG:     %[[B0:.*]] = arith.muli %arg3, %[[C4A]] : i64
@@ -83,7 +84,9 @@ func.func @padded_2d(%p: !llvm.ptr<1>, %n: i64, %m: i64, %s0: i64, %s1: i64)
 // CHECK:         %[[T1:.*]] = arith.muli %{{.*}}, %[[B1]] : i64
 // CHECK:         %[[OFF:.*]] = arith.addi %[[T0]], %[[T1]] : i64
 // CHECK:         %[[P:.*]] = llvm.getelementptr %arg0[%[[OFF]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
-// CHECK:         llvm.load %[[P]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK-NOT:     scf.if
+// CHECK:         %[[A:.*]] = llvm.ptrtoint %[[P]] : !llvm.ptr<1> to i64
+// CHECK:         llvm.inline_asm has_side_effects {{.*}}"mov.b32 $0, $3;\0A@$2 ld.global.b32 $0, [$1];", "=&r,l,b,r" %[[A]]
 func.func @gather2d(%xp: !llvm.ptr<1>, %n0: i64, %n1: i64, %s0: i64, %s1: i64, %i: i64) attributes {tile.kernel, tile.encoding = #tile.blocked<vec = 1, warps = 1>} {
   %x = tile.make_view %xp[%n0, %n1] strides[%s0, %s1] : !llvm.ptr<1> -> !tile.view<f32, 2>
   %r = tile.splat %i : i64 -> tensor<32xi64>

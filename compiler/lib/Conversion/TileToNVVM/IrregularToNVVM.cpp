@@ -5,6 +5,8 @@
 // against the view's sizes (and the mask), and loads, stores or performs an
 // atomic read-modify-write (relaxed, device scope) for the elements that
 // pass. Skipped elements read the fill value (gather) or zero (atomics).
+// A gather's load and a scatter's store are one predicated instruction
+// each; an atomic runs under a branch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,15 +26,18 @@ namespace {
 /// Bytes of an element in memory (i1 is kept as a byte).
 unsigned bytesOf(Type t) { return std::max(1u, t.getIntOrFloatBitWidth() / 8); }
 
-/// Visits this thread's elements of an irregular access: `body(slot, addr)`
-/// runs under the element's guard and returns the element's value (or a
-/// null Value for stores); the returned vector holds those values, or
-/// `other` where the guard fails.
+/// Visits this thread's elements of an irregular access: `body(slot, addr,
+/// guard, other)` returns the element's value (or a null Value for
+/// stores); the returned vector holds those values. With `branch` the body
+/// runs under the element's guard (an atomic) and the element is `other`
+/// where the guard fails; without, the body is given the guard and the
+/// `other` value to predicate its one access on (a gather's load, a
+/// scatter's store: one predicated instruction each instead of a branch).
 template <typename Body>
 Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
                      ThreadLayout layout, tile::MakeViewOp view,
                      RankedTensorType shape, ValueRange indices, Value mask,
-                     Type elem, TypedAttr other, Body body) {
+                     Type elem, TypedAttr other, bool branch, Body body) {
   bool produces = bool(other);
   VectorType outTy = perThreadType(RankedTensorType::get(shape.getShape(), elem, shape.getEncoding()));
   Value result = produces ? arith::ConstantOp::create(rewriter, loc, outTy,
@@ -67,6 +72,14 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
     }
     if (mask)
       andI(vector::ExtractOp::create(rewriter, loc, mask, ArrayRef<int64_t>{slot}));
+    if (!branch) {
+      Value addr = LLVM::GEPOp::create(rewriter, loc, ptr.getType(), rewriter.getI8Type(), ptr,
+                                       ValueRange{offset});
+      Value x = body(slot, addr, cond, otherScalar);
+      if (produces)
+        result = vector::InsertOp::create(rewriter, loc, x, result, ArrayRef<int64_t>{slot});
+      return;
+    }
     auto ifOp = scf::IfOp::create(rewriter, loc, produces ? TypeRange{elem} : TypeRange{}, cond,
                                   /*withElseRegion=*/produces);
     {
@@ -74,7 +87,7 @@ Value forEachElement(ConversionPatternRewriter &rewriter, Location loc,
       rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value addr = LLVM::GEPOp::create(rewriter, loc, ptr.getType(), rewriter.getI8Type(), ptr,
                                        ValueRange{offset});
-      Value x = body(slot, addr);
+      Value x = body(slot, addr, Value(), Value());
       if (produces) {
         scf::YieldOp::create(rewriter, loc, x);
         rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
@@ -99,10 +112,10 @@ struct GatherLowering : LayoutPattern<tile::GatherOp> {
     TypedAttr fill = op.getFillAttr() ? op.getFillAttr() : rewriter.getZeroAttr(elem);
     Location loc = op.getLoc();
     Value r = forEachElement(rewriter, loc, layout, view, op.getType(), adaptor.getIndices(),
-                             adaptor.getMask(), elem, fill, [&](int64_t, Value addr) -> Value {
-                               Value x = LLVM::LoadOp::create(
-                                   rewriter, loc, memoryType(elem), addr, bytesOf(elem));
-                               return fromMemory(rewriter, loc, x, elem);
+                             adaptor.getMask(), elem, fill, /*branch=*/false,
+                             [&](int64_t, Value addr, Value guard, Value fillValue) -> Value {
+                               return predicatedLoad(rewriter, loc, guard, addr, fillValue,
+                                                     elem);
                              });
     rewriter.replaceOp(op, r);
     return success();
@@ -121,11 +134,11 @@ struct ScatterLowering : LayoutPattern<tile::ScatterOp> {
     Location loc = op.getLoc();
     Value values = adaptor.getValues();
     forEachElement(rewriter, loc, layout, view, shape, adaptor.getIndices(), adaptor.getMask(),
-                   elem, TypedAttr(), [&](int64_t slot, Value addr) -> Value {
+                   elem, TypedAttr(), /*branch=*/false,
+                   [&](int64_t slot, Value addr, Value guard, Value) -> Value {
                      Value x = vector::ExtractOp::create(rewriter, loc, values,
                                                          ArrayRef<int64_t>{slot});
-                     LLVM::StoreOp::create(rewriter, loc, toMemory(rewriter, loc, x), addr,
-                                           bytesOf(elem));
+                     predicatedStore(rewriter, loc, guard, x, addr);
                      return Value();
                    });
     rewriter.eraseOp(op);
@@ -154,7 +167,8 @@ struct AtomicLowering : LayoutPattern<tile::AtomicOp> {
     Value values = adaptor.getValues(), cmp = adaptor.getCmp();
     Value r = forEachElement(
         rewriter, loc, layout, view, op.getType(), adaptor.getIndices(), adaptor.getMask(),
-        elem, rewriter.getZeroAttr(elem), [&](int64_t slot, Value addr) -> Value {
+        elem, rewriter.getZeroAttr(elem), /*branch=*/true,
+        [&](int64_t slot, Value addr, Value, Value) -> Value {
           Value x = vector::ExtractOp::create(rewriter, loc, values, ArrayRef<int64_t>{slot});
           if (kind == "cas") {
             Value c = vector::ExtractOp::create(rewriter, loc, cmp, ArrayRef<int64_t>{slot});

@@ -31,6 +31,27 @@ using namespace tilec;
 
 namespace {
 
+/// A scalar in memory form (toMemory) as the integer register inline PTX
+/// takes: its bits (`memBits`, 8 to 64), widened to 16 for a byte.
+struct AsmScalar {
+  Value reg;
+  Type memTy;
+  unsigned memBits, regBits;
+  const char *constraint; ///< h, r or l
+};
+static AsmScalar toAsmScalar(OpBuilder &b, Location loc, Value v) {
+  Value m = toMemory(b, loc, v);
+  AsmScalar r{m, m.getType(), m.getType().getIntOrFloatBitWidth(), 0, nullptr};
+  r.regBits = std::max(r.memBits, 16u);
+  Type intTy = b.getIntegerType(r.memBits);
+  if (r.memTy != intTy)
+    r.reg = LLVM::BitcastOp::create(b, loc, intTy, r.reg);
+  if (r.memBits < r.regBits)
+    r.reg = arith::ExtUIOp::create(b, loc, b.getIntegerType(r.regBits), r.reg);
+  r.constraint = r.regBits == 16 ? "h" : r.regBits == 32 ? "r" : "l";
+  return r;
+}
+
 /// Index arithmetic shared by the load and store lowerings.
 class TileAccess {
 public:
@@ -90,57 +111,18 @@ public:
   void store(Value v, Value addr, unsigned align) {
     LLVM::StoreOp::create(b, loc, toMemory(b, loc, v), addr, align);
   }
-  /// A scalar in memory form (toMemory) as the integer register inline PTX
-  /// takes: its bits (`memBits`, 8 to 64), widened to 16 for a byte.
-  struct AsmScalar {
-    Value reg;
-    Type memTy;
-    unsigned memBits, regBits;
-    const char *constraint; ///< h, r or l
-  };
-  AsmScalar toAsmScalar(Value v) {
-    Value m = toMemory(b, loc, v);
-    AsmScalar r{m, m.getType(), m.getType().getIntOrFloatBitWidth(), 0, nullptr};
-    r.regBits = std::max(r.memBits, 16u);
-    Type intTy = b.getIntegerType(r.memBits);
-    if (r.memTy != intTy)
-      r.reg = LLVM::BitcastOp::create(b, loc, intTy, r.reg);
-    if (r.memBits < r.regBits)
-      r.reg = arith::ExtUIOp::create(b, loc, b.getIntegerType(r.regBits), r.reg);
-    r.constraint = r.regBits == 16 ? "h" : r.regBits == 32 ? "r" : "l";
-    return r;
-  }
   Value predicatedAsm(TypeRange results, ValueRange operands, const std::string &text,
                       const std::string &constraints) {
     return inlineAsm(b, loc, results, operands, text, constraints);
   }
   /// A scalar of `elemTy` loaded from `addr` where `cond` holds and `pad`
-  /// elsewhere, as one predicated PTX load (see storeIf).
+  /// elsewhere, as one predicated PTX load (tilec::predicatedLoad).
   Value loadIf(Value cond, Value addr, Value pad) {
-    AsmScalar p = toAsmScalar(pad);
-    Value a = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr);
-    std::string text = "mov.b" + std::to_string(p.regBits) + " $0, $3;\n@$2 ld.global.b" +
-                       std::to_string(p.memBits) + " $0, [$1];";
-    Value x = predicatedAsm(TypeRange{p.reg.getType()}, ValueRange{a, cond, p.reg}, text,
-                            std::string("=&") + p.constraint + ",l,b," + p.constraint);
-    Type intTy = b.getIntegerType(p.memBits);
-    if (p.memBits < p.regBits)
-      x = arith::TruncIOp::create(b, loc, intTy, x);
-    if (p.memTy != intTy)
-      x = LLVM::BitcastOp::create(b, loc, p.memTy, x);
-    return fromMemory(b, loc, x, elemTy);
+    return predicatedLoad(b, loc, cond, addr, pad, elemTy);
   }
-  /// A scalar store of `v` at `addr` where `cond` holds, as one predicated
-  /// PTX store (`@p st.global.bN`) instead of a branch around it: the
-  /// guarded path of a tile store is one such store per element, and as
-  /// branches they made most of a matmul's compile time.
-  void storeIf(Value cond, Value v, Value addr) {
-    AsmScalar p = toAsmScalar(v);
-    Value a = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr);
-    predicatedAsm(TypeRange{}, ValueRange{a, p.reg, cond},
-                  "@$2 st.global.b" + std::to_string(p.memBits) + " [$0], $1;",
-                  std::string("l,") + p.constraint + ",b");
-  }
+  /// A scalar store of `v` at `addr` where `cond` holds
+  /// (tilec::predicatedStore).
+  void storeIf(Value cond, Value v, Value addr) { predicatedStore(b, loc, cond, v, addr); }
 
   int64_t reps() const { return layout.getGroups(tileTy_.getShape()); }
   /// Whether slot r may hold tile padding (flat index >= numel).
@@ -841,4 +823,28 @@ void tilec::populateLoadStoreToNVVMPatterns(const TypeConverter &converter,
                                             RewritePatternSet &patterns) {
   patterns.add<LoadLowering, StoreLowering, BroadcastLoadLowering, LoadScalarLowering>(
       converter, patterns.getContext(), layout);
+}
+
+Value tilec::predicatedLoad(OpBuilder &b, Location loc, Value cond, Value addr, Value pad,
+                            Type elemTy) {
+  AsmScalar p = toAsmScalar(b, loc, pad);
+  Value a = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr);
+  std::string text = "mov.b" + std::to_string(p.regBits) + " $0, $3;\n@$2 ld.global.b" +
+                     std::to_string(p.memBits) + " $0, [$1];";
+  Value x = inlineAsm(b, loc, TypeRange{p.reg.getType()}, ValueRange{a, cond, p.reg}, text,
+                      std::string("=&") + p.constraint + ",l,b," + p.constraint);
+  Type intTy = b.getIntegerType(p.memBits);
+  if (p.memBits < p.regBits)
+    x = arith::TruncIOp::create(b, loc, intTy, x);
+  if (p.memTy != intTy)
+    x = LLVM::BitcastOp::create(b, loc, p.memTy, x);
+  return fromMemory(b, loc, x, elemTy);
+}
+
+void tilec::predicatedStore(OpBuilder &b, Location loc, Value cond, Value v, Value addr) {
+  AsmScalar p = toAsmScalar(b, loc, v);
+  Value a = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), addr);
+  inlineAsm(b, loc, TypeRange{}, ValueRange{a, p.reg, cond},
+            "@$2 st.global.b" + std::to_string(p.memBits) + " [$0], $1;",
+            std::string("l,") + p.constraint + ",b");
 }

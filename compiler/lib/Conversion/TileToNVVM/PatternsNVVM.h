@@ -220,6 +220,18 @@ void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
 /// True for the ops that convert-tile-to-nvvm must rewrite.
 bool needsNVVMLowering(mlir::Operation *op);
 
+/// A scalar of `elemTy` loaded from global `addr` where `cond` holds and
+/// `pad` elsewhere, as one predicated PTX load (`mov pad; @p ld.global.bN`)
+/// instead of a branch around it.
+mlir::Value predicatedLoad(mlir::OpBuilder &b, mlir::Location loc, mlir::Value cond,
+                           mlir::Value addr, mlir::Value pad, mlir::Type elemTy);
+/// A scalar store of `v` at global `addr` where `cond` holds, as one
+/// predicated PTX store (`@p st.global.bN`) instead of a branch around it:
+/// the guarded path of a tile store and a scatter are one such store per
+/// element, and as branches they made most of a matmul's compile time.
+void predicatedStore(mlir::OpBuilder &b, mlir::Location loc, mlir::Value cond, mlir::Value v,
+                     mlir::Value addr);
+
 /// Inline PTX with side effects (the predicated accesses, wgmma with A in
 /// registers): `results` empty or one type (a struct for several).
 inline mlir::Value inlineAsm(mlir::OpBuilder &b, mlir::Location loc, mlir::TypeRange results,
