@@ -430,6 +430,8 @@ void Gen::run() {
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(int32_t(inst.numWarps)));
   if (inst.minBlocksPerSM)
     func->setAttr(tile::kMinBlocksAttrName, b.getI32IntegerAttr(int32_t(inst.minBlocksPerSM)));
+  if (inst.ftz)
+    func->setAttr(tile::kFtzAttrName, b.getUnitAttr());
   if (inst.cluster)
     func->setAttr(tile::kClusterAttrName, b.getI32IntegerAttr(int32_t(inst.cluster)));
   if (inst.pingpong >= 0)

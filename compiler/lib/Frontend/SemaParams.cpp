@@ -150,7 +150,7 @@ bool Checker::checkLaunch() {
   // layout is final (TileToNVVM): options may override either value.
   static const char *const kSettings[] = {"num_warps", "min_blocks_per_sm", "cluster",
                                           "pingpong", "persistent", "group_rows",
-                                          "pair_tiles"};
+                                          "pair_tiles", "ftz"};
   std::set<std::string> seen;
   for (LaunchParam &p : kernel.launch) {
     if (!llvm::is_contained(kSettings, llvm::StringRef(p.name))) {
@@ -161,7 +161,7 @@ bool Checker::checkLaunch() {
           near = s;
       return error(p.loc, "unknown launch setting '" + p.name +
                               "'; @launch takes num_warps, min_blocks_per_sm, cluster, pingpong, "
-                              "persistent, group_rows and pair_tiles (did "
+                              "persistent, group_rows, pair_tiles and ftz (did "
                               "you mean '" + near + "'?)");
     }
     if (!seen.insert(p.name).second)
@@ -203,6 +203,12 @@ bool Checker::checkLaunch() {
                                    "the grid's programs at a time) or 1 (two consecutive "
                                    "ones), got " + std::to_string(v));
       inst.pairTiles = v == 1;
+    } else if (p.name == "ftz") {
+      if (v != 0 && v != 1)
+        return error(p.value->loc, "ftz must be 0 (exp, exp2, log and log2 keep subnormal "
+                                   "values) or 1 (they flush them to zero, in fewer "
+                                   "instructions), got " + std::to_string(v));
+      inst.ftz = v == 1;
     } else {
       if (v != 1 && v != 2)
         return error(p.value->loc, "cluster must be 1 (no clusters) or 2 (pairs of programs "

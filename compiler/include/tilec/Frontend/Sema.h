@@ -46,6 +46,8 @@ struct KernelInstance {
   /// @launch(pair_tiles = 1): a persistent program takes the grid's programs
   /// two consecutive ones at a time (ignored without persistent = 1).
   bool pairTiles = false;
+  /// @launch(ftz = 1): approximate exp/exp2/log/log2 flush subnormals.
+  bool ftz = false;
 };
 
 /// Checks `kernel` with `defines` applied. Returns false after reporting

@@ -217,6 +217,10 @@ using tile::hasApproxLowering;
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 
+/// Whether `op` is in a kernel whose approximate exp/exp2/log/log2 flush
+/// subnormal inputs and results to zero (@launch(ftz = 1), tile.ftz).
+bool flushesSubnormals(mlir::Operation *op);
+
 /// True for the ops that convert-tile-to-nvvm must rewrite.
 bool needsNVVMLowering(mlir::Operation *op);
 

@@ -43,10 +43,15 @@ bool tilec::needsNVVMLowering(Operation *op) {
     return isa<RankedTensorType>(t) || tile::isFloat8(t);
   };
   if (auto e2 = dyn_cast<math::Exp2Op>(op))
-    if (!getElementTypeOrSelf(e2.getType()).isF32())
+    if (!getElementTypeOrSelf(e2.getType()).isF32() || flushesSubnormals(op))
       return true;
   return llvm::any_of(op->getOperandTypes(), isTensor) ||
          llvm::any_of(op->getResultTypes(), isTensor);
+}
+
+bool tilec::flushesSubnormals(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  return func && func->hasAttr(tile::kFtzAttrName);
 }
 
 Value tilec::groupBase(OpBuilder &b, Location loc, RankedTensorType t, int64_t g) {

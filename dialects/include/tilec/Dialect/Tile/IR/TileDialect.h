@@ -40,6 +40,9 @@ inline constexpr llvm::StringLiteral kKernelAttrName = "tile.kernel";
 inline constexpr llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
 /// Blocks per SM that register allocation must allow (nvvm.minctasm).
 inline constexpr llvm::StringLiteral kMinBlocksAttrName = "tile.min_blocks_per_sm";
+/// @launch(ftz = 1): the kernel's approximate exp, exp2, log and log2 flush
+/// subnormal inputs and results to zero (ex2/lg2.approx.ftz.f32).
+inline constexpr llvm::StringLiteral kFtzAttrName = "tile.ftz";
 /// On `tile.make_view`: the index of the kernel parameter it views.
 inline constexpr llvm::StringLiteral kParamIndexAttrName = "tile.param";
 /// On a kernel: the requested depth of its mma pipeline (STAGES).
