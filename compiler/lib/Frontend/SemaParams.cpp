@@ -169,6 +169,12 @@ bool Checker::checkLaunch() {
     int64_t v;
     if (!requireConstInt(*p.value, p.name.c_str(), v))
       return false;
+    // A setting that is 0 or 1: what each means, for the error.
+    auto flag = [&](const char *off, const char *on) {
+      return v == 0 || v == 1 ||
+             error(p.value->loc, p.name + " must be 0 (" + off + ") or 1 (" + on + "), got " +
+                                     std::to_string(v));
+    };
     if (p.name == "num_warps") {
       if (v < 1 || v > 32 || (v & (v - 1)))
         return error(p.value->loc, "num_warps must be a power of two from 1 to 32, got " +
@@ -180,16 +186,14 @@ bool Checker::checkLaunch() {
                                    "32 blocks), got " + std::to_string(v));
       inst.minBlocksPerSM = unsigned(v);
     } else if (p.name == "pingpong") {
-      if (v != 0 && v != 1)
-        return error(p.value->loc, "pingpong must be 0 (the consumer warpgroups share each "
-                                   "tile) or 1 (they take a persistent kernel's tiles in "
-                                   "turn), got " + std::to_string(v));
+      if (!flag("the consumer warpgroups share each tile", "they take a persistent kernel's "
+                                                           "tiles in turn"))
+        return false;
       inst.pingpong = int(v);
     } else if (p.name == "persistent") {
-      if (v != 0 && v != 1)
-        return error(p.value->loc, "persistent must be 0 (one program per grid entry) or 1 (one "
-                                   "program per resident slot, looping over the grid), got " +
-                                       std::to_string(v));
+      if (!flag("one program per grid entry",
+                "one program per resident slot, looping over the grid"))
+        return false;
       inst.persistent = v == 1;
     } else if (p.name == "group_rows") {
       if (v < 0 || v > 65535)
@@ -198,16 +202,14 @@ bool Checker::checkLaunch() {
                                    "dimension 1), got " + std::to_string(v));
       inst.groupRows = unsigned(v);
     } else if (p.name == "pair_tiles") {
-      if (v != 0 && v != 1)
-        return error(p.value->loc, "pair_tiles must be 0 (a persistent program takes one of "
-                                   "the grid's programs at a time) or 1 (two consecutive "
-                                   "ones), got " + std::to_string(v));
+      if (!flag("a persistent program takes one of the grid's programs at a time",
+                "two consecutive ones"))
+        return false;
       inst.pairTiles = v == 1;
     } else if (p.name == "ftz") {
-      if (v != 0 && v != 1)
-        return error(p.value->loc, "ftz must be 0 (exp, exp2, log and log2 keep subnormal "
-                                   "values) or 1 (they flush them to zero, in fewer "
-                                   "instructions), got " + std::to_string(v));
+      if (!flag("exp, exp2, log and log2 keep subnormal values",
+                "they flush them to zero, in fewer instructions"))
+        return false;
       inst.ftz = v == 1;
     } else {
       if (v != 1 && v != 2)
