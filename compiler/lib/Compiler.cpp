@@ -103,7 +103,7 @@ static CompileResult compileOnThisStack(std::string_view source,
       continue;
     foundKernel = true;
     KernelInstance inst;
-    if (!checkKernel(*k, options.defines, diags, inst, usedDefines))
+    if (!checkKernel(*k, options.defines, diags, inst, usedDefines, options.arch))
       return finish();
     instances.push_back(std::move(inst));
   }

@@ -79,7 +79,7 @@ static bool interpretOnThisStack(std::string_view source, const CompileOptions &
   }
   KernelInstance inst;
   std::set<std::string> used;
-  if (!checkKernel(*decl, options.defines, diags, inst, used)) {
+  if (!checkKernel(*decl, options.defines, diags, inst, used, options.arch)) {
     error = diags.text();
     return false;
   }

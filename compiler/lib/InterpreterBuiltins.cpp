@@ -172,6 +172,11 @@ Val Interp::callDeviceSize(const Expr &e) {
   return filled(SemaType::scalar(ScalarType::I32), 0, 0);
 }
 
+/// arch(): folded by Sema.
+Val Interp::callTarget(const Expr &e) {
+  return filled(e.type, 0, *e.constInt);
+}
+
 /// zeros, full.
 Val Interp::callFill(const Expr &e) {
   const std::string &fn = e.name;

@@ -777,7 +777,11 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
 
 bool tilec::checkKernel(KernelDecl &kernel, const Defines &defines,
                         DiagEngine &diags, KernelInstance &out,
-                        std::set<std::string> &usedDefines) {
+                        std::set<std::string> &usedDefines, const std::string &arch) {
+  // "sm_90a" -> 90: the digits after "sm_".
+  llvm::StringRef digits = llvm::StringRef(arch).drop_front(3).take_while(llvm::isDigit);
+  if (llvm::StringRef(arch).starts_with("sm_") && !digits.empty())
+    digits.getAsInteger(10, out.archVersion);
   Checker c(kernel, diags, out);
   return c.run(defines, usedDefines);
 }

@@ -132,6 +132,17 @@ bool Checker::checkDeviceSize(Expr &e) {
   return true;
 }
 
+/// arch(): the compile target's SM version (90 on sm_90a, 80 on sm_80), a
+/// compile-time integer, so that a parameter's default, a @launch setting
+/// or a branch can depend on the target.
+bool Checker::checkTarget(Expr &e) {
+  if (!checkArgCount(e, 0, 0))
+    return false;
+  e.type = SemaType::scalar(ScalarType::I32);
+  e.constInt = inst.archVersion;
+  return true;
+}
+
 /// zeros, full.
 bool Checker::checkFill(Expr &e) {
   const std::string &f = e.name;

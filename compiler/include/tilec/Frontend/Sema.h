@@ -48,12 +48,17 @@ struct KernelInstance {
   bool pairTiles = false;
   /// @launch(ftz = 1): approximate exp/exp2/log/log2 flush subnormals.
   bool ftz = false;
+  /// The compile target's SM version (90 for sm_90a, 80 for sm_80): the
+  /// value of `arch()`, an input to checkKernel.
+  int64_t archVersion = 90;
 };
 
-/// Checks `kernel` with `defines` applied. Returns false after reporting
+/// Checks `kernel` with `defines` applied, for the target `arch` (sm_90a,
+/// sm_90, sm_80: what `arch()` folds to). Returns false after reporting
 /// errors. `usedDefines` collects the names of the defines it consumed.
 bool checkKernel(KernelDecl &kernel, const Defines &defines, DiagEngine &diags,
-                 KernelInstance &out, std::set<std::string> &usedDefines);
+                 KernelInstance &out, std::set<std::string> &usedDefines,
+                 const std::string &arch = "sm_90a");
 
 /// The type that two operands of a binary operation are converted to before
 /// it is applied, or an error message in the user's terms ("cannot add
