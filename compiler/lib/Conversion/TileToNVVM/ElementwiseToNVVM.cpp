@@ -215,10 +215,6 @@ static Value perElementIntrinsic(OpBuilder &b, Location loc, Value x, StringRef 
 
 // The f32 bodies of the functions that run on the GPU's approximate units.
 // exp(x) = exp2(x * log2(e)), and llvm.exp2.f32 becomes ex2.approx.f32.
-static Value expF32(OpBuilder &b, Location loc, Value x) {
-  Value y = arith::MulFOp::create(b, loc, x, floatConst(b, loc, x.getType(), M_LOG2E));
-  return math::Exp2Op::create(b, loc, y);
-}
 static Value exp2F32(OpBuilder &b, Location loc, Value x) {
   return math::Exp2Op::create(b, loc, x);
 }
@@ -229,24 +225,21 @@ static Value exp2F32(OpBuilder &b, Location loc, Value x) {
 static Value exp2F32Ftz(OpBuilder &b, Location loc, Value x) {
   return perElementIntrinsic(b, loc, x, "llvm.nvvm.ex2.approx.ftz.f");
 }
-static Value expF32Ftz(OpBuilder &b, Location loc, Value x) {
+using UnaryBody = Value (*)(OpBuilder &, Location, Value);
+/// exp(x) = exp2(x * log2(e)), through either exp2.
+template <UnaryBody Exp2> static Value expVia(OpBuilder &b, Location loc, Value x) {
   Value y = arith::MulFOp::create(b, loc, x, floatConst(b, loc, x.getType(), M_LOG2E));
-  return exp2F32Ftz(b, loc, y);
+  return Exp2(b, loc, y);
 }
 static Value log2F32(OpBuilder &b, Location loc, Value x) {
   return perElementIntrinsic(b, loc, x, "llvm.nvvm.lg2.approx.f");
 }
-// log(x) = lg2.approx(x) * ln(2).
-static Value logF32(OpBuilder &b, Location loc, Value x) {
-  return arith::MulFOp::create(b, loc, log2F32(b, loc, x),
-                               floatConst(b, loc, x.getType(), M_LN2));
-}
 static Value log2F32Ftz(OpBuilder &b, Location loc, Value x) {
   return perElementIntrinsic(b, loc, x, "llvm.nvvm.lg2.approx.ftz.f");
 }
-static Value logF32Ftz(OpBuilder &b, Location loc, Value x) {
-  return arith::MulFOp::create(b, loc, log2F32Ftz(b, loc, x),
-                               floatConst(b, loc, x.getType(), M_LN2));
+// log(x) = lg2.approx(x) * ln(2), through either log2.
+template <UnaryBody Log2> static Value logVia(OpBuilder &b, Location loc, Value x) {
+  return arith::MulFOp::create(b, loc, Log2(b, loc, x), floatConst(b, loc, x.getType(), M_LN2));
 }
 // sin.approx.f32 / cos.approx.f32 (absolute error about 1e-6 in [-pi, pi],
 // growing with |x|, as CUDA's __sinf / __cosf).
@@ -296,9 +289,11 @@ void tilec::populateElementwiseToNVVMPatterns(const TypeConverter &converter,
   patterns.add<ElementwiseLowering>(converter, ctx);
   patterns.add<ConstantLowering>(converter, ctx);
   patterns.add<Float8ExtLowering, Float8TruncLowering>(converter, ctx, /*benefit=*/2);
-  patterns.add<ApproxUnaryLowering<math::ExpOp>>(converter, ctx, "exp", expF32, expF32Ftz);
+  patterns.add<ApproxUnaryLowering<math::ExpOp>>(converter, ctx, "exp", expVia<exp2F32>,
+                                                 expVia<exp2F32Ftz>);
   patterns.add<ApproxUnaryLowering<math::Exp2Op>>(converter, ctx, "exp2", exp2F32, exp2F32Ftz);
-  patterns.add<ApproxUnaryLowering<math::LogOp>>(converter, ctx, "log", logF32, logF32Ftz);
+  patterns.add<ApproxUnaryLowering<math::LogOp>>(converter, ctx, "log", logVia<log2F32>,
+                                                logVia<log2F32Ftz>);
   patterns.add<ApproxUnaryLowering<math::Log2Op>>(converter, ctx, "log2", log2F32, log2F32Ftz);
   patterns.add<ApproxUnaryLowering<math::TanhOp>>(converter, ctx, "tanh", tanhF32);
   patterns.add<ApproxUnaryLowering<math::SinOp>>(converter, ctx, "sin", sinF32);

@@ -111,10 +111,6 @@ public:
   void store(Value v, Value addr, unsigned align) {
     LLVM::StoreOp::create(b, loc, toMemory(b, loc, v), addr, align);
   }
-  Value predicatedAsm(TypeRange results, ValueRange operands, const std::string &text,
-                      const std::string &constraints) {
-    return inlineAsm(b, loc, results, operands, text, constraints);
-  }
   /// A scalar of `elemTy` loaded from `addr` where `cond` holds and `pad`
   /// elsewhere, as one predicated PTX load (tilec::predicatedLoad).
   Value loadIf(Value cond, Value addr, Value pad) {
@@ -193,14 +189,10 @@ public:
   }
 
   /// The element offset of slot r's first element (innermost stride 1)
-  /// and whether the slot's vector lies inside the view (see
-  /// maskedVectorCondition).
+  /// and, in `inBounds`, whether the slot's vector lies inside the view
+  /// (see maskedVectorCondition).
   Value slotVector(int64_t r, Value *inBounds) {
-    Value base = slotBase(r);
-    Value guard;
-    Value offset = offsetOf(base, /*unitInner=*/true, &guard);
-    *inBounds = guard;
-    return offset;
+    return offsetOf(slotBase(r), /*unitInner=*/true, inBounds);
   }
 
   /// A vector of `vecTy` (the slot's width of elemTy) loaded from `addr`
@@ -226,7 +218,7 @@ public:
     SmallVector<Type> fields(words, b.getI32Type());
     Type resultTy = words == 1 ? b.getI32Type()
                                : Type(LLVM::LLVMStructType::getLiteral(b.getContext(), fields));
-    Value x = predicatedAsm(TypeRange{resultTy}, operands, text, constraints);
+    Value x = inlineAsm(b, loc, TypeRange{resultTy}, operands, text, constraints);
     Value loaded = LLVM::PoisonOp::create(b, loc, wordTy);
     for (int64_t w = 0; w < words; ++w) {
       Value word = words == 1 ? x : Value(LLVM::ExtractValueOp::create(b, loc, x, w));
@@ -250,7 +242,7 @@ public:
     std::string constraints = "l,b";
     for (int64_t w = 0; w < words; ++w)
       constraints += ",r";
-    predicatedAsm(TypeRange{}, operands, text, constraints);
+    inlineAsm(b, loc, TypeRange{}, operands, text, constraints);
   }
 
   /// A vector of elemTy as 32-bit words in memory: their count and type.
