@@ -30,6 +30,17 @@
 //
 //     for $k in 0 .. $count { let $p = 2 ($p0 + ($k / 2) $np) + $k % 2; ... }
 //
+// With cluster = 2 (persistent kernels only) the programs run in clusters
+// of two, program 2c + r (r = 0, 1), and loop over pairs of rows of tiles:
+//
+//     for $q in c .. cdiv(GX, 2) * GY step num_blocks(0) / 2 {
+//       <$q's place in grouped order over cdiv(GX, 2) x GY, G / 2 rows:
+//        $pb0, $bid1>; let $bid0 = 2 $pb0 + r; body }
+//
+// on a grid of 2 min(cdiv(GX, 2) * GY, resident_programs() / 2), so that
+// the two programs of a cluster always take tiles of the same column, whose
+// tiles of b they load once for both (TMA multicast, tile-stage-shared).
+//
 // and with persistent = 0 (and group_rows > 0) the body is kept in place,
 // behind the grouped place of the launch's linear program number. Grouped
 // order: the programs walk bands of G values of grid dimension 0 (the rows
@@ -108,13 +119,14 @@ struct Build {
   /// The lets that place linear program `p` (i64) in grouped order over a
   /// grid of `gx` x `gy` programs, `g` rows at a time: $bid0, $bid1 (i32).
   void groupedPlace(std::vector<StmtPtr> &out, const std::string &p, const std::string &gx,
-                    const std::string &gy, int64_t g) const {
+                    const std::string &gy, int64_t g,
+                    const std::string &row = "$bid0") const {
     using Op = Expr::Op;
     out.push_back(let("$band", bin(Op::Mul, lit(g), name(gy))));
     out.push_back(let("$first", bin(Op::Mul, bin(Op::Div, name(p), name("$band")), lit(g))));
     out.push_back(let("$height", call("min", bin(Op::Sub, name(gx), name("$first")), lit(g))));
     out.push_back(let("$inband", bin(Op::Rem, name(p), name("$band"))));
-    out.push_back(let("$bid0", cast(ScalarType::I32,
+    out.push_back(let(row, cast(ScalarType::I32,
                                     bin(Op::Add, name("$first"),
                                         bin(Op::Rem, name("$inband"), name("$height"))))));
     out.push_back(let("$bid1", cast(ScalarType::I32, bin(Op::Div, name("$inband"),
@@ -137,10 +149,14 @@ bool Checker::rewriteTileOrder() {
   if (!inst.persistent && inst.groupRows == 0)
     return true;
   const char *setting = inst.persistent ? "persistent = 1" : "group_rows";
-  if (inst.cluster > 1)
-    return error(kernel.loc, std::string("kernel '") + kernel.name + "': @launch(" + setting +
+  // A persistent kernel in clusters of two loops over pairs of tiles
+  // (below); the launch order of the other settings would split a pair.
+  if (inst.cluster > 1 && (!inst.persistent || inst.pairTiles))
+    return error(kernel.loc, std::string("kernel '") + kernel.name + "': @launch(" +
+                                 (inst.persistent ? "pair_tiles" : setting) +
                                  ") and cluster = 2 cannot be combined: the two programs of "
-                                 "a cluster must be neighbours along grid dimension 0");
+                                 "a cluster must be neighbours along grid dimension 0 "
+                                 "(persistent = 1 with cluster = 2 is supported)");
   if (kernel.grid.size() > (inst.persistent ? 2u : 3u))
     return error(kernel.grid.back()->loc,
                  std::string("@launch(") + setting + ") needs a grid of at most " +
@@ -196,10 +212,42 @@ bool Checker::rewriteTileOrder() {
                         b.call("min", b.lit(2), b.bin(Op::Sub, b.name("$total"),
                                                       std::move(lastPair))))));
   }
+  bool paired = inst.cluster > 1;
+  if (paired) {
+    // Clusters of two: program 2c + r (r = 0, 1) of cluster c takes row r
+    // of pair $q = c, c + $nc, ... of the grid's rows of tiles: tiles
+    // (2 $pb0 + r, $bid1), which share $bid1 and so the tiles of b that
+    // the pair multicasts. With an odd number of rows the last pairs'
+    // second tile lies past the grid: its loads read zeros and its stores
+    // write nothing (every access is bounds-checked).
+    body.push_back(b.let("$r", b.bin(Op::Rem, b.name("$p0"), b.lit(2))));
+    body.push_back(b.let("$c", b.bin(Op::Div, b.name("$p0"), b.lit(2))));
+    body.push_back(b.let("$nc", b.bin(Op::Div, b.name("$np"), b.lit(2))));
+    body.push_back(b.let("$gx2", b.call("cdiv", b.name("$gx"), b.lit(2))));
+  }
   remapFrom = body.size();
   auto loop = std::make_unique<Stmt>(Stmt::Kind::For, kernel.loc);
   loop->nameLoc = kernel.loc;
-  if (!inst.pairTiles) {
+  if (paired) {
+    loop->name = "$q";
+    loop->lower = b.name("$c");
+    loop->upper = b.bin(Op::Mul, b.name("$gx2"), b.name("$gy"));
+    loop->step = b.name("$nc");
+    if (inst.groupRows) {
+      b.groupedPlace(loop->body, "$q", "$gx2", "$gy", std::max<int64_t>(1, inst.groupRows / 2),
+                     "$pb0");
+    } else {
+      loop->body.push_back(b.let("$pb0", b.cast(ScalarType::I32,
+                                                b.bin(Op::Rem, b.name("$q"), b.name("$gx2")))));
+      loop->body.push_back(b.let("$bid1", b.cast(ScalarType::I32,
+                                                 b.bin(Op::Div, b.name("$q"), b.name("$gx2")))));
+    }
+    loop->body.push_back(b.let(
+        "$bid0", b.cast(ScalarType::I32,
+                        b.bin(Op::Add, b.bin(Op::Mul, b.lit(2), b.cast(ScalarType::I64,
+                                                                       b.name("$pb0"))),
+                              b.name("$r")))));
+  } else if (!inst.pairTiles) {
     loop->name = "$p";
     loop->lower = b.name("$p0");
     loop->upper = b.bin(Op::Mul, b.name("$gx"), b.name("$gy"));
@@ -217,7 +265,9 @@ bool Checker::rewriteTileOrder() {
                                       b.name("$np")))),
                     b.bin(Op::Rem, b.name("$k"), b.lit(2)))));
   }
-  if (inst.groupRows) {
+  if (paired) {
+    // placed above
+  } else if (inst.groupRows) {
     b.groupedPlace(loop->body, "$p", "$gx", "$gy", inst.groupRows);
   } else { // the launch order: dimension 0 first
     loop->body.push_back(b.let("$bid0", b.cast(ScalarType::I32,
@@ -236,8 +286,22 @@ bool Checker::rewriteTileOrder() {
   if (inst.pairTiles)
     programs = b.call("cdiv", std::move(programs), b.lit(2));
   std::vector<ExprPtr> grid;
-  grid.push_back(b.call("min", std::move(programs),
-                        b.call("resident_programs", std::vector<ExprPtr>{})));
+  if (paired) {
+    // Whole clusters: 2 min(pairs of tiles, resident programs / 2).
+    ExprPtr pairs = b.call("cdiv", kernel.grid.empty() ? b.lit(1) : cloneExpr(*kernel.grid[0]),
+                           b.lit(2));
+    if (kernel.grid.size() > 1)
+      pairs = b.bin(Op::Mul, std::move(pairs), cloneExpr(*kernel.grid[1]));
+    grid.push_back(b.bin(Op::Mul, b.lit(2),
+                         b.call("min", std::move(pairs),
+                                b.call("max", b.lit(1),
+                                       b.bin(Op::Div,
+                                             b.call("resident_programs", std::vector<ExprPtr>{}),
+                                             b.lit(2))))));
+  } else {
+    grid.push_back(b.call("min", std::move(programs),
+                          b.call("resident_programs", std::vector<ExprPtr>{})));
+  }
   kernel.grid = std::move(grid);
   return true;
 }

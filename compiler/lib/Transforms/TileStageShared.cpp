@@ -37,6 +37,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <string>
@@ -250,6 +251,55 @@ struct TileStageSharedPass
     return planPipeline(func, mma);
   }
 
+  /// Whether both programs of a cluster load the same tile at `load` in
+  /// every iteration of `inner` and `outer`: its position and view are
+  /// computed from values the two share. Sema's persistent rewrite in
+  /// clusters of two gives the pair cluster index block_id(0) / 2 and
+  /// rank block_id(0) % 2; only the rank (any other use of block_id(0))
+  /// differs between them. Loop variables are shared where their bounds
+  /// are; values a loop carries are not.
+  static bool pairUniform(tile::LoadOp load) {
+    auto stripCasts = [](Value v) {
+      while (Operation *def = v.getDefiningOp()) {
+        if (!isa<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp, arith::IndexCastOp>(def))
+          break;
+        v = def->getOperand(0);
+      }
+      return v;
+    };
+    SmallVector<Value> work(load->getOperands());
+    DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        Operation *owner = arg.getOwner()->getParentOp();
+        if (isa<func::FuncOp>(owner))
+          continue;
+        auto loop = dyn_cast<scf::ForOp>(owner);
+        if (!loop || arg != loop.getInductionVar())
+          return false;
+        work.append({loop.getLowerBound(), loop.getUpperBound(), loop.getStep()});
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (auto id = dyn_cast<tile::BlockIdOp>(def); id && id.getDim() == 0)
+        return false;
+      // The cluster's index: block_id(0) / 2.
+      APInt divisor;
+      if (isa<arith::DivSIOp, arith::DivUIOp>(def) &&
+          matchPattern(def->getOperand(1), m_ConstantInt(&divisor)) && divisor == 2)
+        if (auto id = stripCasts(def->getOperand(0)).getDefiningOp<tile::BlockIdOp>();
+            id && id.getDim() == 0)
+          continue;
+      if (def->getNumRegions() != 0)
+        return false;
+      work.append(def->operand_begin(), def->operand_end());
+    }
+    return true;
+  }
+
   /// Whether the kernel asked for clusters of 2 (@launch(cluster = 2)).
   static bool clusterRequested(func::FuncOp func) {
     auto c = func->getAttrOfType<IntegerAttr>(tile::kClusterAttrName);
@@ -299,11 +349,6 @@ struct TileStageSharedPass
   /// mma_sync), as FlashAttention-2 does.
   LogicalResult planGeneral(func::FuncOp func, ArrayRef<tile::MmaOp> mmaList) {
     StringRef name = func.getName();
-    if (clusterRequested(func))
-      return func.emitError()
-             << "kernel '" << name << "': @launch(cluster = 2) is supported for one "
-                "mma loop at the kernel's top level (acc = mma(load(A, ...), load(B, ...), "
-                "acc)), not yet for several mmas or an outer loop; use cluster = 1";
     SmallVector<tile::MmaOp> mmas(mmaList.begin(), mmaList.end());
     MLIRContext *ctx = func.getContext();
     bool tma = arch == "sm_90a";
@@ -618,6 +663,41 @@ struct TileStageSharedPass
     if (walk.wasInterrupted())
       return failure();
 
+    // @launch(cluster = 2): a persistent kernel whose two programs of a
+    // cluster take the tiles of a pair (Sema's rewrite) and load the same
+    // tiles of one operand, which each copies half of into both.
+    // Elsewhere (sm_80) pairs have no effect.
+    int multicast = -1;
+    if (clusterRequested(func) && tma) {
+      auto refuse = [&](const Twine &why) {
+        return mmas.front().emitError()
+               << "kernel '" << name << "': @launch(cluster = 2) " << why << "; use cluster = 1";
+      };
+      if (!outer)
+        return refuse("pairs the programs of a persistent kernel (persistent = 1), or of one "
+                      "mma loop at the kernel's top level (acc = mma(load(A, ...), load(B, ...), "
+                      "acc)); this kernel is neither");
+      if (varyingBounds || llvm::any_of(staged, [](const Staged &st) { return st.resident; }))
+        return refuse("needs an mma loop whose bounds do not change with the outer loop and "
+                      "operands loaded in it");
+      WalkResult atomics = func.walk([](Operation *op) {
+        return isa<tile::AtomicOp>(op) ? WalkResult::interrupt()
+                                                             : WalkResult::advance();
+      });
+      if (atomics.wasInterrupted())
+        return refuse("cannot be combined with atomics in a persistent kernel (with an odd "
+                      "number of rows of tiles, a pair's second program computes an empty tile "
+                      "past the grid)");
+      for (auto [i, st] : llvm::enumerate(staged))
+        if (pairUniform(st.load)) {
+          multicast = int(i);
+          break;
+        }
+      if (multicast < 0)
+        return refuse("shares the tiles of an operand that both programs of a cluster load; "
+                      "here every operand's position depends on the program's row of tiles");
+    }
+
     // Shared memory: the resident tiles, then the ring.
     int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
     int64_t residentBytes = 0, stageBytes = 0;
@@ -700,6 +780,8 @@ struct TileStageSharedPass
       plan.append("overlap", b.getUnitAttr());
     if (alternate)
       plan.append("alternate", b.getUnitAttr());
+    if (multicast >= 0)
+      plan.append("multicast", b.getI32IntegerAttr(multicast));
     forOp->setAttr(tile::kPipelineAttrName, plan.getDictionary(ctx));
     func->setAttr(tile::kEncodingAttrName, encoding);
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
@@ -715,6 +797,8 @@ struct TileStageSharedPass
       }
       if (st.resident)
         smem.append("resident", b.getUnitAttr());
+      if (int(i) == multicast)
+        smem.append("multicast", b.getUnitAttr());
       st.load->setAttr(tile::kSmemAttrName, smem.getDictionary(ctx));
     }
     if (columnBytes)

@@ -405,6 +405,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   struct Staged {
     Operand o;
     bool resident;
+    bool multicast = false; // shared by the two programs of a cluster
     SmallVector<Operation *> chain; // load, reshape, transpose
   };
   SmallVector<Staged> staged;
@@ -414,6 +415,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       return;
     Staged st;
     st.resident = bool(smem.get("resident"));
+    st.multicast = bool(smem.get("multicast"));
     st.o.load = load;
     st.o.view = load.getView().getDefiningOp<tile::MakeViewOp>();
     if (auto t = smem.getAs<IntegerAttr>("tma"))
@@ -447,13 +449,30 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   bool async = cast<tile::MmaEncodingAttr>(func->getAttrOfType<ThreadLayout>(
                                                tile::kEncodingAttrName))
                    .getKind() == tile::MmaKind::mma_sync;
+  // A cluster of two (tile.smem "multicast" on the operand both programs
+  // load alike; a persistent kernel's pairs of tiles): each program copies
+  // half of that operand's boxes into both, so a stage is free only when
+  // the releasing warps of both have arrived (each on its own program's
+  // empty barrier and on the other's), as in the one-loop pipeline
+  // (MmaToNVVM.cpp).
+  std::optional<Multicast> mc;
+  for (Staged &st : staged)
+    if (st.multicast) {
+      Type i32 = b.getI32Type();
+      mc = Multicast{&st.o, e.eq(NVVM::ClusterDim::create(b, loc, i32), e.i32(2)),
+                     NVVM::ClusterId::create(b, loc, i32)};
+    }
   if (!async) {
+    Value emptyCount = e.i32(4 * releasers);
+    if (mc)
+      emptyCount = arith::SelectOp::create(b, loc, mc->pair, e.i32(8 * releasers), emptyCount);
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
         NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(s)), e.i32(1), Value());
-        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(S + s)), e.i32(4 * releasers),
-                                     Value());
+        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(S + s)), emptyCount, Value());
       }
+      if (mc)
+        NVVM::FenceMbarrierInitOp::create(b, loc);
       if (anyResident)
         NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(1), Value());
       if (perTile) {
@@ -465,6 +484,12 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       }
     });
     NVVM::Barrier0Op::create(b, loc);
+    // Both programs' barriers are initialized before either copies into
+    // the other or arrives on its barriers.
+    if (mc) {
+      NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+      NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+    }
   }
 
   // The trip counts and, for the producer, the load origins of iteration i
@@ -642,7 +667,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     SmallVector<Operand *> ops;
     for (Staged *st : these)
       ops.push_back(&st->o);
-    copyStage(b, loc, ops, origins, base, [&] { return bar; }, tid);
+    copyStage(b, loc, ops, origins, base, [&] { return bar; }, tid, mc ? &*mc : nullptr);
   };
 
   // The loaded (possibly reshaped) tile, or for a transpose the same bytes
@@ -860,6 +885,20 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       copyInto(o, i, stage, barrierAt(s64), /*resident=*/false);
     }
     b.setInsertionPoint(exitBlock, exitPoint);
+    // In a pair the other program's releasing warps arrive on this one's
+    // empty barriers: it may exit only after their last arrivals, which
+    // the next S waits (the ring's iterations total .. total + S - 1) see.
+    if (mc)
+      e.ifThen(mc->pair, [&] {
+        Value total = outer ? e.mul(outerCount.trips32, trips32) : trips32;
+        auto tail = scf::ForOp::create(b, loc, total, e.add(total, e.i32(S)), e.i32(1));
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(tail.getBody());
+        Value i = tail.getInductionVar();
+        Value parity = e.bxor(phaseOf(i, S), e.i32(1));
+        NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(S), stageIndex(i))),
+                                              parity, e.i32(10000000));
+      });
     LLVM::CallIntrinsicOp::create(b, loc, b.getStringAttr("llvm.nvvm.exit"), ValueRange{});
   });
 
@@ -956,8 +995,15 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
   };
   auto arriveEmpty = [&](Value i) {
-    NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(e.add(e.i64(S), stageIndex(i))),
-                                   Value());
+    Value bar = barrierAt(e.add(e.i64(S), stageIndex(i)));
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), bar, Value());
+    if (mc)
+      e.ifThen(mc->pair, [&] {
+        auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
+        Value remote =
+            NVVM::MapaOp::create(b, loc, clusterPtr, bar, e.bxor(mc->rank, e.i32(1)));
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value());
+      });
   };
   // The intra-warpgroup overlap that tile-stage-shared planned
   // (MmaOverlap.h): the consumers run the rotated loop instead.
