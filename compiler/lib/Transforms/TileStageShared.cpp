@@ -251,14 +251,14 @@ struct TileStageSharedPass
     return planPipeline(func, mma);
   }
 
-  /// Whether both programs of a cluster load the same tile at `load` in
-  /// every iteration of `inner` and `outer`: its position and view are
-  /// computed from values the two share. Sema's persistent rewrite in
-  /// clusters of two gives the pair cluster index block_id(0) / 2 and
-  /// rank block_id(0) % 2; only the rank (any other use of block_id(0))
-  /// differs between them. Loop variables are shared where their bounds
-  /// are; values a loop carries are not.
-  static bool pairUniform(tile::LoadOp load) {
+  /// Whether `roots` (a load's view and indices, a loop's bounds) are the
+  /// same in both programs of a cluster (programs 2c and 2c + 1 along grid
+  /// dimension 0): computed from values the two share. Sema's persistent
+  /// rewrite in clusters of two gives the pair cluster index
+  /// block_id(0) / 2 and rank block_id(0) % 2; only the rank (any other use
+  /// of block_id(0)) differs between them. Loop variables are shared where
+  /// their bounds are; values a loop carries are not.
+  static bool pairUniform(ValueRange roots) {
     auto stripCasts = [](Value v) {
       while (Operation *def = v.getDefiningOp()) {
         if (!isa<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp, arith::IndexCastOp>(def))
@@ -267,7 +267,7 @@ struct TileStageSharedPass
       }
       return v;
     };
-    SmallVector<Value> work(load->getOperands());
+    SmallVector<Value> work(roots.begin(), roots.end());
     DenseSet<Value> seen;
     while (!work.empty()) {
       Value v = work.pop_back_val();
@@ -689,7 +689,7 @@ struct TileStageSharedPass
                       "number of rows of tiles, a pair's second program computes an empty tile "
                       "past the grid)");
       for (auto [i, st] : llvm::enumerate(staged))
-        if (pairUniform(st.load)) {
+        if (pairUniform(st.load->getOperands())) {
           multicast = int(i);
           break;
         }
@@ -1238,32 +1238,11 @@ struct TileStageSharedPass
   static int sharedOperand(scf::ForOp forOp, tile::LoadOp aLoad, tile::LoadOp bLoad) {
     if (!isa<func::FuncOp>(forOp->getParentOp()))
       return -1;
-    auto independent = [&](ValueRange roots) {
-      SmallVector<Value> work(roots.begin(), roots.end());
-      DenseSet<Value> seen;
-      while (!work.empty()) {
-        Value v = work.pop_back_val();
-        if (!seen.insert(v).second)
-          continue;
-        if (auto arg = dyn_cast<BlockArgument>(v)) {
-          if (arg == forOp.getInductionVar() || isa<func::FuncOp>(arg.getOwner()->getParentOp()))
-            continue;
-          return false;
-        }
-        Operation *def = v.getDefiningOp();
-        if (auto id = dyn_cast<tile::BlockIdOp>(def); id && id.getDim() == 0)
-          return false;
-        if (def->getNumRegions() != 0)
-          return false;
-        work.append(def->operand_begin(), def->operand_end());
-      }
-      return true;
-    };
-    if (!independent({forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()}))
+    if (!pairUniform({forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()}))
       return -1;
-    if (independent(bLoad->getOperands()))
+    if (pairUniform(bLoad->getOperands()))
       return 1;
-    if (independent(aLoad->getOperands()))
+    if (pairUniform(aLoad->getOperands()))
       return 0;
     return -1;
   }
