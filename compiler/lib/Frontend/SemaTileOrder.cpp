@@ -233,20 +233,6 @@ bool Checker::rewriteTileOrder() {
     loop->lower = b.name("$c");
     loop->upper = b.bin(Op::Mul, b.name("$gx2"), b.name("$gy"));
     loop->step = b.name("$nc");
-    if (inst.groupRows) {
-      b.groupedPlace(loop->body, "$q", "$gx2", "$gy", std::max<int64_t>(1, inst.groupRows / 2),
-                     "$pb0");
-    } else {
-      loop->body.push_back(b.let("$pb0", b.cast(ScalarType::I32,
-                                                b.bin(Op::Rem, b.name("$q"), b.name("$gx2")))));
-      loop->body.push_back(b.let("$bid1", b.cast(ScalarType::I32,
-                                                 b.bin(Op::Div, b.name("$q"), b.name("$gx2")))));
-    }
-    loop->body.push_back(b.let(
-        "$bid0", b.cast(ScalarType::I32,
-                        b.bin(Op::Add, b.bin(Op::Mul, b.lit(2), b.cast(ScalarType::I64,
-                                                                       b.name("$pb0"))),
-                              b.name("$r")))));
   } else if (!inst.pairTiles) {
     loop->name = "$p";
     loop->lower = b.name("$p0");
@@ -265,43 +251,46 @@ bool Checker::rewriteTileOrder() {
                                       b.name("$np")))),
                     b.bin(Op::Rem, b.name("$k"), b.lit(2)))));
   }
-  if (paired) {
-    // placed above
-  } else if (inst.groupRows) {
-    b.groupedPlace(loop->body, "$p", "$gx", "$gy", inst.groupRows);
+  // The place of tile $p (or of pair $q over rows of pairs: row $pb0).
+  const std::string p = paired ? "$q" : "$p", gx = paired ? "$gx2" : "$gx",
+                    row = paired ? "$pb0" : "$bid0";
+  if (inst.groupRows) {
+    b.groupedPlace(loop->body, p, gx, "$gy",
+                   paired ? std::max<int64_t>(1, inst.groupRows / 2) : inst.groupRows, row);
   } else { // the launch order: dimension 0 first
-    loop->body.push_back(b.let("$bid0", b.cast(ScalarType::I32,
-                                               b.bin(Op::Rem, b.name("$p"), b.name("$gx")))));
+    loop->body.push_back(b.let(row, b.cast(ScalarType::I32,
+                                           b.bin(Op::Rem, b.name(p), b.name(gx)))));
     loop->body.push_back(b.let("$bid1", b.cast(ScalarType::I32,
-                                               b.bin(Op::Div, b.name("$p"), b.name("$gx")))));
+                                               b.bin(Op::Div, b.name(p), b.name(gx)))));
   }
+  if (paired)
+    loop->body.push_back(b.let(
+        "$bid0", b.cast(ScalarType::I32,
+                        b.bin(Op::Add, b.bin(Op::Mul, b.lit(2), b.cast(ScalarType::I64,
+                                                                       b.name("$pb0"))),
+                              b.name("$r")))));
   for (StmtPtr &s : kernel.body)
     loop->body.push_back(std::move(s));
   body.push_back(std::move(loop));
   kernel.body = std::move(body);
-  // One program per resident slot, no more than there are programs.
+  // One program per resident slot, no more than there are programs (in
+  // pairs: whole clusters, 2 min(pairs of tiles, resident programs / 2)).
   ExprPtr programs = kernel.grid.empty() ? b.lit(1) : cloneExpr(*kernel.grid[0]);
+  if (paired)
+    programs = b.call("cdiv", std::move(programs), b.lit(2));
   if (kernel.grid.size() > 1)
     programs = b.bin(Op::Mul, std::move(programs), cloneExpr(*kernel.grid[1]));
   if (inst.pairTiles)
     programs = b.call("cdiv", std::move(programs), b.lit(2));
+  ExprPtr resident = b.call("resident_programs", std::vector<ExprPtr>{});
   std::vector<ExprPtr> grid;
-  if (paired) {
-    // Whole clusters: 2 min(pairs of tiles, resident programs / 2).
-    ExprPtr pairs = b.call("cdiv", kernel.grid.empty() ? b.lit(1) : cloneExpr(*kernel.grid[0]),
-                           b.lit(2));
-    if (kernel.grid.size() > 1)
-      pairs = b.bin(Op::Mul, std::move(pairs), cloneExpr(*kernel.grid[1]));
+  if (paired)
     grid.push_back(b.bin(Op::Mul, b.lit(2),
-                         b.call("min", std::move(pairs),
+                         b.call("min", std::move(programs),
                                 b.call("max", b.lit(1),
-                                       b.bin(Op::Div,
-                                             b.call("resident_programs", std::vector<ExprPtr>{}),
-                                             b.lit(2))))));
-  } else {
-    grid.push_back(b.call("min", std::move(programs),
-                          b.call("resident_programs", std::vector<ExprPtr>{})));
-  }
+                                       b.bin(Op::Div, std::move(resident), b.lit(2))))));
+  else
+    grid.push_back(b.call("min", std::move(programs), std::move(resident)));
   kernel.grid = std::move(grid);
   return true;
 }

@@ -680,11 +680,9 @@ struct TileStageSharedPass
       if (varyingBounds || llvm::any_of(staged, [](const Staged &st) { return st.resident; }))
         return refuse("needs an mma loop whose bounds do not change with the outer loop and "
                       "operands loaded in it");
-      WalkResult atomics = func.walk([](Operation *op) {
-        return isa<tile::AtomicOp>(op) ? WalkResult::interrupt()
-                                                             : WalkResult::advance();
-      });
-      if (atomics.wasInterrupted())
+      bool atomics = false;
+      func.walk([&](tile::AtomicOp) { atomics = true; });
+      if (atomics)
         return refuse("cannot be combined with atomics in a persistent kernel (with an odd "
                       "number of rows of tiles, a pair's second program computes an empty tile "
                       "past the grid)");

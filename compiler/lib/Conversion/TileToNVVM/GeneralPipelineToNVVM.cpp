@@ -457,15 +457,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // (MmaToNVVM.cpp).
   std::optional<Multicast> mc;
   for (Staged &st : staged)
-    if (st.multicast) {
-      Type i32 = b.getI32Type();
-      mc = Multicast{&st.o, e.eq(NVVM::ClusterDim::create(b, loc, i32), e.i32(2)),
-                     NVVM::ClusterId::create(b, loc, i32)};
-    }
+    if (st.multicast)
+      mc = clusterPair(b, loc, &st.o);
   if (!async) {
-    Value emptyCount = e.i32(4 * releasers);
-    if (mc)
-      emptyCount = arith::SelectOp::create(b, loc, mc->pair, e.i32(8 * releasers), emptyCount);
+    Value emptyCount = emptyArrivals(b, loc, 4 * releasers, mc ? &*mc : nullptr);
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
         NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(s)), e.i32(1), Value());
@@ -885,20 +880,12 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       copyInto(o, i, stage, barrierAt(s64), /*resident=*/false);
     }
     b.setInsertionPoint(exitBlock, exitPoint);
-    // In a pair the other program's releasing warps arrive on this one's
-    // empty barriers: it may exit only after their last arrivals, which
-    // the next S waits (the ring's iterations total .. total + S - 1) see.
+    // In a pair: wait for the other program's last releases (the ring ran
+    // outer trips x trips iterations; tile-stage-shared pairs no varying
+    // bounds).
     if (mc)
-      e.ifThen(mc->pair, [&] {
-        Value total = outer ? e.mul(outerCount.trips32, trips32) : trips32;
-        auto tail = scf::ForOp::create(b, loc, total, e.add(total, e.i32(S)), e.i32(1));
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(tail.getBody());
-        Value i = tail.getInductionVar();
-        Value parity = e.bxor(phaseOf(i, S), e.i32(1));
-        NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(S), stageIndex(i))),
-                                              parity, e.i32(10000000));
-      });
+      awaitPartnerReleases(b, loc, *mc, outer ? e.mul(outerCount.trips32, trips32) : trips32, S,
+                           [&](Value s64) { return barrierAt(e.add(e.i64(S), s64)); });
     LLVM::CallIntrinsicOp::create(b, loc, b.getStringAttr("llvm.nvvm.exit"), ValueRange{});
   });
 
@@ -995,15 +982,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
   };
   auto arriveEmpty = [&](Value i) {
-    Value bar = barrierAt(e.add(e.i64(S), stageIndex(i)));
-    NVVM::MBarrierArriveOp::create(b, loc, Type(), bar, Value());
-    if (mc)
-      e.ifThen(mc->pair, [&] {
-        auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
-        Value remote =
-            NVVM::MapaOp::create(b, loc, clusterPtr, bar, e.bxor(mc->rank, e.i32(1)));
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value());
-      });
+    releaseStage(b, loc, barrierAt(e.add(e.i64(S), stageIndex(i))), mc ? &*mc : nullptr);
   };
   // The intra-warpgroup overlap that tile-stage-shared planned
   // (MmaOverlap.h): the consumers run the rotated loop instead.

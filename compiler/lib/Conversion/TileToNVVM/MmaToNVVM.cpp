@@ -272,6 +272,48 @@ void tilec::mma::issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value
   issueBoxes(b, loc, o, origins, dst, mbar, Value());
 }
 
+Multicast tilec::mma::clusterPair(OpBuilder &b, Location loc, Operand *shared) {
+  Emit e{b, loc};
+  Type i32 = b.getI32Type();
+  return Multicast{shared, e.eq(NVVM::ClusterDim::create(b, loc, i32), e.i32(2)),
+                   NVVM::ClusterId::create(b, loc, i32)};
+}
+
+Value tilec::mma::emptyArrivals(OpBuilder &b, Location loc, int64_t warps, const Multicast *mc) {
+  Emit e{b, loc};
+  Value count = e.i32(warps);
+  if (mc)
+    count = arith::SelectOp::create(b, loc, mc->pair, e.i32(2 * warps), count);
+  return count;
+}
+
+void tilec::mma::releaseStage(OpBuilder &b, Location loc, Value bar, const Multicast *mc) {
+  Emit e{b, loc};
+  NVVM::MBarrierArriveOp::create(b, loc, Type(), bar, Value());
+  if (!mc)
+    return;
+  e.ifThen(mc->pair, [&] {
+    auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
+    Value remote = NVVM::MapaOp::create(b, loc, clusterPtr, bar, e.bxor(mc->rank, e.i32(1)));
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value());
+  });
+}
+
+void tilec::mma::awaitPartnerReleases(OpBuilder &b, Location loc, const Multicast &mc,
+                                      Value total, int64_t S,
+                                      function_ref<Value(Value)> emptyBarrier) {
+  Emit e{b, loc};
+  e.ifThen(mc.pair, [&] {
+    auto tail = scf::ForOp::create(b, loc, total, e.add(total, e.i32(S)), e.i32(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(tail.getBody());
+    Value i = tail.getInductionVar();
+    Value parity = e.bxor(e.band(e.divu(i, e.i32(S)), e.i32(1)), e.i32(1));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, emptyBarrier(e.zext64(e.remu(i, e.i32(S)))),
+                                          parity, e.i32(10000000));
+  });
+}
+
 void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                            ArrayRef<SmallVector<Value>> origins, Value base,
                            function_ref<Value()> bar, Value tid, const Multicast *mc) {
@@ -463,15 +505,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     // its own program's barrier and on the other's). The mbarriers are
     // initialized in both before either copies or arrives.
     std::optional<Multicast> mc;
-    if (auto shared = plan.getAs<IntegerAttr>("multicast")) {
-      Type i32 = rewriter.getI32Type();
-      mc = Multicast{shared.getInt() == 1 ? &B : &A,
-                     e.eq(NVVM::ClusterDim::create(rewriter, loc, i32), e.i32(2)),
-                     NVVM::ClusterId::create(rewriter, loc, i32)};
-    }
-    Value emptyCount = e.i32(4 * C);
-    if (mc)
-      emptyCount = arith::SelectOp::create(rewriter, loc, mc->pair, e.i32(8 * C), emptyCount);
+    if (auto shared = plan.getAs<IntegerAttr>("multicast"))
+      mc = clusterPair(rewriter, loc, shared.getInt() == 1 ? &B : &A);
+    Value emptyCount = emptyArrivals(rewriter, loc, 4 * C, mc ? &*mc : nullptr);
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
         NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)), e.i32(1),
@@ -488,22 +524,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       NVVM::ClusterWaitOp::create(rewriter, loc, rewriter.getUnitAttr());
     }
     // A consumer warp's release of stage s64: its own program's empty
-    // barrier and, in a pair, the other's (mapa). Both arrivals release at
-    // CTA scope, as CUTLASS's cluster barriers do: what they order are
-    // wgmma's reads of the stage, which the warp has waited for. At cluster
-    // scope every release fenced the warp's memory (bf16 4096^3 matmul
-    // 0.181 ms without clusters, 0.254 ms with).
+    // barrier and, in a pair, the other's (releaseStage).
     auto release = [&](Value s64) {
-      Value bar = barrier(e.i64(1), s64);
-      NVVM::MBarrierArriveOp::create(rewriter, loc, Type(), bar, Value());
-      if (!mc)
-        return;
-      e.ifThen(mc->pair, [&] {
-        auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
-        Value remote = NVVM::MapaOp::create(rewriter, loc, clusterPtr, bar,
-                                            e.bxor(mc->rank, e.i32(1)));
-        NVVM::MBarrierArriveOp::create(rewriter, loc, Type(), remote, Value());
-      });
+      releaseStage(rewriter, loc, barrier(e.i64(1), s64), mc ? &*mc : nullptr);
     };
 
     // Registers: two wgmma consumer warpgroups take most of the producer's
@@ -546,17 +569,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       // empty barriers: it may exit only after their last arrivals, which
       // the next S waits (stages trips .. trips + S - 1) see.
       if (mc)
-        e.ifThen(mc->pair, [&] {
-          auto tail = scf::ForOp::create(rewriter, loc, trips32, e.add(trips32, e.i32(S)),
-                                         e.i32(1));
-          OpBuilder::InsertionGuard g(rewriter);
-          rewriter.setInsertionPointToStart(tail.getBody());
-          Value i = tail.getInductionVar();
-          Value parity = e.bxor(e.band(e.divu(i, e.i32(S)), e.i32(1)), e.i32(1));
-          NVVM::MBarrierTryWaitParityOp::create(rewriter, loc,
-                                                barrier(e.i64(1), e.zext64(e.remu(i, e.i32(S)))),
-                                                parity, e.i32(10000000));
-        });
+        awaitPartnerReleases(rewriter, loc, *mc, trips32, S,
+                             [&](Value s64) { return barrier(e.i64(1), s64); });
       LLVM::CallIntrinsicOp::create(rewriter, loc, rewriter.getStringAttr("llvm.nvvm.exit"),
                                     ValueRange{});
     });
