@@ -8,7 +8,7 @@ around --reps back-to-back calls, medians of --iters, the implementations
 interleaved round by round. Each result is checked against torch.mm first.
 
 usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N]
-                             [--reps R] [--rounds R]
+                             [--reps R] [--rounds R] [--sustain SECONDS]
   CFG: matmul:default (the tile matmul's @heuristic picks from the shape,
        what a plain call runs), matmul:BMxBN[xBK][:STAGES[:CLUSTER]] (CLUSTER 1:
        no clusters; default 2),
@@ -19,6 +19,9 @@ usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N
        choice, as many as fit up to 4)
        or k:KERNEL:NAME=V+NAME=V... (any kernel of examples/matmul.tile taking
        (A, B, C) with these parameters, e.g. k:matmul_grouped:BN=256+GM=16)
+  --sustain S: after the burst rounds, S seconds of back-to-back calls of each
+       implementation in turn, timed over the second half (the H200 settles
+       near 1500 MHz under its 700 W cap), printed as "sustained" lines
 """
 import argparse
 import os
@@ -28,7 +31,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import interleaved  # noqa: E402
+from benchlib import interleaved, sustained_ms  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="16x8192x8192,64x8192x8192,128x16384x4096,"
@@ -39,6 +42,7 @@ ap.add_argument("--configs", default="matmul:128x128,matmul:128x256,splitk:128x6
 ap.add_argument("--iters", type=int, default=20)
 ap.add_argument("--reps", type=int, default=10)
 ap.add_argument("--rounds", type=int, default=3)
+ap.add_argument("--sustain", type=float, default=0.0)
 args = ap.parse_args()
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -116,3 +120,14 @@ for shape in args.shapes.split(","):
     cub = sorted(times["cuBLAS torch.mm"])[args.rounds // 2]
     print(f"SUMMARY {shape}: best {best[0]} {flops / (best[1] * 1e-3) / 1e12:.1f} TF/s, "
           f"cuBLAS {flops / (cub * 1e-3) / 1e12:.1f} TF/s: {cub / best[1]:.3f}x")
+    if args.sustain > 0:
+        sus = {}
+        for name, fn in impls.items():
+            sus[name] = sustained_ms(fn, args.sustain)
+            print(f"{shape:>16} {name:32} {sus[name]:9.4f} ms "
+                  f"{flops / (sus[name] * 1e-3) / 1e12:8.1f} TF/s sustained ({args.sustain:g} s)",
+                  flush=True)
+        mine = min((ms, name) for name, ms in sus.items() if name.startswith("tilec"))
+        print(f"SUSTAINED {shape}: best {mine[1]} {flops / (mine[0] * 1e-3) / 1e12:.1f} TF/s, "
+              f"cuBLAS {flops / (sus['cuBLAS torch.mm'] * 1e-3) / 1e12:.1f} TF/s: "
+              f"{sus['cuBLAS torch.mm'] / mine[0]:.3f}x")

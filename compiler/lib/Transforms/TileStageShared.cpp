@@ -251,6 +251,17 @@ struct TileStageSharedPass
     return planPipeline(func, mma);
   }
 
+  /// Whether the kernel stores a tile of `rows` rows after `loop` (one the
+  /// TMA-store epilogue may take).
+  static bool storesTile(func::FuncOp func, scf::ForOp loop, int64_t rows) {
+    bool found = false;
+    func.walk([&](tile::StoreOp store) {
+      ArrayRef<int64_t> shape = store.getValue().getType().getShape();
+      found |= !loop->isAncestor(store) && shape.size() >= 2 && shape.end()[-2] == rows;
+    });
+    return found;
+  }
+
   /// Whether `roots` (a load's view and indices, a loop's bounds) are the
   /// same in both programs of a cluster (programs 2c and 2c + 1 along grid
   /// dimension 0): computed from values the two share. Sema's persistent
@@ -422,8 +433,13 @@ struct TileStageSharedPass
       int64_t K = aTy.getDimSize(1), N = bTy.getDimSize(1);
       if (K % 16 != 0)
         return shapeError(mma, "the shared dimension must be a multiple of 16");
-      if (N % 8 != 0 || N > 256)
-        return shapeError(mma, "the columns of b must be a multiple of 8, at most 256");
+      // wgmma's N is at most 256; a wider b as loaded is multiplied in two
+      // parts of whole 64-column boxes (wgmmaParts).
+      bool bLoaded = !tile::getSharedOperand(mma.getB()).transpose;
+      if (N % 8 != 0 || (N > 256 && !(tma && bLoaded && N % 64 == 0 && N <= 512)))
+        return shapeError(mma, tma ? "the columns of b must be a multiple of 8 up to 256, or (b "
+                                     "as loaded, not transposed) of 64 up to 512"
+                                   : "the columns of b must be a multiple of 8, at most 256");
       // mma.sync's B fragments are read by ldmatrix in pairs of n8 blocks.
       if (!tma && N % 16 != 0)
         return shapeError(mma, "on " + arch + " the columns of b must be a multiple of 16");
@@ -739,6 +755,13 @@ struct TileStageSharedPass
     // iteration (more measured slower on the H200: attention at D = 64
     // 0.7107 ms with 2, 0.7219 with 3).
     int64_t stages = std::clamp<int64_t>(maxStages, 2, pureAccumulation || overlapFits ? 4 : 2);
+    // A fourth stage that leaves no room for the TMA store's buffers
+    // (planTmaStores) costs more than it gives: 128 x 320 stored from
+    // registers spilled 860 bytes and takes 240 guarded stores per thread.
+    int64_t storeBytes = int64_t(consumers) * tile::kTmaStoreBuffers * tile::kTmaStoreBoxRows * 128;
+    if (tma && stages == 4 && storesTile(func, forOp, BM) &&
+        residentBytes + 4 * stageBytes + kSharedOverhead + columnBytes + storeBytes > maxShared)
+      stages = 3;
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName); s && s.getInt() != 0)
       stages = s.getInt();
     int64_t need = residentBytes + stages * stageBytes + kSharedOverhead + columnBytes;

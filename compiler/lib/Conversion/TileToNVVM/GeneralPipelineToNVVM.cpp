@@ -109,20 +109,23 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     MLIRContext *ctx = rewriter.getContext();
     Emit e{rewriter, loc};
     int64_t BM = g.BM, K = g.K, N = g.N, rowsPerWG = g.rowsPerWG, mBlocks = g.mBlocks;
-    int64_t fields = g.fields;
     Type elem = g.elem;
     bool bf16 = elem.isBF16();
     bool aShared = g.aShared, bKMajor = g.bKMajor, zeroAcc = g.zeroAcc;
     int64_t kStep = wgmmaKStep(elem);
     Type i32 = rewriter.getI32Type();
-    auto structTy = wgmmaAccType(ctx, fields);
+    // One wgmma per part of the columns (wgmmaParts: two above 256).
+    SmallVector<int64_t> partCols = wgmmaParts(N), partFields;
+    for (int64_t n : partCols)
+      partFields.push_back(n / 2);
+    int64_t nParts = int64_t(partCols.size());
     Value wg = warpgroupIndex(e, NVVM::ThreadIdXOp::create(e.b, e.loc, e.b.getI32Type()));
     Value consumer64 = e.zext64(rowShareOf(e, g.layout, wg));
     int32_t pingPong = 0;
     if (auto attr = op->getAttrOfType<IntegerAttr>(kPingPongAttrName))
       pingPong = attr.getInt();
     SmallVector<Value> accs =
-        toWgmmaStructs(rewriter, loc, adaptor.getAcc(), mBlocks, fields, zeroAcc);
+        toWgmmaStructs(rewriter, loc, adaptor.getAcc(), mBlocks, partFields, zeroAcc);
     auto addrOf = [&](Value ptr) {
       return LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(), ptr).getResult();
     };
@@ -135,17 +138,23 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     if (pingPong & kPingPongSync)
       pingPongSync(e, wg);
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-    for (int64_t kk = 0; kk < K / kStep; ++kk) {
-      Value descB = bKMajor ? wgmmaKMajorDescriptor(e, bAddr, N, kk)
-                            : wgmmaMNMajorDescriptor(e, bAddr, K, kk);
+    for (int64_t kk = 0; kk < K / kStep; ++kk)
+    for (int64_t p = 0, nOff = 0; p < nParts; nOff += partCols[p++]) {
+      // b K-major: [N, K] rows; MN-major: [K, N] rows (part p from box
+      // nOff / 64).
+      Value descB = bKMajor ? wgmmaKMajorDescriptor(e, bAddr, N, kk, nOff * 128)
+                            : wgmmaMNMajorDescriptor(e, bAddr, K, kk,
+                                                     nOff ? e.i64(nOff / 64 * K * 128) : Value());
+      auto structTy = wgmmaAccType(ctx, partFields[p]);
       bool accumulate = !(zeroAcc && kk == 0);
       for (int64_t mb = 0; mb < mBlocks; ++mb) {
+        Value &acc = accs[mb * nParts + p];
         if (aShared) {
           Value descA = wgmmaKMajorDescriptor(
               e, e.add(aAddr, e.mul(consumer64, e.i64(rowsPerWG * 128))), BM, kk, mb * 64 * 128);
-          accs[mb] = NVVM::WgmmaMmaAsyncOp::create(
-              rewriter, loc, structTy, accs[mb], descA, descB,
-              NVVM::MMAShapeAttr::get(ctx, 64, int(N), int(kStep)),
+          acc = NVVM::WgmmaMmaAsyncOp::create(
+              rewriter, loc, structTy, acc, descA, descB,
+              NVVM::MMAShapeAttr::get(ctx, 64, int(partCols[p]), int(kStep)),
               NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeA), NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeB),
               NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
               NVVM::WGMMAScaleOutAttr::get(ctx, accumulate ? NVVM::WGMMAScaleOut::one
@@ -169,9 +178,9 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
           aRegs.push_back(LLVM::BitcastOp::create(rewriter, loc, i32, pair));
         }
         StringRef t = bf16 ? "bf16" : "f16";
-        accs[mb] = wgmmaRegisterA(rewriter, loc, accs[mb], structTy, fields,
-                                  ("m64n" + Twine(N) + "k16.f32." + t + "." + t).str(), aRegs,
-                                  descB, e.i32(accumulate ? 1 : 0), /*transB=*/!bKMajor);
+        acc = wgmmaRegisterA(rewriter, loc, acc, structTy, partFields[p],
+                             ("m64n" + Twine(partCols[p]) + "k16.f32." + t + "." + t).str(),
+                             aRegs, descB, e.i32(accumulate ? 1 : 0), /*transB=*/!bKMajor);
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
@@ -188,7 +197,7 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     rewriter.replaceOp(op, fromWgmmaStructs(
                                rewriter, loc, accs,
                                cast<VectorType>(getTypeConverter()->convertType(op.getType())),
-                               fields));
+                               partFields));
     return success();
   }
 };

@@ -122,6 +122,17 @@ inline Value wgmmaMNMajorDescriptor(Emit &e, Value base, int64_t kRows, int64_t 
   return wgmmaDescriptor(e, stepAddress(e, base, offset, kk * 16 * 128), kRows * 128, 1024);
 }
 
+/// The columns of each wgmma that multiplies an accumulator of `n` columns.
+/// wgmma's N is at most 256: a wider tile (BN = 320, as cuBLAS's 128 x 320)
+/// is multiplied by one wgmma per part, the first of whole 64-column boxes
+/// up to 256 and about half, the second the rest (192 + 128).
+inline SmallVector<int64_t> wgmmaParts(int64_t n) {
+  if (n <= 256)
+    return {n};
+  int64_t first = std::min<int64_t>(256, llvm::alignTo(n / 2, 64));
+  return {first, n - first};
+}
+
 /// The struct of `fields` f32 that a wgmma reads and writes as its
 /// accumulator: a named type (`tile.wgmma.f32xN`), so that the LLVM IR
 /// spells it once instead of in every one of the thousand extractvalues

@@ -589,14 +589,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     // B^T's fragments come from registers (tf32RegisterAStep).
     bool registerA = swapped && !bKMajor && A.elemBytes == 4;
     int64_t rowsPerWG = (swapped ? BN : BM) / C, mBlocks = rowsPerWG / 64;
-    // wgmma's N is at most 256: a wider tile (BN = 320, as cuBLAS's 128 x
-    // 320) is multiplied by one wgmma per part, the first of whole 64-column
-    // boxes up to 256 and about half, the second the rest (192 + 128).
-    SmallVector<int64_t> partCols{wgmmaN};
-    if (!swapped && wgmmaN > 256) {
-      int64_t first = std::min<int64_t>(256, llvm::alignTo(wgmmaN / 2, 64));
-      partCols = {first, wgmmaN - first};
-    }
+    SmallVector<int64_t> partCols =
+        swapped ? SmallVector<int64_t>{wgmmaN} : wgmmaParts(wgmmaN);
     SmallVector<int64_t> partFields;
     for (int64_t n : partCols)
       partFields.push_back(n / 2);
