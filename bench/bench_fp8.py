@@ -11,8 +11,9 @@ against an f32 product of the dequantized operands first.
   block:  matmul_fp8_block (1x128, 128x128)   vs _scaled_mm blockwise
 
 usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
-                          [--configs BMxBN[:STAGES[:CLUSTER]],...] [--iters N] [--reps R]
-  (block mode: CLUSTER 9 picks matmul_fp8_block_pipelined)
+                          [--configs BMxBN[:STAGES[:CLUSTER[:NAME=V+...]]],...] [--iters N] [--reps R]
+  (block mode: CLUSTER 9 picks matmul_fp8_block_pipelined; NAME=V: more of matmul_fp8's
+   parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1)
                           [--rounds R] [--sustain SECONDS]
 """
 import argparse
@@ -96,6 +97,8 @@ for shape in args.shapes.split(","):
             bm, bn = (int(v) for v in parts[0].split("x"))
             stages = int(parts[1]) if len(parts) > 1 else 0
             cluster = int(parts[2]) if len(parts) > 2 else 1
+            more = dict((kv.split("=")[0], int(kv.split("=")[1]))
+                        for kv in parts[3].split("+")) if len(parts) > 3 else {}
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             try:
                 if mode == "block":
@@ -104,7 +107,7 @@ for shape in args.shapes.split(","):
                     name = f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
                 else:
                     kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
-                                             SCALE=int(mode == "row")).matmul_fp8
+                                             SCALE=int(mode == "row"), **more).matmul_fp8
                     name = f"tilec {mode} {cfg}"
                 kern(a, b, c, sa, sb)
             except tilec.CompileError as e:
