@@ -109,7 +109,7 @@ bool Checker::checkProgramId(Expr &e) {
                                      std::to_string(d));
   // @launch(persistent, group_rows): the program's place in the rewritten
   // order (SemaTileOrder.cpp), a name the rewrite bound.
-  if (remapIds && d < 2 && (e.name == "block_id" || inst.persistent)) {
+  if (remapIds && d < 2 && (e.name == "block_id" || remapCounts)) {
     e.kind = Expr::Kind::Name;
     e.name = std::string(e.name == "block_id" ? "$bid" : "$nb") + char('0' + d);
     e.args.clear();

@@ -63,6 +63,9 @@ private:
   bool rewriteTileOrder();
   size_t remapFrom = SIZE_MAX;
   bool remapIds = false;
+  /// num_blocks(0/1) in the remapped statements name $nb0/$nb1 too (a
+  /// persistent kernel, clusters in grouped order).
+  bool remapCounts = false;
   bool resolveType(const TypeExpr &t, SemaType &out, bool allowTensor);
   bool check(Expr &e);
   bool checkNode(Expr &e);

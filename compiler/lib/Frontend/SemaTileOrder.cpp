@@ -41,6 +41,12 @@
 // the two programs of a cluster always take tiles of the same column, whose
 // tiles of b they load once for both (TMA multicast, tile-stage-shared).
 //
+// With cluster = 2 and group_rows = G but persistent = 0, the launch's pair
+// c = block_id(0) / 2 of column block_id(1) is placed in grouped order over
+// cdiv(GX, 2) x GY pairs (G / 2 pair rows), and program 2c + r takes row
+// 2 $pb0 + r of it, on a grid of 2 cdiv(GX, 2) x GY, so that the two
+// programs of a cluster share a column (and b's tiles) in grouped order.
+//
 // and with persistent = 0 (and group_rows > 0) the body is kept in place,
 // behind the grouped place of the launch's linear program number. Grouped
 // order: the programs walk bands of G values of grid dimension 0 (the rows
@@ -149,14 +155,14 @@ bool Checker::rewriteTileOrder() {
   if (!inst.persistent && inst.groupRows == 0)
     return true;
   const char *setting = inst.persistent ? "persistent = 1" : "group_rows";
-  // A persistent kernel in clusters of two loops over pairs of tiles
-  // (below); the launch order of the other settings would split a pair.
-  if (inst.cluster > 1 && (!inst.persistent || inst.pairTiles))
-    return error(kernel.loc, std::string("kernel '") + kernel.name + "': @launch(" +
-                                 (inst.persistent ? "pair_tiles" : setting) +
-                                 ") and cluster = 2 cannot be combined: the two programs of "
-                                 "a cluster must be neighbours along grid dimension 0 "
-                                 "(persistent = 1 with cluster = 2 is supported)");
+  // Clusters of two take pairs of tiles (below); pair_tiles's order would
+  // split a pair.
+  if (inst.cluster > 1 && inst.pairTiles)
+    return error(kernel.loc, std::string("kernel '") + kernel.name +
+                                 "': @launch(pair_tiles) and cluster = 2 cannot be combined: "
+                                 "the two programs of a cluster must be neighbours along grid "
+                                 "dimension 0 (persistent = 1 or group_rows with cluster = 2 "
+                                 "is supported)");
   if (kernel.grid.size() > (inst.persistent ? 2u : 3u))
     return error(kernel.grid.back()->loc,
                  std::string("@launch(") + setting + ") needs a grid of at most " +
@@ -164,6 +170,57 @@ bool Checker::rewriteTileOrder() {
   Build b{kernel.loc};
   using Op = Expr::Op;
   std::vector<StmtPtr> body;
+  // Persistent kernels and clusters in grouped order compute the grid's
+  // programs in the kernel too.
+  if (inst.persistent || inst.cluster > 1)
+    for (const ExprPtr &g : kernel.grid)
+      if (const Expr *q = deviceQuery(*g))
+        return error(q->loc, "'" + q->name + "()' in the grid of a " +
+                                 (inst.persistent ? "persistent kernel"
+                                                  : "kernel in clusters in grouped order") +
+                                 ": its programs are counted inside the kernel, where the "
+                                 "device is not known; write the grid as the tiles to cover");
+  auto gridDim = [&](size_t d) {
+    return d < kernel.grid.size() ? b.cast(ScalarType::I64, cloneExpr(*kernel.grid[d]))
+                                  : b.lit(1);
+  };
+  if (!inst.persistent && inst.cluster > 1) {
+    // Grouped order in clusters of two: the launch's programs 2c + r (r =
+    // 0, 1) of grid column block_id(1) form pair c; pairs are placed in
+    // grouped order over cdiv(GX, 2) x GY (group_rows / 2 pair rows), and
+    // program 2c + r takes row 2 $pb0 + r of its pair's column, so the two
+    // load the same tiles of b (TMA multicast, tile-stage-shared). The grid
+    // has an even x (2 cdiv(GX, 2)), so that every program has its partner;
+    // with an odd GX the last pairs' second tile lies past the grid (its
+    // loads read zeros, its stores write nothing). num_blocks(0) and (1) in
+    // the body give GX and GY.
+    remapCounts = true;
+    body.push_back(b.let("$gx", gridDim(0)));
+    body.push_back(b.let("$gy", gridDim(1)));
+    body.push_back(b.let("$nb0", b.cast(ScalarType::I32, b.name("$gx"))));
+    body.push_back(b.let("$nb1", b.cast(ScalarType::I32, b.name("$gy"))));
+    body.push_back(b.let("$r", b.bin(Op::Rem, b.programId("block_id", 0), b.lit(2))));
+    body.push_back(b.let("$gx2", b.call("cdiv", b.name("$gx"), b.lit(2))));
+    body.push_back(b.let("$q", b.bin(Op::Add, b.bin(Op::Div, b.programId("block_id", 0), b.lit(2)),
+                                     b.bin(Op::Mul, b.programId("block_id", 1), b.name("$gx2")))));
+    b.groupedPlace(body, "$q", "$gx2", "$gy", std::max<int64_t>(1, inst.groupRows / 2), "$pb0");
+    body.push_back(b.let(
+        "$bid0", b.cast(ScalarType::I32,
+                        b.bin(Op::Add, b.bin(Op::Mul, b.lit(2), b.cast(ScalarType::I64,
+                                                                       b.name("$pb0"))),
+                              b.name("$r")))));
+    remapFrom = body.size();
+    for (StmtPtr &s : kernel.body)
+      body.push_back(std::move(s));
+    kernel.body = std::move(body);
+    ExprPtr x = kernel.grid.empty() ? b.lit(1) : std::move(kernel.grid[0]);
+    ExprPtr even = b.bin(Op::Mul, b.lit(2), b.call("cdiv", std::move(x), b.lit(2)));
+    if (kernel.grid.empty())
+      kernel.grid.push_back(std::move(even));
+    else
+      kernel.grid[0] = std::move(even);
+    return true;
+  }
   if (!inst.persistent) {
     // The launch's linear program number within grid dimensions 0 and 1.
     body.push_back(b.let("$gx", b.programId("num_blocks", 0)));
@@ -177,16 +234,7 @@ bool Checker::rewriteTileOrder() {
     kernel.body = std::move(body);
     return true;
   }
-  // Persistent: the grid's programs are computed in the kernel too.
-  for (const ExprPtr &g : kernel.grid)
-    if (const Expr *q = deviceQuery(*g))
-      return error(q->loc, "'" + q->name + "()' in the grid of a persistent kernel: its programs "
-                           "are counted inside the kernel, where the device is not known; "
-                           "write the grid as the tiles to cover");
-  auto gridDim = [&](size_t d) {
-    return d < kernel.grid.size() ? b.cast(ScalarType::I64, cloneExpr(*kernel.grid[d]))
-                                  : b.lit(1);
-  };
+  remapCounts = true;
   body.push_back(b.let("$p0", b.programId("block_id", 0)));
   body.push_back(b.let("$np", b.programId("num_blocks", 0)));
   body.push_back(b.let("$gx", gridDim(0)));
