@@ -434,6 +434,8 @@ void Gen::run() {
     func->setAttr(tile::kFtzAttrName, b.getUnitAttr());
   if (inst.cluster)
     func->setAttr(tile::kClusterAttrName, b.getI32IntegerAttr(int32_t(inst.cluster)));
+  if (inst.cluster > 1 && !inst.persistent && inst.groupRows > 0)
+    func->setAttr(tile::kPaddedGridAttrName, b.getUnitAttr());
   if (inst.pingpong >= 0)
     func->setAttr(tile::kAlternateAttrName, b.getI32IntegerAttr(inst.pingpong));
   // A compile-time parameter named STAGES sets the depth of the mma

@@ -122,6 +122,15 @@ struct Build {
     return s;
   }
 
+  /// The row of tiles of program 2c + $r of a pair in pair row $pb0:
+  /// $bid0 = 2 $pb0 + $r (i32).
+  StmtPtr pairedRow() const {
+    using Op = Expr::Op;
+    return let("$bid0", cast(ScalarType::I32,
+                             bin(Op::Add, bin(Op::Mul, lit(2), cast(ScalarType::I64, name("$pb0"))),
+                                 name("$r"))));
+  }
+
   /// The lets that place linear program `p` (i64) in grouped order over a
   /// grid of `gx` x `gy` programs, `g` rows at a time: $bid0, $bid1 (i32).
   void groupedPlace(std::vector<StmtPtr> &out, const std::string &p, const std::string &gx,
@@ -204,11 +213,7 @@ bool Checker::rewriteTileOrder() {
     body.push_back(b.let("$q", b.bin(Op::Add, b.bin(Op::Div, b.programId("block_id", 0), b.lit(2)),
                                      b.bin(Op::Mul, b.programId("block_id", 1), b.name("$gx2")))));
     b.groupedPlace(body, "$q", "$gx2", "$gy", std::max<int64_t>(1, inst.groupRows / 2), "$pb0");
-    body.push_back(b.let(
-        "$bid0", b.cast(ScalarType::I32,
-                        b.bin(Op::Add, b.bin(Op::Mul, b.lit(2), b.cast(ScalarType::I64,
-                                                                       b.name("$pb0"))),
-                              b.name("$r")))));
+    body.push_back(b.pairedRow());
     remapFrom = body.size();
     for (StmtPtr &s : kernel.body)
       body.push_back(std::move(s));
@@ -312,11 +317,7 @@ bool Checker::rewriteTileOrder() {
                                                b.bin(Op::Div, b.name(p), b.name(gx)))));
   }
   if (paired)
-    loop->body.push_back(b.let(
-        "$bid0", b.cast(ScalarType::I32,
-                        b.bin(Op::Add, b.bin(Op::Mul, b.lit(2), b.cast(ScalarType::I64,
-                                                                       b.name("$pb0"))),
-                              b.name("$r")))));
+    loop->body.push_back(b.pairedRow());
   for (StmtPtr &s : kernel.body)
     loop->body.push_back(std::move(s));
   body.push_back(std::move(loop));

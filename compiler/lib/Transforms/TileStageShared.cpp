@@ -105,6 +105,21 @@ struct TileStageSharedPass
         }
         continue;
       }
+      // A padded grid's extra programs run the body past the grid: their
+      // tiles read zeros and store nothing, but an atomic at a fixed
+      // place (a counter) would run in them too.
+      if (func->hasAttr(tile::kPaddedGridAttrName)) {
+        WalkResult atomics = func.walk([&](tile::AtomicOp op) {
+          op.emitError() << "kernel '" << func.getName()
+                         << "': @launch(group_rows) with cluster = 2 cannot be combined with "
+                            "atomics (with an odd number of rows of tiles the grid gets one "
+                            "more row of programs, whose tiles lie past the grid); use "
+                            "cluster = 1 or persistent = 0 without group_rows";
+          return WalkResult::interrupt();
+        });
+        if (atomics.wasInterrupted())
+          return signalPassFailure();
+      }
       if (failed(plan(func, mmas)))
         return signalPassFailure();
       // What the runtime launches with: pairs only where a plan shares an

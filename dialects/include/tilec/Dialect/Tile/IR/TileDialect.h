@@ -52,6 +52,10 @@ inline constexpr llvm::StringLiteral kStagesAttrName = "tile.stages";
 /// `@launch(cluster = N)` asked for (absent: none); after, what the runtime
 /// launches with where the grid allows (absent or 1: no clusters).
 inline constexpr llvm::StringLiteral kClusterAttrName = "tile.cluster";
+/// On a kernel: Sema rounded its grid's x up to even for clusters of two in
+/// grouped order (@launch(group_rows, cluster = 2)): with an odd number of
+/// rows of tiles, the last pairs' second program runs past the grid.
+inline constexpr llvm::StringLiteral kPaddedGridAttrName = "tile.padded_grid";
 /// @launch(pingpong = 0 | 1) on a kernel: whether a persistent kernel's
 /// consumer warpgroups take its tiles in turn (absent: the compiler chooses).
 inline constexpr llvm::StringLiteral kAlternateAttrName = "tile.pingpong_tiles";
