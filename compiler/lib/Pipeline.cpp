@@ -51,6 +51,9 @@ void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
   layoutOptions.numWarps = options.numWarps;
   layoutOptions.minBlocksPerSM = options.minBlocksPerSM;
   pm.addPass(createTileLayout(layoutOptions));
+  TilePlanSharedOptions planOptions;
+  planOptions.arch = options.arch;
+  pm.addPass(createTilePlanShared(planOptions));
   pm.addPass(createConvertTileToNVVM());
   // After the lowering, region simplification (merging blocks, dropping
   // block arguments) finds nothing in any example kernel (their LLVM IR is
@@ -74,6 +77,7 @@ void tilec::buildTileToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createTileElideBarriers());
+  pm.addPass(createTilePlaceShared());
   pm.addPass(createCanonicalizerPass(lowered));
 }
 

@@ -537,3 +537,32 @@ def test_row_reductions_in_registers_against_torch():
         lib.rowsum_bias(x, b, s)
         torch.cuda.synchronize()
         torch.testing.assert_close(s, x.sum(1) + b, rtol=1e-5, atol=1e-4)
+
+
+def test_shared_memory_plan_against_torch():
+    # test/Transforms/Inputs/shared-plan.tile: a 128 x 128 f32 transpose
+    # (66 KB of shared memory, a dynamic array), and a scan, a whole-tile
+    # sum and a 128 x 256 transpose in one program, side by side on sm_90a
+    # (197664 bytes) and sharing one range on sm_80 (131584 bytes).
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "test", "Transforms", "Inputs",
+                        "shared-plan.tile")
+    with open(path) as f:
+        source = f.read()
+    for arch in ("sm_90a", "sm_80"):
+        lib = tilec.compile(source, arch=arch)
+        x = torch.randn(1000, 3000, device="cuda")
+        y = torch.empty(3000, 1000, device="cuda")
+        lib.transpose_wide(x, y)
+        torch.cuda.synchronize()
+        assert torch.equal(y, x.t()), arch
+        v = torch.randint(-8, 8, (65536,), device="cuda").float()  # exact sums
+        s = torch.empty_like(v)
+        t = torch.empty(1, device="cuda")
+        w = torch.randn(300, 700, device="cuda")
+        z = torch.empty(700, 300, device="cuda")
+        lib.scan_sum_transpose(v, s, t, w, z)
+        torch.cuda.synchronize()
+        assert torch.equal(s, torch.cumsum(v, 0)), arch
+        assert t.item() == v.sum().item(), arch
+        assert torch.equal(z, w.t()), arch

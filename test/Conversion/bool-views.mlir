@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -tile-layout -convert-tile-to-nvvm | FileCheck %s
+// RUN: tile-opt %s -tile-layout -tile-plan-shared -convert-tile-to-nvvm | FileCheck %s
 // A view of i1 holds one byte per element (torch.bool): tiles are loaded as
 // i8 vectors and compared with 0, and stored widened to i8 (on the guarded
 // path by predicated byte accesses).

@@ -1,5 +1,5 @@
-// RUN: tile-opt %s -tile-layout -convert-tile-to-nvvm | FileCheck %s
-// RUN: tile-opt %s -tile-layout -convert-tile-to-nvvm | grep -c "llvm.load" | FileCheck %s --check-prefix=COUNT
+// RUN: tile-opt %s -tile-layout -tile-plan-shared -convert-tile-to-nvvm | FileCheck %s
+// RUN: tile-opt %s -tile-layout -tile-plan-shared -convert-tile-to-nvvm | grep -c "llvm.load" | FileCheck %s --check-prefix=COUNT
 // A broadcast load reads each source element a thread needs once: over the
 // 128 x 256 wgmma fragments of two consumer warpgroups a thread holds 2
 // rows and 64 columns (128 elements), so a [128, 1] row scale costs 2 loads

@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file -tile-layout -convert-tile-to-nvvm | FileCheck %s
+// RUN: tile-opt %s -split-input-file -tile-layout -tile-plan-shared -convert-tile-to-nvvm | FileCheck %s
 // Scans in registers, user combiners, take.
 
 // cumsum of 256 f32 over 2 warps x 4 (one group per thread): each thread

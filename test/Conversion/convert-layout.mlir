@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -convert-tile-to-nvvm | FileCheck %s
+// RUN: tile-opt %s -tile-plan-shared -convert-tile-to-nvvm | FileCheck %s
 // tile.convert_layout between blocked encodings of different widths goes
 // through the relayout buffer: each thread stores its 4-wide groups, the
 // block synchronizes, each thread loads its elements one by one (64 f32 and a

@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -tile-layout -convert-tile-to-nvvm | FileCheck %s
+// RUN: tile-opt %s -tile-layout -tile-plan-shared -convert-tile-to-nvvm | FileCheck %s
 // An f32 mma in the blocked layout: a and b go to the relayout buffer (b at
 // a 16-byte aligned offset after a: 16 rows of 33 words, 2112 bytes), a
 // barrier, a loop over k with one fma per accumulator element this thread

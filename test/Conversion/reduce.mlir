@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file -tile-layout -convert-tile-to-nvvm | FileCheck %s
+// RUN: tile-opt %s -split-input-file -tile-layout -tile-plan-shared -convert-tile-to-nvvm | FileCheck %s
 // Whole-tile reductions: per-thread combine, warp butterfly shuffles, then
 // one 32-bit slot per warp in shared memory, a barrier, and every thread
 // combines the warps' slots. Each reduction op has its own 128 slots; only one

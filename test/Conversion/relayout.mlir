@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -tile-layout -convert-tile-to-nvvm | FileCheck %s
+// RUN: tile-opt %s -tile-layout -tile-plan-shared -convert-tile-to-nvvm | FileCheck %s
 // A broadcast of a computed tile: each thread writes its source elements to
 // the kernel's relayout buffer (16 f32 of [16] and a word of row padding),
 // the block synchronizes,

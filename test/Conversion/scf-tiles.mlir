@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -tile-layout -convert-tile-to-nvvm | FileCheck %s
+// RUN: tile-opt %s -tile-layout -tile-plan-shared -convert-tile-to-nvvm | FileCheck %s
 // Loops and ifs that carry tiles carry each thread's vector instead.
 
 // CHECK-LABEL: llvm.func @carry(

@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm -verify-diagnostics
+// RUN: tile-opt %s -split-input-file -tile-plan-shared -convert-tile-to-nvvm -verify-diagnostics
 
 // expected-error @+1 {{kernel has no thread layout; run tile-layout first}}
 func.func @no_layout(%p: !llvm.ptr<1>) attributes {tile.kernel} {

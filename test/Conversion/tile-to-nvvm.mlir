@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file -tile-layout -convert-tile-to-nvvm | FileCheck %s
+// RUN: tile-opt %s -split-input-file -tile-layout -tile-plan-shared -convert-tile-to-nvvm | FileCheck %s
 // Tiles become the vector of elements one thread owns; loads and stores get a
 // vectorized fast path and a guarded per-element path (predicated PTX
 // accesses, no branch per element).

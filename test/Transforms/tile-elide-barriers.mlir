@@ -99,3 +99,45 @@ llvm.func @pipelined(%v: i32) attributes {nvvm.kernel, tile.encoding = #tile.mma
   %y = llvm.load %pa : !llvm.ptr<3> -> i32
   llvm.return
 }
+
+// -----
+
+llvm.mlir.global internal @a() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i32>
+llvm.mlir.global internal @b() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x i32>
+
+// Two globals whose ranges overlap in the kernel's plan (tile-plan-shared
+// gave them one range) are one buffer: the trailing barrier stays. Where
+// the ranges are apart (@apart), it goes.
+// CHECK-LABEL: llvm.func @aliased(
+// CHECK:         llvm.store
+// CHECK-NEXT:    nvvm.barrier0
+// CHECK-NEXT:    llvm.load
+// CHECK-NEXT:    nvvm.barrier0
+// CHECK-NEXT:    llvm.store
+// CHECK-LABEL: llvm.func @apart(
+// CHECK:         llvm.load
+// CHECK-NEXT:    llvm.store
+llvm.func @aliased(%v: i32) attributes {nvvm.kernel, tile.shared_buffers = {a = array<i64: 0, 256>, b = array<i64: 128, 256>}} {
+  %pa = llvm.mlir.addressof @a : !llvm.ptr<3>
+  %pb = llvm.mlir.addressof @b : !llvm.ptr<3>
+  llvm.store %v, %pa : i32, !llvm.ptr<3>
+  nvvm.barrier0
+  %x = llvm.load %pa : !llvm.ptr<3> -> i32
+  nvvm.barrier0
+  llvm.store %x, %pb : i32, !llvm.ptr<3>
+  nvvm.barrier0
+  %y = llvm.load %pb : !llvm.ptr<3> -> i32
+  llvm.return
+}
+llvm.func @apart(%v: i32) attributes {nvvm.kernel, tile.shared_buffers = {a = array<i64: 0, 256>, b = array<i64: 256, 256>}} {
+  %pa = llvm.mlir.addressof @a : !llvm.ptr<3>
+  %pb = llvm.mlir.addressof @b : !llvm.ptr<3>
+  llvm.store %v, %pa : i32, !llvm.ptr<3>
+  nvvm.barrier0
+  %x = llvm.load %pa : !llvm.ptr<3> -> i32
+  nvvm.barrier0
+  llvm.store %x, %pb : i32, !llvm.ptr<3>
+  nvvm.barrier0
+  %y = llvm.load %pb : !llvm.ptr<3> -> i32
+  llvm.return
+}

@@ -80,10 +80,25 @@ void accessesOf(Operation *op, SmallVectorImpl<Access> &out) {
       out.push_back({bufferOf(v), true});
 }
 
-bool conflict(const Access &a, const Access &b) {
+/// Whether two buffers may share bytes: the same global, or two whose
+/// ranges in the kernel's shared-memory plan (tile.shared_buffers, from
+/// tile-plan-shared) overlap.
+bool alias(StringRef x, StringRef y, DictionaryAttr plan) {
+  if (x == y)
+    return true;
+  auto range = [&](StringRef name) {
+    return plan ? dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(name)) : DenseI64ArrayAttr();
+  };
+  DenseI64ArrayAttr rx = range(x), ry = range(y);
+  if (!rx || !ry)
+    return false;
+  return rx[0] < ry[0] + ry[1] && ry[0] < rx[0] + rx[1];
+}
+
+bool conflict(const Access &a, const Access &b, DictionaryAttr plan) {
   if (!a.write && !b.write)
     return false;
-  return a.buffer.empty() || b.buffer.empty() || a.buffer == b.buffer;
+  return a.buffer.empty() || b.buffer.empty() || alias(a.buffer, b.buffer, plan);
 }
 
 struct TileElideBarriersPass : tilec::impl::TileElideBarriersBase<TileElideBarriersPass> {
@@ -156,9 +171,11 @@ struct TileElideBarriersPass : tilec::impl::TileElideBarriersBase<TileElideBarri
     SmallVector<Access> before, after;
     collect(b, /*forward=*/false, before);
     collect(b, /*forward=*/true, after);
+    auto plan = b->getParentOp()->getAttrOfType<DictionaryAttr>(
+        tilec::tile::kSharedBuffersAttrName);
     for (const Access &x : before)
       for (const Access &y : after)
-        if (conflict(x, y))
+        if (conflict(x, y, plan))
           return true;
     return false;
   }

@@ -54,10 +54,6 @@ using namespace tilec;
 
 namespace {
 
-/// Largest dynamic shared memory per block: 227 KiB on sm_90, 163 KiB on
-/// sm_80.
-constexpr int64_t kMaxSharedBytesSm90 = 232448;
-constexpr int64_t kMaxSharedBytesSm80 = 166912;
 /// Alignment slack (the swizzled buffers need 1024-byte alignment) plus
 /// room for the mbarriers.
 constexpr int64_t kAlignmentSlack = 1024, kBarrierBytes = 256;
@@ -136,7 +132,7 @@ struct TileStageSharedPass
 
   /// Largest dynamic shared memory per block on the target.
   int64_t maxSharedBytes() const {
-    return arch == "sm_80" ? kMaxSharedBytesSm80 : kMaxSharedBytesSm90;
+    return tile::maxSharedBytes(arch);
   }
 
   static std::string shapeStr(RankedTensorType t) {
@@ -1388,7 +1384,7 @@ struct TileStageSharedPass
         buffers = std::min(tile::kTmaStoreBuffers, boxesPerWG);
         int64_t end = bufferOffset + consumers * tile::kTmaStoreBuffers * boxBytes +
                       kAlignmentSlack;
-        if (end > kMaxSharedBytesSm90)
+        if (end > maxSharedBytes())
           return;
         offset = bufferOffset;
         newNeed = std::max(newNeed, end);

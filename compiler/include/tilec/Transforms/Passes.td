@@ -95,8 +95,9 @@ def TileElideBarriers : Pass<"tile-elide-barriers", "::mlir::ModuleOp"> {
     shared-memory access that can run before it (back to the previous
     barrier, on any path) conflicts with one that can run after it (up to
     the next barrier): same buffer, at least one of the two a write.
-    Buffers are the shared globals; an access whose address cannot be traced
-    to one conflicts with every access. Barriers are removed one at a time,
+    Buffers are the shared globals (two of them alias where their ranges in
+    the kernel's `tile.shared_buffers` plan overlap); an access whose
+    address cannot be traced to one conflicts with every access. Barriers are removed one at a time,
     each decision seeing the ones already removed, so every conflicting pair
     on every path keeps a barrier between them. Kernels with the mma
     pipeline (mbarriers, asynchronous copies) are left alone.

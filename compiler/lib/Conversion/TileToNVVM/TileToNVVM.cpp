@@ -309,12 +309,6 @@ struct RangeLowering : LayoutPattern<tile::RangeOp> {
   }
 };
 
-template <typename OpTy> static bool hasNested(Operation *root) {
-  bool found = false;
-  root->walk([&](OpTy) { found = true; });
-  return found;
-}
-
 /// A shared-memory global of the kernel's module (once per name).
 static void addSharedGlobal(func::FuncOp func, StringRef name, Type type,
                             LLVM::Linkage linkage = LLVM::Linkage::Internal,
@@ -326,62 +320,6 @@ static void addSharedGlobal(func::FuncOp func, StringRef name, Type type,
   mb.setInsertionPointToStart(module.getBody());
   LLVM::GlobalOp::create(mb, func.getLoc(), type, /*isConstant=*/false, linkage, name,
                          Attribute(), alignment, /*addrSpace=*/3);
-}
-
-/// Whether `op` itself keeps data in the kernel's relayout buffer (an mma
-/// only in the blocked layout; the mma pipeline has its own memory; scans
-/// have a buffer of their own).
-static bool writesRelayoutBuffer(Operation *op, bool pipelined) {
-  // In an mma pipeline kernel reductions and broadcasts work on the
-  // accumulator's rows, in registers (tile-stage-shared allows no others).
-  if (pipelined && isa<tile::ReduceOp, tile::BroadcastOp>(op))
-    return false;
-  // The accumulator layout relabelled as an mma's A operand moves nothing.
-  if (auto convert = dyn_cast<tile::ConvertLayoutOp>(op); convert && tile::isRelabelling(convert))
-    return false;
-  // Row values broadcast back over their rows are already in place.
-  if (auto broadcast = dyn_cast<tile::BroadcastOp>(op);
-      broadcast && isa<tile::SliceEncodingAttr>(broadcast.getTile().getType().getEncoding()))
-    return false;
-  auto reduce = dyn_cast<tile::ReduceOp>(op);
-  // A reduction into the rows of a blocked tile needs the buffer only for
-  // rows wider than a warp.
-  if (auto rows = reduce ? dyn_cast<RankedTensorType>(reduce.getType()) : RankedTensorType();
-      rows && isa_and_nonnull<tile::SliceEncodingAttr>(rows.getEncoding()))
-    return rowReduceScratchBytes(reduce) > 0;
-  return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,
-             tile::TakeOp>(op) ||
-         (reduce && reduce.getAxis()) || (isa<tile::MmaOp>(op) && !pipelined);
-}
-
-/// Whether `op` or an op nested in it writes the relayout buffer.
-static bool usesRelayoutBuffer(Operation *op, bool pipelined) {
-  bool uses = false;
-  op->walk([&](Operation *inner) { uses |= writesRelayoutBuffer(inner, pipelined); });
-  return uses;
-}
-
-/// A take from the same tile as an earlier take of the same block, with no
-/// other user of the relayout buffer between them, reads the buffer the
-/// earlier one wrote (kTakeReuseAttrName); the earlier one then leaves it
-/// intact (kTakeKeepAttrName: no barrier after its reads).
-static void markSharedTakes(func::FuncOp func, bool pipelined) {
-  func.walk([&](tile::TakeOp take) {
-    if (take->hasAttr(kTakeReuseAttrName))
-      return;
-    Operation *last = take;
-    for (Operation *op = take->getNextNode(); op; op = op->getNextNode()) {
-      auto next = dyn_cast<tile::TakeOp>(op);
-      if (next && next.getTile() == take.getTile()) {
-        last->setAttr(kTakeKeepAttrName, UnitAttr::get(func.getContext()));
-        next->setAttr(kTakeReuseAttrName, UnitAttr::get(func.getContext()));
-        last = next;
-        continue;
-      }
-      if (usesRelayoutBuffer(op, pipelined))
-        break;
-    }
-  });
 }
 
 /// Float-to-integer casts saturate (docs/language.md): NaN gives 0, values
@@ -489,100 +427,26 @@ struct ConvertTileToNVVMPass
       return failure();
 
     MLIRContext *ctx = &getContext();
+    // The buffers tile-plan-shared planned, as globals (one per buffer, so
+    // that tile-elide-barriers tells them apart; tile-place-shared then puts
+    // them into the kernel's dynamic array if it has one).
+    auto plan = func->getAttrOfType<DictionaryAttr>(tile::kSharedBuffersAttrName);
+    if (!plan)
+      return func.emitError("kernel has no shared-memory plan; run tile-plan-shared first");
+    auto plannedBytes = [&](StringRef name) -> int64_t {
+      auto range = dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(name));
+      return range ? range.asArrayRef()[1] : 0;
+    };
     auto bytesType = [&](int64_t n) -> Type {
       return LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), n);
     };
-    // Whole-tile reductions: each op has its own kReduceSlotsPerOp 32-bit
-    // slots (its state per warp: a value, then an index for argmax/argmin),
-    // so that one that runs once needs no barrier after reading its slots
-    // (see ReduceToNVVM).
-    SmallVector<tile::ReduceOp> wholeTileReduces;
-    int64_t reduceBytes = 0;
-    func.walk([&](tile::ReduceOp r) {
-      if (!r.getAxis())
-        wholeTileReduces.push_back(r);
-    });
-    if (!wholeTileReduces.empty()) {
-      auto module = func->getParentOfType<ModuleOp>();
-      OpBuilder mb(ctx);
-      mb.setInsertionPointToStart(module.getBody());
-      std::string name = reduceScratchName(func.getName());
-      // At most kMaxReduceSlotSets sets of slots (512 bytes each): past
-      // that, reductions share sets and keep the barrier after their reads.
-      size_t sets = std::min<size_t>(wholeTileReduces.size(), kMaxReduceSlotSets);
-      for (auto [i, r] : llvm::enumerate(wholeTileReduces)) {
-        r->setAttr(kReduceSlotAttrName, mb.getI32IntegerAttr(int32_t(i % sets)));
-        if (wholeTileReduces.size() > sets || r->getParentOfType<LoopLikeOpInterface>())
-          r->setAttr(kReduceBarrierAttrName, mb.getUnitAttr());
-      }
-      reduceBytes = 4 * int64_t(kReduceSlotsPerOp) * int64_t(sets);
-      int64_t slots = int64_t(kReduceSlotsPerOp) * int64_t(sets);
-      addSharedGlobal(func, name, LLVM::LLVMArrayType::get(mb.getI32Type(), slots));
-    }
-    // Takes from one tile in a row share one write of it to the buffer.
-    markSharedTakes(func, isPipelined(layout));
-    // Scans have a buffer of their own, so that a scan needs no barrier
-    // before the next relayout writes (tile-elide-barriers removes it).
-    int64_t scanBytes = 0;
-    func.walk([&](tile::ScanOp scan) {
-      scanBytes = std::max(scanBytes, scanScratchBytes(scan.getType()));
-    });
-    if (scanBytes > 0 && !isPipelined(layout))
-      addSharedGlobal(func, scanScratchName(func.getName()), bytesType(scanBytes));
-    // Broadcasts of computed tiles, transposes, slices, axis reductions and
-    // takes share one buffer, as large as the largest need.
-    int64_t relayoutBytes = 0;
-    Operation *largest = nullptr;
-    func.walk([&](Operation *op) {
-      if (!writesRelayoutBuffer(op, isPipelined(layout)))
-        return;
-      auto mma = dyn_cast<tile::MmaOp>(op);
-      auto srcTy = cast<RankedTensorType>(op->getOperand(0).getType());
-      if (mma) {
-        // A CUDA-core mma keeps both operands in the buffer.
-        int64_t bytes = mmaOperandOffset(mma.getA().getType()) +
-                        relayoutScratchBytes(mma.getB().getType());
-        if (bytes > relayoutBytes) {
-          relayoutBytes = bytes;
-          largest = op;
-        }
-        return;
-      }
-      auto reduce = dyn_cast<tile::ReduceOp>(op);
-      int64_t rowBytes = reduce ? rowReduceScratchBytes(reduce) : 0;
-      int64_t bytes = rowBytes > 0 ? rowBytes : relayoutScratchBytes(srcTy);
-      if (bytes > relayoutBytes) {
-        relayoutBytes = bytes;
-        largest = op;
-      }
-    });
-    if (relayoutBytes > 0) {
-      // Static shared memory is limited to 48 KiB per block (the
-      // reductions' slots take some of it).
-      const int64_t kLimit = std::min<int64_t>(46 * 1024, 47 * 1024 - reduceBytes - scanBytes);
-      if (relayoutBytes > kLimit && isa<tile::MmaOp>(largest)) {
-        auto mma = cast<tile::MmaOp>(largest);
-        auto text = [](RankedTensorType t) {
-          std::string s = "tile<f32>[";
-          for (auto [i, d] : llvm::enumerate(t.getShape()))
-            s += (i ? ", " : "") + std::to_string(d);
-          return s + "]";
-        };
-        return largest->emitError()
-               << "this mma of f32 tiles runs on the CUDA cores and keeps both operands ("
-               << text(mma.getA().getType()) << " and " << text(mma.getB().getType())
-               << ") in shared memory: " << relayoutBytes << " bytes, more than the " << kLimit
-               << " available; use smaller tiles (e.g. BM = 64, BN = 64, BK = 32), or on "
-                  "sm_90a BM = 128, BN = 128, BK = 32 for the pipelined CUDA-core path";
-      }
-      if (relayoutBytes > kLimit)
-        return largest->emitError()
-               << "this moves a tile of " << relayoutBytes
-               << " bytes through shared memory (transpose, take, reduction over an axis, f32 mma, or "
-                  "broadcast of a computed tile), more than the "
-               << kLimit << " available; use a smaller tile";
-      addSharedGlobal(func, relayoutScratchName(func.getName()), bytesType(relayoutBytes));
-    }
+    if (int64_t bytes = plannedBytes(reduceScratchName(func.getName())))
+      addSharedGlobal(func, reduceScratchName(func.getName()),
+                      LLVM::LLVMArrayType::get(IntegerType::get(ctx, 32), bytes / 4));
+    if (int64_t bytes = plannedBytes(scanScratchName(func.getName())))
+      addSharedGlobal(func, scanScratchName(func.getName()), bytesType(bytes));
+    if (int64_t bytes = plannedBytes(relayoutScratchName(func.getName())))
+      addSharedGlobal(func, relayoutScratchName(func.getName()), bytesType(bytes));
     if (isPipelined(layout))
       addSharedGlobal(func, sharedMemoryName(func.getName()), bytesType(0),
                       LLVM::Linkage::External, /*alignment=*/1024);

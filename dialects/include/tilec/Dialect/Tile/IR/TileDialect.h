@@ -81,8 +81,21 @@ inline bool hasApproxLowering(mlir::Operation *op) {
   return mlir::isa<mlir::math::ExpOp, mlir::math::LogOp, mlir::math::Log2Op, mlir::math::TanhOp,
                    mlir::math::SinOp, mlir::math::CosOp>(op);
 }
-/// On a kernel: bytes of dynamic shared memory it needs.
+/// On a kernel: bytes of dynamic shared memory it needs (tile-plan-shared;
+/// absent: its buffers are static arrays).
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
+/// On a kernel (tile-plan-shared): its shared-memory buffers, each a
+/// global's name with [offset, bytes] in the kernel's one dynamic array
+/// (or, for a kernel without tile.shared_bytes, in no common array: each is
+/// its own static array). Buffers whose ranges overlap alias.
+inline constexpr llvm::StringLiteral kSharedBuffersAttrName = "tile.shared_buffers";
+/// The most shared memory one block may use on `arch`: 227 KiB on sm_90,
+/// 163 KiB on sm_80 (dynamic, after cuFuncSetAttribute); static arrays are
+/// limited to 48 KiB.
+inline int64_t maxSharedBytes(llvm::StringRef arch) {
+  return arch == "sm_80" ? 166912 : 232448;
+}
+inline constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 /// On a kernel: the TMA descriptors appended to its parameters, as an array
 /// of [param, box0, box1] (box innermost first).
 inline constexpr llvm::StringLiteral kTmaAttrName = "tile.tma";
