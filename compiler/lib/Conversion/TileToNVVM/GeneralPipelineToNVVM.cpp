@@ -341,8 +341,8 @@ struct WgmmaWaitLowering : OpConversionPattern<tile::WgmmaWaitOp> {
       constraints += (x ? ",=f" : "=f");
     for (size_t x = 0; x < elems.size(); ++x)
       constraints += "," + std::to_string(x);
-    auto structTy = LLVM::LLVMStructType::getLiteral(
-        rewriter.getContext(), SmallVector<Type>(elems.size(), rewriter.getF32Type()));
+    // The named struct the wgmmas use (wgmmaAccType), for as many fields.
+    auto structTy = wgmmaAccType(rewriter.getContext(), int64_t(elems.size()));
     Value waited = inlineAsm(rewriter, loc, structTy, elems,
                              "wgmma.wait_group.sync.aligned " +
                                  std::to_string(op.getPendingAttr().getInt()) + ";",
