@@ -29,6 +29,8 @@ p.add_argument("--rounds", type=int, default=3)
 p.add_argument("--iters", type=int, default=30)
 p.add_argument("--lens", default="512,1024,1536,2048,2560,3072,3584,4096,777,3333",
                help="sequence lengths (queries = keys)")
+p.add_argument("--old-source", help="another attention.tile (e.g. an earlier commit's), timed as "
+               "'tilec_old' in the same rounds")
 a = p.parse_args()
 H, D = a.heads, a.d
 lens = [int(x) for x in a.lens.split(",")]
@@ -71,6 +73,11 @@ for b, n in enumerate(lens):
 flops = 4 * H * D * sum(n * n for n in lens) * (0.5 if a.causal else 1.0)
 print(f"varlen B={len(lens)} lens={lens} H={H} D={D} causal={a.causal} total={total}")
 impls = [("tilec", run_tilec), ("sdpa_flash_jagged", run_flash), ("cudnn_padded", run_cudnn_padded)]
+if a.old_source:
+    old_kern = tilec.load(a.old_source, D=D, CAUSAL=int(a.causal)).attention_varlen
+    impls.insert(1, ("tilec_old", lambda: old_kern(q.view(total, H * D), k.view(total, H * D),
+                                                   v.view(total, H * D), o.view(total, H * D), lse,
+                                                   cu, cu, max(lens), scale)))
 for r in range(a.rounds):
     line = []
     for name, fn in impls:
