@@ -747,11 +747,16 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
   /// The fma consumers (f32 operands on the CUDA cores): per stage, each
   /// thread reads, for every 4 k, one 16-byte chunk of a per row it holds
   /// and one 16-byte chunk of b per 64-column block and k, and accumulates
-  /// its 4x4 blocks with fma (the "fma" layout in PatternsNVVM.h). The
-  /// reads follow the 128-byte swizzle, which keeps them free of bank
-  /// conflicts: a warp reads two rows of a (4 apart, so different chunks)
-  /// and 16 consecutive chunks of b. Once every lane of a warp has read the
-  /// stage, its lane 0 releases it.
+  /// its 4x4 blocks with fma (the "fma" layout: thread (tx, ty) of the
+  /// consumers holds rows ty + 8C*i (+ 32C per row block) and columns 4tx
+  /// .. 4tx + 3 of each 64-column block). The reads follow the 128-byte
+  /// swizzle, which keeps them free of bank conflicts: a warp reads two
+  /// rows of a (adjacent, so different chunks) and 16 consecutive chunks of
+  /// b. Every row a thread holds is ty modulo 8 and every b row k is k
+  /// modulo 8, so the swizzled chunk offsets are 8 per operand and thread,
+  /// computed once; each read is a stage base plus one of them plus a
+  /// constant. Once every lane of a warp has read the stage, its lane 0
+  /// releases it.
   template <typename BarrierFn>
   static Value fmaConsumers(OpBuilder &b, Location loc, Operand &A, Operand &B,
                             int64_t S, int64_t C, Value init, Value smem, Value tid,
@@ -762,25 +767,22 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     int64_t rowBlocks = BM / (32 * C), colBlocks = BN / 64, rowsHeld = rowBlocks * 4;
     Value c = e.sub(tid, e.i32(128));
     Value tx = e.remu(c, e.i32(16)), ty = e.divu(c, e.i32(16));
-    // Per held row r = rb*4 + i: its byte offset in an A box and its
-    // swizzle key ((row % 8) * 16; rows step by multiples of 8 between
-    // blocks). Per column block: the B box and chunk of column cb*64 + 4*tx.
-    SmallVector<Value> aRow, aKey, bCol;
-    for (int64_t rb = 0; rb < rowBlocks; ++rb)
-      for (int64_t i = 0; i < 4; ++i) {
-        Value row = e.add(e.mul(ty, e.i32(4)), e.i32(rb * 32 * C + i));
-        aRow.push_back(e.mul(row, e.i32(128)));
-        aKey.push_back(e.mul(e.remu(row, e.i32(8)), e.i32(16)));
-      }
-    Value bChunk = e.remu(tx, e.i32(8));
-    for (int64_t cb = 0; cb < colBlocks; ++cb) {
-      Value box = e.add(e.i32(cb * 2), e.divu(tx, e.i32(8)));
-      bCol.push_back(e.add(e.i32(B.smemOffset), e.mul(box, e.i32(BK * 128))));
+    // a: row ty + 8C*i + 32C*rb at (ty * 128 + the chunk ((kc % 8) ^ (ty %
+    // 8)) * 16) plus a constant; b: row k of box 2cb + tx / 8 at ((tx / 8) *
+    // BK * 128 + the chunk ((tx % 8) ^ (k % 8)) * 16) plus a constant.
+    Value aKey = e.remu(ty, e.i32(8)), bChunk = e.remu(tx, e.i32(8));
+    Value aRow = e.mul(ty, e.i32(128)), bBox = e.mul(e.divu(tx, e.i32(8)), e.i32(BK * 128));
+    SmallVector<Value> aOff, bOff;
+    for (int64_t x = 0; x < 8; ++x) {
+      aOff.push_back(e.zext64(e.add(aRow, e.mul(e.bxor(e.i32(x), aKey), e.i32(16)))));
+      bOff.push_back(e.zext64(e.add(bBox, e.mul(e.bxor(bChunk, e.i32(x)), e.i32(16)))));
     }
     Type f32 = b.getF32Type();
     auto v4 = VectorType::get({4}, f32);
-    auto loadChunk = [&](Value stage, Value offset) {
-      return LLVM::LoadOp::create(b, loc, v4, e.gep(stage, e.zext64(offset)), 16).getResult();
+    // A read at a per-thread offset plus a constant (an immediate of the load).
+    auto loadChunk = [&](Value stage, Value offset, int64_t constant) {
+      Value p = e.gep(e.gep(stage, offset), e.i64(constant));
+      return LLVM::LoadOp::create(b, loc, v4, p, 16).getResult();
     };
     auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1), ValueRange{init});
     OpBuilder::InsertionGuard g(b);
@@ -796,17 +798,17 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     for (int64_t kc = 0; kc < BK / 4; ++kc) {
       // a[row, 4kc .. 4kc+3]: box kc/8, chunk (kc % 8) ^ (row % 8).
       SmallVector<Value> a;
-      for (int64_t r = 0; r < rowsHeld; ++r)
-        a.push_back(loadChunk(stage, e.add(e.add(e.i32((kc / 8) * BM * 128), aRow[r]),
-                                           e.bxor(e.i32((kc % 8) * 16), aKey[r]))));
+      for (int64_t r = 0; r < rowsHeld; ++r) {
+        int64_t rb = r / 4, i = r % 4;
+        a.push_back(loadChunk(stage, aOff[kc % 8],
+                              (kc / 8) * BM * 128 + (8 * C * i + 32 * C * rb) * 128));
+      }
       for (int64_t kk = 0; kk < 4; ++kk) {
         int64_t k = kc * 4 + kk;
         // b[k, cb*64 + 4tx ..]: row k of its box, chunk (tx % 8) ^ (k % 8).
         SmallVector<Value> bv;
         for (int64_t cb = 0; cb < colBlocks; ++cb)
-          bv.push_back(loadChunk(
-              stage, e.add(e.add(bCol[cb], e.i32(k * 128)),
-                           e.mul(e.bxor(bChunk, e.i32(k % 8)), e.i32(16)))));
+          bv.push_back(loadChunk(stage, bOff[k % 8], B.smemOffset + cb * 2 * BK * 128 + k * 128));
         for (int64_t r = 0; r < rowsHeld; ++r) {
           Value ar = vector::ExtractOp::create(b, loc, a[r], ArrayRef<int64_t>{kk});
           for (int64_t cb = 0; cb < colBlocks; ++cb)

@@ -199,7 +199,7 @@ int64_t MmaEncodingAttr::getGroupBase(ArrayRef<int64_t> shape, unsigned thread,
     int64_t cb = g % colBlocks, i = (g / colBlocks) % 4, rb = g / (colBlocks * 4);
     int64_t c = tid < 128 ? tid : tid - 128;
     int64_t tx = c % 16, ty = c / 16;
-    return (4 * ty + rb * rowStep + i) * cols + 4 * tx + cb * 64;
+    return (ty + rowStep / 4 * i + rb * rowStep) * cols + 4 * tx + cb * 64;
   }
   if (getSwapped()) {
     // Register g of the [BN, BM] wgmma result: (mb, j, h, v).
@@ -228,8 +228,7 @@ Value MmaEncodingAttr::emitGroupBase(OpBuilder &b, Location loc, Value tid64,
         tid64, arith::SubIOp::create(b, loc, tid64, c64(128)));
     Value tx = arith::RemUIOp::create(b, loc, c, c64(16));
     Value ty = arith::DivUIOp::create(b, loc, c, c64(16));
-    Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, ty, c64(4)),
-                                      c64(rb * rowStep + i));
+    Value row = arith::AddIOp::create(b, loc, ty, c64(rb * rowStep + rowStep / 4 * i));
     Value col = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tx, c64(4)),
                                       c64(cb * 64));
     return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c64(cols)), col);

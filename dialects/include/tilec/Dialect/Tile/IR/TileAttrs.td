@@ -142,7 +142,9 @@ def Tile_MmaEncodingAttr : Tile_Attr<"MmaEncoding", "mma",
       like wgmma), without a producer: warpgroup c is consumer c.
     - `fma` (CUDA-core consumers, after a producer): consumer thread
       c = 16 * ty + tx holds, for each group g = (rb * 4 + i) * (BN / 64) + cb,
-      the 4 columns from cb * 64 + 4 * tx of row rb * 32 * consumers + 4 * ty + i.
+      the 4 columns from cb * 64 + 4 * tx of row rb * 32 * consumers + ty +
+      8 * consumers * i (a thread's rows are all ty modulo 8: the staged
+      operands' swizzled chunk offsets are the same for all of them).
 
     A producer thread takes consumer 0's positions (it runs the code before
     the mma loop; its values are never stored).
