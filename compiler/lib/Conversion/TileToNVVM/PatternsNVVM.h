@@ -190,10 +190,6 @@ void populateIrregularToNVVMPatterns(const mlir::TypeConverter &converter,
 void populateRelayoutToNVVMPatterns(const mlir::TypeConverter &converter,
                                     ThreadLayout layout,
                                     mlir::RewritePatternSet &patterns);
-/// Whether `op` itself keeps data in the kernel's relayout buffer (an mma
-/// only in the blocked layout; the mma pipeline has its own memory; scans
-/// have a buffer of their own). tile-plan-shared sizes the buffer by it.
-bool writesRelayoutBuffer(mlir::Operation *op, bool pipelined);
 /// The shared-memory buffer of a kernel's relayouts, and the bytes one
 /// relayout of `src` needs in it.
 std::string relayoutScratchName(llvm::StringRef kernel);

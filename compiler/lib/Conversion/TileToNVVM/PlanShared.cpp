@@ -25,7 +25,12 @@ namespace tilec {
 using namespace mlir;
 using namespace tilec;
 
-bool tilec::writesRelayoutBuffer(Operation *op, bool pipelined) {
+namespace {
+
+/// Whether `op` itself keeps data in the kernel's relayout buffer (an mma
+/// only in the blocked layout; the mma pipeline has its own memory; scans
+/// have a buffer of their own).
+bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   // In an mma pipeline kernel reductions and broadcasts work on the
   // accumulator's rows, in registers (tile-stage-shared allows no others).
   if (pipelined && isa<tile::ReduceOp, tile::BroadcastOp>(op))
@@ -52,8 +57,6 @@ bool tilec::writesRelayoutBuffer(Operation *op, bool pipelined) {
              tile::TakeOp>(op) ||
          (reduce && reduce.getAxis()) || (isa<tile::MmaOp>(op) && !pipelined);
 }
-
-namespace {
 
 /// Whether `op` or an op nested in it writes the relayout buffer.
 bool usesRelayoutBuffer(Operation *op, bool pipelined) {
@@ -195,8 +198,8 @@ struct TilePlanSharedPass : tilec::impl::TilePlanSharedBase<TilePlanSharedPass> 
       buf->offset = end;
       end = align16(end + buf->bytes);
     }
-    bool shared = end > limit;
-    if (shared) {
+    bool overlapped = end > limit;
+    if (overlapped) {
       end = align16(region);
       for (Buffer *buf : buffers) {
         buf->offset = align16(region);
