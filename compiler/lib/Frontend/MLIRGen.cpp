@@ -434,7 +434,7 @@ void Gen::run() {
     func->setAttr(tile::kFtzAttrName, b.getUnitAttr());
   if (inst.cluster)
     func->setAttr(tile::kClusterAttrName, b.getI32IntegerAttr(int32_t(inst.cluster)));
-  if (inst.cluster > 1 && !inst.persistent && inst.groupRows > 0)
+  if (inst.paddedGrid)
     func->setAttr(tile::kPaddedGridAttrName, b.getUnitAttr());
   if (inst.pingpong >= 0)
     func->setAttr(tile::kAlternateAttrName, b.getI32IntegerAttr(inst.pingpong));

@@ -204,6 +204,7 @@ bool Checker::rewriteTileOrder() {
     // loads read zeros, its stores write nothing). num_blocks(0) and (1) in
     // the body give GX and GY.
     remapCounts = true;
+    inst.paddedGrid = true;
     body.push_back(b.let("$gx", gridDim(0)));
     body.push_back(b.let("$gy", gridDim(1)));
     body.push_back(b.let("$nb0", b.cast(ScalarType::I32, b.name("$gx"))));

@@ -59,12 +59,6 @@ static void initNVPTX() {
   });
 }
 
-/// Marks every loop that issues wgmmas `llvm.loop.unroll.disable`. The
-/// O3 pipeline's unroller otherwise peels the first iteration of the
-/// matmul's consumer loop (to fold its `i != 0` stage release), a second
-/// copy of the loop's wgmma batch and descriptors that adds about 6 KB of
-/// PTX to every matmul kernel for one compare and branch per K step; such
-/// loops are never unrolled fully (their trip counts are K / BK).
 /// Instruction selection builds a block at a time: each extractvalue of a
 /// struct phi (a wgmma accumulator of up to 128 f32 carried by a loop)
 /// copies every field of the phi's registers again, 256 times in a matmul
@@ -90,6 +84,12 @@ static void readStructPhisOnce(llvm::Module &module) {
     }
 }
 
+/// Marks every loop that issues wgmmas `llvm.loop.unroll.disable`. The
+/// O3 pipeline's unroller otherwise peels the first iteration of the
+/// matmul's consumer loop (to fold its `i != 0` stage release), a second
+/// copy of the loop's wgmma batch and descriptors that adds about 6 KB of
+/// PTX to every matmul kernel for one compare and branch per K step; such
+/// loops are never unrolled fully (their trip counts are K / BK).
 static void keepWgmmaLoopsWhole(llvm::Module &module) {
   auto issuesWgmma = [](const llvm::BasicBlock *block) {
     for (const llvm::Instruction &inst : *block)

@@ -46,6 +46,11 @@ struct KernelInstance {
   /// @launch(pair_tiles = 1): a persistent program takes the grid's programs
   /// two consecutive ones at a time (ignored without persistent = 1).
   bool pairTiles = false;
+  /// Set by Sema: the grid's x was rounded up to even for clusters of two in
+  /// grouped order (group_rows with cluster = 2, not persistent), so with an
+  /// odd number of rows of tiles the last pairs' second program runs past
+  /// the grid (tile.padded_grid).
+  bool paddedGrid = false;
   /// @launch(ftz = 1): approximate exp/exp2/log/log2 flush subnormals.
   bool ftz = false;
   /// The compile target's SM version (90 for sm_90a, 80 for sm_80): the

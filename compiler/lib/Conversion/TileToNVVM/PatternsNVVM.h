@@ -213,6 +213,10 @@ void populateMmaToNVVMPatterns(const mlir::TypeConverter &converter,
                                mlir::RewritePatternSet &patterns);
 /// The dynamic shared-memory buffer of a kernel with an mma pipeline.
 std::string sharedMemoryName(llvm::StringRef kernel);
+/// A shared-memory global `name` in `kernel`'s module (once per name).
+void addSharedGlobal(mlir::Operation *kernel, llvm::StringRef name, mlir::Type type,
+                     mlir::LLVM::Linkage linkage = mlir::LLVM::Linkage::Internal,
+                     uint64_t alignment = 16);
 using tile::hasApproxLowering;
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);

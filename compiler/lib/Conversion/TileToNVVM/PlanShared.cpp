@@ -246,7 +246,7 @@ struct TilePlanSharedPass : tilec::impl::TilePlanSharedBase<TilePlanSharedPass> 
       diag << "this scan keeps " << largest->bytes
            << " bytes of partial sums in shared memory, more than the " << available
            << " available; use a smaller tile";
-    else if (isa<tile::ReduceOp>(largest->largest) && largest->name == reduceScratchName(func.getName()))
+    else if (largest->name == reduceScratchName(func.getName()))
       diag << "the whole-tile reductions of kernel '" << func.getName() << "' keep "
            << largest->bytes << " bytes in shared memory, more than the " << available
            << " available";
@@ -270,14 +270,9 @@ struct TilePlaceSharedPass : tilec::impl::TilePlaceSharedBase<TilePlaceSharedPas
       if (!plan || !func->hasAttr(tile::kSharedBytesAttrName))
         continue;
       std::string regionName = sharedMemoryName(func.getName());
-      if (!module.lookupSymbol(regionName)) {
-        OpBuilder mb(module.getBodyRegion());
-        mb.setInsertionPointToStart(module.getBody());
-        LLVM::GlobalOp::create(mb, func.getLoc(),
-                               LLVM::LLVMArrayType::get(IntegerType::get(&getContext(), 8), 0),
-                               /*isConstant=*/false, LLVM::Linkage::External, regionName,
-                               Attribute(), /*alignment=*/16, /*addrSpace=*/3);
-      }
+      addSharedGlobal(func, regionName,
+                      LLVM::LLVMArrayType::get(IntegerType::get(&getContext(), 8), 0),
+                      LLVM::Linkage::External);
       SmallVector<LLVM::AddressOfOp> addresses;
       func.walk([&](LLVM::AddressOfOp addr) {
         if (addr.getGlobalName() != regionName && plan.get(addr.getGlobalName()))

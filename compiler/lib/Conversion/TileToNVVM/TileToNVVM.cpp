@@ -175,6 +175,18 @@ Value tilec::threadFlatIndices(OpBuilder &b, Location loc, RankedTensorType tile
   return result;
 }
 
+/// A shared-memory global of the kernel's module (once per name).
+void tilec::addSharedGlobal(Operation *kernel, StringRef name, Type type,
+                            LLVM::Linkage linkage, uint64_t alignment) {
+  auto module = kernel->getParentOfType<ModuleOp>();
+  if (module.lookupSymbol(name))
+    return;
+  OpBuilder mb(kernel->getContext());
+  mb.setInsertionPointToStart(module.getBody());
+  LLVM::GlobalOp::create(mb, kernel->getLoc(), type, /*isConstant=*/false, linkage, name,
+                         Attribute(), alignment, /*addrSpace=*/3);
+}
+
 namespace {
 
 template <typename OpTy, typename XOp, typename YOp, typename ZOp>
@@ -308,19 +320,6 @@ struct RangeLowering : LayoutPattern<tile::RangeOp> {
     return success();
   }
 };
-
-/// A shared-memory global of the kernel's module (once per name).
-static void addSharedGlobal(func::FuncOp func, StringRef name, Type type,
-                            LLVM::Linkage linkage = LLVM::Linkage::Internal,
-                            uint64_t alignment = 16) {
-  auto module = func->getParentOfType<ModuleOp>();
-  if (module.lookupSymbol(name))
-    return;
-  OpBuilder mb(func.getContext());
-  mb.setInsertionPointToStart(module.getBody());
-  LLVM::GlobalOp::create(mb, func.getLoc(), type, /*isConstant=*/false, linkage, name,
-                         Attribute(), alignment, /*addrSpace=*/3);
-}
 
 /// Float-to-integer casts saturate (docs/language.md): NaN gives 0, values
 /// outside the type's range its minimum or maximum. PTX's cvt.rzi does
