@@ -12,7 +12,8 @@ usage: bench/bench_attention_sweep.py [--seqs 512,1024,...] [--dims 64,128]
                                       [--variant NAME:K=V+K=V ...] [--no-peers]
                                       [--sustain SECONDS]
 --variant adds a tilec implementation compiled with those parameters (e.g.
-"tilec persistent:PERSISTENT=1"); --no-peers times tilec's alone.
+"tilec persistent:PERSISTENT=1"; SRC=path takes another .tile file than
+examples/attention.tile); --no-peers times tilec's alone.
 Draw the CSV with bench/plot_attention.py.
 
 The Triton kernel is written for this benchmark after the structure of
@@ -124,8 +125,9 @@ def main():
             libs = {"tilec": tilec.load(path, D=D, CAUSAL=causal)}
             for v in args.variant:
                 name, defs = v.split(":", 1)
-                libs[name] = tilec.load(path, D=D, CAUSAL=causal,
-                                        **{k: int(x) for k, x in (d.split("=") for d in defs.split("+"))})
+                kv = dict(d.split("=") for d in defs.split("+"))
+                src = kv.pop("SRC", path)
+                libs[name] = tilec.load(src, D=D, CAUSAL=causal, **{k: int(x) for k, x in kv.items()})
             for S in (int(s) for s in args.seqs.split(",")):
                 B, H = max(1, 16384 // S), 2048 // D
                 q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)

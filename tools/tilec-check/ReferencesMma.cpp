@@ -7,6 +7,8 @@
 
 #include "ReferencesImpl.h"
 
+#include <limits>
+
 using namespace tilec;
 using namespace tilec::check;
 
@@ -383,7 +385,8 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
   {
     // Attention (examples/attention.tile): the problem shape is
     // BH x Sq x Sk x D; O = softmax(scale * Q K^T (masked)) V per head and
-    // L = the rows' log-sum-exp, in double. Q is scaled by 1/sqrt(D) on
+    // L = the rows' log-sum-exp, in double (causal aligned to the
+    // bottom-right corner: with Sq > Sk the first rows see no key). Q is scaled by 1/sqrt(D) on
     // entry so that the scores are O(1) and the softmax is not one-hot. The
     // GPU rounds P to T before P V: O is within T's tolerance, L (f32, from
     // ex2/lg2.approx) within 2e-4.
@@ -432,10 +435,13 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
             for (int64_t d = 0; d < D; ++d)
               out[d] += p * v.values[b * v.strides[0] + c * v.strides[1] + d * v.strides[2]];
           }
+          // A row that sees no key (causal with Sq > Sk): zeros and -inf.
           for (int64_t d = 0; d < D; ++d)
             o.values[b * o.strides[0] + r * o.strides[1] + d * o.strides[2]] =
-                static_cast<float>(roundToFloatType(o.dtype, out[d] / sum));
-          l.values[b * l.strides[0] + r * l.strides[1]] = static_cast<float>(mx + std::log(sum));
+                last < 0 ? 0.0f : static_cast<float>(roundToFloatType(o.dtype, out[d] / sum));
+          l.values[b * l.strides[0] + r * l.strides[1]] =
+              last < 0 ? -std::numeric_limits<float>::infinity()
+                       : static_cast<float>(mx + std::log(sum));
         }
       };
       parallelRows(BH * Sq, BH * Sq * Sk * D, rowsFrom);
