@@ -75,7 +75,9 @@ else at=(--shape 2x200x300x64); fi
 # The fused MLP: the hidden block stays in registers between two mmas.
 if [ ${#mode[@]} = 0 ]; then ml=(--shape 1000x100x700x300 --shape 4096x128x1024x512)
 else ml=(--shape 200x128x192x128); fi
-"$check" "${mode[@]}" "${ml[@]}" examples/mlp.tile || status=1
+"$check" "${mode[@]}" "${ml[@]}" --kernel mlp examples/mlp.tile || status=1
+# The gated projection: one loaded tile of x feeds two mmas.
+"$check" "${mode[@]}" "${mm[@]}" --kernel swiglu examples/mlp.tile || status=1
 # f32 on the CUDA cores (the pipelined fma path on sm_90a).
 "$check" "${mode[@]}" -D T=f32 -D BM=128 -D BN=128 -D BK=32 "${mm[@]}" --kernel matmul \
   examples/matmul.tile || status=1

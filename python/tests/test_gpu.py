@@ -178,6 +178,21 @@ def test_bshd_attention_against_sdpa():
         torch.testing.assert_close(o, want, rtol=2e-2, atol=2e-2)
 
 
+def test_swiglu_against_torch():
+    # silu(x Wg^T) * (x Wu^T) with x staged once for both mmas: sm_90a
+    # (TMA + wgmma, BN = 64 and 128) and sm_80 (cp.async + mma.sync).
+    M, K, N = 1000, 1024, 700
+    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    wg, wu = (torch.randn(N, K, device="cuda", dtype=torch.bfloat16) / K ** 0.5 for _ in range(2))
+    want = torch.nn.functional.silu(x.float() @ wg.float().t()) * (x.float() @ wu.float().t())
+    for arch, defines in (("sm_90a", {}), ("sm_90a", {"BN": 128}), ("sm_80", {})):
+        lib = tilec.load(example("mlp.tile"), arch=arch, **defines)
+        h = torch.full((M, N), 7.0, device="cuda", dtype=torch.bfloat16)
+        lib.swiglu(x, wg, wu, h)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(h.float(), want, rtol=2e-2, atol=2e-2)
+
+
 def test_varlen_attention_against_reference():
     # Packed sequences (flash_attn_varlen_func's layout): lengths that are
     # not multiples of the tiles, one past several key blocks, an empty

@@ -695,3 +695,19 @@ def test_row_reductions_on_the_interpreter():
     s = np.empty(5, np.float32)
     lib.rowsum_bias(x, b, s)
     np.testing.assert_allclose(s, x.sum(1) + b, rtol=1e-5, atol=1e-5)
+
+
+def test_swiglu_on_the_interpreter_against_torch():
+    # x feeds two mmas (the gate and up projections) in one loop.
+    torch = pytest.importorskip("torch")
+    lib = tilec.load(example("mlp.tile"))
+    g = torch.Generator().manual_seed(3)
+    M, K, N = 130, 200, 70
+    x = torch.randn(M, K, generator=g).bfloat16()
+    wg, wu = (torch.randn(N, K, generator=g).bfloat16() / K ** 0.5 for _ in range(2))
+    h = torch.zeros(M, N).bfloat16()
+    lib.swiglu(x, wg, wu, h)
+    want = torch.nn.functional.silu(x.float() @ wg.float().t()) * (x.float() @ wu.float().t())
+    torch.testing.assert_close(h.float(), want, rtol=2e-2, atol=2e-2)
+    with pytest.raises(tilec.ArgumentError, match="Wg and Wu must be \\[hidden, input\\]"):
+        lib.swiglu(x, wg.t().contiguous(), wu, h)

@@ -497,4 +497,42 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     };
     refs["mlp"] = r;
   }
+  {
+    // H = silu(X Wg^T) * (X Wu^T) (examples/mlp.tile's swiglu): the problem
+    // shape is M x K x N; Wg and Wu are N x K (torch.nn.Linear weights).
+    Reference r;
+    r.written = {3};
+    r.rtolScale = 2;
+    r.atolFor = [](const std::vector<int64_t> &shape) {
+      return 0.02 * std::sqrt(double(shape.size() > 1 ? shape[1] : 64));
+    };
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      int64_t M = shape[0], K = shape.size() > 1 ? shape[1] : 64,
+              N = shape.size() > 2 ? shape[2] : 64;
+      switch (k) {
+      case 0: return std::vector<int64_t>{M, K};
+      case 1: case 2: return std::vector<int64_t>{N, K};
+      default: return std::vector<int64_t>{M, N};
+      }
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &wg = *ts[1], &wu = *ts[2], &h = *ts[3];
+      int64_t M = x.sizes[0], K = x.sizes[1], N = wg.sizes[0];
+      auto rowsFrom = [&](int64_t begin, int64_t end) {
+        for (int64_t m = begin; m < end; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double g = 0, u = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              double a = x.values[m * x.strides[0] + k * x.strides[1]];
+              g += a * wg.values[n * wg.strides[0] + k * wg.strides[1]];
+              u += a * wu.values[n * wu.strides[0] + k * wu.strides[1]];
+            }
+            h.values[m * h.strides[0] + n * h.strides[1]] =
+                static_cast<float>(roundToFloatType(h.dtype, g / (1.0 + std::exp(-g)) * u));
+          }
+      };
+      parallelRows(M, M * N * K, rowsFrom);
+    };
+    refs["swiglu"] = r;
+  }
 }

@@ -505,8 +505,19 @@ struct TileStageSharedPass
         // (attention's Q) is loaded once per outer iteration (on sm_90a into
         // one of two buffers where they fit: the producer loads the next
         // tile's while the consumers finish this one's).
-        if (!so.load->hasOneUse())
-          return so.load.emitError() << "a tile loaded for an mma may feed only that mma";
+        // A tile may feed several mmas in the same place (x in a fused
+        // gate and up projection, mma(x, wg, g) and mma(x, wu, u)): it is
+        // staged once and each reads it there.
+        if (!so.load->hasOneUse() &&
+            !llvm::all_of(so.load->getUses(), [&](OpOperand &use) {
+              return isa<tile::MmaOp>(use.getOwner()) &&
+                     use.getOperandNumber() == unsigned(which);
+            }))
+          return so.load.emitError()
+                 << "a tile loaded for an mma may feed only mmas, as the same operand (the "
+                    "first of each or the second of each)";
+        if (llvm::any_of(staged, [&](const Staged &st) { return st.load == so.load; }))
+          continue;
         RankedTensorType lt = so.load.getType();
         int64_t cols = lt.getShape().back(), rows = lt.getShape().end()[-2];
         int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
