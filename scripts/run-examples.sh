@@ -64,6 +64,8 @@ done
 # a decode step's skinny tile (multiplied as B^T A^T on sm_90a).
 "$check" "${mode[@]}" "${mm[@]}" --kernel matmul_nt examples/matmul.tile || status=1
 "$check" "${mode[@]}" "${mm[@]}" --kernel matmul_tf32_nt examples/matmul.tile || status=1
+# C = A^T B (A stored K x M, a weight gradient): a read MN-major.
+"$check" "${mode[@]}" "${mm[@]}" --kernel matmul_tn examples/matmul.tile || status=1
 "$check" "${mode[@]}" -D BM=16 -D BN=64 "${mm[@]}" --kernel matmul examples/matmul.tile || status=1
 # A softmax epilogue over the accumulator's rows, in registers.
 "$check" "${mode[@]}" "${mm[@]}" examples/matmul_softmax.tile || status=1

@@ -178,6 +178,21 @@ def test_bshd_attention_against_sdpa():
         torch.testing.assert_close(o, want, rtol=2e-2, atol=2e-2)
 
 
+def test_matmul_tn_against_torch():
+    # dW = X^T dY from the activations as they are (A stored K x M): a is
+    # read MN-major by wgmma (sm_90a) and by ldmatrix.trans (sm_80).
+    K, M, N = 3000, 1000, 777
+    x = torch.randn(K, M, device="cuda", dtype=torch.bfloat16)
+    dy = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    want = x.float().t() @ dy.float()
+    for arch in ("sm_90a", "sm_80"):
+        lib = tilec.load(example("matmul.tile"), arch=arch)
+        c = torch.full((M, N), 7.0, device="cuda")
+        lib.matmul_tn(x, dy, c)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(c, want, rtol=1e-3, atol=0.1)
+
+
 def test_swiglu_against_torch():
     # silu(x Wg^T) * (x Wu^T) with x staged once for both mmas: sm_90a
     # (TMA + wgmma, BN = 64 and 128) and sm_80 (cp.async + mma.sync).

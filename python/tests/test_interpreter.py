@@ -711,3 +711,18 @@ def test_swiglu_on_the_interpreter_against_torch():
     torch.testing.assert_close(h.float(), want, rtol=2e-2, atol=2e-2)
     with pytest.raises(tilec.ArgumentError, match="Wg and Wu must be \\[hidden, input\\]"):
         lib.swiglu(x, wg.t().contiguous(), wu, h)
+
+
+def test_matmul_tn_on_the_interpreter_against_torch():
+    # C = A^T B with A stored K x M (a weight gradient X^T dY).
+    torch = pytest.importorskip("torch")
+    lib = tilec.load(example("matmul.tile"), BM=64, BN=64)
+    g = torch.Generator().manual_seed(5)
+    K, M, N = 150, 70, 90
+    a = torch.randn(K, M, generator=g).bfloat16()
+    b = torch.randn(K, N, generator=g).bfloat16()
+    c = torch.zeros(M, N)
+    lib.matmul_tn(a, b, c)
+    torch.testing.assert_close(c, a.float().t() @ b.float(), rtol=1e-4, atol=1e-3)
+    with pytest.raises(tilec.ArgumentError, match="A is K x M and B is K x N"):
+        lib.matmul_tn(a, b[:100], c)

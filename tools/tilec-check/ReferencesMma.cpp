@@ -16,10 +16,11 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
                                     const std::map<std::string, std::string> &defines) {
   {
     // C = A * B (+ bias, GELU in the tanh form): a problem MxNxK (MxN means
-    // K = N); A is MxK, B is KxN (with `bKMajor` NxK: C = A B^T), bias has N
-    // entries. Batched: BxMxNxK, one product per leading index.
+    // K = N); A is MxK (with `aKM` KxM: C = A^T B), B is KxN (with
+    // `bKMajor` NxK: C = A B^T), bias has N entries. Batched: BxMxNxK, one
+    // product per leading index.
     auto matmulRef = [](bool biasGelu, bool batched, bool accumulate = false,
-                        bool tf32 = false, bool bKMajor = false) {
+                        bool tf32 = false, bool bKMajor = false, bool aKM = false) {
       Reference r;
       r.written = {biasGelu ? 3u : 2u};
       r.writtenAreRead = accumulate;
@@ -41,13 +42,14 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       // GELU's tanh is tanh.approx.f32 (relative error up to about 2^-11),
       // which an f32 output shows.
       r.rtolFloor = biasGelu ? 1e-3 : 0;
-      r.shapeOf = [biasGelu, batched, bKMajor](const std::vector<int64_t> &shape, size_t k) {
+      r.shapeOf = [biasGelu, batched, bKMajor, aKM](const std::vector<int64_t> &shape,
+                                                    size_t k) {
         size_t o = batched ? 1 : 0;
         int64_t M = shape[o], N = shape[o + 1];
         int64_t K = shape.size() > o + 2 ? shape[o + 2] : N;
         std::vector<int64_t> dims;
         if (k == 0)
-          dims = {M, K};
+          dims = aKM ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K};
         else if (k == 1)
           dims = bKMajor ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
         else if (biasGelu && k == 2)
@@ -58,14 +60,16 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
           dims.insert(dims.begin(), shape[0]);
         return dims;
       };
-      r.run = [biasGelu, accumulate, tf32, bKMajor](std::vector<HostTensor *> &ts,
-                                                    const std::vector<double> &) {
+      r.run = [biasGelu, accumulate, tf32, bKMajor, aKM](std::vector<HostTensor *> &ts,
+                                                         const std::vector<double> &) {
         HostTensor &a = *ts[0], &b = *ts[1], &c = *ts[biasGelu ? 3 : 2];
         size_t o = a.sizes.size() - 2; // 1 when batched
         int64_t batches = o ? a.sizes[0] : 1;
-        // b's strides along K (bs0) and N (bs1).
-        int64_t M = a.sizes[o], K = a.sizes[o + 1], N = b.sizes[bKMajor ? o : o + 1];
-        int64_t as0 = a.strides[o], as1 = a.strides[o + 1],
+        // a's strides along M (as0) and K (as1), b's along K (bs0) and N
+        // (bs1).
+        int64_t M = a.sizes[aKM ? o + 1 : o], K = a.sizes[aKM ? o : o + 1],
+                N = b.sizes[bKMajor ? o : o + 1];
+        int64_t as0 = a.strides[aKM ? o + 1 : o], as1 = a.strides[aKM ? o : o + 1],
                 bs0 = b.strides[bKMajor ? o + 1 : o], bs1 = b.strides[bKMajor ? o : o + 1],
                 cs0 = c.strides[o], cs1 = c.strides[o + 1];
         // Rows are independent: split them over the host's cores (a 4096^3
@@ -113,6 +117,8 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     };
     // matmul_nt: C = A W^T, W stored N x K; matmul_tf32_nt the same in TF32.
     refs["matmul_nt"] = matmulRef(false, false, false, false, /*bKMajor=*/true);
+    // matmul_tn: C = A^T B, A stored K x M (a weight gradient X^T dY).
+    refs["matmul_tn"] = matmulRef(false, false, false, false, false, /*aKM=*/true);
     refs["matmul_tf32_nt"] = matmulRef(false, false, false, /*tf32=*/true, /*bKMajor=*/true);
     refs["matmul"] = matmulRef(false, false);
     refs["matmul_grouped"] = matmulRef(false, false);

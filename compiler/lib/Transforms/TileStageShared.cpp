@@ -422,8 +422,10 @@ struct TileStageSharedPass
                              << shapeStr(mma.getB().getType()) << ")";
     };
     if (BM != 64 && BM != 128 && BM != 192)
-      return shapeError(mmas.front(), "with several mmas in a loop, the rows of a (BM) must be "
-                                      "64, 128 or 192 (one 64-row block per consumer warpgroup)");
+      return shapeError(mmas.front(),
+                        "with several mmas in a loop, a computed or transposed first operand "
+                        "or an outer loop, the rows of a (BM) must be 64, 128 or 192 (one "
+                        "64-row block per consumer warpgroup)");
     unsigned consumers = unsigned(BM / 64);
     struct Staged {
       tile::LoadOp load;
@@ -482,8 +484,13 @@ struct TileStageSharedPass
                                       "the loop (it is held in registers)";
           continue;
         }
-        if (which == 0 && so.transpose)
-          return mma.emitError() << "a transposed first operand of mma is not supported yet";
+        // transpose(load(A, [k, m], [BK, BM])): the staged [BK, BM] tile
+        // read as an MN-major A (A^T B, a weight gradient X^T dY) by wgmma,
+        // or by ldmatrix.trans for mma.sync; wgmma reads f8 K-major only.
+        if (which == 0 && so.transpose && f8)
+          return mma.emitError()
+                 << "a transposed first operand of an mma on f8 tiles is not supported (wgmma "
+                    "reads f8 K-major only): store A transposed (K contiguous) and load it as is";
         if (which == 1 && f8 && !so.transpose)
           return mma.emitError()
                  << "an mma on f8 tiles reads b K-major (wgmma has no transposed f8 form): "
@@ -931,6 +938,10 @@ struct TileStageSharedPass
     bool bKMajor = bool(bOperand.transpose);
     // b K-major: wgmma (sm_90a), or with tf32 mma.sync's scalar reads.
     tile::LoadOp bLoad = bKMajor && (fma || (!tma && !tf32)) ? tile::LoadOp() : bOperand.load;
+    if (!aLoad && tile::getSharedOperand(mma.getA()).transpose)
+      return mma.emitError() << "a transposed first operand of mma (A^T B) needs bf16 or f16 "
+                                "tiles (read MN-major by wgmma or ldmatrix.trans); with "
+                             << elem << " store A transposed (K contiguous) and load it as is";
     if (!aLoad || !bLoad || aLoad->getParentOp() != forOp ||
         bLoad->getParentOp() != forOp || !aLoad->hasOneUse() ||
         !bLoad->hasOneUse())

@@ -56,7 +56,7 @@ struct GeneralMma {
   int64_t BM = 0, K = 0, N = 0, C = 0, rowsPerWG = 0, mBlocks = 0, fields = 0;
   tile::MmaEncodingAttr layout;
   Type elem;
-  bool aShared = false, bKMajor = false, zeroAcc = false;
+  bool aShared = false, aMNMajor = false, bKMajor = false, zeroAcc = false;
 };
 static tile::SharedEncodingAttr sharedOf(Value v) {
   return dyn_cast_or_null<tile::SharedEncodingAttr>(
@@ -76,6 +76,7 @@ static GeneralMma generalMma(tile::MmaOp op, ThreadLayout layout, tile::MmaKind 
   g.fields = g.N / 2;
   g.elem = aTy.getElementType();
   g.aShared = bool(sharedOf(op.getA()));
+  g.aMNMajor = g.aShared && sharedOf(op.getA()).getOrder()[0] == 0; // transpose(load): [K, M] rows
   g.bKMajor = bShared.getOrder()[0] == 0; // transpose(load): [N, K] rows
   g.zeroAcc = matchPattern(op.getAcc(), m_AnyZeroFloat());
   return g;
@@ -86,7 +87,8 @@ static GeneralMma generalMma(tile::MmaOp op, ThreadLayout layout, tile::MmaKind 
 /// (wg - 1) * BM / C ... of the accumulator: wgmma m64nNk16 per 64-row
 /// block and step of 16 along K, then commit and wait (the mma's result is
 /// ready where it is used). Operand forms:
-///  - a in shared memory: [BM, K] rows of 128-byte boxes, K-major;
+///  - a in shared memory: [BM, K] rows of 128-byte boxes, K-major, or as
+///    transpose(load) [K, BM] rows of 64-column boxes, MN-major;
 ///  - a in registers: the [BM, K] tile in the accumulator layout, whose
 ///    fragments of columns 16kk .. 16kk+15 (slots 8kk .. 8kk+7 of each
 ///    64-row block) are wgmma's A registers for step kk, two elements per
@@ -150,8 +152,18 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
       for (int64_t mb = 0; mb < mBlocks; ++mb) {
         Value &acc = accs[mb * nParts + p];
         if (aShared) {
-          Value descA = wgmmaKMajorDescriptor(
-              e, e.add(aAddr, e.mul(consumer64, e.i64(rowsPerWG * 128))), BM, kk, mb * 64 * 128);
+          // a K-major: [BM, K] rows, the consumer's from row consumer *
+          // rowsPerWG; MN-major (transposed): [K, BM] rows in 64-column
+          // boxes of K rows, 64-row block mb of the consumer one box.
+          Value descA =
+              g.aMNMajor
+                  ? wgmmaMNMajorDescriptor(
+                        e, aAddr, K, kk,
+                        e.mul(e.add(e.mul(consumer64, e.i64(mBlocks)), e.i64(mb)),
+                              e.i64(K * 128)))
+                  : wgmmaKMajorDescriptor(e, e.add(aAddr, e.mul(consumer64,
+                                                                e.i64(rowsPerWG * 128))),
+                                          BM, kk, mb * 64 * 128);
           acc = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structTy, acc, descA, descB,
               NVVM::MMAShapeAttr::get(ctx, 64, int(partCols[p]), int(kStep)),
@@ -161,7 +173,8 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
                                                            : NVVM::WGMMAScaleOut::zero),
               NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
               NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-              NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+              NVVM::MMALayoutAttr::get(ctx, g.aMNMajor ? NVVM::MMALayout::col
+                                                       : NVVM::MMALayout::row),
               NVVM::MMALayoutAttr::get(ctx, bKMajor ? NVVM::MMALayout::col
                                                     : NVVM::MMALayout::row),
               NVVM::MMAIntOverflowAttr());
@@ -208,7 +221,9 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
 /// multiplies with mma.sync m16n8k16 per 16-row block, n8 block and step
 /// of 16 along K. Operand forms as WgmmaLowering's:
 ///  - a in shared memory ([BM, K] rows of 128-byte swizzled boxes): ldmatrix
-///    .x4, matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15);
+///    .x4, matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15); a transposed ([K,
+///    BM] rows): ldmatrix.trans of the same four matrices, read from rows k
+///    and chunks of m;
 ///  - a in registers: the accumulator-layout fragments of columns
 ///    16kk .. 16kk+15 (slots 8kk .. 8kk+7 of each 64-row block) are
 ///    mma.sync's a0..a3 of step kk, two elements per register
@@ -278,10 +293,30 @@ struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
       Value offset = e.add(e.add(e.i32(constant), row), chunk(pair, half));
       return ldmatrixX4(rewriter, loc, e.gep(base, e.zext64(offset)), trans, elem);
     };
+    // a transposed ([K, BM] rows in 64-column boxes of K rows): matrix (m
+    // half qLow, k half qHigh) of 64-row block mb is rows k = 16 kk + 8
+    // qHigh + r of box wg * mBlocks + mb, m chunk 2 warp + qLow (rows of m
+    // per warp: 16), read transposed.
+    Value aTOffset;
+    if (aShared && g.aMNMajor)
+      aTOffset = e.add(
+          e.add(e.mul(wg, e.i32(mBlocks * K * 128)), e.mul(e.add(r, e.mul(qHigh, e.i32(8))),
+                                                            e.i32(128))),
+          e.mul(e.bxor(e.add(e.mul(warp, e.i32(2)), qLow), r), e.i32(16)));
+    auto ldmatrixAT = [&](int64_t constant) {
+      if (compact)
+        return ldmatrixX4At(rewriter, loc, e.add(aPtr, aTOffset), constant, true, elem);
+      return ldmatrixX4(rewriter, loc, e.gep(aPtr, e.zext64(e.add(e.i32(constant), aTOffset))),
+                        true, elem);
+    };
     auto pairTy = VectorType::get({2}, elem);
     for (int64_t kk = 0; kk < K / 16; ++kk) {
       SmallVector<SmallVector<Value, 4>> a;
       for (int64_t mb = 0; mb < mBlocks; ++mb) {
+        if (aShared && g.aMNMajor) {
+          a.push_back(ldmatrixAT(mb * K * 128 + kk * 16 * 128));
+          continue;
+        }
         if (aShared) {
           a.push_back(
               ldmatrix(aPtr, (kk / 4) * BM * 128, aRowOff[mb], kk % 4, qHigh, false));
@@ -831,8 +866,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
             !matchPattern(inner->getOperand(1), m_Constant()))
           ++outerDivisions;
       });
+  // Consumers that only accumulate (a matmul in this pipeline: A^T B, a
+  // loop that also carries scalars) need no more than 200 registers, and
+  // their producer spilled at 72 (A^T B at 128 x 128: 116 bytes in ptxas).
   bool busyProducer =
-      copiesPerStage > 2 ||
+      copiesPerStage > 2 || (!outer && onlyAccumulates(forOp)) ||
       (outer && !(perTile && outerDivisions <= kLightDivisions && boxesPerStage <= kLightBoxes));
   PipelineRegisters regs = pipelineRegisters(C, busyProducer);
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
