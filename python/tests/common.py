@@ -54,3 +54,26 @@ def varlen_attention_reference(q, k, v, cu_q, cu_k, hq, hk, d, scale, causal):
         out[qa:qb] = o[0].transpose(1, 0, 2).reshape(qb - qa, hq * d)
         lse[:, qa:qb] = l[0]
     return out, lse
+
+
+def shared_operand_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/shared_operands.tile's kernels and checks them
+    against torch (the interpreter's test here, the GPU's in test_gpu.py)."""
+    import os
+    path = os.path.join(os.path.dirname(__file__), "shared_operands.tile")
+    lib = tilec.load(path, **({"arch": arch} if arch else {}))
+    g = torch.Generator().manual_seed(11)
+    t = {n: torch.randn(*shape, generator=g).bfloat16().to(device)
+         for n, shape in (("x1", (200, 130)), ("x2", (200, 130)), ("w", (130, 70)),
+                          ("q", (200, 64)), ("k", (300, 64)), ("v", (64, 300)))}
+    f = {n: x.float() for n, x in t.items()}
+    y = torch.zeros(200, 70, device=device)
+    lib.twoa(t["x1"], t["x2"], t["w"], y)
+    torch.testing.assert_close(y, (f["x1"] @ f["w"]) * (f["x2"] @ f["w"]), rtol=1e-3, atol=1e-2)
+    # resident2: q times the 64-row blocks of K (transposed) summed, plus q
+    # times the 64-column blocks of V summed (the last blocks zero-padded).
+    y2 = torch.zeros(200, 64, device=device)
+    lib.resident2(t["q"], t["k"], t["v"], y2)
+    ksum = torch.nn.functional.pad(f["k"], (0, 0, 0, 20)).reshape(5, 64, 64).sum(0)
+    vsum = torch.nn.functional.pad(f["v"], (0, 20)).reshape(64, 5, 64).sum(1)
+    torch.testing.assert_close(y2, f["q"] @ ksum.t() + f["q"] @ vsum, rtol=1e-3, atol=1e-2)

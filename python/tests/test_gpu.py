@@ -27,7 +27,7 @@ if torch is None or not torch.cuda.is_available():
     if __name__ == "__main__":
         sys.exit("no CUDA device")
     pytest.skip("no CUDA device", allow_module_level=True)
-from common import example, tilec, varlen_attention_reference  # noqa: E402,F401
+from common import example, shared_operand_check, tilec, varlen_attention_reference  # noqa: E402,F401
 
 
 def test_saxpy_on_cuda_tensors():
@@ -191,6 +191,12 @@ def test_matmul_tn_against_torch():
         lib.matmul_tn(x, dy, c)
         torch.cuda.synchronize()
         torch.testing.assert_close(c, want, rtol=1e-3, atol=0.1)
+
+
+def test_shared_operands_against_torch():
+    # A loaded b and a resident a each feeding two mmas (staged once).
+    for arch in ("sm_90a", "sm_80"):
+        shared_operand_check(torch, arch=arch, device="cuda")
 
 
 def test_swiglu_against_torch():

@@ -726,3 +726,9 @@ def test_matmul_tn_on_the_interpreter_against_torch():
     torch.testing.assert_close(c, a.float().t() @ b.float(), rtol=1e-4, atol=1e-3)
     with pytest.raises(tilec.ArgumentError, match="A is K x M and B is K x N"):
         lib.matmul_tn(a, b[:100], c)
+
+
+def test_shared_operands_on_the_interpreter():
+    torch = pytest.importorskip("torch")
+    from common import shared_operand_check
+    shared_operand_check(torch)
