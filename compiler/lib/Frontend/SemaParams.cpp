@@ -320,6 +320,11 @@ bool Checker::toGridExpr(const Expr &e, GridExpr &out) {
   default:
     break;
   }
+  if (inRequire)
+    return error(e.loc, "a @require condition can only use integer parameters, tensor shapes "
+                        "and strides, constants, + - * / %, comparisons, && ||, where, cdiv, "
+                        "min, max, num_sms() and resident_programs() (it is checked on the "
+                        "host before the launch; a float parameter is not available there)");
   return error(e.loc, "the grid can only use integer parameters, tensor shapes "
                       "and strides, constants, + - * / %, cdiv, min, max, "
                       "num_sms() and resident_programs()");

@@ -866,11 +866,14 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
             !matchPattern(inner->getOperand(1), m_Constant()))
           ++outerDivisions;
       });
-  // Consumers that only accumulate (a matmul in this pipeline: A^T B, a
-  // loop that also carries scalars) need no more than 200 registers, and
-  // their producer spilled at 72 (A^T B at 128 x 128: 116 bytes in ptxas).
+  // Whether every mma of the loop only accumulates into what the loop
+  // carries (the matmul): then WgmmaLowering keeps one group in flight
+  // (below). Such consumers need no more than 200 registers, and their
+  // producer spilled at 72 (A^T B at 128 x 128: 116 bytes in ptxas; the
+  // plain product with a carried scalar: 92).
+  bool deferred = onlyAccumulates(forOp);
   bool busyProducer =
-      copiesPerStage > 2 || (!outer && onlyAccumulates(forOp)) ||
+      copiesPerStage > 2 || (!outer && deferred) ||
       (outer && !(perTile && outerDivisions <= kLightDivisions && boxesPerStage <= kLightBoxes));
   PipelineRegisters regs = pipelineRegisters(C, busyProducer);
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
@@ -1011,10 +1014,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
                                              e.mul(residentSlot, e.i64(slotBytes)))));
     }
   }
-  // Whether every mma of the loop only accumulates into what the loop
-  // carries (the matmul): then WgmmaLowering keeps one group in flight.
   SmallVector<tile::MmaOp> loopMmas(forOp.getBody()->getOps<tile::MmaOp>());
-  bool deferred = onlyAccumulates(forOp);
   if (alternate && !deferred)
     return forOp.emitError("internal error: alternating consumers need a loop that only "
                            "accumulates");
