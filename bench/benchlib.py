@@ -79,3 +79,44 @@ def sustained_ms(fn, seconds):
     e1.record()
     e1.synchronize()
     return e0.elapsed_time(e1) / calls
+
+
+def tilec_variants(tilec, path, variants, **defines):
+    """{name: program}: `path` compiled with `defines` as "tilec" and once
+    per --variant "NAME:K=V+K=V" with those parameters on top."""
+    libs = {"tilec": tilec.load(path, **defines)}
+    for v in variants:
+        name, defs = v.split(":", 1)
+        extra = {k: int(x) for k, x in (d.split("=") for d in defs.split("+"))}
+        libs[name] = tilec.load(path, **defines, **extra)
+    return libs
+
+
+def compare_and_report(label, impls, outs, want, flops, args):
+    """Checks each tilec output in `outs` (filled by its impl) against `want`
+    (relative to its largest value, 2e-2), then times `impls` interleaved
+    for args.rounds rounds and prints TF/s per round, and with
+    args.sustain > 0 after back-to-back calls for that many seconds."""
+    for name, out in outs.items():
+        impls[name]()
+        torch.cuda.synchronize()
+        err = ((out.float() - want).abs().max() / want.abs().max()).item()
+        assert err < 2e-2, f"{name} {label}: relative error {err}"
+    times = interleaved(impls, args.rounds, args.iters, args.reps)
+    for name, ts in times.items():
+        print(f"{label:18} {name:16} " + "  ".join(f"{flops / (t * 1e-3) / 1e12:7.1f}" for t in ts)
+              + " TF/s", flush=True)
+    for name, fn in impls.items() if args.sustain > 0 else ():
+        t = sustained_ms(fn, args.sustain)
+        print(f"{label:18} {name:16} {flops / (t * 1e-3) / 1e12:7.1f} TF/s sustained "
+              f"({args.sustain:g} s)", flush=True)
+
+
+def add_compare_args(ap):
+    """compare_and_report's options: --rounds, --iters, --reps, --variant,
+    --sustain."""
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--variant", action="append", default=[])
+    ap.add_argument("--sustain", type=float, default=0.0)

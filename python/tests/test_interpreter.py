@@ -372,20 +372,28 @@ def test_shapes_that_do_not_fit_are_refused_before_running():
                 torch.zeros(4, 32).bfloat16())
 
 
+def _attention_on_interpreter(lib, q, k, v, causal):
+    """`lib.attention` on [B, H, S, D] tensors (viewed [B * H, S, D]; O
+    starts as 7s) at scale D^-1/2, and attention_reference's answer: O and
+    the log-sum-exp [B, Hq, Sq] of each (numpy)."""
+    (B, Hq, Sq, D), Hkv, Sk = q.shape, k.shape[1], k.shape[2]
+    o = q.new_full(q.shape, 7.0)
+    lse = q.new_zeros(B * Hq, Sq, dtype=q.float().dtype)
+    lib.attention(q.reshape(B * Hq, Sq, D), k.reshape(B * Hkv, Sk, D),
+                  v.reshape(B * Hkv, Sk, D), o.view(B * Hq, Sq, D), lse, D ** -0.5)
+    want, want_lse = attention_reference(q.float().numpy(), k.float().numpy(),
+                                         v.float().numpy(), D ** -0.5, causal)
+    return o.float().numpy(), lse.numpy().reshape(B, Hq, Sq), want, want_lse
+
+
 def test_grouped_query_attention_on_the_interpreter():
     torch = pytest.importorskip("torch")
     B, Hq, Hkv, S, D = 1, 4, 2, 70, 64
     for causal in (0, 1):
         lib = tilec.load(example("attention.tile"), D=D, BN=64, CAUSAL=causal)
         q, k, v = _random_qkv(torch, causal, (B, Hq, S, D), (B, Hkv, S, D))
-        o = torch.zeros_like(q)
-        lse = torch.zeros(B * Hq, S)
-        scale = D ** -0.5
-        lib.attention(q.view(B * Hq, S, D), k.view(B * Hkv, S, D), v.view(B * Hkv, S, D),
-                      o.view(B * Hq, S, D), lse, scale)
-        want, _ = attention_reference(q.float().numpy(), k.float().numpy(), v.float().numpy(),
-                                       scale, causal)
-        np.testing.assert_allclose(o.float().numpy(), want, rtol=2e-2, atol=2e-2)
+        o, _, want, _ = _attention_on_interpreter(lib, q, k, v, causal)
+        np.testing.assert_allclose(o, want, rtol=2e-2, atol=2e-2)
     with pytest.raises(tilec.ArgumentError, match="key/value heads must divide the query heads"):
         lib.attention(torch.zeros(3, S, D).bfloat16(), torch.zeros(2, S, D).bfloat16(),
                       torch.zeros(2, S, D).bfloat16(), torch.zeros(3, S, D).bfloat16(),
@@ -403,15 +411,8 @@ def test_causal_attention_with_more_queries_than_keys_on_the_interpreter(sq, sk)
     B, H, D = 1, 2, 64
     lib = tilec.load(example("attention.tile"), D=D, BN=64, CAUSAL=1)
     q, k, v = _random_qkv(torch, sq + sk, (B, H, sq, D), (B, H, sk, D))
-    o = torch.full_like(q, 7.0)
-    lse = torch.zeros(B * H, sq)
-    scale = D ** -0.5
-    lib.attention(q.view(B * H, sq, D), k.view(B * H, sk, D), v.view(B * H, sk, D),
-                  o.view(B * H, sq, D), lse, scale)
-    want, want_lse = attention_reference(q.float().numpy(), k.float().numpy(), v.float().numpy(),
-                                         scale, True)
-    np.testing.assert_allclose(o.float().numpy(), want, rtol=2e-2, atol=2e-2)
-    got_lse = lse.numpy().reshape(B, H, sq)
+    o, got_lse, want, want_lse = _attention_on_interpreter(lib, q, k, v, True)
+    np.testing.assert_allclose(o, want, rtol=2e-2, atol=2e-2)
     assert (got_lse[..., :sq - sk] == -np.inf).all()
     np.testing.assert_allclose(got_lse[..., sq - sk:], want_lse[..., sq - sk:], rtol=1e-3,
                                atol=1e-3)
