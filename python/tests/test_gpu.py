@@ -144,6 +144,20 @@ def test_attention_against_sdpa():
     torch.testing.assert_close(lse.view(B, H, S), torch.logsumexp(s, -1), rtol=1e-3, atol=1e-3)
 
 
+def test_attention_without_the_log_sum_exp_against_sdpa():
+    # -D LSE=0: O only, L any (empty) f32 tensor, on sm_90a and sm_80.
+    B, H, S, D = 2, 4, 1000, 128
+    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    for arch in ("sm_90a", "sm_80"):
+        lib = tilec.load(example("attention.tile"), arch=arch, D=D, LSE=0)
+        o = torch.empty_like(q)
+        lib.attention(q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D),
+                      o.view(B * H, S, D), torch.empty(0, 0, device="cuda"), D ** -0.5)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(o.float(), want, rtol=2e-2, atol=2e-2)
+
+
 def test_grouped_query_attention_against_sdpa():
     B, Hq, Hkv, S, D = 2, 16, 4, 1000, 128
     for causal in (0, 1):

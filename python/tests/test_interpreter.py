@@ -733,3 +733,31 @@ def test_shared_operands_on_the_interpreter():
     torch = pytest.importorskip("torch")
     from common import shared_operand_check
     shared_operand_check(torch)
+
+
+def test_attention_without_the_log_sum_exp_on_the_interpreter():
+    # -D LSE=0: O only; L may be any f32 tensor (here empty) and is not
+    # written. attention and attention_varlen.
+    torch = pytest.importorskip("torch")
+    B, H, S, D = 1, 2, 70, 64
+    lib = tilec.load(example("attention.tile"), D=D, BN=64, LSE=0)
+    q, k, v = _random_qkv(torch, 21, (B, H, S, D), (B, H, S, D))
+    o = torch.zeros_like(q)
+    empty = torch.zeros(0, 0)
+    lib.attention(q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D),
+                  o.view(B * H, S, D), empty, D ** -0.5)
+    want, _ = attention_reference(q.float().numpy(), k.float().numpy(), v.float().numpy(),
+                                  D ** -0.5)
+    np.testing.assert_allclose(o.float().numpy(), want, rtol=2e-2, atol=2e-2)
+    cu = torch.tensor([0, 30, 70], dtype=torch.int32)
+    qp, kp, vp = (t.transpose(1, 2).reshape(S, H * D).contiguous() for t in (q, k, v))
+    op = torch.zeros_like(qp)
+    lib.attention_varlen(qp, kp, vp, op, empty, cu, cu, 40, D ** -0.5)
+    want, _ = varlen_attention_reference(qp.float().numpy(), kp.float().numpy(),
+                                         vp.float().numpy(), cu.numpy(), cu.numpy(), H, H, D,
+                                         D ** -0.5, 0)
+    np.testing.assert_allclose(op.float().numpy(), want, rtol=2e-2, atol=2e-2)
+    with pytest.raises(tilec.ArgumentError, match="L needs one value per query row"):
+        tilec.load(example("attention.tile"), D=D, BN=64).attention(
+            q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D), o.view(B * H, S, D),
+            empty, D ** -0.5)
