@@ -77,3 +77,19 @@ def shared_operand_check(torch, arch=None, device="cpu"):
     ksum = torch.nn.functional.pad(f["k"], (0, 0, 0, 20)).reshape(5, 64, 64).sum(0)
     vsum = torch.nn.functional.pad(f["v"], (0, 20)).reshape(64, 5, 64).sum(1)
     torch.testing.assert_close(y2, f["q"] @ ksum.t() + f["q"] @ vsum, rtol=1e-3, atol=1e-2)
+
+
+def transposed_store_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/transposed_stores.tile's kernels (C = (A B)^T from
+    the accumulator) and checks them against torch, at a ragged shape."""
+    import os
+    path = os.path.join(os.path.dirname(__file__), "transposed_stores.tile")
+    lib = tilec.load(path, **({"arch": arch} if arch else {}))
+    g = torch.Generator().manual_seed(13)
+    a = torch.randn(200, 130, generator=g).bfloat16().to(device)
+    b = torch.randn(130, 300, generator=g).bfloat16().to(device)
+    want = (a.float() @ b.float()).t()
+    for kernel in (lib.mm_t, lib.mm_t_general):
+        c = torch.full((300, 200), 7.0, device=device)
+        kernel(a, b, c)
+        torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-2)

@@ -761,3 +761,9 @@ def test_attention_without_the_log_sum_exp_on_the_interpreter():
         tilec.load(example("attention.tile"), D=D, BN=64).attention(
             q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D), o.view(B * H, S, D),
             empty, D ** -0.5)
+
+
+def test_transposed_stores_on_the_interpreter():
+    torch = pytest.importorskip("torch")
+    from common import transposed_store_check
+    transposed_store_check(torch)

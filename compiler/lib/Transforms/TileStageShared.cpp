@@ -116,6 +116,7 @@ struct TileStageSharedPass
         if (atomics.wasInterrupted())
           return signalPassFailure();
       }
+      storeTransposesThroughViews(func);
       if (failed(plan(func, mmas)))
         return signalPassFailure();
       // What the runtime launches with: pairs only where a plan shares an
@@ -149,6 +150,35 @@ struct TileStageSharedPass
     llvm::interleaveComma(t.getShape(), os);
     os << "]";
     return s;
+  }
+
+  /// In a kernel with mma, `store(C, [i, j], transpose(t))` of a 2-D tile
+  /// becomes `store(C^T, [j, i], t)`, C^T a view of C's memory with the
+  /// sizes and strides exchanged (no TMA: its stores go element by
+  /// element through the strides): the tiles of such a kernel keep the
+  /// accumulator's layout, which a [BN, BM] transpose has no place in
+  /// (examples/matmul.tile's C^T = B^T A^T written from the accumulator).
+  static void storeTransposesThroughViews(func::FuncOp func) {
+    SmallVector<tile::StoreOp> stores;
+    func.walk([&](tile::StoreOp store) { stores.push_back(store); });
+    for (tile::StoreOp store : stores) {
+      auto permute = store.getValue().getDefiningOp<tile::PermuteOp>();
+      auto view = store.getView().getDefiningOp<tile::MakeViewOp>();
+      ArrayRef<int64_t> perm = permute ? permute.getPermutation() : ArrayRef<int64_t>();
+      if (!permute || !view || perm.size() != 2 || perm[0] != 1 || !permute->hasOneUse() ||
+          store.getIndices().size() != 2)
+        continue;
+      OpBuilder b(store);
+      Location loc = store.getLoc();
+      Value sizes[] = {view.getSizes()[1], view.getSizes()[0]};
+      Value strides[] = {view.getStrides()[1], view.getStrides()[0]};
+      auto transposed = tile::MakeViewOp::create(b, loc, view.getType(), view.getPtr(), sizes,
+                                                 strides, ValueRange{});
+      Value indices[] = {store.getIndices()[1], store.getIndices()[0]};
+      tile::StoreOp::create(b, loc, permute.getTile(), transposed, indices);
+      store.erase();
+      permute.erase();
+    }
   }
 
   /// The make_view a staged operand reads, or an error. `loop` is the mma
