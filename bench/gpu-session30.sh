@@ -16,7 +16,7 @@ source .device/env.sh
 export PATH=$PWD/build/bin:/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=$PWD/build/lib:${LD_LIBRARY_PATH:-}
 export TILEC_LIBRARY=$PWD/build/lib/libtilec.so TILEC_CACHE=0
-python3 -m pytest -q python/tests/test_gpu.py -k "swiglu or matmul_tn or shared_operands or attention" \
+python3 -m pytest -q python/tests/test_gpu.py -k "swiglu or matmul_tn or shared_operands or transposed_stores or attention" \
   > "$out/pytest.txt" 2>&1; tail -2 "$out/pytest.txt"
 for tool in memcheck racecheck synccheck; do
   compute-sanitizer --tool $tool build/bin/tilec-check examples/mlp.tile --kernel swiglu --shape 200x300x130 > "$out/san-swiglu-$tool.txt" 2>&1
