@@ -392,10 +392,10 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     // Attention (examples/attention.tile): the problem shape is
     // BH x Sq x Sk x D; O = softmax(scale * Q K^T (masked)) V per head and
     // L = the rows' log-sum-exp, in double (causal aligned to the
-    // bottom-right corner: with Sq > Sk the first rows see no key). Q is scaled by 1/sqrt(D) on
-    // entry so that the scores are O(1) and the softmax is not one-hot. The
-    // GPU rounds P to T before P V: O is within T's tolerance, L (f32, from
-    // ex2/lg2.approx) within 2e-4.
+    // bottom-right corner: with Sq > Sk the first rows see no key). Q is
+    // scaled by 1/sqrt(D) on entry so that the scores are O(1) and the
+    // softmax is not one-hot. The GPU rounds P to T before P V: O is within
+    // T's tolerance, L (f32, from ex2/lg2.approx) within 2e-4.
     bool causal = defineOr(defines, "CAUSAL", 0) != 0;
     Reference r;
     r.written = {3, 4};
