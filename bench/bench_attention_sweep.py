@@ -34,7 +34,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import interleaved, sustained_ms  # noqa: E402
+from benchlib import interleaved, sustained_ms, tilec_variants  # noqa: E402
 
 
 @triton.jit
@@ -122,12 +122,7 @@ def main():
     for D in (int(d) for d in args.dims.split(",")):
         for causal in (int(c) for c in args.causal.split(",")):
             path = os.path.join(root, "examples", "attention.tile")
-            libs = {"tilec": tilec.load(path, D=D, CAUSAL=causal)}
-            for v in args.variant:
-                name, defs = v.split(":", 1)
-                kv = dict(d.split("=") for d in defs.split("+"))
-                src = kv.pop("SRC", path)
-                libs[name] = tilec.load(src, D=D, CAUSAL=causal, **{k: int(x) for k, x in kv.items()})
+            libs = tilec_variants(tilec, path, args.variant, D=D, CAUSAL=causal)
             for S in (int(s) for s in args.seqs.split(",")):
                 B, H = max(1, 16384 // S), 2048 // D
                 q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)

@@ -9,7 +9,6 @@ output is checked against torch's first.
 usage: bench/bench_matmul_tn.py [--shapes MxNxK,...] [--rounds R]
                                 [--variant NAME:K=V+K=V ...] [--sustain SECONDS]
 """
-import argparse
 import os
 import sys
 
@@ -17,15 +16,11 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import add_compare_args, compare_and_report, tilec_variants  # noqa: E402
+from benchlib import compare_and_report, compare_setup  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192,4096x14336x8192,1024x4096x16384")
-add_compare_args(ap)
-args = ap.parse_args()
-path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "matmul.tile")
-libs = tilec_variants(tilec, path, args.variant, O="bf16")
-print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+args, libs = compare_setup(tilec, "matmul.tile",
+                           "4096x4096x4096,8192x8192x8192,4096x14336x8192,1024x4096x16384",
+                           O="bf16")
 for shape in args.shapes.split(","):
     M, N, K = (int(s) for s in shape.split("x"))
     x = torch.randn(K, M, device="cuda", dtype=torch.bfloat16)

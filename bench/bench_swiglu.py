@@ -10,7 +10,6 @@ TF/s count 4*M*N*K. Every output is checked against eager's first.
 usage: bench/bench_swiglu.py [--shapes MxKxN,...] [--rounds R] [--iters N]
                              [--variant NAME:K=V+K=V ...] [--sustain SECONDS]
 """
-import argparse
 import os
 import sys
 
@@ -19,15 +18,9 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import add_compare_args, compare_and_report, tilec_variants  # noqa: E402
+from benchlib import compare_and_report, compare_setup  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--shapes", default="8192x4096x14336,4096x4096x11008,2048x8192x28672")
-add_compare_args(ap)
-args = ap.parse_args()
-path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "mlp.tile")
-libs = tilec_variants(tilec, path, args.variant)
-print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+args, libs = compare_setup(tilec, "mlp.tile", "8192x4096x14336,4096x4096x11008,2048x8192x28672")
 for shape in args.shapes.split(","):
     M, K, N = (int(s) for s in shape.split("x"))
     x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)

@@ -83,12 +83,14 @@ def sustained_ms(fn, seconds):
 
 def tilec_variants(tilec, path, variants, **defines):
     """{name: program}: `path` compiled with `defines` as "tilec" and once
-    per --variant "NAME:K=V+K=V" with those parameters on top."""
+    per --variant "NAME:K=V+K=V" with those parameters on top (SRC=file
+    compiles another .tile file instead of `path`)."""
     libs = {"tilec": tilec.load(path, **defines)}
     for v in variants:
         name, defs = v.split(":", 1)
-        extra = {k: int(x) for k, x in (d.split("=") for d in defs.split("+"))}
-        libs[name] = tilec.load(path, **defines, **extra)
+        extra = dict(d.split("=") for d in defs.split("+"))
+        src = extra.pop("SRC", path)
+        libs[name] = tilec.load(src, **defines, **{k: int(x) for k, x in extra.items()})
     return libs
 
 
@@ -112,11 +114,20 @@ def compare_and_report(label, impls, outs, want, flops, args):
               f"({args.sustain:g} s)", flush=True)
 
 
-def add_compare_args(ap):
-    """compare_and_report's options: --rounds, --iters, --reps, --variant,
-    --sustain."""
+def compare_setup(tilec, example, shapes, **defines):
+    """The command line of a script built on compare_and_report (--shapes,
+    default `shapes`; --rounds, --iters, --reps, --variant, --sustain) and
+    examples/`example` compiled as tilec_variants does: (args, programs)."""
+    import argparse
+    import os
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default=shapes)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--sustain", type=float, default=0.0)
+    args = ap.parse_args()
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", example)
+    print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+    return args, tilec_variants(tilec, path, args.variant, **defines)

@@ -56,12 +56,16 @@ def varlen_attention_reference(q, k, v, cu_q, cu_k, hq, hk, d, scale, causal):
     return out, lse
 
 
+def _test_tile(name, arch=None):
+    """python/tests/NAME compiled (for `arch` when given)."""
+    return tilec.load(os.path.join(os.path.dirname(__file__), name),
+                      **({"arch": arch} if arch else {}))
+
+
 def shared_operand_check(torch, arch=None, device="cpu"):
     """Runs python/tests/shared_operands.tile's kernels and checks them
     against torch (the interpreter's test here, the GPU's in test_gpu.py)."""
-    import os
-    path = os.path.join(os.path.dirname(__file__), "shared_operands.tile")
-    lib = tilec.load(path, **({"arch": arch} if arch else {}))
+    lib = _test_tile("shared_operands.tile", arch)
     g = torch.Generator().manual_seed(11)
     t = {n: torch.randn(*shape, generator=g).bfloat16().to(device)
          for n, shape in (("x1", (200, 130)), ("x2", (200, 130)), ("w", (130, 70)),
@@ -82,9 +86,7 @@ def shared_operand_check(torch, arch=None, device="cpu"):
 def transposed_store_check(torch, arch=None, device="cpu"):
     """Runs python/tests/transposed_stores.tile's kernels (C = (A B)^T from
     the accumulator) and checks them against torch, at a ragged shape."""
-    import os
-    path = os.path.join(os.path.dirname(__file__), "transposed_stores.tile")
-    lib = tilec.load(path, **({"arch": arch} if arch else {}))
+    lib = _test_tile("transposed_stores.tile", arch)
     g = torch.Generator().manual_seed(13)
     a = torch.randn(200, 130, generator=g).bfloat16().to(device)
     b = torch.randn(130, 300, generator=g).bfloat16().to(device)

@@ -283,38 +283,38 @@ struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
     auto chunk = [&](int64_t pair, Value half) { // 16-byte chunk 2 pair + half of row r
       return e.mul(e.bxor(e.add(e.i32(2 * pair), half), r), e.i32(16));
     };
+    // The matrix rows at `row` (a row's byte offset) plus 16-byte chunk
+    // `chunkOffset` of each, from `base` + `constant`.
+    auto ldmatrixAt = [&](Value base, int64_t constant, Value row, Value chunkOffset,
+                          bool trans) {
+      if (compact) {
+        Value offset = e.add(row, chunkOffset);
+        return ldmatrixX4At(rewriter, loc, e.add(base, offset), constant, trans, elem);
+      }
+      Value offset = e.add(e.add(e.i32(constant), row), chunkOffset);
+      return ldmatrixX4(rewriter, loc, e.gep(base, e.zext64(offset)), trans, elem);
+    };
     // The row's offset `row` plus the 16-byte chunk (pair, half) of it.
     auto ldmatrix = [&](Value base, int64_t constant, Value row, int64_t pair, Value half,
                         bool trans) {
-      if (compact) {
-        Value offset = e.add(row, chunk(pair, half));
-        return ldmatrixX4At(rewriter, loc, e.add(base, offset), constant, trans, elem);
-      }
-      Value offset = e.add(e.add(e.i32(constant), row), chunk(pair, half));
-      return ldmatrixX4(rewriter, loc, e.gep(base, e.zext64(offset)), trans, elem);
+      return ldmatrixAt(base, constant, row, chunk(pair, half), trans);
     };
     // a transposed ([K, BM] rows in 64-column boxes of K rows): matrix (m
     // half qLow, k half qHigh) of 64-row block mb is rows k = 16 kk + 8
     // qHigh + r of box wg * mBlocks + mb, m chunk 2 warp + qLow (rows of m
     // per warp: 16), read transposed.
-    Value aTOffset;
-    if (aShared && g.aMNMajor)
-      aTOffset = e.add(
-          e.add(e.mul(wg, e.i32(mBlocks * K * 128)), e.mul(e.add(r, e.mul(qHigh, e.i32(8))),
-                                                            e.i32(128))),
-          e.mul(e.bxor(e.add(e.mul(warp, e.i32(2)), qLow), r), e.i32(16)));
-    auto ldmatrixAT = [&](int64_t constant) {
-      if (compact)
-        return ldmatrixX4At(rewriter, loc, e.add(aPtr, aTOffset), constant, true, elem);
-      return ldmatrixX4(rewriter, loc, e.gep(aPtr, e.zext64(e.add(e.i32(constant), aTOffset))),
-                        true, elem);
-    };
+    Value aTRow, aTChunk;
+    if (aShared && g.aMNMajor) {
+      aTRow = e.add(e.mul(wg, e.i32(mBlocks * K * 128)),
+                    e.mul(e.add(r, e.mul(qHigh, e.i32(8))), e.i32(128)));
+      aTChunk = e.mul(e.bxor(e.add(e.mul(warp, e.i32(2)), qLow), r), e.i32(16));
+    }
     auto pairTy = VectorType::get({2}, elem);
     for (int64_t kk = 0; kk < K / 16; ++kk) {
       SmallVector<SmallVector<Value, 4>> a;
       for (int64_t mb = 0; mb < mBlocks; ++mb) {
         if (aShared && g.aMNMajor) {
-          a.push_back(ldmatrixAT(mb * K * 128 + kk * 16 * 128));
+          a.push_back(ldmatrixAt(aPtr, mb * K * 128 + kk * 16 * 128, aTRow, aTChunk, true));
           continue;
         }
         if (aShared) {
