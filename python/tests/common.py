@@ -83,6 +83,30 @@ def shared_operand_check(torch, arch=None, device="cpu"):
     torch.testing.assert_close(y2, f["q"] @ ksum.t() + f["q"] @ vsum, rtol=1e-3, atol=1e-2)
 
 
+def computed_operand_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/computed_operands.tile's kernels (a computed b, a
+    transposed computed a and b, read from shared memory) and checks them
+    against torch, at ragged shapes."""
+    lib = _test_tile("computed_operands.tile", arch)
+    g = torch.Generator().manual_seed(17)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=g).bfloat16().to(device)
+    x, dy, z = randn(200, 130), randn(200, 150), randn(200, 150)
+    dw = torch.full((130, 150), 7.0, device=device)
+    lib.wgrad_relu(x, dy, z, dw)
+    want = x.float().t() @ torch.where(z > 0, dy, torch.zeros_like(dy)).float()
+    torch.testing.assert_close(dw, want, rtol=1e-3, atol=1e-2)
+    a, b = randn(200, 130), randn(200, 150)
+    c = torch.full((130, 150), 7.0, device=device)
+    lib.at_computed(a, b, c)
+    torch.testing.assert_close(c, 2 * a.float().t() @ b.float(), rtol=1e-3, atol=1e-2)
+    a, w = randn(200, 130), randn(150, 130)
+    c = torch.full((200, 150), 7.0, device=device)
+    lib.bt_computed(a, w, c)
+    torch.testing.assert_close(c, a.float() @ (w.float() / 2).t(), rtol=1e-3, atol=1e-2)
+
+
 def transposed_store_check(torch, arch=None, device="cpu"):
     """Runs python/tests/transposed_stores.tile's kernels (C = (A B)^T from
     the accumulator) and checks them against torch, at a ragged shape."""

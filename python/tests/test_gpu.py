@@ -27,8 +27,8 @@ if torch is None or not torch.cuda.is_available():
     if __name__ == "__main__":
         sys.exit("no CUDA device")
     pytest.skip("no CUDA device", allow_module_level=True)
-from common import (example, shared_operand_check, tilec, transposed_store_check,  # noqa: E402,F401
-                    varlen_attention_reference)
+from common import (computed_operand_check, example, shared_operand_check, tilec,  # noqa: E402,F401
+                    transposed_store_check, varlen_attention_reference)
 
 
 def test_saxpy_on_cuda_tensors():
@@ -218,6 +218,12 @@ def test_transposed_stores_against_torch():
     # store(C, [n, m], transpose(acc)) in the matmul and general pipelines.
     for arch in ("sm_90a", "sm_80"):
         transposed_store_check(torch, arch=arch, device="cuda")
+
+
+def test_computed_operands_against_torch():
+    # A computed b, a transposed computed a and b, through shared memory.
+    for arch in ("sm_90a", "sm_80"):
+        computed_operand_check(torch, arch=arch, device="cuda")
 
 
 def test_swiglu_against_torch():

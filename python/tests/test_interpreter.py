@@ -767,3 +767,9 @@ def test_transposed_stores_on_the_interpreter():
     torch = pytest.importorskip("torch")
     from common import transposed_store_check
     transposed_store_check(torch)
+
+
+def test_computed_operands_on_the_interpreter():
+    torch = pytest.importorskip("torch")
+    from common import computed_operand_check
+    computed_operand_check(torch)

@@ -221,3 +221,35 @@ func.func @wgmma_wait_pending(%a: tensor<64x64xf32>) {
   %b = tile.wgmma_wait %a {pending = -1 : i64} : tensor<64x64xf32> -> tensor<64x64xf32>
   return
 }
+
+// -----
+
+func.func @shared_copy_encoding(%a: tensor<64x64xbf16>) {
+  // expected-error @+1 {{copies a 2-D tile to a 2-D tile in a #tile.shared encoding}}
+  %b = tile.shared_copy %a {offset = 0 : i64} : tensor<64x64xbf16> -> tensor<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @shared_copy_transpose(%a: tensor<64x128xbf16>) {
+  // expected-error @+1 {{is not the transpose of}}
+  %b = tile.shared_copy %a {offset = 0 : i64} : tensor<64x128xbf16> -> tensor<64x128xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>
+  return
+}
+
+// -----
+
+func.func @shared_copy_same(%a: tensor<64x128xbf16>) {
+  // expected-error @+1 {{is not 'tensor<64x128xbf16>'}}
+  %b = tile.shared_copy %a {offset = 0 : i64} : tensor<64x128xbf16> -> tensor<128x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+  return
+}
+
+// -----
+
+func.func @shared_copy_offset(%a: tensor<64x64xbf16>) {
+  // expected-error @+1 {{offset must be a non-negative multiple of 1024}}
+  %b = tile.shared_copy %a {offset = 512 : i64} : tensor<64x64xbf16> -> tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+  return
+}

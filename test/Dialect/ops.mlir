@@ -70,6 +70,10 @@ func.func @more_ops(%p: !llvm.ptr<1>, %n: i64, %s: i64, %q: !llvm.ptr<1>, %m: i6
   %mm = tile.mma %a, %bb, %acc : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32>
   // CHECK: tile.shared_tile %{{.*}} : !llvm.ptr<3> -> tensor<64x256xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
   %st = tile.shared_tile %sh : !llvm.ptr<3> -> tensor<64x256xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+  // CHECK: tile.shared_copy %{{.*}} {offset = 2048 : i64} : tensor<128x64xbf16> -> tensor<64x128xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>
+  %scopy = tile.shared_copy %a {offset = 2048 : i64} : tensor<128x64xbf16> -> tensor<64x128xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>
+  // CHECK: tile.shared_copy %{{.*}} {offset = 0 : i64} : tensor<128x64xbf16> -> tensor<128x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+  %scopy2 = tile.shared_copy %a {offset = 0 : i64} : tensor<128x64xbf16> -> tensor<128x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
   // CHECK: tile.wgmma_wait %{{.*}}, %{{.*}} {pending = 1 : i64} : tensor<128x256xf32>, tensor<128x256xf32> -> tensor<128x256xf32>, tensor<128x256xf32>
   %ww:2 = tile.wgmma_wait %mm, %acc {pending = 1 : i64} : tensor<128x256xf32>, tensor<128x256xf32> -> tensor<128x256xf32>, tensor<128x256xf32>
   %idx = arith.constant dense<3> : tensor<1024xi64>

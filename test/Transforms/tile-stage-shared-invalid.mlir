@@ -50,8 +50,9 @@ func.func @no_loop(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel}
 
 // -----
 
-// A computed second operand is not supported (a computed first operand is
-// held in registers by the general pipeline).
+// A computed second operand is written to shared memory as a [BM, N] tile
+// (the accumulator's rows): a [64, 128] b beside a 128-row accumulator
+// has no place there.
 func.func @prologue(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
   %zero = arith.constant dense<0.0> : tensor<128x128xf32>
@@ -61,7 +62,7 @@ func.func @prologue(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel
     %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
     %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
     %t2 = arith.addf %tb, %tb : tensor<64x128xbf16>
-    // expected-error @+1 {{the second operand of mma must be a tile loaded in the loop (load(B, ...) or transpose(load(K, ...))); a computed tile as b is not supported yet}}
+    // expected-error @+1 {{a computed second operand of mma is read from shared memory, written there as a [128, N] tile with N a multiple of 64 (whole 128-byte rows); this one is tile<bf16>[64, 128]}}
     %y = tile.mma %ta, %t2, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
     scf.yield %y : tensor<128x128xf32>
   }

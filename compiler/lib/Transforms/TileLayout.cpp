@@ -149,6 +149,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     });
     if (blocked)
       encodeReshapes(func);
+    encodeSharedCopies(func);
     encodeRegisterOperands(func);
     return success();
   }
@@ -162,6 +163,43 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
           fn(arg);
     for (Value result : op->getResults())
       fn(result);
+  }
+
+  /// A computed operand that a pipelined mma reads from shared memory (b,
+  /// or a transposed a or b; tile-stage-shared planned its buffer:
+  /// tile.computed_smem) becomes a tile.shared_copy of the computed tile,
+  /// which writes it there and gives the #tile.shared tile the mma reads
+  /// (the transpose's result: the same bytes read column-major).
+  void encodeSharedCopies(func::FuncOp func) {
+    MLIRContext *ctx = func.getContext();
+    SmallVector<tile::MmaOp> mmas;
+    func.walk([&](tile::MmaOp mma) {
+      if (mma->hasAttr(tile::kComputedSmemAttrName))
+        mmas.push_back(mma);
+    });
+    for (tile::MmaOp mma : mmas) {
+      auto offsets = mma->getAttrOfType<DenseI64ArrayAttr>(tile::kComputedSmemAttrName);
+      for (int which = 0; which < 2; ++which) {
+        int64_t offset = offsets[which];
+        if (offset < 0)
+          continue;
+        OpOperand &use = which ? mma.getBMutable() : mma.getAMutable();
+        auto permute = use.get().getDefiningOp<tile::PermuteOp>();
+        Value computed = permute ? permute.getTile() : use.get();
+        auto t = cast<RankedTensorType>(use.get().getType());
+        SmallVector<unsigned, 2> order = {permute ? 0u : 1u, permute ? 1u : 0u};
+        OpBuilder b(mma);
+        auto copy = tile::SharedCopyOp::create(
+            b, mma.getLoc(),
+            RankedTensorType::get(t.getShape(), t.getElementType(),
+                                  tile::SharedEncodingAttr::get(ctx, 128, order)),
+            computed, b.getI64IntegerAttr(offset));
+        use.set(copy);
+        if (permute && permute->use_empty())
+          permute.erase();
+      }
+      mma->removeAttr(tile::kComputedSmemAttrName);
+    }
   }
 
   /// A computed first operand of a pipelined mma (attention's P, the MLP's

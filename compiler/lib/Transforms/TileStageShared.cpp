@@ -388,7 +388,10 @@ struct TileStageSharedPass
   ///  - a load before the loop (a): loaded once by TMA, read by every
   ///    iteration;
   ///  - (a only) any other tile, e.g. P: its register fragments are wgmma's
-  ///    A operand directly (the accumulator's layout is the A fragment's).
+  ///    A operand directly (the accumulator's layout is the A fragment's);
+  ///  - (b, and transposed a or b) any other [BM, N] tile: written each
+  ///    iteration into a buffer of its own after the ring (tile.computed_smem
+  ///    on the mma; tile-layout makes the tile.shared_copy) and read there.
   /// The loop may carry any tiles and scalars; everything in it runs in the
   /// consumer warpgroups, with every tile in the accumulators' layout
   /// (#tile.mma over [BM, N] tiles, #tile.slice for [BM] rows). The plan
@@ -462,6 +465,14 @@ struct TileStageSharedPass
       bool resident;
     };
     SmallVector<Staged> staged;
+    // Computed operands read from shared memory: the mma, which operand,
+    // the bytes of its buffer.
+    struct ViaShared {
+      tile::MmaOp mma;
+      int which;
+      int64_t bytes;
+    };
+    SmallVector<ViaShared> viaShared;
     DenseSet<Operation *> chain; // the ops of staged operands
     int64_t accElems = 0; // of every mma's result, over the consumers' threads
     for (tile::MmaOp mma : mmas) {
@@ -499,11 +510,40 @@ struct TileStageSharedPass
                       "(mma(load(A, ...), load(B, ...), acc), or reshape(load(X, [b, i, j], "
                       "[1, R, C]), [R, C]) from a batched tensor); this reshape reorders the "
                       "loaded tile";
-          if (which == 1)
-            return mma.emitError()
-                   << "the second operand of mma must be a tile loaded in the loop "
-                      "(load(B, ...) or transpose(load(K, ...))); a computed tile as b is "
-                      "not supported yet";
+          // b, and a transposed a, are read from shared memory: a computed
+          // one is written to a buffer of its own (tile.shared_copy), as
+          // [BM, N] rows of 128-byte swizzled boxes, the staged loads'
+          // layout.
+          auto permute = operand.getDefiningOp<tile::PermuteOp>();
+          if (permute && (permute.getPermutation().size() != 2 || permute.getPermutation()[0] != 1))
+            permute = tile::PermuteOp();
+          if (which == 1 || permute) {
+            const char *place = which ? "second" : "first";
+            if (f8)
+              return mma.emitError() << "a computed " << place << " operand of an mma on f8 "
+                                        "tiles is not supported (wgmma reads f8 only as loaded "
+                                        "tiles here)";
+            Value computed = permute ? permute.getTile() : operand;
+            RankedTensorType ct = cast<RankedTensorType>(computed.getType());
+            int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+            if (ct.getRank() != 2 || ct.getDimSize(0) != BM ||
+                (ct.getDimSize(1) * elemBytes) % 128 != 0)
+              return mma.emitError()
+                     << "a computed " << place << " operand of mma"
+                     << (permute ? " (transposed)" : "")
+                     << " is read from shared memory, written there as a [" << BM
+                     << ", N] tile with N a multiple of " << 128 / elemBytes
+                     << " (whole 128-byte rows); this one is " << shapeStr(ct)
+                     << (permute ? " before the transpose" : "");
+            if (permute && !permute->hasOneUse())
+              return mma.emitError() << "a transposed computed operand of mma may feed only "
+                                        "that mma; transpose it again for other uses";
+            if (permute)
+              chain.insert(permute);
+            viaShared.push_back({mma, which, tile::stagedTileBytes(BM, ct.getDimSize(1),
+                                                                   elemBytes)});
+            continue;
+          }
           if (f8)
             return mma.emitError() << "the first operand of an mma on f8 tiles must be a tile "
                                       "loaded in the loop (wgmma reads f8 from shared memory "
@@ -626,6 +666,10 @@ struct TileStageSharedPass
       return mmas.front().emitError()
              << "kernel '" << name << "': @launch(pingpong = 1) needs the mma loop's bounds "
                 "fixed across the outer loop and every operand loaded in the mma loop";
+    if (alternate && !viaShared.empty())
+      return viaShared.front().mma.emitError()
+             << "kernel '" << name << "': @launch(pingpong = 1) with a computed operand read "
+                "from shared memory (b, or a transposed a) is not supported; use pingpong = 0";
     unsigned share = alternate ? 1 : consumers;
     // fma consumers would also need a and b fragments; with wgmma the
     // accumulators and the loop's other tiles share 255 registers, of which
@@ -786,6 +830,18 @@ struct TileStageSharedPass
     // Reductions over the rows (axis = 0) combine the consumer warps'
     // partial columns in shared memory after the ring.
     int64_t columnBytes = columnReductionBytes(func, BM, consumers);
+    // The computed operands' buffers come after the barriers and the
+    // column reductions' buffer, from the next multiple of 1024 (the
+    // swizzle's period; each buffer is a multiple of it). `afterRing`: the
+    // bytes past the barriers, the padding included.
+    int64_t viaSharedBytes = 0;
+    for (const ViaShared &v : viaShared)
+      viaSharedBytes += v.bytes;
+    auto viaSharedStart = [&](int64_t ringEnd) { // ringEnd: resident + stages
+      return ringEnd + (kBarrierBytes + columnBytes + 1023) / 1024 * 1024;
+    };
+    int64_t afterRing = viaSharedBytes ? viaSharedStart(0) - kBarrierBytes + viaSharedBytes
+                                       : columnBytes;
     // In an outer loop the tiles loaded before the mma loop are loaded
     // again for each outer iteration: into two buffers where they fit with
     // two stages (the producer loads the next tile's while the consumers
@@ -793,18 +849,20 @@ struct TileStageSharedPass
     int64_t residentSlots = 1;
     if (outer && residentBytes) {
       residentSlots =
-          tma && 2 * residentBytes + 2 * stageBytes + kSharedOverhead + columnBytes <= maxShared
+          tma && 2 * residentBytes + 2 * stageBytes + kSharedOverhead + afterRing <= maxShared
               ? 2
               : 1;
       residentBytes *= residentSlots;
     }
     int64_t maxStages =
-        stageBytes ? (maxShared - kSharedOverhead - residentBytes - columnBytes) / stageBytes : 8;
+        stageBytes ? (maxShared - kSharedOverhead - residentBytes - afterRing) / stageBytes : 8;
     // The intra-warpgroup overlap (MmaOverlap.h) holds a stage one
     // iteration longer, so it needs a third to keep the copies an
     // iteration ahead, and registers for a second score tile in flight.
     std::optional<MmaOverlap> overlap;
-    if (!outer && tma)
+    // (Not with computed operands in shared memory: their writes wait for
+    // the wgmmas that the overlap leaves running.)
+    if (!outer && tma && viaShared.empty())
       overlap = planMmaOverlap(forOp, 128 * consumers);
     bool overlapFits = overlap && overlap->registers <= overlapRegisterBudget(consumers) &&
                        mmaBound(forOp);
@@ -819,11 +877,11 @@ struct TileStageSharedPass
     // registers spilled 860 bytes and takes 240 guarded stores per thread.
     int64_t storeBytes = int64_t(consumers) * tile::kTmaStoreBuffers * tile::kTmaStoreBoxRows * 128;
     if (tma && stages == 4 && storesTile(func, forOp, BM) &&
-        residentBytes + 4 * stageBytes + kSharedOverhead + columnBytes + storeBytes > maxShared)
+        residentBytes + 4 * stageBytes + kSharedOverhead + afterRing + storeBytes > maxShared)
       stages = 3;
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName); s && s.getInt() != 0)
       stages = s.getInt();
-    int64_t need = residentBytes + stages * stageBytes + kSharedOverhead + columnBytes;
+    int64_t need = residentBytes + stages * stageBytes + kSharedOverhead + afterRing;
     if (need > maxShared)
       return mmas.front().emitError()
              << "kernel '" << name << "' needs " << need << " bytes of shared memory for "
@@ -832,6 +890,9 @@ struct TileStageSharedPass
              << (columnBytes ? " and " + std::to_string(columnBytes) +
                                    " for the reductions over a tile's rows"
                              : std::string())
+             << (viaSharedBytes ? " and " + std::to_string(viaSharedBytes) +
+                                      " for the computed mma operands read from shared memory"
+                                : std::string())
              << ", but " << maxShared
              << " are available per block on " << arch << "; use "
              << (maxStages >= 2 ? "STAGES=" + std::to_string(maxStages) + " or "
@@ -883,6 +944,15 @@ struct TileStageSharedPass
     }
     if (columnBytes)
       placeColumnReductions(func, BM, residentBytes + stages * stageBytes + kBarrierBytes);
+    int64_t viaOffset = viaSharedStart(residentBytes + stages * stageBytes);
+    for (const ViaShared &v : viaShared) {
+      auto offsets = v.mma->getAttrOfType<DenseI64ArrayAttr>(tile::kComputedSmemAttrName);
+      SmallVector<int64_t, 2> both =
+          offsets ? SmallVector<int64_t, 2>(offsets.asArrayRef()) : SmallVector<int64_t, 2>{-1, -1};
+      both[v.which] = viaOffset;
+      v.mma->setAttr(tile::kComputedSmemAttrName, b.getDenseI64ArrayAttr(both));
+      viaOffset += v.bytes;
+    }
     need = planTmaStores(func, forOp, BM, encoding, /*ringBytes=*/0, need, tmaOps);
     func->setAttr(tile::kSharedBytesAttrName, b.getI32IntegerAttr(int32_t(need)));
     if (tma)

@@ -1113,7 +1113,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // p * scales) a turn is that mma: wait, issue, hand over, then the
   // elementwise work runs while the other warpgroup's wgmmas do; warpgroup
   // 1 absorbs warpgroup 2's last hand-over after the loop.
-  if (C == 2 && !deferred && !loopMmas.empty() && mmaBound(forOp)) {
+  // (Not where a computed operand is written to shared memory in the
+  // loop: that waits for both warpgroups, which the turns would hold apart.)
+  bool copiesOperands = !forOp.getBody()->getOps<tile::SharedCopyOp>().empty();
+  if (C == 2 && !deferred && !loopMmas.empty() && mmaBound(forOp) && !copiesOperands) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(forOp);
     Value own = e.sub(wg, e.i32(1)); // 0 or 1
@@ -1218,4 +1221,5 @@ void tilec::mma::populateGeneralPipelinePatterns(const TypeConverter &converter,
   patterns.add<WgmmaLowering, MmaSyncLowering>(converter, patterns.getContext(), layout);
   patterns.add<WgmmaWaitLowering>(converter, patterns.getContext());
   patterns.add<ForwardOperandLowering<tile::SharedTileOp>>(converter, patterns.getContext());
+  populateSharedCopyPatterns(converter, patterns);
 }

@@ -301,6 +301,36 @@ inline std::pair<Value, Value> tmaArguments(func::FuncOp func, int64_t t) {
   return {entry.getArgument(first + 2 * t), entry.getArgument(first + 2 * t + 1)};
 }
 
+/// A consumer warpgroup's rows of an accumulator-layout tile ([BM, N] in
+/// `mma`'s wgmma or mma.sync layout) as boxes of 64 rows x 128 bytes,
+/// 128-byte swizzled (TMA's layout, and wgmma's and ldmatrix's operand
+/// layout): box i = mb * colBoxes + q holds the warpgroup's rows 64 mb ..
+/// 64 mb + 63, columns q * boxCols ... Which of a thread's fragment groups
+/// lie in which box is the same for every thread (read from the encoding
+/// for the first consumer thread). The TMA-store epilogue and
+/// tile.shared_copy write through it.
+struct FragmentBoxes {
+  /// With `stmatrix` (sm_90a), 16-bit elements in the wgmma fragments are
+  /// written by stmatrix where the encoding allows (checked for every
+  /// thread), else by st.shared per group.
+  FragmentBoxes(tile::MmaEncodingAttr mma, RankedTensorType tileTy, bool stmatrix);
+  /// Writes box i of the thread's fragments `values` (its converted tile)
+  /// at `box`; `tid` is the thread index (i32), `tid64` the same in i64.
+  void write(Emit &e, Value values, Value tid, Value tid64, int64_t i, Value box) const;
+
+  tile::MmaEncodingAttr mma;
+  RankedTensorType tileTy;
+  int64_t N, elemBytes, boxCols, colBoxes, boxes, width;
+  SmallVector<SmallVector<int64_t>> groupsOfBox;
+  /// For stmatrix: pairs[i][j][h], the group of row half h, columns 8j..
+  /// of box i; empty: st.shared.
+  SmallVector<SmallVector<std::array<int64_t, 2>>> pairs;
+};
+
+/// tile.shared_copy: a computed mma operand written to its buffer
+/// (TmaStoreToNVVM.cpp).
+void populateSharedCopyPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+
 /// A store marked tile.tma_store, through shared memory by TMA
 /// (TmaStoreToNVVM.cpp); `values` is the thread's converted tile.
 void lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values, ValueRange indices);

@@ -47,38 +47,23 @@ namespace {
 constexpr int64_t kBoxBytes = tile::kTmaStoreBoxRows * 128;
 } // namespace
 
-void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
-                               ValueRange indices) {
-  Location loc = op.getLoc();
-  Emit e{b, loc};
-  MLIRContext *ctx = b.getContext();
-  auto plan = op->getAttrOfType<DictionaryAttr>(tile::kTmaStoreAttrName);
-  int64_t t = cast<IntegerAttr>(plan.get("tma")).getInt();
-  int64_t offset = cast<IntegerAttr>(plan.get("offset")).getInt();
-  int64_t buffers = cast<IntegerAttr>(plan.get("buffers")).getInt();
-  bool ring = buffers == 0;
-  auto func = op->getParentOfType<func::FuncOp>();
-  auto [tmapArg, validArg] = tmaArguments(func, t);
-  Value tmap = tmapArg, valid = validArg;
-
-  RankedTensorType tileTy = op.getValue().getType();
-  auto mma = cast<tile::MmaEncodingAttr>(tileTy.getEncoding());
+FragmentBoxes::FragmentBoxes(tile::MmaEncodingAttr mma, RankedTensorType tileTy, bool stmatrix)
+    : mma(mma), tileTy(tileTy) {
   ArrayRef<int64_t> shape = tileTy.getShape();
   size_t rank = shape.size();
-  int64_t BM = shape[rank - 2], N = shape[rank - 1];
-  // Alternating consumers each store a whole tile from boxes of their own.
-  int64_t C = mma.getConsumers(), rowsPerWG = BM / mma.getShare();
-  int64_t elemBytes = tileTy.getElementType().getIntOrFloatBitWidth() / 8;
-  int64_t boxCols = 128 / elemBytes, colBoxes = N / boxCols;
-  int64_t boxes = rowsPerWG / tile::kTmaStoreBoxRows * colBoxes;
-  if (ring)
-    buffers = boxes;
-
+  int64_t BM = shape[rank - 2];
+  N = shape[rank - 1];
+  // Alternating consumers each hold a whole tile.
+  int64_t rowsPerWG = BM / mma.getShare();
+  elemBytes = tileTy.getElementType().getIntOrFloatBitWidth() / 8;
+  boxCols = 128 / elemBytes;
+  colBoxes = N / boxCols;
+  boxes = rowsPerWG / tile::kTmaStoreBoxRows * colBoxes;
+  width = mma.getGroupWidth();
   // Which box of its warpgroup's rows each of a thread's fragment groups
   // falls in: the same for every thread (a group spans 2 columns of one
   // row), read from the encoding for the first consumer thread.
-  int64_t width = mma.getGroupWidth();
-  SmallVector<SmallVector<int64_t>> groupsOfBox(boxes);
+  groupsOfBox.resize(boxes);
   for (int64_t g = 0; g < mma.getGroups(shape); ++g) {
     int64_t flat = mma.getGroupBase(shape, mma.getLeaderThread(), g);
     int64_t row = flat / N, col = flat % N;
@@ -94,8 +79,7 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
   // address arithmetic. pairs[i][j][h]: the group of row half h, columns
   // 8j.. of box i. Checked for every thread of the warpgroup against the
   // encoding; another layout keeps the st.shared path.
-  SmallVector<SmallVector<std::array<int64_t, 2>>> pairs;
-  if (elemBytes == 2 && width == 2 && boxCols % 16 == 0) {
+  if (stmatrix && elemBytes == 2 && width == 2 && boxCols % 16 == 0) {
     int64_t leaderThread = mma.getLeaderThread();
     bool fits = true;
     pairs.assign(boxes, SmallVector<std::array<int64_t, 2>>(boxCols / 8, {-1, -1}));
@@ -125,7 +109,83 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
     if (!fits)
       pairs.clear();
   }
+}
 
+void FragmentBoxes::write(Emit &e, Value values, Value tid, Value tid64, int64_t i,
+                          Value box) const {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = tileTy.getShape();
+  VectorType groupTy = VectorType::get({width}, registerType(tileTy.getElementType()));
+  // Group g's elements as one vector (from the elements: an
+  // extract_strided_slice of the whole vector became a shuffle of one of
+  // the partial vectors that build it, a 128-element value live into
+  // every box's block, which made instruction selection 5x slower).
+  auto group = [&](int64_t g) -> Value {
+    SmallVector<Value> elements;
+    for (int64_t x = 0; x < width; ++x)
+      elements.push_back(vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{g * width + x}));
+    return vector::FromElementsOp::create(b, loc, groupTy, elements);
+  };
+  auto pair = [&](int64_t g) {
+    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), group(g)).getResult();
+  };
+  if (!pairs.empty()) {
+    // Lane l gives the address of row l % 8 of matrix l / 8.
+    Value t = e.zext64(e.remu(tid, e.i32(128)));
+    Value lane = e.remu(t, e.i64(32));
+    Value row = e.add(e.add(e.mul(e.divu(t, e.i64(32)), e.i64(16)),
+                            e.mul(e.band(e.shr(lane, e.i64(3)), e.i64(1)), e.i64(8))),
+                      e.band(lane, e.i64(7)));
+    Value half = e.mul(e.shr(lane, e.i64(4)), e.i64(16));
+    for (int64_t j = 0; j + 1 < boxCols / 8; j += 2) {
+      Value at = swizzledOffset(e, row, e.add(half, e.i64(j * 16)));
+      SmallVector<Value> sources = {pair(pairs[i][j][0]), pair(pairs[i][j][1]),
+                                    pair(pairs[i][j + 1][0]), pair(pairs[i][j + 1][1])};
+      NVVM::StMatrixOp::create(b, loc, e.gep(box, at), sources, NVVM::MMALayout::row,
+                               NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+                               NVVM::LdStMatrixEltType::B16);
+    }
+  }
+  for (int64_t g : pairs.empty() ? ArrayRef<int64_t>(groupsOfBox[i]) : ArrayRef<int64_t>()) {
+    // Row r of the box, the group's first byte in it.
+    Value flat = mma.emitGroupBase(b, loc, tid64, shape, g);
+    Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
+    Value byte = e.mul(e.remu(e.remu(flat, e.i64(N)), e.i64(boxCols)), e.i64(elemBytes));
+    Value at = swizzledOffset(e, r, byte);
+    LLVM::StoreOp::create(b, loc, group(g), e.gep(box, at), unsigned(width * elemBytes));
+  }
+}
+
+void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
+                               ValueRange indices) {
+  Location loc = op.getLoc();
+  Emit e{b, loc};
+  MLIRContext *ctx = b.getContext();
+  auto plan = op->getAttrOfType<DictionaryAttr>(tile::kTmaStoreAttrName);
+  int64_t t = cast<IntegerAttr>(plan.get("tma")).getInt();
+  int64_t offset = cast<IntegerAttr>(plan.get("offset")).getInt();
+  int64_t buffers = cast<IntegerAttr>(plan.get("buffers")).getInt();
+  bool ring = buffers == 0;
+  auto func = op->getParentOfType<func::FuncOp>();
+  auto [tmapArg, validArg] = tmaArguments(func, t);
+  Value tmap = tmapArg, valid = validArg;
+
+  RankedTensorType tileTy = op.getValue().getType();
+  auto mma = cast<tile::MmaEncodingAttr>(tileTy.getEncoding());
+  ArrayRef<int64_t> shape = tileTy.getShape();
+  size_t rank = shape.size();
+  int64_t BM = shape[rank - 2], N = shape[rank - 1];
+  // Alternating consumers each store a whole tile from boxes of their own.
+  int64_t C = mma.getConsumers(), rowsPerWG = BM / mma.getShare();
+  int64_t elemBytes = tileTy.getElementType().getIntOrFloatBitWidth() / 8;
+  int64_t boxCols = 128 / elemBytes, colBoxes = N / boxCols;
+  int64_t boxes = rowsPerWG / tile::kTmaStoreBoxRows * colBoxes;
+  if (ring)
+    buffers = boxes;
+
+  FragmentBoxes fragments(mma, tileTy, /*stmatrix=*/true);
   auto view = op.getView().getDefiningOp<tile::MakeViewOp>();
   Value viaTma = e.ne(valid, e.i32(0));
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
@@ -153,7 +213,6 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
   Value rowOrigin = e.add(e.mul(e.sext64(indices[rank - 2]), e.i64(BM)),
                           e.mul(e.zext64(rowShareOf(e, mma, wg)), e.i64(rowsPerWG)));
   Value colOrigin = e.mul(e.sext64(indices[rank - 1]), e.i64(N));
-  VectorType groupTy = VectorType::get({width}, registerType(tileTy.getElementType()));
 
   for (int64_t i = 0; i < boxes; ++i) {
     int64_t buffer = i % buffers;
@@ -167,44 +226,7 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
       sync(false);
     }
     Value box = e.gep(region, e.i64(buffer * kBoxBytes));
-    // Group g's elements as one vector (from the elements: an
-    // extract_strided_slice of the whole vector became a shuffle of one of
-    // the partial vectors that build it, a 128-element value live into
-    // every box's block, which made instruction selection 5x slower).
-    auto group = [&](int64_t g) -> Value {
-      SmallVector<Value> elements;
-      for (int64_t x = 0; x < width; ++x)
-        elements.push_back(vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{g * width + x}));
-      return vector::FromElementsOp::create(b, loc, groupTy, elements);
-    };
-    auto pair = [&](int64_t g) {
-      return LLVM::BitcastOp::create(b, loc, b.getI32Type(), group(g)).getResult();
-    };
-    if (!pairs.empty()) {
-      // Lane l gives the address of row l % 8 of matrix l / 8.
-      Value t = e.zext64(e.remu(tid, e.i32(128)));
-      Value lane = e.remu(t, e.i64(32));
-      Value row = e.add(e.add(e.mul(e.divu(t, e.i64(32)), e.i64(16)),
-                              e.mul(e.band(e.shr(lane, e.i64(3)), e.i64(1)), e.i64(8))),
-                        e.band(lane, e.i64(7)));
-      Value half = e.mul(e.shr(lane, e.i64(4)), e.i64(16));
-      for (int64_t j = 0; j + 1 < boxCols / 8; j += 2) {
-        Value at = swizzledOffset(e, row, e.add(half, e.i64(j * 16)));
-        SmallVector<Value> sources = {pair(pairs[i][j][0]), pair(pairs[i][j][1]),
-                                      pair(pairs[i][j + 1][0]), pair(pairs[i][j + 1][1])};
-        NVVM::StMatrixOp::create(b, loc, e.gep(box, at), sources, NVVM::MMALayout::row,
-                                 NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-                                 NVVM::LdStMatrixEltType::B16);
-      }
-    }
-    for (int64_t g : pairs.empty() ? ArrayRef<int64_t>(groupsOfBox[i]) : ArrayRef<int64_t>()) {
-      // Row r of the box, the group's first byte in it.
-      Value flat = mma.emitGroupBase(b, loc, tid64, shape, g);
-      Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
-      Value byte = e.mul(e.remu(e.remu(flat, e.i64(N)), e.i64(boxCols)), e.i64(elemBytes));
-      Value at = swizzledOffset(e, r, byte);
-      LLVM::StoreOp::create(b, loc, group(g), e.gep(box, at), unsigned(width * elemBytes));
-    }
+    fragments.write(e, values, tid, tid64, i, box);
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
                                NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     sync(false);
@@ -226,6 +248,71 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
     copyBoxByThreads(e, view, rank == 3 ? e.sext64(indices[0]) : Value(), row0, col0, box,
                      e.zext64(e.remu(tid, e.i32(128))), elemBytes);
   }
+}
+
+namespace {
+/// tile.shared_copy, in the consumer warps of a general pipeline (wgmma or
+/// mma.sync layout; every consumer runs it, in the same iteration):
+///   sm_90a: wgmma.wait_group 0 (this warpgroup's wgmmas that may still
+///           read the buffer: a pure accumulation leaves one group running)
+///   bar.sync of every consumer warp (none still reads the buffer)
+///   the thread's fragments into the buffer: column box q of the tile
+///     holds its BM rows, 128 bytes each, so the consumer's box (mb, q)
+///     starts at row share * rowsPerWG + 64 mb of box q (stmatrix on
+///     sm_90a, st.shared on sm_80)
+///   sm_90a: fence.proxy.async (wgmma reads through the async proxy)
+///   bar.sync of every consumer warp (the whole tile is there)
+/// The result is the buffer's address, which the mma reads.
+struct SharedCopyLowering : OpConversionPattern<tile::SharedCopyOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(tile::SharedCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType from = op.getTile().getType();
+    auto mma = dyn_cast_or_null<tile::MmaEncodingAttr>(from.getEncoding());
+    if (!mma || mma.getKind() == tile::MmaKind::fma || mma.getSwapped() || mma.getAlternate())
+      return rewriter.notifyMatchFailure(op, "not a tile in a wgmma or mma.sync layout");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Emit e{rewriter, loc};
+    bool wgmma = mma.getKind() == tile::MmaKind::wgmma;
+    auto func = op->getParentOfType<func::FuncOp>();
+    int64_t BM = from.getDimSize(0), C = mma.getConsumers(), rowsPerWG = BM / C;
+    FragmentBoxes fragments(mma, from, /*stmatrix=*/wgmma);
+    Value base = e.gep(alignedSharedMemory(e, func).ptr, e.i64(op.getOffset()));
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+    Value tid64 = e.zext64(tid);
+    Value wg = warpgroupIndex(e, tid);
+    // The consumer's share of the rows (sm_80 has no producer warpgroup).
+    Value share = wgmma ? rowShareOf(e, mma, wg) : wg;
+    auto sync = [&] {
+      NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, e.i32(kAllConsumersBarrier),
+                              e.i32(int32_t(128 * C)), NVVM::BarrierReductionAttr(), Value());
+    };
+    if (wgmma)
+      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
+    sync();
+    Value rows = e.mul(e.zext64(share), e.i64(rowsPerWG * 128));
+    for (int64_t i = 0; i < fragments.boxes; ++i) {
+      int64_t mb = i / fragments.colBoxes, q = i % fragments.colBoxes;
+      Value box = e.gep(base, e.add(rows, e.i64((q * BM + mb * tile::kTmaStoreBoxRows) * 128)));
+      fragments.write(e, adaptor.getTile(), tid, tid64, i, box);
+    }
+    if (wgmma)
+      NVVM::FenceProxyOp::create(rewriter, loc,
+                                 NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+                                 NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    sync();
+    rewriter.replaceOp(op, base);
+    return success();
+  }
+};
+} // namespace
+
+void tilec::mma::populateSharedCopyPatterns(const TypeConverter &converter,
+                                            RewritePatternSet &patterns) {
+  patterns.add<SharedCopyLowering>(converter, patterns.getContext());
 }
 
 /// The 128 threads of a warpgroup (`t`: 0..127) copy one box (64 rows x 128

@@ -215,6 +215,25 @@ LogicalResult SharedTileOp::verify() {
   return success();
 }
 
+LogicalResult SharedCopyOp::verify() {
+  RankedTensorType from = getTile().getType(), to = getType();
+  auto shared = dyn_cast_or_null<SharedEncodingAttr>(to.getEncoding());
+  if (!shared || from.getRank() != 2 || to.getRank() != 2)
+    return emitOpError() << "copies a 2-D tile to a 2-D tile in a #tile.shared encoding, not "
+                         << from << " to " << to;
+  bool transposed = shared.getOrder()[0] == 0;
+  ArrayRef<int64_t> f = from.getShape(), t = to.getShape();
+  if (from.getElementType() != to.getElementType() ||
+      (transposed ? (f[0] != t[1] || f[1] != t[0]) : f != t))
+    return emitOpError() << "result " << to << " is not " << (transposed ? "the transpose of " : "")
+                         << from;
+  if (getOffset() < 0 || getOffset() % 1024 != 0)
+    return emitOpError() << "offset must be a non-negative multiple of 1024 (the swizzle's "
+                            "period), got "
+                         << getOffset();
+  return success();
+}
+
 LogicalResult WgmmaWaitOp::verify() {
   if (getPendingAttr().getInt() < 0)
     return emitOpError() << "pending must be 0 or more, got " << getPendingAttr().getInt();

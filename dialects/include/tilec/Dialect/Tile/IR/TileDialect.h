@@ -118,6 +118,11 @@ inline constexpr llvm::StringLiteral kTmaStoreAttrName = "tile.tma_store";
 /// kernel's dynamic shared memory) of the buffer in which the consumer
 /// warps combine their partial columns.
 inline constexpr llvm::StringLiteral kColumnSmemAttrName = "tile.column_smem";
+/// On a tile.mma of the general pipeline whose b, or transposed a or b, is
+/// a computed tile (tile-stage-shared): for a and b, the offset (bytes
+/// from the aligned start of the kernel's dynamic shared memory) of the
+/// buffer tile-layout writes it to (tile.shared_copy), or -1.
+inline constexpr llvm::StringLiteral kComputedSmemAttrName = "tile.computed_smem";
 /// Rows of one TMA-store box: a consumer warpgroup's 64-row wgmma block.
 inline constexpr int64_t kTmaStoreBoxRows = 64;
 /// Boxes of shared memory each consumer warpgroup has for its TMA stores

@@ -187,6 +187,31 @@ def Tile_SharedTileOp : Tile_Op<"shared_tile", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_SharedCopyOp : Tile_Op<"shared_copy", [MemoryEffects<[MemWrite]>]> {
+  let summary = "a computed mma operand written to shared memory";
+  let description = [{
+    An mma of the general pipeline reads b, and a transposed a, from shared
+    memory (wgmma's B descriptor, ldmatrix on sm_80). Where such an operand
+    is a computed tile, tile-layout writes it there with this op: the tile,
+    in the accumulator layout, goes to `offset` bytes from the aligned start
+    of the kernel's dynamic shared memory (a buffer tile-stage-shared
+    planned) as rows of 128-byte swizzled boxes, the layout the staged
+    loads have, and the result is what the mma reads: the tile itself
+    (#tile.shared order [1, 0]) or its transpose (order [0, 1], the shape
+    reversed). The lowering keeps the buffer's readers apart: it waits for
+    the warpgroup's wgmmas (the last iteration's readers) and for every
+    consumer warp before writing, and fences and waits again before the mma.
+
+    ```mlir
+    %b = tile.shared_copy %g {offset = 66560 : i64} : tensor<128x128xbf16, #tile.mma<...>> -> tensor<128x128xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$tile, I64Attr:$offset);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$tile attr-dict `:` type($tile) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_WgmmaWaitOp : Tile_Op<"wgmma_wait"> {
   let summary = "wait for the tensor cores' asynchronous mma results";
   let description = [{
