@@ -107,6 +107,49 @@ def computed_operand_check(torch, arch=None, device="cpu"):
     torch.testing.assert_close(c, a.float() @ (w.float() / 2).t(), rtol=1e-3, atol=1e-2)
 
 
+def attention_backward_check(torch, sq, sk, hq, hk, causal, arch=None, device="cpu",
+                             d=64, defines=None):
+    """Runs examples/attention_backward.tile's three kernels on the
+    gradients of attention ([hq, sq, d] queries, [hk, sk, d] keys and
+    values, bf16) and checks dQ, dK and dV against torch's autograd of the
+    same attention in f32 (O and the log-sum-exp given to the kernels are
+    that reference's)."""
+    lib = tilec.load(example("attention_backward.tile"), D=d, CAUSAL=int(causal),
+                     **(defines or {}), **({"arch": arch} if arch else {}))
+    g = torch.Generator().manual_seed(19)
+    q, k, v, do = (torch.randn(h, s, d, generator=g).bfloat16()
+                   for h, s in ((hq, sq), (hk, sk), (hk, sk), (hq, sq)))
+    scale = d ** -0.5
+    qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))
+    kr, vr = (t.repeat_interleave(hq // hk, dim=0) for t in (kf, vf))
+    s = (qf @ kr.transpose(1, 2)) * scale
+    p = torch.softmax(s, dim=-1)
+    if causal:
+        # A row that sees no key (Sq > Sk) has zero probabilities, a
+        # log-sum-exp of -inf and zero gradients (the masked_fill's backward
+        # zeroes the softmax's NaNs there).
+        keep = torch.ones(sq, sk, dtype=torch.bool).tril(sk - sq)
+        s = s.masked_fill(~keep, float("-inf"))
+        p = torch.where(keep.any(-1, keepdim=True), torch.softmax(s, dim=-1), 0.0)
+    lse = torch.logsumexp(s, dim=-1)
+    o = p @ vr
+    dq_ref, dk_ref, dv_ref = torch.autograd.grad(o, (qf, kf, vf), do.float())
+    on = lambda t: t.contiguous().to(device)  # noqa: E731
+    o16, lse32 = on(o.detach().bfloat16()), on(lse.detach())
+    q, k, v, do = on(q), on(k), on(v), on(do)
+    delta = torch.zeros(hq, sq, device=device)
+    lib.attention_bwd_delta(o16, do, delta)
+    torch.testing.assert_close(delta.cpu(), (o16.float() * do.float()).sum(-1).cpu(),
+                               rtol=1e-4, atol=1e-4)
+    dq = torch.full((hq, sq, d), 7.0, device=device).bfloat16()
+    dk = torch.full((hk, sk, d), 7.0, device=device).bfloat16()
+    dv = torch.full((hk, sk, d), 7.0, device=device).bfloat16()
+    lib.attention_bwd_dq(q, k, v, do, lse32, delta, dq, scale)
+    lib.attention_bwd_dkdv(q, k, v, do, lse32, delta, dk, dv, scale)
+    for got, want in ((dq, dq_ref), (dk, dk_ref), (dv, dv_ref)):
+        torch.testing.assert_close(got.float().cpu(), want, rtol=2e-2, atol=2e-2)
+
+
 def transposed_store_check(torch, arch=None, device="cpu"):
     """Runs python/tests/transposed_stores.tile's kernels (C = (A B)^T from
     the accumulator) and checks them against torch, at a ragged shape."""

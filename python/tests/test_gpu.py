@@ -27,8 +27,9 @@ if torch is None or not torch.cuda.is_available():
     if __name__ == "__main__":
         sys.exit("no CUDA device")
     pytest.skip("no CUDA device", allow_module_level=True)
-from common import (computed_operand_check, example, shared_operand_check, tilec,  # noqa: E402,F401
-                    transposed_store_check, varlen_attention_reference)
+from common import (attention_backward_check, computed_operand_check, example,  # noqa: E402,F401
+                    shared_operand_check, tilec, transposed_store_check,
+                    varlen_attention_reference)
 
 
 def test_saxpy_on_cuda_tensors():
@@ -218,6 +219,17 @@ def test_transposed_stores_against_torch():
     # store(C, [n, m], transpose(acc)) in the matmul and general pipelines.
     for arch in ("sm_90a", "sm_80"):
         transposed_store_check(torch, arch=arch, device="cuda")
+
+
+@pytest.mark.parametrize("sq,sk,hq,hk,causal,d", [(1024, 1024, 4, 2, False, 64),
+                                                  (1000, 777, 4, 4, False, 128),
+                                                  (777, 1000, 2, 1, True, 64),
+                                                  (1000, 777, 4, 2, True, 64),
+                                                  (1024, 1024, 2, 2, True, 128)])
+def test_attention_backward_against_torch(sq, sk, hq, hk, causal, d):
+    # dQ, dK, dV of examples/attention_backward.tile against autograd (f32).
+    for arch in ("sm_90a", "sm_80"):
+        attention_backward_check(torch, sq, sk, hq, hk, causal, arch=arch, device="cuda", d=d)
 
 
 def test_computed_operands_against_torch():

@@ -773,3 +773,13 @@ def test_computed_operands_on_the_interpreter():
     torch = pytest.importorskip("torch")
     from common import computed_operand_check
     computed_operand_check(torch)
+
+
+@pytest.mark.parametrize("sq,sk,hq,hk,causal,d", [(200, 150, 2, 1, False, 64),
+                                                  (150, 200, 2, 2, True, 64),
+                                                  (130, 130, 1, 1, True, 64),
+                                                  (100, 90, 2, 1, True, 128)])
+def test_attention_backward_on_the_interpreter(sq, sk, hq, hk, causal, d):
+    torch = pytest.importorskip("torch")
+    from common import attention_backward_check
+    attention_backward_check(torch, sq, sk, hq, hk, causal, d=d)

@@ -99,10 +99,14 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
         return tile::SliceEncodingAttr::get(ctx, 1, kernelEncoding);
       // A [BM] tile of rows reshaped to [1, BM] (to store into a row of a
       // matrix) keeps the rows' slice.
-      if (accRows && shape.size() == 2 && shape[0] == 1 && shape[1] == accRows)
+      if (accRows && shape.size() == 2 && shape[0] == 1 && shape[1] == accRows) {
         if (auto reshape = value.getDefiningOp<tile::ReshapeOp>())
           if (reshape.getTile().getType().getShape().front() == accRows)
             return tile::SliceEncodingAttr::get(ctx, 1, kernelEncoding);
+        // And a row of a matrix loaded to be the rows' values.
+        if (value.getDefiningOp<tile::LoadOp>() && tile::reshapedToRows(value))
+          return tile::SliceEncodingAttr::get(ctx, 1, kernelEncoding);
+      }
       if (!blocked)
         return kernelEncoding;
       if (auto own = ownWidths.find(value); own != ownWidths.end())

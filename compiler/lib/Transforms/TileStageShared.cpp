@@ -473,6 +473,9 @@ struct TileStageSharedPass
       int64_t bytes;
     };
     SmallVector<ViaShared> viaShared;
+    // Whether a staged tile feeds mmas both as loaded and transposed (the
+    // intra-warpgroup overlap's rotated loop stages one form per load).
+    bool bothForms = false;
     DenseSet<Operation *> chain; // the ops of staged operands
     int64_t accElems = 0; // of every mma's result, over the consumers' threads
     for (tile::MmaOp mma : mmas) {
@@ -585,14 +588,30 @@ struct TileStageSharedPass
         // A tile may feed several mmas in the same place (x in a fused
         // gate and up projection, mma(x, wg, g) and mma(x, wu, u)): it is
         // staged once and each reads it there.
-        if (!so.load->hasOneUse() &&
-            !llvm::all_of(so.load->getUses(), [&](OpOperand &use) {
-              return isa<tile::MmaOp>(use.getOwner()) &&
-                     use.getOperandNumber() == unsigned(which);
-            }))
+        // It may also feed an mma as loaded and another transposed
+        // (an attention backward's dO: dV += P^T dO, dP^T = V dO^T): the
+        // staged bytes read as they are or column-major.
+        auto operandPlace = [&](OpOperand &use) -> int {
+          Operation *user = use.getOwner();
+          if (isa<tile::MmaOp>(user))
+            return int(use.getOperandNumber());
+          if (auto t = dyn_cast<tile::PermuteOp>(user); t && t->hasOneUse())
+            if (auto m = dyn_cast<tile::MmaOp>(*t->getUsers().begin()))
+              return int(t->getUses().begin()->getOperandNumber());
+          return -1;
+        };
+        Value loaded = so.tile();
+        if (!loaded.hasOneUse() &&
+            !llvm::all_of(loaded.getUses(),
+                          [&](OpOperand &use) { return operandPlace(use) == which; }))
           return so.load.emitError()
                  << "a tile loaded for an mma may feed only mmas, as the same operand (the "
-                    "first of each or the second of each)";
+                    "first of each or the second of each, as loaded or transposed)";
+        if (!loaded.hasOneUse() &&
+            llvm::any_of(loaded.getUsers(), [](Operation *u) { return isa<tile::PermuteOp>(u); }))
+          bothForms = true;
+        for (Operation *op : so.ops())
+          chain.insert(op);
         if (llvm::any_of(staged, [&](const Staged &st) { return st.load == so.load; }))
           continue;
         RankedTensorType lt = so.load.getType();
@@ -608,8 +627,6 @@ struct TileStageSharedPass
                  << " columns and a multiple of 8 rows up to 256 (staged in 128-byte swizzled "
                     "TMA boxes); this one is " << shapeStr(lt);
         staged.push_back({so.load, !inLoop});
-        for (Operation *op : so.ops())
-          chain.insert(op);
       }
     }
     // sm_80: mma.sync's warps need no producer, and a warp may hold several
@@ -706,10 +723,14 @@ struct TileStageSharedPass
     if (failed(columns))
       return failure();
     // [1, BM] row values reshaped from [BM] rows, to be stored in a row.
+    // Or loaded from a row of a matrix, to be reshaped to [BM] / [BM, 1]
+    // rows (a backward pass's log-sum-exp per query row).
     auto rowOfRows = [&](Operation *op, RankedTensorType tt) {
-      auto reshape = dyn_cast<tile::ReshapeOp>(op);
-      return reshape && tt.getRank() == 2 && tt.getDimSize(0) == 1 && tt.getDimSize(1) == BM &&
-             reshape.getTile().getType().getDimSize(0) == BM;
+      if (tt.getRank() != 2 || tt.getDimSize(0) != 1 || tt.getDimSize(1) != BM)
+        return false;
+      if (auto reshape = dyn_cast<tile::ReshapeOp>(op))
+        return reshape.getTile().getType().getDimSize(0) == BM;
+      return isa<tile::LoadOp>(op) && tile::reshapedToRows(op->getResult(0));
     };
     // How the errors below name the kernel's form.
     std::string form = mmas.size() > 1 ? "in a kernel with several mmas"
@@ -862,7 +883,7 @@ struct TileStageSharedPass
     std::optional<MmaOverlap> overlap;
     // (Not with computed operands in shared memory: their writes wait for
     // the wgmmas that the overlap leaves running.)
-    if (!outer && tma && viaShared.empty())
+    if (!outer && tma && viaShared.empty() && !bothForms)
       overlap = planMmaOverlap(forOp, 128 * consumers);
     bool overlapFits = overlap && overlap->registers <= overlapRegisterBudget(consumers) &&
                        mmaBound(forOp);

@@ -712,11 +712,18 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // The loaded (possibly reshaped) tile, or for a transpose the same bytes
   // read transposed, where the copy put it; the chain goes once everything
   // is built (the builder may point at one of its ops).
+  // A tile that feeds mmas both as loaded and transposed (its chain ends at
+  // the load): each transpose becomes the same bytes read column-major.
   auto replaceChain = [&](Staged &st, Value ptr) {
     Operation *last = st.chain.back();
     auto ty = cast<RankedTensorType>(last->getResult(0).getType());
     Value tileV = tile::SharedTileOp::create(b, loc, ty, ptr);
     last->getResult(0).replaceAllUsesWith(tileV);
+    for (Operation *user : llvm::make_early_inc_range(tileV.getUsers()))
+      if (auto t = dyn_cast<tile::PermuteOp>(user)) {
+        t.replaceAllUsesWith(tile::SharedTileOp::create(b, loc, t.getType(), ptr).getResult());
+        t.erase();
+      }
   };
   // Stage i % S of the ring (i: the ring's iteration, i32) and its base.
   // Buffer i % n of a ring of n (the S stages; a persistent kernel's Q

@@ -374,11 +374,31 @@ MakeViewOp tilec::tile::parameterView(MakeViewOp view) {
   return MakeViewOp();
 }
 
+bool tilec::tile::reshapedToRows(Value tile) {
+  auto t = cast<RankedTensorType>(tile.getType());
+  int64_t rows = t.getShape().back();
+  return !tile.use_empty() && llvm::all_of(tile.getUsers(), [&](Operation *user) {
+    auto reshape = dyn_cast<ReshapeOp>(user);
+    ArrayRef<int64_t> to = reshape ? reshape.getType().getShape() : ArrayRef<int64_t>();
+    return reshape && !to.empty() && to[0] == rows && (to.size() == 1 || (to.size() == 2 && to[1] == 1));
+  });
+}
+
+/// Whether every use of `tile` is an mma operand, directly or through a
+/// transpose that feeds only an mma.
+static bool feedsOnlyMmas(Value tile) {
+  return llvm::all_of(tile.getUsers(), [](Operation *user) {
+    return isa<MmaOp>(user) ||
+           (isa<PermuteOp>(user) && user->hasOneUse() && isa<MmaOp>(*user->getUsers().begin()));
+  });
+}
+
 LoadOp tilec::tile::getStagedLoad(Value operand) {
   if (auto load = operand.getDefiningOp<LoadOp>())
     return load.getType().getRank() == 2 ? load : LoadOp();
   auto reshape = operand.getDefiningOp<ReshapeOp>();
-  if (!reshape || !reshape->hasOneUse() || reshape.getType().getRank() != 2)
+  if (!reshape || !(reshape->hasOneUse() || feedsOnlyMmas(reshape)) ||
+      reshape.getType().getRank() != 2)
     return LoadOp();
   auto load = reshape.getTile().getDefiningOp<LoadOp>();
   // [1, R, C] -> [R, C] only: the pipeline stages the loaded tile as is.
@@ -395,7 +415,9 @@ SharedOperand tilec::tile::getSharedOperand(Value operand) {
     if (!permute->hasOneUse() || perm.size() != 2 || perm[0] != 1 || perm[1] != 0)
       return r;
     operand = permute.getTile();
-    if (!operand.hasOneUse())
+    // The loaded tile may also feed mmas as it is, or through other
+    // transposes (tile-stage-shared checks that it feeds nothing else).
+    if (!operand.hasOneUse() && !feedsOnlyMmas(operand))
       return r;
     r.transpose = permute;
   }
@@ -403,6 +425,13 @@ SharedOperand tilec::tile::getSharedOperand(Value operand) {
   if (!r.load)
     r.transpose = PermuteOp();
   return r;
+}
+
+Value SharedOperand::tile() const {
+  if (load->hasOneUse())
+    if (auto reshape = dyn_cast<ReshapeOp>(*load->getUsers().begin()))
+      return reshape.getResult();
+  return load->getResult(0);
 }
 
 SmallVector<Operation *, 3> SharedOperand::ops() const {

@@ -139,6 +139,9 @@ struct SharedOperand {
   /// The chain's ops from the load to the operand: the load, the batched
   /// load's reshape, the transpose (those present).
   llvm::SmallVector<mlir::Operation *, 3> ops() const;
+  /// The loaded tile as the mmas take it, before a transpose: the load's
+  /// result or the batched load's reshape.
+  mlir::Value tile() const;
 };
 SharedOperand getSharedOperand(mlir::Value operand);
 
@@ -151,6 +154,10 @@ DotOperandEncodingAttr freeDotOperandA(mlir::RankedTensorType acc);
 /// Whether `op` moves no data: an accumulator relabelled as the A operand
 /// of its mma (freeDotOperandA).
 bool isRelabelling(ConvertLayoutOp op);
+
+/// Whether `tile` (a [1, R] tile) is used only by reshapes to [R] or
+/// [R, 1]: a row of a matrix read as the rows' values of an mma kernel.
+bool reshapedToRows(mlir::Value tile);
 
 /// The load that feeds an mma operand: `load(...)` of a 2-D tile, or
 /// `reshape(load(...))` of a [1, R, C] tile from a batched 3-D view (the

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# What sessions 30 and 31 built without a GPU (docs/performance.md), to run
+# in device calls of a later session (after scripts/device-bundle.sh; carry
+# .device):  bash bench/gpu-session31.sh OUTDIR [30]
+# Session 31's part: the GPU tests of computed mma operands and of the
+# attention backward, compute-sanitizer on both (small sizes, through
+# python), and the backward's speed next to torch SDPA's (cuDNN,
+# FLASH_ATTENTION). With a second argument 30 it runs session 30's script
+# first (bench/gpu-session30.sh: about 8 minutes; together they may not
+# fit one 10-minute call).
+set -u
+out=${1:?usage: gpu-session31.sh OUTDIR [30]}
+mkdir -p "$out"
+if [ "${2:-}" = 30 ]; then bash bench/gpu-session30.sh "$out/s30"; fi
+# (gpu-tests.sh unpacks the binaries and libtilec into build/.)
+LIT_OPTS="--filter Target/(computed-operands|attention-backward)\.test" bash .device/gpu-tests.sh \
+  > "$out/lit31.txt" 2>&1; tail -3 "$out/lit31.txt"
+source .device/env.sh
+export PATH=$PWD/build/bin:/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=$PWD/build/lib:${LD_LIBRARY_PATH:-}
+export TILEC_LIBRARY=$PWD/build/lib/libtilec.so TILEC_CACHE=0
+python3 -m pytest -q python/tests/test_gpu.py -k "computed_operands or attention_backward" \
+  > "$out/pytest31.txt" 2>&1; tail -3 "$out/pytest31.txt"
+small="import sys, torch; sys.path.insert(0, 'python/tests'); import common"
+for tool in memcheck racecheck synccheck; do
+  for arch in sm_90a sm_80; do
+    compute-sanitizer --tool $tool python3 -c "$small; common.computed_operand_check(torch, arch='$arch', device='cuda')" \
+      > "$out/san-computed-$arch-$tool.txt" 2>&1
+    compute-sanitizer --tool $tool python3 -c "$small; common.attention_backward_check(torch, 200, 150, 2, 1, True, arch='$arch', device='cuda')" \
+      > "$out/san-bwd-$arch-$tool.txt" 2>&1
+  done
+  tail -qn1 "$out"/san-*-$tool.txt
+done
+cd bench
+python3 bench_attention_backward.py --rounds 2 2>&1 | tee "$out/bwd.txt"
+python3 bench_attention_backward.py --rounds 2 --causal 1 --shapes 4x16x4096x64,4x16x4096x128 2>&1 | tee "$out/bwd-causal.txt"
