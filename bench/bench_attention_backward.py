@@ -19,21 +19,12 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import compare_and_report, tilec_variants  # noqa: E402
-import argparse  # noqa: E402
+from benchlib import bench_args, compare_and_report, example_path, tilec_variants  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--shapes", default="4x16x4096x64,4x16x4096x128,16x16x1024x64")
-ap.add_argument("--causal", type=int, default=0)
-ap.add_argument("--rounds", type=int, default=2)
-ap.add_argument("--iters", type=int, default=10)
-ap.add_argument("--reps", type=int, default=1)
-ap.add_argument("--variant", action="append", default=[])
-ap.add_argument("--sustain", type=float, default=0.0)
-args = ap.parse_args()
+args = bench_args("4x16x4096x64,4x16x4096x128,16x16x1024x64", iters=10, reps=1,
+                  extra=lambda ap: ap.add_argument("--causal", type=int, default=0))
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
-path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
-                    "attention_backward.tile")
+path = example_path("attention_backward.tile")
 for shape in args.shapes.split(","):
     B, H, S, D = (int(s) for s in shape.split("x"))
     libs = tilec_variants(tilec, path, args.variant, D=D, CAUSAL=args.causal)

@@ -10,7 +10,6 @@ medians; TF/s counts 2*M*N*K. Each result is checked against torch first.
 
 usage: bench/bench_colstats.py [--shapes MxNxK,...] [--rounds R] [--iters I] [--reps P]
 """
-import argparse
 import os
 import sys
 
@@ -18,18 +17,12 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import interleaved  # noqa: E402
+from benchlib import bench_args, example_path, interleaved  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096,8192x8192x1024")
-ap.add_argument("--rounds", type=int, default=3)
-ap.add_argument("--iters", type=int, default=20)
-ap.add_argument("--reps", type=int, default=5)
-args = ap.parse_args()
+args = bench_args("8192x8192x8192,4096x4096x4096,8192x8192x1024", rounds=3, reps=5)
 
-root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-stats = tilec.load(os.path.join(root, "examples", "matmul_stats.tile"))
-mm = tilec.load(os.path.join(root, "examples", "matmul.tile"), O="bf16")
+stats = tilec.load(example_path("matmul_stats.tile"))
+mm = tilec.load(example_path("matmul.tile"), O="bf16")
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
 for shape in args.shapes.split(","):
     m, n, k = (int(v) for v in shape.split("x"))

@@ -114,20 +114,33 @@ def compare_and_report(label, impls, outs, want, flops, args):
               f"({args.sustain:g} s)", flush=True)
 
 
-def compare_setup(tilec, example, shapes, **defines):
-    """The command line of a script built on compare_and_report (--shapes,
-    default `shapes`; --rounds, --iters, --reps, --variant, --sustain) and
-    examples/`example` compiled as tilec_variants does: (args, programs)."""
+def bench_args(shapes, rounds=2, iters=20, reps=3, extra=None):
+    """The command line of a bench script: --shapes (default `shapes`),
+    --rounds, --iters, --reps, --variant, --sustain, and what `extra(parser)`
+    adds."""
     import argparse
-    import os
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default=shapes)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--iters", type=int, default=iters)
+    ap.add_argument("--reps", type=int, default=reps)
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--sustain", type=float, default=0.0)
-    args = ap.parse_args()
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", example)
+    if extra:
+        extra(ap)
+    return ap.parse_args()
+
+
+def example_path(example):
+    """examples/`example` of this checkout."""
+    import os
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", example)
+
+
+def compare_setup(tilec, example, shapes, **defines):
+    """The command line of a script built on compare_and_report (bench_args)
+    and examples/`example` compiled as tilec_variants does: (args,
+    programs)."""
+    args = bench_args(shapes)
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
-    return args, tilec_variants(tilec, path, args.variant, **defines)
+    return args, tilec_variants(tilec, example_path(example), args.variant, **defines)

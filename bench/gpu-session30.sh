@@ -12,10 +12,7 @@ mkdir -p "$out"
 LIT_OPTS="--filter e2e/(attention|mlp|matmul)\.test" bash .device/gpu-tests.sh > "$out/lit.txt" 2>&1
 tail -5 "$out/lit.txt"
 # gpu-tests.sh unpacked the binaries and libtilec into build/.
-source .device/env.sh
-export PATH=$PWD/build/bin:/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=$PWD/build/lib:${LD_LIBRARY_PATH:-}
-export TILEC_LIBRARY=$PWD/build/lib/libtilec.so TILEC_CACHE=0
+source bench/device-env.sh
 python3 -m pytest -q python/tests/test_gpu.py -k "swiglu or matmul_tn or shared_operands or transposed_stores or attention" \
   > "$out/pytest.txt" 2>&1; tail -2 "$out/pytest.txt"
 for tool in memcheck racecheck synccheck; do

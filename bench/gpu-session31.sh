@@ -15,10 +15,7 @@ if [ "${2:-}" = 30 ]; then bash bench/gpu-session30.sh "$out/s30"; fi
 # (gpu-tests.sh unpacks the binaries and libtilec into build/.)
 LIT_OPTS="--filter Target/(computed-operands|attention-backward)\.test" bash .device/gpu-tests.sh \
   > "$out/lit31.txt" 2>&1; tail -3 "$out/lit31.txt"
-source .device/env.sh
-export PATH=$PWD/build/bin:/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=$PWD/build/lib:${LD_LIBRARY_PATH:-}
-export TILEC_LIBRARY=$PWD/build/lib/libtilec.so TILEC_CACHE=0
+source bench/device-env.sh
 python3 -m pytest -q python/tests/test_gpu.py -k "computed_operands or attention_backward" \
   > "$out/pytest31.txt" 2>&1; tail -3 "$out/pytest31.txt"
 small="import sys, torch; sys.path.insert(0, 'python/tests'); import common"
