@@ -13,7 +13,7 @@ out=${1:?usage: gpu-session31.sh OUTDIR [30]}
 mkdir -p "$out"
 if [ "${2:-}" = 30 ]; then bash bench/gpu-session30.sh "$out/s30"; fi
 # (gpu-tests.sh unpacks the binaries and libtilec into build/.)
-LIT_OPTS="--filter Target/(computed-operands|attention-backward)\.test" bash .device/gpu-tests.sh \
+LIT_OPTS="--filter (Target/computed-operands|Target/attention-backward|e2e/attention-backward)\.test" bash .device/gpu-tests.sh \
   > "$out/lit31.txt" 2>&1; tail -3 "$out/lit31.txt"
 source bench/device-env.sh
 python3 -m pytest -q python/tests/test_gpu.py -k "computed_operands or attention_backward" \
@@ -23,8 +23,8 @@ for tool in memcheck racecheck synccheck; do
   for arch in sm_90a sm_80; do
     compute-sanitizer --tool $tool python3 -c "$small; common.computed_operand_check(torch, arch='$arch', device='cuda')" \
       > "$out/san-computed-$arch-$tool.txt" 2>&1
-    compute-sanitizer --tool $tool python3 -c "$small; common.attention_backward_check(torch, 200, 150, 2, 1, True, arch='$arch', device='cuda')" \
-      > "$out/san-bwd-$arch-$tool.txt" 2>&1
+    compute-sanitizer --tool $tool build/bin/tilec-check examples/attention_backward.tile --arch $arch \
+      -D CAUSAL=1 --shape 2x200x150x64 > "$out/san-bwd-$arch-$tool.txt" 2>&1
   done
   tail -qn1 "$out"/san-*-$tool.txt
 done

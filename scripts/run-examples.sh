@@ -74,6 +74,9 @@ if [ ${#mode[@]} = 0 ]; then at=(--shape 4x1000x777x64 --shape 2x2048x2048x64)
 else at=(--shape 2x200x300x64); fi
 "$check" "${mode[@]}" "${at[@]}" examples/attention.tile || status=1
 "$check" "${mode[@]}" "${at[@]}" -D CAUSAL=1 -D T=f16 examples/attention.tile || status=1
+# Its backward: Delta, dK and dV, dQ (a staged tile read as loaded and transposed).
+"$check" "${mode[@]}" "${at[@]}" examples/attention_backward.tile || status=1
+"$check" "${mode[@]}" "${at[@]}" -D CAUSAL=1 examples/attention_backward.tile || status=1
 # The fused MLP: the hidden block stays in registers between two mmas.
 if [ ${#mode[@]} = 0 ]; then ml=(--shape 1000x100x700x300 --shape 4096x128x1024x512)
 else ml=(--shape 200x128x192x128); fi

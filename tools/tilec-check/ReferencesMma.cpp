@@ -455,6 +455,141 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     refs["attention"] = r;
   }
   {
+    // Attention backward (examples/attention_backward.tile): the problem
+    // shape is BH x Sq x Sk x D as for attention. L is any row value (the
+    // kernels take P = exp(scale * q.k - L) as given; the random one keeps P
+    // within e^3 with Q scaled by 1/sqrt(D)), Delta any row value. P and
+    // dS = P (dP - Delta) are rounded to T as the kernels round them before
+    // their mmas; dQ = scale dS K, dK = scale dS^T Q, dV = P^T dO, in double.
+    // Tensors: Q, K, V, dO, L, Delta, then dQ or dK, dV (delta: O, dO,
+    // Delta).
+    bool causal = defineOr(defines, "CAUSAL", 0) != 0;
+    auto shapeOf = [](const std::vector<int64_t> &shape, size_t k, bool keysAt) {
+      int64_t BH = shape[0], Sq = shape[1], Sk = shape.size() > 2 ? shape[2] : Sq;
+      int64_t D = shape.size() > 3 ? shape[3] : 64;
+      if (k == 1 || k == 2 || keysAt)
+        return std::vector<int64_t>{BH, Sk, D};
+      if (k == 4 || k == 5)
+        return std::vector<int64_t>{BH, Sq};
+      return std::vector<int64_t>{BH, Sq, D};
+    };
+    auto prepare = [](std::vector<HostTensor> &ts) {
+      HostTensor &q = ts[0];
+      double f = 1.0 / std::sqrt(double(q.sizes[2]));
+      for (float &v : q.values)
+        v = static_cast<float>(roundToFloatType(q.dtype, v * f));
+    };
+    // P and dS of query row r and key c of head b (0 where masked), rounded
+    // to T.
+    struct Scores {
+      HostTensor &q, &k, &v, &dout, &l, &delta;
+      double scale;
+      bool causal;
+      std::pair<double, double> at(int64_t b, int64_t r, int64_t c) const {
+        int64_t Sq = q.sizes[1], Sk = k.sizes[1], D = q.sizes[2];
+        if (causal && c > r + Sk - Sq)
+          return {0.0, 0.0};
+        double s = 0, dp = 0;
+        for (int64_t d = 0; d < D; ++d) {
+          s += double(q.values[b * q.strides[0] + r * q.strides[1] + d * q.strides[2]]) *
+               k.values[b * k.strides[0] + c * k.strides[1] + d * k.strides[2]];
+          dp += double(dout.values[b * dout.strides[0] + r * dout.strides[1] + d * dout.strides[2]]) *
+                v.values[b * v.strides[0] + c * v.strides[1] + d * v.strides[2]];
+        }
+        double p = std::exp(scale * s - l.values[b * l.strides[0] + r * l.strides[1]]);
+        double ds = p * (dp - delta.values[b * delta.strides[0] + r * delta.strides[1]]);
+        return {roundToFloatType(q.dtype, p), roundToFloatType(q.dtype, ds)};
+      }
+    };
+    auto atolFor = [](const std::vector<int64_t> &shape) {
+      return 0.05 * std::sqrt(double(shape.size() > 2 ? shape[2] : shape[1]));
+    };
+    Reference dq;
+    dq.written = {6};
+    dq.shapeOf = [shapeOf](const std::vector<int64_t> &shape, size_t k) {
+      return shapeOf(shape, k, false);
+    };
+    dq.prepare = prepare;
+    dq.atolFor = atolFor;
+    dq.run = [causal](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
+      Scores sc{*ts[0], *ts[1], *ts[2], *ts[3], *ts[4], *ts[5], scalars[0], causal};
+      HostTensor &out = *ts[6], &k = *ts[1];
+      int64_t Sq = sc.q.sizes[1], Sk = k.sizes[1], D = sc.q.sizes[2];
+      parallelRows(sc.q.sizes[0] * Sq, sc.q.sizes[0] * Sq * Sk * D, [&](int64_t begin, int64_t end) {
+        std::vector<double> acc(static_cast<size_t>(D));
+        for (int64_t rr = begin; rr < end; ++rr) {
+          int64_t b = rr / Sq, r = rr % Sq;
+          std::fill(acc.begin(), acc.end(), 0.0);
+          for (int64_t c = 0; c < Sk; ++c) {
+            double ds = sc.at(b, r, c).second;
+            for (int64_t d = 0; d < D && ds != 0; ++d)
+              acc[d] += ds * k.values[b * k.strides[0] + c * k.strides[1] + d * k.strides[2]];
+          }
+          for (int64_t d = 0; d < D; ++d)
+            out.values[b * out.strides[0] + r * out.strides[1] + d * out.strides[2]] =
+                static_cast<float>(roundToFloatType(out.dtype, acc[d] * sc.scale));
+        }
+      });
+    };
+    refs["attention_bwd_dq"] = dq;
+    Reference dkdv;
+    dkdv.written = {6, 7};
+    dkdv.shapeOf = [shapeOf](const std::vector<int64_t> &shape, size_t k) {
+      return shapeOf(shape, k, k == 6 || k == 7);
+    };
+    dkdv.prepare = prepare;
+    dkdv.atolFor = atolFor;
+    dkdv.run = [causal](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
+      Scores sc{*ts[0], *ts[1], *ts[2], *ts[3], *ts[4], *ts[5], scalars[0], causal};
+      HostTensor &dk = *ts[6], &dv = *ts[7], &q = *ts[0], &dout = *ts[3];
+      int64_t Sq = q.sizes[1], Sk = sc.k.sizes[1], D = q.sizes[2];
+      parallelRows(q.sizes[0] * Sk, q.sizes[0] * Sq * Sk * D, [&](int64_t begin, int64_t end) {
+        std::vector<double> ak(static_cast<size_t>(D)), av(static_cast<size_t>(D));
+        for (int64_t cc = begin; cc < end; ++cc) {
+          int64_t b = cc / Sk, c = cc % Sk;
+          std::fill(ak.begin(), ak.end(), 0.0);
+          std::fill(av.begin(), av.end(), 0.0);
+          for (int64_t r = 0; r < Sq; ++r) {
+            auto [p, ds] = sc.at(b, r, c);
+            for (int64_t d = 0; d < D && (p != 0 || ds != 0); ++d) {
+              ak[d] += ds * q.values[b * q.strides[0] + r * q.strides[1] + d * q.strides[2]];
+              av[d] += p * dout.values[b * dout.strides[0] + r * dout.strides[1] + d * dout.strides[2]];
+            }
+          }
+          for (int64_t d = 0; d < D; ++d) {
+            dk.values[b * dk.strides[0] + c * dk.strides[1] + d * dk.strides[2]] =
+                static_cast<float>(roundToFloatType(dk.dtype, ak[d] * sc.scale));
+            dv.values[b * dv.strides[0] + c * dv.strides[1] + d * dv.strides[2]] =
+                static_cast<float>(roundToFloatType(dv.dtype, av[d]));
+          }
+        }
+      });
+    };
+    refs["attention_bwd_dkdv"] = dkdv;
+    // Delta = rowsum(O * dO), for the same problem shape (Sk unused).
+    Reference delta;
+    delta.written = {2};
+    delta.rtolFloor = 1e-5;
+    delta.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      int64_t D = shape.size() > 3 ? shape[3] : 64;
+      return k == 2 ? std::vector<int64_t>{shape[0], shape[1]}
+                    : std::vector<int64_t>{shape[0], shape[1], D};
+    };
+    delta.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &o = *ts[0], &dout = *ts[1], &out = *ts[2];
+      int64_t BH = o.sizes[0], S = o.sizes[1], D = o.sizes[2];
+      for (int64_t b = 0; b < BH; ++b)
+        for (int64_t r = 0; r < S; ++r) {
+          double acc = 0;
+          for (int64_t d = 0; d < D; ++d)
+            acc += double(o.values[b * o.strides[0] + r * o.strides[1] + d * o.strides[2]]) *
+                   dout.values[b * dout.strides[0] + r * dout.strides[1] + d * dout.strides[2]];
+          out.values[b * out.strides[0] + r * out.strides[1]] = static_cast<float>(acc);
+        }
+    };
+    refs["attention_bwd_delta"] = delta;
+  }
+  {
     // y = gelu(x W1 + b1) W2 (examples/mlp.tile): the problem shape is
     // M x Din x H x Dout. gelu is the tanh form; g is rounded to T before
     // the second product, as the kernel does (cast<T>(g)).
