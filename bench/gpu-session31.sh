@@ -13,10 +13,10 @@ out=${1:?usage: gpu-session31.sh OUTDIR [30]}
 mkdir -p "$out"
 if [ "${2:-}" = 30 ]; then bash bench/gpu-session30.sh "$out/s30"; fi
 # (gpu-tests.sh unpacks the binaries and libtilec into build/.)
-LIT_OPTS="--filter (Target/computed-operands|Target/attention-backward|e2e/attention-backward)\.test" bash .device/gpu-tests.sh \
+LIT_OPTS="--filter (Target/computed-operands|Target/attention-backward|Target/column-slices|e2e/attention-backward)\.test" bash .device/gpu-tests.sh \
   > "$out/lit31.txt" 2>&1; tail -3 "$out/lit31.txt"
 source bench/device-env.sh
-python3 -m pytest -q python/tests/test_gpu.py -k "computed_operands or attention_backward" \
+python3 -m pytest -q python/tests/test_gpu.py -k "computed_operands or attention_backward or column_slices" \
   > "$out/pytest31.txt" 2>&1; tail -3 "$out/pytest31.txt"
 small="import sys, torch; sys.path.insert(0, 'python/tests'); import common"
 for tool in memcheck racecheck synccheck; do

@@ -150,6 +150,36 @@ def attention_backward_check(torch, sq, sk, hq, hk, causal, arch=None, device="c
         torch.testing.assert_close(got.float().cpu(), want, rtol=2e-2, atol=2e-2)
 
 
+def column_slice_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/column_slices.tile's kernels (whole columns of an
+    accumulator sliced in registers) against torch, at ragged shapes."""
+    lib = _test_tile("column_slices.tile", arch)
+    g = torch.Generator().manual_seed(23)
+
+    def randn(*shape):
+        return (torch.randn(*shape, generator=g) / shape[0] ** 0.5).bfloat16()
+
+    def interleave(wg, wu, block):
+        # Column blocks of `block` alternating wg, wu (both padded to whole
+        # blocks with zeros).
+        pad = -wg.shape[1] % block
+        wg, wu = (torch.nn.functional.pad(w, (0, pad)) for w in (wg, wu))
+        k, n = wg.shape
+        return torch.stack([wg.view(k, n // block, block), wu.view(k, n // block, block)],
+                           dim=2).reshape(k, 2 * n)
+    x, wg, wu = randn(200, 130), randn(130, 150), randn(130, 150)
+    h = torch.full((200, 150), 7.0).bfloat16().to(device)
+    lib.gate_up(x.to(device), interleave(wg, wu, 64).contiguous().to(device), h)
+    want = torch.nn.functional.silu(x.float() @ wg.float()) * (x.float() @ wu.float())
+    torch.testing.assert_close(h.float().cpu(), want, rtol=2e-2, atol=2e-2)
+    x, wg, wu, w2 = randn(200, 64), randn(64, 100), randn(64, 100), randn(100, 70)
+    y = torch.full((200, 70), 7.0).to(device)
+    lib.swiglu_mlp(x.to(device), interleave(wg, wu, 32).contiguous().to(device), w2.to(device), y)
+    hidden = torch.nn.functional.silu(x.float() @ wg.float()) * (x.float() @ wu.float())
+    want = hidden.bfloat16().float() @ w2.float()
+    torch.testing.assert_close(y.cpu(), want, rtol=2e-2, atol=2e-2)
+
+
 def transposed_store_check(torch, arch=None, device="cpu"):
     """Runs python/tests/transposed_stores.tile's kernels (C = (A B)^T from
     the accumulator) and checks them against torch, at a ragged shape."""

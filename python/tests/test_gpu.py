@@ -27,7 +27,8 @@ if torch is None or not torch.cuda.is_available():
     if __name__ == "__main__":
         sys.exit("no CUDA device")
     pytest.skip("no CUDA device", allow_module_level=True)
-from common import (attention_backward_check, computed_operand_check, example,  # noqa: E402,F401
+from common import (attention_backward_check, column_slice_check,  # noqa: E402,F401
+                    computed_operand_check, example,
                     shared_operand_check, tilec, transposed_store_check,
                     varlen_attention_reference)
 
@@ -230,6 +231,12 @@ def test_attention_backward_against_torch(sq, sk, hq, hk, causal, d):
     # dQ, dK, dV of examples/attention_backward.tile against autograd (f32).
     for arch in ("sm_90a", "sm_80"):
         attention_backward_check(torch, sq, sk, hq, hk, causal, arch=arch, device="cuda", d=d)
+
+
+def test_column_slices_against_torch():
+    # Whole columns of an accumulator sliced in registers.
+    for arch in ("sm_90a", "sm_80"):
+        column_slice_check(torch, arch=arch, device="cuda")
 
 
 def test_computed_operands_against_torch():

@@ -783,3 +783,9 @@ def test_attention_backward_on_the_interpreter(sq, sk, hq, hk, causal, d):
     torch = pytest.importorskip("torch")
     from common import attention_backward_check
     attention_backward_check(torch, sq, sk, hq, hk, causal, d=d)
+
+
+def test_column_slices_on_the_interpreter():
+    torch = pytest.importorskip("torch")
+    from common import column_slice_check
+    column_slice_check(torch)

@@ -746,7 +746,14 @@ struct TileStageSharedPass
                                    "must come after the mma loop";
         return WalkResult::interrupt();
       }
-      if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp, tile::GatherOp>(op)) {
+      // Whole columns of a tile are registers its threads hold already.
+      if (auto slice = dyn_cast<tile::SliceOp>(op); slice && !tile::slicesWholeColumns(slice)) {
+        tile::emitUserError(op) << form << ", a slice must take whole columns of a [" << BM
+                                << ", N] tile (all rows, a column offset and width that are "
+                                   "multiples of 8)";
+        return WalkResult::interrupt();
+      }
+      if (isa<tile::PermuteOp, tile::TakeOp, tile::ScanOp, tile::GatherOp>(op)) {
         tile::emitUserError(op) << "'" << op->getName().stripDialect() << "' " << form
                                 << " is not supported yet";
         return WalkResult::interrupt();
@@ -1233,10 +1240,15 @@ struct TileStageSharedPass
     // kernel (its epilogue) must work on tiles of that shape.
     // Before the loop every warpgroup runs the code (the producer too).
     auto runsBefore = [&](Operation *op) { return runsBeforeLoop(func, op, forOp); };
-    // [BM, BN] or, for a batched result, [1, ..., 1, BM, BN].
+    // [BM, BN] or, for a batched result, [1, ..., 1, BM, BN]; with the
+    // wgmma / mma.sync fragments also [BM, N] for N a multiple of 8 (whole
+    // columns of the accumulator: a slice of it, and what is computed
+    // from that).
+    bool columnParts = !fma && !swapped;
     auto accShaped = [&](RankedTensorType tt) {
       ArrayRef<int64_t> s = tt.getShape();
-      if (s.size() < 2 || s.end()[-2] != BM || s.end()[-1] != BN)
+      if (s.size() < 2 || s.end()[-2] != BM ||
+          (s.end()[-1] != BN && !(columnParts && s.end()[-1] % 8 == 0)))
         return false;
       return llvm::all_of(s.drop_back(2), [](int64_t d) { return d == 1; });
     };
@@ -1294,10 +1306,14 @@ struct TileStageSharedPass
                                    "must come after the mma loop";
         return WalkResult::interrupt();
       }
+      if (auto slice = dyn_cast<tile::SliceOp>(op);
+          slice && columnParts && tile::slicesWholeColumns(slice))
+        return WalkResult::advance();
       if (isa<tile::PermuteOp, tile::SliceOp, tile::TakeOp, tile::ScanOp>(op)) {
         tile::emitUserError(op)
-            << "transposes, slices, take and scans in a kernel with mma are not "
-               "supported yet";
+            << "transposes, slices (other than of whole columns: all rows, a column offset "
+               "and width that are multiples of 8, with bf16/f16 operands), take and scans "
+               "in a kernel with mma are not supported yet";
         return WalkResult::interrupt();
       }
       if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {

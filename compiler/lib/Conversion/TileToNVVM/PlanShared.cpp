@@ -40,6 +40,10 @@ bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   // others).
   if (pipelined && isa<tile::PermuteOp>(op))
     return false;
+  // Whole columns of an accumulator-layout tile are registers its threads
+  // hold (RegisterSliceLowering).
+  if (auto slice = dyn_cast<tile::SliceOp>(op); pipelined && slice && tile::slicesWholeColumns(slice))
+    return false;
   // The accumulator layout relabelled as an mma's A operand moves nothing.
   if (auto convert = dyn_cast<tile::ConvertLayoutOp>(op); convert && tile::isRelabelling(convert))
     return false;

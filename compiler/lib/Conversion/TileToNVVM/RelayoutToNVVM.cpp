@@ -206,6 +206,31 @@ struct AccToDotOperandLowering : OpConversionPattern<tile::ConvertLayoutOp> {
   }
 };
 
+/// Whole columns of a tile in an mma kernel's accumulator layout
+/// (tile::slicesWholeColumns): every thread holds the part's elements
+/// already, so the result is a selection of its registers, group by group
+/// (tile::registerSliceGroups).
+struct RegisterSliceLowering : OpConversionPattern<tile::SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(tile::SliceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto mma = dyn_cast_or_null<tile::MmaEncodingAttr>(op.getTile().getType().getEncoding());
+    if (!mma || op.getType().getEncoding() != mma)
+      return rewriter.notifyMatchFailure(op, "not a slice in an accumulator layout");
+    std::optional<SmallVector<int64_t>> groups = tile::registerSliceGroups(mma, op);
+    if (!groups)
+      return rewriter.notifyMatchFailure(op, "the part is not in the same registers");
+    int64_t width = mma.getGroupWidth();
+    SmallVector<int64_t> mask;
+    for (int64_t s : *groups)
+      for (int64_t x = 0; x < width; ++x)
+        mask.push_back(s * width + x);
+    Value src = adaptor.getTile();
+    rewriter.replaceOp(op, vector::ShuffleOp::create(rewriter, op.getLoc(), src, src, mask));
+    return success();
+  }
+};
+
 /// A [BM, 1] column of row values or a [1, BN] row of column values
 /// (#tile.slice of the accumulator, dim 1 or 0) broadcast to the
 /// accumulator: every thread already holds the rows (or columns) of its
@@ -736,8 +761,8 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            ThreadLayout layout,
                                            RewritePatternSet &patterns) {
-  patterns.add<SliceBroadcastLowering, AccToDotOperandLowering>(converter, patterns.getContext(),
-                                                                /*benefit=*/2);
+  patterns.add<SliceBroadcastLowering, AccToDotOperandLowering, RegisterSliceLowering>(
+      converter, patterns.getContext(), /*benefit=*/2);
   patterns.add<BroadcastLowering, ConvertLayoutLowering, PermuteLowering, SliceLowering,
                AxisReduceLowering,
                ScanLowering, TakeLowering, MmaBlockedLowering>(

@@ -374,6 +374,45 @@ MakeViewOp tilec::tile::parameterView(MakeViewOp view) {
   return MakeViewOp();
 }
 
+bool tilec::tile::slicesWholeColumns(SliceOp op) {
+  RankedTensorType from = op.getTile().getType(), to = op.getType();
+  ArrayRef<int64_t> offsets = op.getOffsets();
+  return from.getRank() == 2 && to.getDimSize(0) == from.getDimSize(0) && offsets[0] == 0 &&
+         offsets[1] % 8 == 0 && to.getDimSize(1) % 8 == 0;
+}
+
+std::optional<SmallVector<int64_t>> tilec::tile::registerSliceGroups(MmaEncodingAttr mma,
+                                                                     SliceOp op) {
+  if (mma.getKind() == MmaKind::fma || mma.getSwapped() || !slicesWholeColumns(op))
+    return std::nullopt;
+  ArrayRef<int64_t> from = op.getTile().getType().getShape(), to = op.getType().getShape();
+  int64_t c0 = op.getOffsets()[1];
+  int64_t groups = mma.getGroups(to), srcGroups = mma.getGroups(from);
+  // A group's first element in the result, at (r, c), is the source's
+  // element (r, c + c0) (a group is consecutive columns of one row in both).
+  auto sourceFlat = [&](unsigned thread, int64_t g) {
+    int64_t flat = mma.getGroupBase(to, thread, g);
+    return (flat / to[1]) * from[1] + flat % to[1] + c0;
+  };
+  unsigned lead = mma.getLeaderThread();
+  SmallVector<int64_t> map;
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t want = sourceFlat(lead, g), found = -1;
+    for (int64_t s = 0; s < srcGroups && found < 0; ++s)
+      if (mma.getGroupBase(from, lead, s) == want)
+        found = s;
+    if (found < 0)
+      return std::nullopt;
+    map.push_back(found);
+  }
+  // The same source group for every thread that holds values.
+  for (unsigned t = lead; t < mma.getThreadsPerBlock(); ++t)
+    for (int64_t g = 0; g < groups; ++g)
+      if (mma.getGroupBase(from, t, map[g]) != sourceFlat(t, g))
+        return std::nullopt;
+  return map;
+}
+
 bool tilec::tile::reshapedToRows(Value tile) {
   auto t = cast<RankedTensorType>(tile.getType());
   int64_t rows = t.getShape().back();

@@ -155,6 +155,18 @@ DotOperandEncodingAttr freeDotOperandA(mlir::RankedTensorType acc);
 /// of its mma (freeDotOperandA).
 bool isRelabelling(ConvertLayoutOp op);
 
+/// Whether `op` takes whole columns of an mma kernel's [R, N] tile: all R
+/// rows, a column offset and width that are multiples of 8 (one 8-column
+/// chunk of the wgmma / mma.sync fragments per quad of lanes), so that in
+/// the accumulator layout every thread already holds the part's elements.
+bool slicesWholeColumns(SliceOp op);
+/// For such a slice whose source and result are in `mma`'s layout (wgmma
+/// or mma.sync, not swapped): the source fragment group of each of the
+/// result's groups, the same for every thread (checked for each); nullopt
+/// where the layouts do not line up.
+std::optional<llvm::SmallVector<int64_t>> registerSliceGroups(MmaEncodingAttr mma,
+                                                              SliceOp op);
+
 /// Whether `tile` (a [1, R] tile) is used only by reshapes to [R] or
 /// [R, 1]: a row of a matrix read as the rows' values of an mma kernel.
 bool reshapedToRows(mlir::Value tile);
