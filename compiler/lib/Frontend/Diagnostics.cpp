@@ -111,3 +111,8 @@ std::pair<unsigned, unsigned> DiagEngine::lineCol(llvm::SMLoc loc) const {
 llvm::StringRef DiagEngine::fileName() const {
   return srcMgr.getMemoryBuffer(srcMgr.getMainFileID())->getBufferIdentifier();
 }
+
+llvm::StringRef DiagEngine::bufferName(llvm::SMLoc loc) const {
+  unsigned id = loc.isValid() ? srcMgr.FindBufferContainingLoc(loc) : 0;
+  return id ? srcMgr.getMemoryBuffer(id)->getBufferIdentifier() : fileName();
+}

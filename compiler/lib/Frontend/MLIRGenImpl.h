@@ -43,9 +43,12 @@ public:
   void run();
 
 private:
+  /// The position of `l` in its buffer: the kernel's file, or for code of
+  /// the built-in helpers (silu, gelu, ...) "<prelude>", which
+  /// diagnostics skip for a position in the user's file.
   Location loc(llvm::SMLoc l) {
     auto [line, col] = diags.lineCol(l);
-    return FileLineColLoc::get(ctx, diags.fileName(), line, col);
+    return FileLineColLoc::get(ctx, diags.bufferName(l), line, col);
   }
   Type mlirType(const SemaType &t) {
     Type elem = toMLIRType(ctx, t.elem);

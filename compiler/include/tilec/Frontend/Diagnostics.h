@@ -39,6 +39,8 @@ public:
   /// 1-based line and column of `loc`.
   std::pair<unsigned, unsigned> lineCol(llvm::SMLoc loc) const;
   llvm::StringRef fileName() const;
+  /// The name of the buffer `loc` lies in (the main file's where invalid).
+  llvm::StringRef bufferName(llvm::SMLoc loc) const;
 
 private:
   void print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,

@@ -346,6 +346,19 @@ bool tilec::tile::isRelabelling(ConvertLayoutOp op) {
   return dot && dot == op.getType().getEncoding();
 }
 
+/// Whether `loc` holds a position in the user's source: a file location
+/// whose name is not a built-in one such as "<prelude>" (the helpers
+/// silu, gelu, ... are parsed from there and inlined).
+static bool hasSourcePosition(Location loc) {
+  bool found = false;
+  loc->walk([&](Location inner) {
+    if (auto fl = dyn_cast<FileLineColLoc>(inner); fl && !fl.getFilename().getValue().starts_with("<"))
+      found = true;
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
 Location tilec::tile::userLocation(Operation *op) {
   SmallVector<Operation *> work{op};
   DenseSet<Operation *> seen;
@@ -353,7 +366,7 @@ Location tilec::tile::userLocation(Operation *op) {
     Operation *o = work.pop_back_val();
     if (!seen.insert(o).second)
       continue;
-    if (o->getLoc()->findInstanceOf<FileLineColLoc>())
+    if (hasSourcePosition(o->getLoc()))
       return o->getLoc();
     for (Operation *user : o->getUsers())
       work.push_back(user);
