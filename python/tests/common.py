@@ -180,6 +180,56 @@ def column_slice_check(torch, arch=None, device="cpu"):
     torch.testing.assert_close(y.cpu(), want, rtol=2e-2, atol=2e-2)
 
 
+def attention_backward_varlen_check(torch, seqs_q, seqs_k, hq, hk, causal, arch=None,
+                                    device="cpu", d=64):
+    """examples/attention_backward.tile's varlen kernels on sequences of
+    lengths `seqs_q` / `seqs_k` packed along the rows ([total, heads * d]),
+    against torch's autograd of each sequence's attention in f32."""
+    lib = tilec.load(example("attention_backward.tile"), D=d, CAUSAL=int(causal),
+                     **({"arch": arch} if arch else {}))
+    g = torch.Generator().manual_seed(29)
+    tq, tk = sum(seqs_q), sum(seqs_k)
+    q, k, v, do = (torch.randn(t, h * d, generator=g).bfloat16()
+                   for t, h in ((tq, hq), (tk, hk), (tk, hk), (tq, hq)))
+    scale = d ** -0.5
+    qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))
+    outs, lses = [], []
+    cq, ck = [0], [0]
+    for a, b in zip(seqs_q, seqs_k):
+        cq.append(cq[-1] + a)
+        ck.append(ck[-1] + b)
+    for i in range(len(seqs_q)):
+        qs = qf[cq[i]:cq[i + 1]].view(-1, hq, d).transpose(0, 1)
+        ks, vs = (t[ck[i]:ck[i + 1]].view(-1, hk, d).transpose(0, 1).repeat_interleave(hq // hk, 0)
+                  for t in (kf, vf))
+        s = (qs @ ks.transpose(1, 2)) * scale
+        sq, sk = qs.shape[1], ks.shape[1]
+        p = torch.softmax(s, dim=-1)
+        if causal:
+            keep = torch.ones(sq, sk, dtype=torch.bool).tril(sk - sq)
+            s = s.masked_fill(~keep, float("-inf"))
+            p = torch.where(keep.any(-1, keepdim=True), torch.softmax(s, dim=-1), 0.0)
+        lses.append(torch.logsumexp(s, dim=-1))
+        outs.append((p @ vs).transpose(0, 1).reshape(sq, hq * d))
+    o = torch.cat(outs)
+    lse = torch.cat(lses, dim=1)
+    dq_ref, dk_ref, dv_ref = torch.autograd.grad(o, (qf, kf, vf), do.float())
+    on = lambda t: t.contiguous().to(device)  # noqa: E731
+    o16, lse32 = on(o.detach().bfloat16()), on(lse.detach())
+    q, k, v, do = on(q), on(k), on(v), on(do)
+    cu_q, cu_k = (torch.tensor(c, dtype=torch.int32, device=device) for c in (cq, ck))
+    delta = torch.zeros(hq, tq, device=device)
+    lib.attention_bwd_delta_varlen(o16, do, delta)
+    dq = torch.full((tq, hq * d), 7.0, device=device).bfloat16()
+    dk = torch.full((tk, hk * d), 7.0, device=device).bfloat16()
+    dv = torch.full((tk, hk * d), 7.0, device=device).bfloat16()
+    lib.attention_bwd_dq_varlen(q, k, v, do, lse32, delta, dq, cu_q, cu_k, max(seqs_q), scale)
+    lib.attention_bwd_dkdv_varlen(q, k, v, do, lse32, delta, dk, dv, cu_q, cu_k, max(seqs_k),
+                                  scale)
+    for got, want in ((dq, dq_ref), (dk, dk_ref), (dv, dv_ref)):
+        torch.testing.assert_close(got.float().cpu(), want, rtol=2e-2, atol=2e-2)
+
+
 def transposed_store_check(torch, arch=None, device="cpu"):
     """Runs python/tests/transposed_stores.tile's kernels (C = (A B)^T from
     the accumulator) and checks them against torch, at a ragged shape."""

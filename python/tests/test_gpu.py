@@ -27,7 +27,8 @@ if torch is None or not torch.cuda.is_available():
     if __name__ == "__main__":
         sys.exit("no CUDA device")
     pytest.skip("no CUDA device", allow_module_level=True)
-from common import (attention_backward_check, column_slice_check,  # noqa: E402,F401
+from common import (attention_backward_check, attention_backward_varlen_check,  # noqa: E402,F401
+                    column_slice_check,
                     computed_operand_check, example,
                     shared_operand_check, tilec, transposed_store_check,
                     varlen_attention_reference)
@@ -231,6 +232,15 @@ def test_attention_backward_against_torch(sq, sk, hq, hk, causal, d):
     # dQ, dK, dV of examples/attention_backward.tile against autograd (f32).
     for arch in ("sm_90a", "sm_80"):
         attention_backward_check(torch, sq, sk, hq, hk, causal, arch=arch, device="cuda", d=d)
+
+
+@pytest.mark.parametrize("seqs_q,seqs_k,hq,hk,causal,d", [
+    ((700, 1500, 1, 333), (900, 400, 0, 333), 4, 2, False, 64),
+    ((700, 1500, 300), (900, 400, 300), 2, 2, True, 128)])
+def test_attention_backward_varlen_against_torch(seqs_q, seqs_k, hq, hk, causal, d):
+    for arch in ("sm_90a", "sm_80"):
+        attention_backward_varlen_check(torch, seqs_q, seqs_k, hq, hk, causal, arch=arch,
+                                        device="cuda", d=d)
 
 
 def test_column_slices_against_torch():

@@ -789,3 +789,11 @@ def test_column_slices_on_the_interpreter():
     torch = pytest.importorskip("torch")
     from common import column_slice_check
     column_slice_check(torch)
+
+
+@pytest.mark.parametrize("seqs_q,seqs_k,hq,hk,causal", [((70, 150, 1), (90, 40, 0), 2, 1, False),
+                                                        ((70, 150, 30), (90, 40, 30), 2, 2, True)])
+def test_attention_backward_varlen_on_the_interpreter(seqs_q, seqs_k, hq, hk, causal):
+    torch = pytest.importorskip("torch")
+    from common import attention_backward_varlen_check
+    attention_backward_varlen_check(torch, seqs_q, seqs_k, hq, hk, causal)
