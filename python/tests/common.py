@@ -107,6 +107,24 @@ def computed_operand_check(torch, arch=None, device="cpu"):
     torch.testing.assert_close(c, a.float() @ (w.float() / 2).t(), rtol=1e-3, atol=1e-2)
 
 
+def _attention_f32(q, k, v, scale, causal):
+    """O and the log-sum-exp of attention in f32, differentiable: q [hq,
+    sq, d], k and v [hk, sk, d] (query head h uses key/value head h // (hq /
+    hk)); causal aligned to the bottom-right corner. A row that sees no key
+    (Sq > Sk) has zero probabilities, a log-sum-exp of -inf and zero
+    gradients (the masked_fill's backward zeroes the softmax's NaNs there)."""
+    import torch
+    k, v = (t.repeat_interleave(q.shape[0] // k.shape[0], dim=0) for t in (k, v))
+    s = (q @ k.transpose(1, 2)) * scale
+    p = torch.softmax(s, dim=-1)
+    if causal:
+        sq, sk = q.shape[1], k.shape[1]
+        keep = torch.ones(sq, sk, dtype=torch.bool).tril(sk - sq)
+        s = s.masked_fill(~keep, float("-inf"))
+        p = torch.where(keep.any(-1, keepdim=True), torch.softmax(s, dim=-1), 0.0)
+    return p @ v, torch.logsumexp(s, dim=-1)
+
+
 def attention_backward_check(torch, sq, sk, hq, hk, causal, arch=None, device="cpu",
                              d=64, defines=None):
     """Runs examples/attention_backward.tile's three kernels on the
@@ -121,18 +139,7 @@ def attention_backward_check(torch, sq, sk, hq, hk, causal, arch=None, device="c
                    for h, s in ((hq, sq), (hk, sk), (hk, sk), (hq, sq)))
     scale = d ** -0.5
     qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))
-    kr, vr = (t.repeat_interleave(hq // hk, dim=0) for t in (kf, vf))
-    s = (qf @ kr.transpose(1, 2)) * scale
-    p = torch.softmax(s, dim=-1)
-    if causal:
-        # A row that sees no key (Sq > Sk) has zero probabilities, a
-        # log-sum-exp of -inf and zero gradients (the masked_fill's backward
-        # zeroes the softmax's NaNs there).
-        keep = torch.ones(sq, sk, dtype=torch.bool).tril(sk - sq)
-        s = s.masked_fill(~keep, float("-inf"))
-        p = torch.where(keep.any(-1, keepdim=True), torch.softmax(s, dim=-1), 0.0)
-    lse = torch.logsumexp(s, dim=-1)
-    o = p @ vr
+    o, lse = _attention_f32(qf, kf, vf, scale, causal)
     dq_ref, dk_ref, dv_ref = torch.autograd.grad(o, (qf, kf, vf), do.float())
     on = lambda t: t.contiguous().to(device)  # noqa: E731
     o16, lse32 = on(o.detach().bfloat16()), on(lse.detach())
@@ -199,18 +206,11 @@ def attention_backward_varlen_check(torch, seqs_q, seqs_k, hq, hk, causal, arch=
         cq.append(cq[-1] + a)
         ck.append(ck[-1] + b)
     for i in range(len(seqs_q)):
-        qs = qf[cq[i]:cq[i + 1]].view(-1, hq, d).transpose(0, 1)
-        ks, vs = (t[ck[i]:ck[i + 1]].view(-1, hk, d).transpose(0, 1).repeat_interleave(hq // hk, 0)
-                  for t in (kf, vf))
-        s = (qs @ ks.transpose(1, 2)) * scale
-        sq, sk = qs.shape[1], ks.shape[1]
-        p = torch.softmax(s, dim=-1)
-        if causal:
-            keep = torch.ones(sq, sk, dtype=torch.bool).tril(sk - sq)
-            s = s.masked_fill(~keep, float("-inf"))
-            p = torch.where(keep.any(-1, keepdim=True), torch.softmax(s, dim=-1), 0.0)
-        lses.append(torch.logsumexp(s, dim=-1))
-        outs.append((p @ vs).transpose(0, 1).reshape(sq, hq * d))
+        heads = lambda t, c, h: t[c[i]:c[i + 1]].view(-1, h, d).transpose(0, 1)  # noqa: E731
+        o_i, lse_i = _attention_f32(heads(qf, cq, hq), heads(kf, ck, hk), heads(vf, ck, hk),
+                                    scale, causal)
+        lses.append(lse_i)
+        outs.append(o_i.transpose(0, 1).reshape(-1, hq * d))
     o = torch.cat(outs)
     lse = torch.cat(lses, dim=1)
     dq_ref, dk_ref, dv_ref = torch.autograd.grad(o, (qf, kf, vf), do.float())
