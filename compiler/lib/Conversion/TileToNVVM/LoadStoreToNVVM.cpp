@@ -123,8 +123,18 @@ public:
   int64_t reps() const { return layout.getGroups(tileTy_.getShape()); }
   /// Whether slot r may hold tile padding (flat index >= numel).
   bool slotNeedsGuard(int64_t r) const { return layout.groupMayPad(tileTy_.getShape(), r); }
+  /// Computes the slots' positions from a thread index that LLVM cannot
+  /// see through (an opaque move here), so that they are computed where
+  /// they are used and not hoisted out of a loop around the access.
+  void positionsInPlace() {
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+    opaqueTid64 = arith::ExtUIOp::create(
+        b, loc, b.getI64Type(), inlineAsm(b, loc, b.getI32Type(), tid, "mov.b32 $0, $1;", "=r,r"));
+  }
   /// First flat tile index of this thread's slot r.
   Value slotBase(int64_t r) {
+    if (opaqueTid64)
+      return encodingOf(tileTy_).emitGroupBase(b, loc, opaqueTid64, shape, r);
     if (!isa<tile::BlockedEncodingAttr>(layout))
       return groupBase(b, loc, tileTy_, r);
     return arith::AddIOp::create(b, loc, tidBase,
@@ -379,7 +389,8 @@ public:
   Value ptr;
   SmallVector<Value> sizes, strides, origins;
   RankedTensorType tileTy_;
-  Value tidBase; ///< blocked layout: tid * vec
+  Value tidBase;
+  Value opaqueTid64; ///< blocked layout: tid * vec
 };
 
 /// The concatenation of `parts` (1-D vectors of one element type), as a
@@ -447,6 +458,14 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     }
 
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
+    // A [BM, N] tile loaded in an mma loop (the consumers' own load, e.g. the
+    // operands of a computed b): its elements' positions are loop-invariant,
+    // and LLVM kept a 64-bit offset per element live across the loop for
+    // the guarded path (128 x 128 of dY and Z: 256 bytes of spills).
+    if (auto mma = dyn_cast<tile::MmaEncodingAttr>(tileTy.getEncoding());
+        mma && mma.getKind() != tile::MmaKind::fma && tileTy.getRank() == 2 &&
+        op->getParentOfType<scf::ForOp>())
+      acc.positionsInPlace();
     Value padVec = splatConst(rewriter, loc, vecTy, padAttr);
     Value padScalar = arith::ConstantOp::create(rewriter, loc, padAttr);
     unsigned align = encoding.getGroupWidth() * acc.elemBytes();
