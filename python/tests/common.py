@@ -81,6 +81,23 @@ def shared_operand_check(torch, arch=None, device="cpu"):
     ksum = torch.nn.functional.pad(f["k"], (0, 0, 0, 20)).reshape(5, 64, 64).sum(0)
     vsum = torch.nn.functional.pad(f["v"], (0, 20)).reshape(64, 5, 64).sum(1)
     torch.testing.assert_close(y2, f["q"] @ ksum.t() + f["q"] @ vsum, rtol=1e-3, atol=1e-2)
+    # xxt: the 64-row blocks of x1 (200 rows: the last block 8 rows) times
+    # their own transposes.
+    c = torch.full((200, 64), 7.0, device=device)
+    lib.xxt(t["x1"], c)
+    blocks = torch.nn.functional.pad(f["x1"], (0, 0, 0, 56)).reshape(4, 64, 130)
+    want = (blocks @ blocks.transpose(1, 2)).reshape(256, 64)[:200]
+    torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-2)
+    # two_places: x1 (200 x 130) in 64-row blocks against w (130 x 70, its
+    # first 64 columns) as loaded and transposed.
+    a_out = torch.full((200, 64), 7.0, device=device)
+    c_out = torch.full((200, 64), 7.0, device=device)
+    lib.two_places(t["x1"], t["w"], a_out, c_out)
+    w64 = torch.nn.functional.pad(f["w"][:, :64], (0, 0, 0, 62)).reshape(3, 64, 64)
+    xb = torch.nn.functional.pad(f["x1"], (0, 62, 0, 56)).reshape(4, 64, 3, 64)
+    torch.testing.assert_close(a_out, f["x1"] @ f["w"][:, :64], rtol=1e-3, atol=1e-2)
+    want_c = sum(w64[k].t() @ xb[:, :, k, :] for k in range(3)).reshape(256, 64)[:200]
+    torch.testing.assert_close(c_out, want_c, rtol=1e-3, atol=1e-2)
 
 
 def computed_operand_check(torch, arch=None, device="cpu"):

@@ -238,7 +238,8 @@ struct TileStageSharedPass
     tile::SharedOperand sb = tile::getSharedOperand(mma.getB());
     tile::LoadOp a = tile::getStagedLoad(mma.getA());
     tile::LoadOp b = sb.transpose && !kMajorB ? tile::LoadOp() : sb.load;
-    if (!a || !b || a->getParentOp() != forOp || b->getParentOp() != forOp)
+    // One tile as both (a Gram matrix, X X^T) is the general pipeline's.
+    if (!a || !b || a == b || a->getParentOp() != forOp || b->getParentOp() != forOp)
       return false;
     // In an outer loop (a persistent kernel) it is the general pipeline's.
     return !isa<scf::ForOp>(forOp->getParentOp());
@@ -600,13 +601,18 @@ struct TileStageSharedPass
               return int(t->getUses().begin()->getOperandNumber());
           return -1;
         };
+        // A tile loaded in the loop may also be the a of one mma and the b
+        // of another, or both of one (X X^T: a as loaded, b transposed);
+        // one loaded before the loop is an a only.
         Value loaded = so.tile();
         if (!loaded.hasOneUse() &&
-            !llvm::all_of(loaded.getUses(),
-                          [&](OpOperand &use) { return operandPlace(use) == which; }))
+            !llvm::all_of(loaded.getUses(), [&](OpOperand &use) {
+              int place = operandPlace(use);
+              return place == which || (inLoop && place >= 0);
+            }))
           return so.load.emitError()
-                 << "a tile loaded for an mma may feed only mmas, as the same operand (the "
-                    "first of each or the second of each, as loaded or transposed)";
+                 << "a tile loaded for an mma may feed only mmas (a tile loaded before the "
+                    "loop: as the first operand of each)";
         if (!loaded.hasOneUse() &&
             llvm::any_of(loaded.getUsers(), [](Operation *u) { return isa<tile::PermuteOp>(u); }))
           bothForms = true;
