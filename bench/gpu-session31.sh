@@ -16,7 +16,7 @@ if [ "${2:-}" = 30 ]; then bash bench/gpu-session30.sh "$out/s30"; fi
 LIT_OPTS="--filter (Target/computed-operands|Target/attention-backward|Target/column-slices|e2e/attention-backward)\.test" bash .device/gpu-tests.sh \
   > "$out/lit31.txt" 2>&1; tail -3 "$out/lit31.txt"
 source bench/device-env.sh
-python3 -m pytest -q python/tests/test_gpu.py -k "computed_operands or attention_backward or column_slices" \
+python3 -m pytest -q python/tests/test_gpu.py -k "computed_operands or attention_backward or column_slices or shared_operands" \
   > "$out/pytest31.txt" 2>&1; tail -3 "$out/pytest31.txt"
 small="import sys, torch; sys.path.insert(0, 'python/tests'); import common"
 for tool in memcheck racecheck synccheck; do
