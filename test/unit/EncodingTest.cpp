@@ -249,4 +249,55 @@ TEST_F(EncodingTest, RowSliceOfBlockedHoldsEachRowWhereItsElementsAre) {
     }
 }
 
+
+TEST_F(EncodingTest, WholeColumnSlicesOfAnAccumulatorAreTheThreadsOwnRegisters) {
+  // A slice of all rows and whole 8-column chunks (tile::registerSliceGroups)
+  // keeps every element in its thread: result slot g * width + v of every
+  // consumer thread holds the source element (r, c + offset) of the source
+  // slot map[g] * width + v. Offsets or widths off the chunks, fma and
+  // swapped layouts have no such map.
+  OpBuilder b(&ctx);
+  Location loc = b.getUnknownLoc();
+  auto module = ModuleOp::create(loc);
+  b.setInsertionPointToStart(module.getBody());
+  struct Case {
+    MmaKind kind;
+    unsigned consumers;
+    int64_t rows, cols, offset, width;
+    bool lines;
+  };
+  for (Case c : {Case{MmaKind::wgmma, 1, 64, 256, 128, 128, true},
+                 Case{MmaKind::wgmma, 2, 128, 128, 64, 64, true},
+                 Case{MmaKind::wgmma, 3, 192, 64, 8, 24, true},
+                 Case{MmaKind::mma_sync, 1, 128, 128, 16, 32, true},
+                 Case{MmaKind::mma_sync, 2, 128, 64, 0, 32, true},
+                 Case{MmaKind::wgmma, 2, 128, 128, 4, 64, false},
+                 Case{MmaKind::wgmma, 2, 128, 128, 0, 60, false},
+                 Case{MmaKind::fma, 2, 128, 128, 0, 64, false}}) {
+    SCOPED_TRACE("kind " + std::to_string(int(c.kind)) + ", " + std::to_string(c.rows) + " x " +
+                 std::to_string(c.cols) + " from " + std::to_string(c.offset) + ", " +
+                 std::to_string(c.width) + " wide");
+    auto mma = MmaEncodingAttr::get(&ctx, c.kind, c.consumers);
+    auto from = RankedTensorType::get({c.rows, c.cols}, b.getF32Type(), mma);
+    auto to = RankedTensorType::get({c.rows, c.width}, b.getF32Type(), mma);
+    Value src = arith::ConstantOp::create(b, loc, from, DenseElementsAttr::get(
+                                                            RankedTensorType::get(from.getShape(), b.getF32Type()), 0.0f).reshape(from));
+    auto slice = SliceOp::create(b, loc, to, src, b.getDenseI64ArrayAttr({0, c.offset}));
+    std::optional<SmallVector<int64_t>> map = registerSliceGroups(mma, slice);
+    ASSERT_EQ(map.has_value(), c.lines);
+    if (!map)
+      continue;
+    ArrayRef<int64_t> fs = from.getShape(), ts = to.getShape();
+    ASSERT_EQ(int64_t(map->size()), mma.getGroups(ts));
+    for (unsigned t = mma.getLeaderThread(); t < mma.getThreadsPerBlock(); ++t)
+      for (int64_t g = 0; g < mma.getGroups(ts); ++g)
+        for (unsigned v = 0; v < mma.getGroupWidth(); ++v) {
+          int64_t e = mma.getGroupBase(ts, t, g) + v, s = mma.getGroupBase(fs, t, (*map)[g]) + v;
+          ASSERT_EQ(s / fs[1], e / ts[1]) << "thread " << t << " group " << g;
+          ASSERT_EQ(s % fs[1], e % ts[1] + c.offset) << "thread " << t << " group " << g;
+        }
+  }
+  module->erase();
+}
+
 } // namespace
