@@ -2,10 +2,10 @@
 # What sessions 30 and 31 built without a GPU (docs/performance.md), to run
 # in device calls of a later session (after scripts/device-bundle.sh; carry
 # .device):  bash bench/gpu-session31.sh OUTDIR [30]
-# Session 31's part: the GPU tests of computed mma operands and of the
-# attention backward, compute-sanitizer on both (small sizes, through
-# python), and the backward's speed next to torch SDPA's (cuDNN,
-# FLASH_ATTENTION). With a second argument 30 it runs session 30's script
+# Session 31's part: the GPU tests of computed mma operands, column
+# slices, shared operands and the attention backward (lit and pytest),
+# compute-sanitizer on them (small sizes, through python and tilec-check),
+# and the backward's speed next to torch SDPA's (cuDNN, FLASH_ATTENTION). With a second argument 30 it runs session 30's script
 # first (bench/gpu-session30.sh: about 8 minutes; together they may not
 # fit one 10-minute call).
 set -u
@@ -23,6 +23,8 @@ for tool in memcheck racecheck synccheck; do
   for arch in sm_90a sm_80; do
     compute-sanitizer --tool $tool python3 -c "$small; common.computed_operand_check(torch, arch='$arch', device='cuda')" \
       > "$out/san-computed-$arch-$tool.txt" 2>&1
+    compute-sanitizer --tool $tool python3 -c "$small; common.column_slice_check(torch, arch='$arch', device='cuda'); common.shared_operand_check(torch, arch='$arch', device='cuda')" \
+      > "$out/san-slices-$arch-$tool.txt" 2>&1
     compute-sanitizer --tool $tool build/bin/tilec-check examples/attention_backward.tile --arch $arch \
       -D CAUSAL=1 --shape 2x200x150x64 > "$out/san-bwd-$arch-$tool.txt" 2>&1
   done
