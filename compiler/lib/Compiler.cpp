@@ -134,14 +134,7 @@ static CompileResult compileOnThisStack(std::string_view source,
     // (tile::emitUserError).
     // Positions in the built-in helpers' source ("<prelude>") are not the
     // user's file: only one in it is shown.
-    mlir::FileLineColLoc fl;
-    d.getLocation()->walk([&](mlir::Location inner) {
-      if (auto f = mlir::dyn_cast<mlir::FileLineColLoc>(inner);
-          f && !f.getFilename().getValue().starts_with("<"))
-        fl = f;
-      return fl ? mlir::WalkResult::interrupt() : mlir::WalkResult::advance();
-    });
-    if (fl) {
+    if (mlir::FileLineColLoc fl = tilec::tile::sourcePosition(d.getLocation())) {
       unsigned line = fl.getLine(), col = fl.getColumn();
       if (line > 0 && line <= srcMgr.getMemoryBuffer(1)->getBuffer().count('\n') + 1) {
         loc = srcMgr.FindLocForLineAndColumn(1, line, col);

@@ -12,6 +12,16 @@
 using namespace tilec;
 using namespace tilec::check;
 
+/// Scales Q (tensor 0, [BH, S, D]) by 1/sqrt(D), so that the attention
+/// scores are O(1) and the softmax is not one-hot (attention and its
+/// backward).
+static void scaleQueries(std::vector<HostTensor> &ts) {
+  HostTensor &q = ts[0];
+  double f = 1.0 / std::sqrt(double(q.sizes[2]));
+  for (float &v : q.values)
+    v = static_cast<float>(roundToFloatType(q.dtype, v * f));
+}
+
 void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
                                     const std::map<std::string, std::string> &defines) {
   {
@@ -409,12 +419,7 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       default: return std::vector<int64_t>{BH, Sq, D};
       }
     };
-    r.prepare = [](std::vector<HostTensor> &ts) {
-      HostTensor &q = ts[0];
-      double f = 1.0 / std::sqrt(double(q.sizes[2]));
-      for (float &v : q.values)
-        v = static_cast<float>(roundToFloatType(q.dtype, v * f));
-    };
+    r.prepare = scaleQueries;
     r.run = [causal](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
       HostTensor &q = *ts[0], &k = *ts[1], &v = *ts[2], &o = *ts[3], &l = *ts[4];
       int64_t BH = q.sizes[0], Sq = q.sizes[1], D = q.sizes[2], Sk = k.sizes[1];
@@ -473,12 +478,6 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
         return std::vector<int64_t>{BH, Sq};
       return std::vector<int64_t>{BH, Sq, D};
     };
-    auto prepare = [](std::vector<HostTensor> &ts) {
-      HostTensor &q = ts[0];
-      double f = 1.0 / std::sqrt(double(q.sizes[2]));
-      for (float &v : q.values)
-        v = static_cast<float>(roundToFloatType(q.dtype, v * f));
-    };
     // P and dS of query row r and key c of head b (0 where masked), rounded
     // to T.
     struct Scores {
@@ -509,7 +508,7 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     dq.shapeOf = [shapeOf](const std::vector<int64_t> &shape, size_t k) {
       return shapeOf(shape, k, false);
     };
-    dq.prepare = prepare;
+    dq.prepare = scaleQueries;
     dq.atolFor = atolFor;
     dq.run = [causal](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
       Scores sc{*ts[0], *ts[1], *ts[2], *ts[3], *ts[4], *ts[5], scalars[0], causal};
@@ -537,7 +536,7 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     dkdv.shapeOf = [shapeOf](const std::vector<int64_t> &shape, size_t k) {
       return shapeOf(shape, k, k == 6 || k == 7);
     };
-    dkdv.prepare = prepare;
+    dkdv.prepare = scaleQueries;
     dkdv.atolFor = atolFor;
     dkdv.run = [causal](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
       Scores sc{*ts[0], *ts[1], *ts[2], *ts[3], *ts[4], *ts[5], scalars[0], causal};

@@ -188,7 +188,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
         if (offset < 0)
           continue;
         OpOperand &use = which ? mma.getBMutable() : mma.getAMutable();
-        auto permute = use.get().getDefiningOp<tile::PermuteOp>();
+        tile::PermuteOp permute = tile::transposeOf(use.get());
         Value computed = permute ? permute.getTile() : use.get();
         auto t = cast<RankedTensorType>(use.get().getType());
         SmallVector<unsigned, 2> order = {permute ? 0u : 1u, permute ? 1u : 0u};

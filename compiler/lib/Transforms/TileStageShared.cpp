@@ -162,11 +162,9 @@ struct TileStageSharedPass
     SmallVector<tile::StoreOp> stores;
     func.walk([&](tile::StoreOp store) { stores.push_back(store); });
     for (tile::StoreOp store : stores) {
-      auto permute = store.getValue().getDefiningOp<tile::PermuteOp>();
+      tile::PermuteOp permute = tile::transposeOf(store.getValue());
       auto view = store.getView().getDefiningOp<tile::MakeViewOp>();
-      ArrayRef<int64_t> perm = permute ? permute.getPermutation() : ArrayRef<int64_t>();
-      if (!permute || !view || perm.size() != 2 || perm[0] != 1 || !permute->hasOneUse() ||
-          store.getIndices().size() != 2)
+      if (!permute || !view || !permute->hasOneUse() || store.getIndices().size() != 2)
         continue;
       OpBuilder b(store);
       Location loc = store.getLoc();
@@ -518,9 +516,7 @@ struct TileStageSharedPass
           // one is written to a buffer of its own (tile.shared_copy), as
           // [BM, N] rows of 128-byte swizzled boxes, the staged loads'
           // layout.
-          auto permute = operand.getDefiningOp<tile::PermuteOp>();
-          if (permute && (permute.getPermutation().size() != 2 || permute.getPermutation()[0] != 1))
-            permute = tile::PermuteOp();
+          tile::PermuteOp permute = tile::transposeOf(operand);
           if (which == 1 || permute) {
             const char *place = which ? "second" : "first";
             if (f8)
@@ -592,22 +588,13 @@ struct TileStageSharedPass
         // It may also feed an mma as loaded and another transposed
         // (an attention backward's dO: dV += P^T dO, dP^T = V dO^T): the
         // staged bytes read as they are or column-major.
-        auto operandPlace = [&](OpOperand &use) -> int {
-          Operation *user = use.getOwner();
-          if (isa<tile::MmaOp>(user))
-            return int(use.getOperandNumber());
-          if (auto t = dyn_cast<tile::PermuteOp>(user); t && t->hasOneUse())
-            if (auto m = dyn_cast<tile::MmaOp>(*t->getUsers().begin()))
-              return int(t->getUses().begin()->getOperandNumber());
-          return -1;
-        };
         // A tile loaded in the loop may also be the a of one mma and the b
         // of another, or both of one (X X^T: a as loaded, b transposed);
         // one loaded before the loop is an a only.
         Value loaded = so.tile();
         if (!loaded.hasOneUse() &&
             !llvm::all_of(loaded.getUses(), [&](OpOperand &use) {
-              int place = operandPlace(use);
+              int place = tile::mmaOperandPlace(use);
               return place == which || (inLoop && place >= 0);
             }))
           return so.load.emitError()

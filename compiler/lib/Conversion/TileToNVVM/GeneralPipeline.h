@@ -39,8 +39,7 @@ inline Value pingPongBarrier(Emit &e, Value wg, bool own) {
   return own ? e.add(wg, e.i32(1)) : e.sub(e.i32(4), wg);
 }
 inline void pingPongSync(Emit &e, Value wg) {
-  NVVM::BarrierOp::create(e.b, e.loc, TypeRange{}, pingPongBarrier(e, wg, true), e.i32(256),
-                          NVVM::BarrierReductionAttr(), Value());
+  namedBarrier(e, pingPongBarrier(e, wg, true), 256);
 }
 inline void pingPongArrive(Emit &e, Value wg) {
   NVVM::BarrierArriveOp::create(e.b, e.loc, pingPongBarrier(e, wg, false), e.i32(256));

@@ -821,14 +821,13 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       // they are used instead of hoisted out of the loop.
       bool inLoopPositions = mmaSyncRegisterBound(C);
       if (inLoopPositions)
-        copier = inlineAsm(b, loc, b.getI32Type(), tid, "mov.b32 $0, $1;", "=r,r");
+        copier = opaqueCopy(b, loc, tid);
       for (Staged &st : staged) {
         if (st.resident || !inLoopPositions)
           continue;
         st.o.strides.clear();
         for (Value stride : st.o.view.getStrides())
-          st.o.strides.push_back(
-              inlineAsm(b, loc, b.getI64Type(), stride, "mov.b64 $0, $1;", "=l,l"));
+          st.o.strides.push_back(opaqueCopy(b, loc, stride));
       }
       e.ifThen(e.ult(next, trips32),
                [&] { copyAsyncInto(next, stageAt(next), /*resident=*/false); });

@@ -123,13 +123,12 @@ public:
   int64_t reps() const { return layout.getGroups(tileTy_.getShape()); }
   /// Whether slot r may hold tile padding (flat index >= numel).
   bool slotNeedsGuard(int64_t r) const { return layout.groupMayPad(tileTy_.getShape(), r); }
-  /// Computes the slots' positions from a thread index that LLVM cannot
-  /// see through (an opaque move here), so that they are computed where
-  /// they are used and not hoisted out of a loop around the access.
+  /// Computes the slots' positions from an opaque copy of the thread index
+  /// (tilec::opaqueCopy), so that they are computed where they are used and
+  /// not hoisted out of a loop around the access.
   void positionsInPlace() {
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-    opaqueTid64 = arith::ExtUIOp::create(
-        b, loc, b.getI64Type(), inlineAsm(b, loc, b.getI32Type(), tid, "mov.b32 $0, $1;", "=r,r"));
+    opaqueTid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), opaqueCopy(b, loc, tid));
   }
   /// First flat tile index of this thread's slot r.
   Value slotBase(int64_t r) {

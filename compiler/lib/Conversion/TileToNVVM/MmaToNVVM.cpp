@@ -348,8 +348,7 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
   }
   NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
                              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-  NVVM::BarrierOp::create(b, loc, TypeRange{}, e.i32(1), e.i32(128),
-                          NVVM::BarrierReductionAttr(), Value());
+  namedBarrier(e, e.i32(1), 128);
   e.ifThen(e.eq(tid, e.i32(0)), [&] {
     Value tx = e.i32(0);
     for (size_t k = 0; k < ops.size(); ++k)

@@ -253,6 +253,15 @@ inline mlir::Value inlineAsm(mlir::OpBuilder &b, mlir::Location loc, mlir::TypeR
   return results.empty() ? mlir::Value() : op.getResult(0);
 }
 
+/// `v` (an i32 or i64) through a move LLVM cannot see through: what is
+/// computed from the copy stays where it is used instead of being hoisted
+/// out of the loop around it (and kept live in registers across it).
+inline mlir::Value opaqueCopy(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v) {
+  bool wide = v.getType().isInteger(64);
+  return inlineAsm(b, loc, v.getType(), v, wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;",
+                   wide ? "=l,l" : "=r,r");
+}
+
 } // namespace tilec
 
 #endif

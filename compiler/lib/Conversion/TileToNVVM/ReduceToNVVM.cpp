@@ -644,10 +644,7 @@ struct AccColumnReduceLowering : OpConversionPattern<tile::ReduceOp> {
         ws.push_back(LLVM::LoadOp::create(rewriter, loc, i32, at(k), 4));
       return fromWords(rewriter, loc, combine.work, ws);
     };
-    auto consumersBarrier = [&] {
-      NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, e.i32(mma::kAllConsumersBarrier),
-                              e.i32(threads), NVVM::BarrierReductionAttr(), Value());
-    };
+    auto consumersBarrier = [&] { mma::namedBarrier(e, e.i32(mma::kAllConsumersBarrier), threads); };
 
     // 1. The thread's rows of each of its columns (value i: column
     //    8 * (i / 2) + 2 * (lane % 4) + i % 2).

@@ -201,8 +201,7 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
   auto sync = [&](bool everyConsumer) {
     Value id = everyConsumer ? e.i32(kAllConsumersBarrier)
                              : e.add(consumer, e.i32(kFirstEpilogueBarrier));
-    NVVM::BarrierOp::create(b, loc, TypeRange{}, id, e.i32(everyConsumer ? 128 * C : 128),
-                            NVVM::BarrierReductionAttr(), Value());
+    namedBarrier(e, id, everyConsumer ? 128 * C : 128);
   };
   auto waitRead = [&](int64_t pending) {
     e.ifThen(leader, [&] {
@@ -286,10 +285,7 @@ struct SharedCopyLowering : OpConversionPattern<tile::SharedCopyOp> {
     Value wg = warpgroupIndex(e, tid);
     // The consumer's share of the rows (sm_80 has no producer warpgroup).
     Value share = wgmma ? rowShareOf(e, mma, wg) : wg;
-    auto sync = [&] {
-      NVVM::BarrierOp::create(rewriter, loc, TypeRange{}, e.i32(kAllConsumersBarrier),
-                              e.i32(int32_t(128 * C)), NVVM::BarrierReductionAttr(), Value());
-    };
+    auto sync = [&] { namedBarrier(e, e.i32(kAllConsumersBarrier), 128 * C); };
     if (wgmma)
       NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
     sync();

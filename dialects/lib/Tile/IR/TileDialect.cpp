@@ -346,14 +346,11 @@ bool tilec::tile::isRelabelling(ConvertLayoutOp op) {
   return dot && dot == op.getType().getEncoding();
 }
 
-/// Whether `loc` holds a position in the user's source: a file location
-/// whose name is not a built-in one such as "<prelude>" (the helpers
-/// silu, gelu, ... are parsed from there and inlined).
-static bool hasSourcePosition(Location loc) {
-  bool found = false;
+FileLineColLoc tilec::tile::sourcePosition(Location loc) {
+  FileLineColLoc found;
   loc->walk([&](Location inner) {
     if (auto fl = dyn_cast<FileLineColLoc>(inner); fl && !fl.getFilename().getValue().starts_with("<"))
-      found = true;
+      found = fl;
     return found ? WalkResult::interrupt() : WalkResult::advance();
   });
   return found;
@@ -366,7 +363,7 @@ Location tilec::tile::userLocation(Operation *op) {
     Operation *o = work.pop_back_val();
     if (!seen.insert(o).second)
       continue;
-    if (hasSourcePosition(o->getLoc()))
+    if (sourcePosition(o->getLoc()))
       return o->getLoc();
     for (Operation *user : o->getUsers())
       work.push_back(user);
@@ -436,13 +433,26 @@ bool tilec::tile::reshapedToRows(Value tile) {
   });
 }
 
+PermuteOp tilec::tile::transposeOf(Value v) {
+  auto permute = v.getDefiningOp<PermuteOp>();
+  ArrayRef<int64_t> perm = permute ? permute.getPermutation() : ArrayRef<int64_t>();
+  return perm.size() == 2 && perm[0] == 1 && perm[1] == 0 ? permute : PermuteOp();
+}
+
+int tilec::tile::mmaOperandPlace(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (isa<MmaOp>(user))
+    return int(use.getOperandNumber());
+  if (isa<PermuteOp>(user) && user->hasOneUse())
+    if (OpOperand &next = *user->getUses().begin(); isa<MmaOp>(next.getOwner()))
+      return int(next.getOperandNumber());
+  return -1;
+}
+
 /// Whether every use of `tile` is an mma operand, directly or through a
 /// transpose that feeds only an mma.
 static bool feedsOnlyMmas(Value tile) {
-  return llvm::all_of(tile.getUsers(), [](Operation *user) {
-    return isa<MmaOp>(user) ||
-           (isa<PermuteOp>(user) && user->hasOneUse() && isa<MmaOp>(*user->getUsers().begin()));
-  });
+  return llvm::all_of(tile.getUses(), [](OpOperand &use) { return mmaOperandPlace(use) >= 0; });
 }
 
 LoadOp tilec::tile::getStagedLoad(Value operand) {
@@ -462,9 +472,9 @@ LoadOp tilec::tile::getStagedLoad(Value operand) {
 
 SharedOperand tilec::tile::getSharedOperand(Value operand) {
   SharedOperand r;
-  if (auto permute = operand.getDefiningOp<PermuteOp>()) {
-    ArrayRef<int64_t> perm = permute.getPermutation();
-    if (!permute->hasOneUse() || perm.size() != 2 || perm[0] != 1 || perm[1] != 0)
+  if (operand.getDefiningOp<PermuteOp>()) {
+    PermuteOp permute = transposeOf(operand);
+    if (!permute || !permute->hasOneUse())
       return r;
     operand = permute.getTile();
     // The loaded tile may also feed mmas as it is, or through other

@@ -155,6 +155,12 @@ DotOperandEncodingAttr freeDotOperandA(mlir::RankedTensorType acc);
 /// of its mma (freeDotOperandA).
 bool isRelabelling(ConvertLayoutOp op);
 
+/// The 2-D transpose (permutation [1, 0]) that defines `v`, or null.
+PermuteOp transposeOf(mlir::Value v);
+/// Which operand of an mma (0: a, 1: b) `use` is, directly or through a
+/// transpose whose only use is that operand; -1 for any other use.
+int mmaOperandPlace(mlir::OpOperand &use);
+
 /// Whether `op` takes whole columns of an mma kernel's [R, N] tile: all R
 /// rows, a column offset and width that are multiples of 8 (one 8-column
 /// chunk of the wgmma / mma.sync fragments per quad of lanes), so that in
@@ -176,6 +182,10 @@ bool reshapedToRows(mlir::Value tile);
 /// batch index picks the matrix). Null when `operand` is anything else.
 LoadOp getStagedLoad(mlir::Value operand);
 
+/// The first position in `loc` (fused, named and call-site locations hold
+/// them inside) that lies in the user's source: not in a built-in buffer
+/// such as "<prelude>", the helpers' (silu, gelu, ...); null if none.
+mlir::FileLineColLoc sourcePosition(mlir::Location loc);
 /// Where an error about `op` points the user: its location or, where that
 /// holds no source position (a constant a fold merged), that of the first
 /// op using it (recursively) that has one.
