@@ -22,6 +22,31 @@ static void scaleQueries(std::vector<HostTensor> &ts) {
     v = static_cast<float>(roundToFloatType(q.dtype, v * f));
 }
 
+/// scaleQueries, then each query row's L (ts[4]) at the largest score the
+/// row can reach (|q.k| times 1.5, the largest random scale), so that P =
+/// exp(scale q.k - L) <= 1 as in a real backward pass. A random L let P
+/// reach e^8 at D = 128, where dS's rounding to T of one large term (the
+/// kernel's f32 and the reference's double on either side of a rounding
+/// boundary) moved dQ by more than T's tolerance.
+static void scaleQueriesBoundRows(std::vector<HostTensor> &ts) {
+  scaleQueries(ts);
+  HostTensor &q = ts[0], &k = ts[1], &l = ts[4];
+  int64_t BH = q.sizes[0], Sq = q.sizes[1], D = q.sizes[2], Sk = k.sizes[1];
+  int64_t group = BH / k.sizes[0];
+  for (int64_t b = 0; b < BH; ++b)
+    for (int64_t r = 0; r < Sq; ++r) {
+      double mx = 0;
+      for (int64_t c = 0; c < Sk; ++c) {
+        double s = 0;
+        for (int64_t d = 0; d < D; ++d)
+          s += double(q.values[b * q.strides[0] + r * q.strides[1] + d * q.strides[2]]) *
+               k.values[(b / group) * k.strides[0] + c * k.strides[1] + d * k.strides[2]];
+        mx = std::max(mx, std::abs(s));
+      }
+      l.values[b * l.strides[0] + r * l.strides[1]] = static_cast<float>(1.5 * mx);
+    }
+}
+
 void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
                                     const std::map<std::string, std::string> &defines) {
   {
@@ -461,9 +486,9 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
   }
   {
     // Attention backward (examples/attention_backward.tile): the problem
-    // shape is BH x Sq x Sk x D as for attention. L is any row value (the
-    // kernels take P = exp(scale * q.k - L) as given; the random one keeps P
-    // within e^3 with Q scaled by 1/sqrt(D)), Delta any row value. P and
+    // shape is BH x Sq x Sk x D as for attention. L bounds each row's
+    // scores (scaleQueriesBoundRows: P <= 1; the kernels take P = exp(scale
+    // * q.k - L) as given), Delta any row value. P and
     // dS = P (dP - Delta) are rounded to T as the kernels round them before
     // their mmas; dQ = scale dS K, dK = scale dS^T Q, dV = P^T dO, in double.
     // Tensors: Q, K, V, dO, L, Delta, then dQ or dK, dV (delta: O, dO,
@@ -508,7 +533,7 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     dq.shapeOf = [shapeOf](const std::vector<int64_t> &shape, size_t k) {
       return shapeOf(shape, k, false);
     };
-    dq.prepare = scaleQueries;
+    dq.prepare = scaleQueriesBoundRows;
     dq.atolFor = atolFor;
     dq.run = [causal](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
       Scores sc{*ts[0], *ts[1], *ts[2], *ts[3], *ts[4], *ts[5], scalars[0], causal};
@@ -536,7 +561,7 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     dkdv.shapeOf = [shapeOf](const std::vector<int64_t> &shape, size_t k) {
       return shapeOf(shape, k, k == 6 || k == 7);
     };
-    dkdv.prepare = scaleQueries;
+    dkdv.prepare = scaleQueriesBoundRows;
     dkdv.atolFor = atolFor;
     dkdv.run = [causal](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
       Scores sc{*ts[0], *ts[1], *ts[2], *ts[3], *ts[4], *ts[5], scalars[0], causal};

@@ -178,7 +178,10 @@ PipelineRegisters tilec::pipelineRegisters(int64_t consumers, bool busyProducer)
   // pipeline's copy by threads: 92 bytes in ptxas; the general pipeline's
   // copies of more than two tiles per stage: 236-392 bytes) and keeps 104,
   // leaving 200. Three (512 threads, 128 at launch): 56 and 152 (128 * (56 + 3 *
-  // 152) = 64K). One consumer keeps the 255 of a 256-thread block.
+  // 152) = 64K). One consumer keeps the 255 of a 256-thread block. The
+  // split must not ask for more than the block got at launch (2 x 216 + 72
+  // = 3 x 168): setmaxnreg.inc waits until the registers are free, and 80
+  // and 216 hung on the H200 (session 32).
   if (consumers == 2)
     return busyProducer ? PipelineRegisters{104, 200} : PipelineRegisters{72, 216};
   if (consumers == 3)
@@ -190,7 +193,9 @@ int64_t tilec::overlapRegisterBudget(int64_t consumers) {
   // The rest of the loop (row statistics, addresses, the softmax's
   // temporaries) takes about 20: attention at D = 128 is estimated at 194
   // and ptxas allocates 186. (The overlap is not planned in persistent
-  // kernels.)
+  // kernels: built there with Q in one buffer and three stages, attention
+  // at D = 128 spilled 84 bytes in ptxas and ran 3-5% slower on the H200
+  // without the mask, 1-2% faster with it; docs/performance.md, session 32.)
   return pipelineRegisters(consumers, /*busyProducer=*/false).consumer - 20;
 }
 
