@@ -194,8 +194,8 @@ int64_t tilec::overlapRegisterBudget(int64_t consumers) {
   // temporaries) takes about 20: attention at D = 128 is estimated at 194
   // and ptxas allocates 186. (The overlap is not planned in persistent
   // kernels: built there with Q in one buffer and three stages, attention
-  // at D = 128 spilled 84 bytes in ptxas and ran 3-5% slower on the H200
-  // without the mask, 1-2% faster with it; docs/performance.md, session 32.)
+  // at D = 128 spilled 84 bytes in ptxas and ran 2-7% slower on the H200
+  // without the mask, 0.5-3% faster with it; docs/performance.md, session 32.)
   return pipelineRegisters(consumers, /*busyProducer=*/false).consumer - 20;
 }
 
