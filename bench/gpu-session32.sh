@@ -15,7 +15,7 @@
 set -u
 part=${1:?usage: gpu-session32.sh tests|bench OUTDIR}
 out=${2:?usage: gpu-session32.sh tests|bench OUTDIR}
-mkdir -p "$out"
+mkdir -p "$out" && out=$(cd "$out" && pwd) # absolute: the bench part runs in bench/
 LIT_OPTS="--filter xyz_none" bash .device/gpu-tests.sh > /dev/null 2>&1
 source bench/device-env.sh
 step() { # step SECONDS NAME COMMAND...: runs COMMAND into OUTDIR/NAME.txt
