@@ -287,6 +287,9 @@ def test_varlen_attention_against_reference():
                 for _ in range(2))
         o = torch.full_like(q, 7.0)
         lse = torch.empty(hq, sum(seq_q), device="cuda")
+        # The offsets pass varlen_check (a failing one would end the CUDA
+        # context; test_interpreter.py checks the failures).
+        lib.varlen_check(cu_q, cu_k, sum(seq_q), sum(seq_k), max(seq_q), max(seq_k))
         lib.attention_varlen(q.view(-1, hq * d), k.view(-1, hk * d), v.view(-1, hk * d),
                              o.view(-1, hq * d), lse, cu_q, cu_k, max(seq_q), d ** -0.5)
         torch.cuda.synchronize()

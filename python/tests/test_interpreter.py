@@ -492,6 +492,30 @@ def test_varlen_attention_on_the_interpreter(causal):
     assert np.all(lse[~seen] < -1e30)
 
 
+def test_varlen_offsets_are_checked_on_the_interpreter():
+    # examples/attention.tile's varlen_check: good offsets pass (also no
+    # sequence at all, and more sequences than one program's BLOCK); each
+    # rule's violation raises its message, in any program.
+    lib = tilec.load(example("attention.tile"))
+
+    def offsets(lengths):
+        return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    lens_q = np.arange(600) % 7
+    lens_k = np.arange(600) % 5 + 1
+    cu_q, cu_k = offsets(lens_q), offsets(lens_k)
+    rows_q, rows_k = int(cu_q[-1]), int(cu_k[-1])
+    lib.varlen_check(cu_q, cu_k, rows_q, rows_k, 6, 5)
+    lib.varlen_check(np.zeros(1, np.int32), np.zeros(1, np.int32), 0, 0, 0, 0)
+    bad = cu_q.copy()
+    bad[513] = bad[512] - 1  # sequence 512 of negative length
+    with pytest.raises(RuntimeError, match="cu_q or cu_k decreases"):
+        lib.varlen_check(bad, cu_k, rows_q, rows_k, 6, 5)
+    with pytest.raises(RuntimeError, match="outside the packed rows"):
+        lib.varlen_check(cu_q, cu_k, rows_q, rows_k - 1, 6, 5)
+    with pytest.raises(RuntimeError, match="longer than max_sq or max_sk"):
+        lib.varlen_check(cu_q, cu_k, rows_q, rows_k, 5, 5)
+
+
 def test_grouped_mm_on_the_interpreter():
     # Row groups of different sizes (an empty one, one over a tile, one of
     # a single row), each with its own B[g]; rows outside every group are
