@@ -12,6 +12,7 @@
 #       matmul_tn against torch, and the D = 128 forward in tilec-check's
 #       loop and in the sweep's in the same call (612 against 540-555 TF/s).
 # Every step has a time limit, so that one hang cannot take the call.
+# (tests: also varlen_check on bad offsets, which must fail with its message.)
 set -u
 part=${1:?usage: gpu-session32.sh tests|bench OUTDIR}
 out=${2:?usage: gpu-session32.sh tests|bench OUTDIR}
@@ -26,6 +27,13 @@ step() { # step SECONDS NAME COMMAND...: runs COMMAND into OUTDIR/NAME.txt
 if [ "$part" = tests ]; then
   LIT_OPTS="--max-time 180 --filter e2e/(attention|mlp|matmul|attention-backward)\.test" \
     step 190 lit bash .device/gpu-tests.sh
+  # varlen_check on bad offsets must fail its launch (CUDA_ERROR_ASSERT)
+  # with the rule's message; expected: rc != 0 and the message in the file.
+  step 60 varlen-check-bad python3 -c "import torch, tilec
+lib = tilec.load('examples/attention.tile')
+cu = torch.tensor([0, 5, 3, 9], dtype=torch.int32, device='cuda')
+lib.varlen_check(cu, cu, 9, 9, 10, 10)
+torch.cuda.synchronize()"
   small="import sys, torch; sys.path.insert(0, 'python/tests'); import common"
   for tool in memcheck racecheck synccheck; do
     step 45 "san-bwd-$tool" compute-sanitizer --tool $tool build/bin/tilec-check \
