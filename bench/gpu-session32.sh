@@ -25,11 +25,11 @@ step() { # step SECONDS NAME COMMAND...: runs COMMAND into OUTDIR/NAME.txt
   echo "$name: rc=$? $(tail -n 1 "$out/$name.txt")"
 }
 if [ "$part" = tests ]; then
-  LIT_OPTS="--max-time 180 --filter e2e/(attention|mlp|matmul|attention-backward)\.test" \
-    step 190 lit bash .device/gpu-tests.sh
+  LIT_OPTS="--max-time 170 --filter e2e/(attention|mlp|matmul|attention-backward)\.test" \
+    step 180 lit bash .device/gpu-tests.sh
   # varlen_check on bad offsets must fail its launch (CUDA_ERROR_ASSERT)
   # with the rule's message; expected: rc != 0 and the message in the file.
-  step 60 varlen-check-bad python3 -c "import torch, tilec
+  step 40 varlen-check-bad python3 -c "import torch, tilec
 lib = tilec.load('examples/attention.tile')
 cu = torch.tensor([0, 5, 3, 9], dtype=torch.int32, device='cuda')
 lib.varlen_check(cu, cu, 9, 9, 10, 10)
