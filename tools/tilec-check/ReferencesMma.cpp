@@ -22,6 +22,16 @@ static void scaleQueries(std::vector<HostTensor> &ts) {
     v = static_cast<float>(roundToFloatType(q.dtype, v * f));
 }
 
+/// The dot product, in double, of row r of matrix b of x and row c of
+/// matrix b of y (both [B, rows, D]): a score q.k, or dO.v.
+static double rowDot(const HostTensor &x, const HostTensor &y, int64_t b, int64_t r, int64_t c) {
+  double acc = 0;
+  for (int64_t d = 0; d < x.sizes[2]; ++d)
+    acc += double(x.values[b * x.strides[0] + r * x.strides[1] + d * x.strides[2]]) *
+           y.values[b * y.strides[0] + c * y.strides[1] + d * y.strides[2]];
+  return acc;
+}
+
 /// scaleQueries, then each query row's L (ts[4]) at the largest score the
 /// row can reach (|q.k| times 1.5, the largest random scale), so that P =
 /// exp(scale q.k - L) <= 1 as in a real backward pass. A random L let P
@@ -31,18 +41,11 @@ static void scaleQueries(std::vector<HostTensor> &ts) {
 static void scaleQueriesBoundRows(std::vector<HostTensor> &ts) {
   scaleQueries(ts);
   HostTensor &q = ts[0], &k = ts[1], &l = ts[4];
-  int64_t BH = q.sizes[0], Sq = q.sizes[1], D = q.sizes[2], Sk = k.sizes[1];
-  int64_t group = BH / k.sizes[0];
-  for (int64_t b = 0; b < BH; ++b)
-    for (int64_t r = 0; r < Sq; ++r) {
+  for (int64_t b = 0; b < q.sizes[0]; ++b)
+    for (int64_t r = 0; r < q.sizes[1]; ++r) {
       double mx = 0;
-      for (int64_t c = 0; c < Sk; ++c) {
-        double s = 0;
-        for (int64_t d = 0; d < D; ++d)
-          s += double(q.values[b * q.strides[0] + r * q.strides[1] + d * q.strides[2]]) *
-               k.values[(b / group) * k.strides[0] + c * k.strides[1] + d * k.strides[2]];
-        mx = std::max(mx, std::abs(s));
-      }
+      for (int64_t c = 0; c < k.sizes[1]; ++c)
+        mx = std::max(mx, std::abs(rowDot(q, k, b, r, c)));
       l.values[b * l.strides[0] + r * l.strides[1]] = static_cast<float>(1.5 * mx);
     }
 }
@@ -456,11 +459,7 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
           int64_t last = causal ? std::min(Sk - 1, r + Sk - Sq) : Sk - 1;
           double mx = -1e300;
           for (int64_t c = 0; c <= last; ++c) {
-            double acc = 0;
-            for (int64_t d = 0; d < D; ++d)
-              acc += double(q.values[b * q.strides[0] + r * q.strides[1] + d * q.strides[2]]) *
-                     k.values[b * k.strides[0] + c * k.strides[1] + d * k.strides[2]];
-            s[c] = acc * scale;
+            s[c] = rowDot(q, k, b, r, c) * scale;
             mx = std::max(mx, s[c]);
           }
           double sum = 0;
@@ -510,16 +509,10 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       double scale;
       bool causal;
       std::pair<double, double> at(int64_t b, int64_t r, int64_t c) const {
-        int64_t Sq = q.sizes[1], Sk = k.sizes[1], D = q.sizes[2];
+        int64_t Sq = q.sizes[1], Sk = k.sizes[1];
         if (causal && c > r + Sk - Sq)
           return {0.0, 0.0};
-        double s = 0, dp = 0;
-        for (int64_t d = 0; d < D; ++d) {
-          s += double(q.values[b * q.strides[0] + r * q.strides[1] + d * q.strides[2]]) *
-               k.values[b * k.strides[0] + c * k.strides[1] + d * k.strides[2]];
-          dp += double(dout.values[b * dout.strides[0] + r * dout.strides[1] + d * dout.strides[2]]) *
-                v.values[b * v.strides[0] + c * v.strides[1] + d * v.strides[2]];
-        }
+        double s = rowDot(q, k, b, r, c), dp = rowDot(dout, v, b, r, c);
         double p = std::exp(scale * s - l.values[b * l.strides[0] + r * l.strides[1]]);
         double ds = p * (dp - delta.values[b * delta.strides[0] + r * delta.strides[1]]);
         return {roundToFloatType(q.dtype, p), roundToFloatType(q.dtype, ds)};

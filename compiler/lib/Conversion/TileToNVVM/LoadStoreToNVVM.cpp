@@ -388,8 +388,8 @@ public:
   Value ptr;
   SmallVector<Value> sizes, strides, origins;
   RankedTensorType tileTy_;
-  Value tidBase;
-  Value opaqueTid64; ///< blocked layout: tid * vec
+  Value tidBase; ///< blocked layout: tid * vec
+  Value opaqueTid64; ///< positionsInPlace: the opaque copy of the thread index, i64
 };
 
 /// The concatenation of `parts` (1-D vectors of one element type), as a

@@ -81,9 +81,6 @@ inline Value packVector(OpBuilder &b, Location loc, Value like, ArrayRef<Value> 
   return out;
 }
 
-/// The byte offset of byte `byte` of row `row` in a box of 128-byte rows
-/// with the 128-byte swizzle (TMA's, and wgmma's operand layout): 16-byte
-/// chunk c of row r sits at chunk c ^ (r % 8).
 /// bar.sync on named barrier `id` for `threads` threads (a multiple of 32:
 /// the warps that meet there).
 inline void namedBarrier(Emit &e, Value id, int64_t threads) {
@@ -91,6 +88,9 @@ inline void namedBarrier(Emit &e, Value id, int64_t threads) {
                           NVVM::BarrierReductionAttr(), Value());
 }
 
+/// The byte offset of byte `byte` of row `row` in a box of 128-byte rows
+/// with the 128-byte swizzle (TMA's, and wgmma's operand layout): 16-byte
+/// chunk c of row r sits at chunk c ^ (r % 8).
 inline Value swizzledOffset(Emit &e, Value row, Value byte) {
   Value chunk = e.bxor(e.shr(byte, e.i64(4)), e.remu(row, e.i64(8)));
   return e.add(e.add(e.mul(row, e.i64(128)), e.shl(chunk, e.i64(4))), e.band(byte, e.i64(15)));
