@@ -6,7 +6,7 @@ session. TF/s counts 2*M*H*(Din + Dout). tilec is timed by tilec-check's
 CUDA-event loop (its own process), torch by the same kind of loop here.
 
 usage: bench/bench_mlp.py [--tilec-check PATH] [--shape MxDinxHxDout] [--rounds R]
-                          [--file FILE]
+                          [--file FILE] [--kernel mlp|mlp_wide]
 """
 import argparse
 
@@ -21,6 +21,7 @@ ap.add_argument("--shape", default="16384x128x2048x256")
 ap.add_argument("--rounds", type=int, default=2)
 ap.add_argument("--iters", type=int, default=50)
 ap.add_argument("--file", default="examples/mlp.tile")
+ap.add_argument("--kernel", default="mlp", help="mlp (the input in one block of DIN) or mlp_wide")
 ap.add_argument("--old", help="a second tilec-check to time in the same rounds")
 args = ap.parse_args()
 M, Din, H, Dout = (int(v) for v in args.shape.split("x"))
@@ -40,8 +41,9 @@ def tf(ms):
 
 
 def tilec_ms(tilec_check):
-    rows = tilec_bench(tilec_check, [args.file, "--shape", args.shape, "-D", f"DIN={Din}",
-                                     "--no-verify", "--bench", str(args.iters)])
+    din = ["-D", f"DIN={Din}"] if args.kernel == "mlp" else []
+    rows = tilec_bench(tilec_check, [args.file, "--kernel", args.kernel, "--shape", args.shape,
+                                     "--no-verify", "--bench", str(args.iters)] + din)
     return [x for x in rows if x["impl"] == "tilec"][0]["ms"]
 
 

@@ -270,6 +270,25 @@ def test_swiglu_against_torch():
         torch.testing.assert_close(h.float(), want, rtol=2e-2, atol=2e-2)
 
 
+def test_mlp_wide_against_torch():
+    # gelu(x W1 + b1) W2 with an input of 1000 (the hidden block is an mma
+    # loop over it; the second mma is chained after that loop): sm_90a
+    # (TMA + wgmma, W2 loaded while the loop runs) and sm_80.
+    M, Din, H, Dout = 300, 1000, 200, 150
+    x = torch.randn(M, Din, device="cuda", dtype=torch.bfloat16)
+    w1 = torch.randn(Din, H, device="cuda", dtype=torch.bfloat16) / Din ** 0.5
+    b1 = torch.randn(H, device="cuda")
+    w2 = torch.randn(H, Dout, device="cuda", dtype=torch.bfloat16) / H ** 0.5
+    g = torch.nn.functional.gelu(x.float() @ w1.float() + b1, approximate="tanh")
+    want = g.bfloat16().float() @ w2.float()
+    for arch in ("sm_90a", "sm_80"):
+        lib = tilec.load(example("mlp.tile"), arch=arch)
+        y = torch.full((M, Dout), 7.0, device="cuda", dtype=torch.bfloat16)
+        lib.mlp_wide(x, w1, b1, w2, y)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y.float(), want, rtol=2e-2, atol=3e-2)
+
+
 def test_varlen_attention_against_reference():
     # Packed sequences (flash_attn_varlen_func's layout): lengths that are
     # not multiples of the tiles, one past several key blocks, an empty

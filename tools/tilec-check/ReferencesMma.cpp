@@ -654,6 +654,7 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       parallelRows(M, M * H * (Din + Dout), rowsFrom);
     };
     refs["mlp"] = r;
+    refs["mlp_wide"] = r; // the same MLP for any input width
   }
   {
     // H = silu(X Wg^T) * (X Wu^T) (examples/mlp.tile's swiglu): the problem

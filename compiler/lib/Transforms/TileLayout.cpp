@@ -121,8 +121,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     auto sharedT = tile::SharedEncodingAttr::get(ctx, 128, {0, 1});
     DenseMap<Value, Attribute> staged;
     func.walk([&](tile::MmaOp mma) {
-      auto loop = mma->getParentOfType<scf::ForOp>();
-      if (!loop || !loop->hasAttr(tile::kPipelineAttrName))
+      if (!pipelined(mma))
         return;
       for (Value operand : {mma.getA(), mma.getB()}) {
         tile::SharedOperand so = tile::getSharedOperand(operand);
@@ -169,6 +168,20 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       fn(result);
   }
 
+  /// Whether tile-stage-shared pipelined `mma`: it is in the mma loop
+  /// (tile.pipeline), or chained after it in the body of the loop around
+  /// it.
+  static bool pipelined(tile::MmaOp mma) {
+    auto loop = mma->getParentOfType<scf::ForOp>();
+    if (!loop)
+      return false;
+    if (loop->hasAttr(tile::kPipelineAttrName))
+      return true;
+    return llvm::any_of(loop.getBody()->getOps<scf::ForOp>(), [&](scf::ForOp inner) {
+      return inner->hasAttr(tile::kPipelineAttrName) && inner->isBeforeInBlock(mma);
+    });
+  }
+
   /// A computed operand that a pipelined mma reads from shared memory (b,
   /// or a transposed a or b; tile-stage-shared planned its buffer:
   /// tile.computed_smem) becomes a tile.shared_copy of the computed tile,
@@ -213,8 +226,7 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
   /// (tile::freeDotOperandA).
   void encodeRegisterOperands(func::FuncOp func) {
     func.walk([&](tile::MmaOp mma) {
-      auto loop = mma->getParentOfType<scf::ForOp>();
-      if (!loop || !loop->hasAttr(tile::kPipelineAttrName))
+      if (!pipelined(mma))
         return;
       RankedTensorType a = mma.getA().getType();
       auto dot = tile::freeDotOperandA(a);

@@ -357,21 +357,30 @@ struct TileStageSharedPass
     return c && c.getInt() == 2;
   }
 
-  /// Whether `v` is defined outside `outer`, after moving the side-effect
-  /// free ops that compute it from values defined there out in front of it
-  /// (a bound the body computes from the kernel's arguments, such as
-  /// cdiv(A.shape[1], BK) in a loop that Sema's @launch(persistent = 1)
-  /// wrapped around the body).
-  static bool hoistInvariant(Value v, scf::ForOp outer) {
+  /// Whether `v` is available at `point`: defined in a block around it,
+  /// before it.
+  static bool dominates(Value v, Operation *point) {
+    Operation *at = v.getParentBlock()->findAncestorOpInBlock(*point);
     Operation *def = v.getDefiningOp();
-    if (!outer->isAncestor(v.getParentBlock()->getParentOp()))
+    return at && (!def || def->isBeforeInBlock(at));
+  }
+
+  /// Whether `v` is available at `point`, after moving the side-effect
+  /// free ops that compute it in front of it: a bound the body computes
+  /// from the kernel's arguments, such as cdiv(A.shape[1], BK) in a loop
+  /// that Sema's @launch(persistent = 1) wrapped around the body, moves out
+  /// of that loop; the position of a chained mma's operand, in front of
+  /// the mma loop.
+  static bool hoistAbove(Value v, Operation *point) {
+    if (dominates(v, point))
       return true;
+    Operation *def = v.getDefiningOp();
     if (!def || def->getNumRegions() != 0 || !isMemoryEffectFree(def))
       return false;
     for (Value operand : def->getOperands())
-      if (!hoistInvariant(operand, outer))
+      if (!hoistAbove(operand, point))
         return false;
-    def->moveBefore(outer);
+    def->moveBefore(point);
     return true;
   }
 
@@ -407,18 +416,37 @@ struct TileStageSharedPass
     MLIRContext *ctx = func.getContext();
     bool tma = arch == "sm_90a";
     int64_t maxShared = maxSharedBytes();
-    auto forOp = dyn_cast<scf::ForOp>(mmas.front()->getParentOp());
-    if (!forOp)
-      return mmas.front().emitError()
-             << "kernel '" << name << "': an mma must be in a 'for' loop (the loop over K)";
-    for (tile::MmaOp mma : mmas)
-      if (mma->getParentOp() != forOp.getOperation())
-        return mma.emitError() << "kernel '" << name
-                               << "': all mmas of a kernel must be in the same loop, at its top "
-                                  "level (not in an 'if'), in this version";
+    // The mma loop: the innermost loop with an mma. Other mmas may follow
+    // it in the body of the loop around it (a chained product, h = x W1[:,
+    // j] over K, then y += f(h) W2[j]), once per outer iteration.
+    scf::ForOp forOp;
+    for (tile::MmaOp mma : mmas) {
+      auto parent = dyn_cast<scf::ForOp>(mma->getParentOp());
+      if (!parent)
+        return mma.emitError()
+               << "kernel '" << name
+               << "': an mma must be in a 'for' loop (the loop over K), at its top level (not "
+                  "in an 'if')";
+      if (!forOp || forOp->isProperAncestor(parent))
+        forOp = parent;
+    }
+    auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
+    // The mmas after the mma loop in the outer loop's body.
+    DenseSet<Operation *> chained;
+    for (tile::MmaOp mma : mmas) {
+      if (mma->getParentOp() == forOp.getOperation())
+        continue;
+      if (!outer || mma->getParentOp() != outer.getOperation() ||
+          !forOp->isBeforeInBlock(mma))
+        return mma.emitError()
+               << "kernel '" << name
+               << "': the mmas of a kernel must be in one loop, at its top level (not in an "
+                  "'if'), or follow that loop directly in the body of one loop around it (a "
+                  "chained product)";
+      chained.insert(mma);
+    }
     // A persistent kernel: the mma loop directly in one outer 'for' (over
     // output tiles), whose trip count does not depend on the outer loop.
-    auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
     for (Operation *p = forOp->getParentOp(); p && !isa<func::FuncOp>(p); p = p->getParentOp()) {
       if (p == outer.getOperation())
         continue;
@@ -434,7 +462,7 @@ struct TileStageSharedPass
     bool varyingBounds = false;
     if (outer)
       for (Value bound : {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()})
-        varyingBounds |= !hoistInvariant(bound, outer);
+        varyingBounds |= !hoistAbove(bound, outer);
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
         s && s.getInt() != 0 && (s.getInt() < 2 || s.getInt() > 8))
       return mmas.front().emitError()
@@ -548,8 +576,8 @@ struct TileStageSharedPass
             return mma.emitError() << "the first operand of an mma on f8 tiles must be a tile "
                                       "loaded in the loop (wgmma reads f8 from shared memory "
                                       "only); a computed tile is not supported";
-          if (!forOp->isAncestor(operand.getParentBlock()->getParentOp()) &&
-              operand.getParentBlock() != forOp.getBody())
+          Operation *computedIn = chained.contains(mma) ? outer : forOp;
+          if (!computedIn->isAncestor(operand.getParentBlock()->getParentOp()))
             return mma.emitError() << "a computed first operand of mma must be computed in "
                                       "the loop (it is held in registers)";
           continue;
@@ -574,10 +602,16 @@ struct TileStageSharedPass
         bool inLoop = so.load->getParentOp() == forOp.getOperation();
         bool before = !inLoop && so.load->getBlock() == forOp->getBlock() &&
                       so.load->isBeforeInBlock(forOp);
-        if (!inLoop && !(before && which == 0))
+        // A chained mma's operands are loaded in the outer loop's body, once
+        // per outer iteration as a's before the mma loop are.
+        if (chained.contains(mma) ? so.load->getParentOp() != outer.getOperation()
+                                  : !inLoop && !(before && which == 0))
           return mma.emitError()
-                 << "the operands of mma must be loaded in the loop (or, for the first, "
-                    "just before it)";
+                 << (chained.contains(mma)
+                         ? "the operands of an mma after the mma loop must be loaded in the body "
+                           "of the loop around it"
+                         : "the operands of mma must be loaded in the loop (or, for the first, "
+                           "just before it)");
         // In a persistent kernel a first operand loaded before the mma loop
         // (attention's Q) is loaded once per outer iteration (on sm_90a into
         // one of two buffers where they fit: the producer loads the next
@@ -658,7 +692,8 @@ struct TileStageSharedPass
     bool alternate = false;
     if (auto asked = func->getAttrOfType<IntegerAttr>(tile::kAlternateAttrName);
         tma && asked && asked.getInt() == 1) {
-      if (!outer || !pureAccumulation || (BM != 64 && BM != 128) || accElems / 128 > 128)
+      if (!outer || !pureAccumulation || !chained.empty() || (BM != 64 && BM != 128) ||
+          accElems / 128 > 128)
         return mmas.front().emitError()
                << "kernel '" << name << "': @launch(pingpong = 1) needs a persistent kernel "
                   "(the mma loop in an outer 'for') whose loop only accumulates (acc = mma(a, "
@@ -666,6 +701,7 @@ struct TileStageSharedPass
                   "(BM x BN <= 16384 f32); this one has "
                << (!outer ? std::string("no outer loop")
                    : !pureAccumulation ? std::string("other work on the mma results in the loop")
+                   : !chained.empty()  ? std::string("an mma after the mma loop")
                                        : "a " + std::to_string(BM) + " x " +
                                              std::to_string(accElems / BM) + " tile");
       alternate = true;
@@ -949,6 +985,19 @@ struct TileStageSharedPass
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
     SmallVector<Attribute> tmaOps;
     int64_t boxCols = 128 / elemBytes;
+    // A chained mma's operand loaded after the mma loop is loaded in front
+    // of it, as an a loaded before the loop is (the producer copies every
+    // staged tile ahead of its use anyway).
+    for (Staged &st : staged) {
+      if (!st.resident || !forOp->isBeforeInBlock(st.load))
+        continue;
+      for (Value v : st.load->getOperands())
+        if (!hoistAbove(v, forOp))
+          return st.load.emitError()
+                 << "the position of a tile loaded for an mma after the mma loop must not "
+                    "depend on what the mma loop computes (it is loaded while the loop runs)";
+      st.load->moveBefore(forOp);
+    }
     for (auto [i, st] : llvm::enumerate(staged)) {
       NamedAttrList smem;
       smem.append("offset", b.getI64IntegerAttr(offsets[i]));

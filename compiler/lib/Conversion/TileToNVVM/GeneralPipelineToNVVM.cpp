@@ -477,6 +477,14 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     }
     staged.push_back(st);
   });
+  // Whether a tile loaded per outer iteration is read after the mma loop
+  // (by a chained mma in the outer loop's body): its buffer is released at
+  // the end of the outer iteration instead of after the mma loop.
+  bool residentAfterLoop = llvm::any_of(staged, [&](const Staged &st) {
+    return st.resident && llvm::any_of(st.chain.back()->getUsers(), [&](Operation *user) {
+             return !forOp->isAncestor(user);
+           });
+  });
 
   // Shared memory: resident tiles, the ring, then the mbarriers.
   Value smem = alignedSharedMemory(e, func).ptr;
@@ -797,8 +805,13 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     // A persistent kernel's Q: copied again at the top of each run, after
     // the barrier that ends the run before (every thread's reads of the
     // old one are done); the first iteration's wait covers its group.
-    if (perTile)
+    if (perTile) {
+      // Read after the loop too: every thread is done with the last
+      // iteration's before the copy replaces it.
+      if (residentAfterLoop)
+        NVVM::Barrier0Op::create(b, loc);
       copyResident();
+    }
     if (varying) {
       innerCount = counterOf(forOp);
       trips32 = innerCount.trips32;
@@ -1196,7 +1209,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     // Every mma reading this tile's Q has completed: its buffer is free
     // (one arrival per consumer warp).
     if (perTile) {
-      if (!deferred)
+      if (residentAfterLoop)
+        b.setInsertionPoint(outer.getBody()->getTerminator());
+      else if (!deferred)
         b.setInsertionPointAfter(forOp);
       e.ifThen(e.eq(lane, e.i32(0)), [&] {
         NVVM::MBarrierArriveOp::create(b, loc, Type(),
