@@ -678,7 +678,10 @@ struct TileStageSharedPass
       if (want) {
         func->setAttr(tile::kNumWarpsAttrName, Builder(ctx).getI32IntegerAttr(int32_t(requested)));
         consumers = unsigned(want);
-      } else if (accElems / 128 <= maxAccRegs) {
+      } else if (accElems / 128 <= (chained.empty() ? maxAccRegs : maxAccRegs / 2)) {
+        // A chained mma holds both products and its b's fragments at once:
+        // mlp_wide's 192 accumulators on one warpgroup spilled 1.9 KB in
+        // ptxas, 152 bytes on two.
         consumers = 1;
       }
     }
