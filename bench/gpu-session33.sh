@@ -28,8 +28,18 @@ for tool in memcheck racecheck synccheck; do
 done
 step 45 san-wide-sm80-racecheck compute-sanitizer --tool racecheck build/bin/tilec-check $w \
   --kernel mlp_wide --arch sm_80 --shape 200x300x130x150
-step 90 pytest python3 -m pytest -q python/tests/test_gpu.py -k "mlp"
+step 90 pytest python3 -m pytest -q python/tests/test_gpu.py -k "mlp or single"
 for shape in 16384x1024x4096x128 16384x4096x1024x256; do
-  step 60 "bench-wide-$shape" python3 bench/bench_mlp.py --kernel mlp_wide --shape $shape --rounds 3
+  for busy in 0 1; do # the producer's registers: 72 (0) or 104 (1)
+    TILEC_BUSY=$busy step 60 "bench-wide-$shape-busy$busy" python3 bench/bench_mlp.py \
+      --kernel mlp_wide --shape $shape --rounds 3
+  done
+done
+# Where ptxas spills (SASS: STL/LDL against the USETMAXREG of each part).
+for busy in 0 1; do
+  TILEC_BUSY=$busy build/bin/tilec $w --kernel mlp_wide -o "$out/wide$busy.ptx"
+  ptxas -arch=sm_90a "$out/wide$busy.ptx" -o "$out/wide$busy.cubin"
+  cuobjdump -sass "$out/wide$busy.cubin" | grep -n "STL\|LDL\|SETMAXREG\|EXIT\|WARPGROUP" \
+    > "$out/wide$busy.spills.txt" 2>&1
 done
 step 60 bench-mlp python3 bench/bench_mlp.py --rounds 3

@@ -100,6 +100,26 @@ def shared_operand_check(torch, arch=None, device="cpu"):
     torch.testing.assert_close(c_out, want_c, rtol=1e-3, atol=1e-2)
 
 
+def single_mma_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/single_mma.tile's kernels (an mma outside any loop
+    over K, at the top level and in a persistent loop over tiles) and checks
+    them against torch, at shapes that are not multiples of the tiles and a
+    K below the tile's."""
+    lib = _test_tile("single_mma.tile", arch)
+    g = torch.Generator().manual_seed(23)
+    M, N, K = 300, 200, 50
+    a = torch.randn(M, K, generator=g).bfloat16().to(device)
+    b = torch.randn(K, N, generator=g).bfloat16().to(device)
+    want = a.float() @ b.float()
+    c = torch.full((M, N), 7.0, device=device)
+    lib.small_k(a, b, c)
+    torch.testing.assert_close(c, want + 1.0, rtol=1e-3, atol=1e-2)
+    bt = b.t().contiguous()
+    c2 = torch.full((M, N), 7.0, device=device).bfloat16()
+    lib.small_k_persistent(a, bt, c2)
+    torch.testing.assert_close(c2.float(), want, rtol=2e-2, atol=2e-2)
+
+
 def computed_operand_check(torch, arch=None, device="cpu"):
     """Runs python/tests/computed_operands.tile's kernels (a computed b, a
     transposed computed a and b, read from shared memory) and checks them

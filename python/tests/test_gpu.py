@@ -30,7 +30,8 @@ if torch is None or not torch.cuda.is_available():
 from common import (attention_backward_check, attention_backward_varlen_check,  # noqa: E402,F401
                     column_slice_check,
                     computed_operand_check, example,
-                    shared_operand_check, tilec, transposed_store_check,
+                    shared_operand_check, single_mma_check, tilec,
+                    transposed_store_check,
                     varlen_attention_reference)
 
 
@@ -209,6 +210,13 @@ def test_matmul_tn_against_torch():
         lib.matmul_tn(x, dy, c)
         torch.cuda.synchronize()
         torch.testing.assert_close(c, want, rtol=1e-3, atol=0.1)
+
+
+def test_single_mma_against_torch():
+    # An mma outside any loop over K (a loop of one iteration to the
+    # compiler), on both pipelines.
+    for arch in ("sm_90a", "sm_80"):
+        single_mma_check(torch, arch=arch, device="cuda")
 
 
 def test_shared_operands_against_torch():

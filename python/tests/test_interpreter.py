@@ -753,6 +753,12 @@ def test_matmul_tn_on_the_interpreter_against_torch():
         lib.matmul_tn(a, b[:100], c)
 
 
+def test_single_mma_on_the_interpreter():
+    torch = pytest.importorskip("torch")
+    from common import single_mma_check
+    single_mma_check(torch)
+
+
 def test_shared_operands_on_the_interpreter():
     torch = pytest.importorskip("torch")
     from common import shared_operand_check

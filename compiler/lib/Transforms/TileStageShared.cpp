@@ -90,6 +90,7 @@ struct TileStageSharedPass
         if (cvt.wasInterrupted())
           return signalPassFailure();
       }
+      loopStandaloneMma(func);
       SmallVector<tile::MmaOp> mmas;
       func.walk([&](tile::MmaOp op) { mmas.push_back(op); });
       if (mmas.empty()) {
@@ -355,6 +356,77 @@ struct TileStageSharedPass
   static bool clusterRequested(func::FuncOp func) {
     auto c = func->getAttrOfType<IntegerAttr>(tile::kClusterAttrName);
     return c && c.getInt() == 2;
+  }
+
+  /// An mma on the tensor cores outside any loop over K (K fits one tile:
+  /// `c = mma(load(A, [m, 0], [BM, K]), load(B, [0, n], [K, BN]), zeros)`,
+  /// at the kernel's top level or in a persistent kernel's loop over tiles)
+  /// becomes a loop of one iteration that loads its operands and carries
+  /// the accumulator: the form the pipelines take (the matmul pipeline at
+  /// the top level). A loop whose body stores is a loop over tiles (an mma
+  /// loop cannot store), any other loop around an mma its loop over K.
+  /// Only where it is the one mma of its block and no loop beside it holds
+  /// an mma (there it is chained after that loop); an mma on f32 tiles
+  /// without tf32 is the CUDA cores' and needs no pipeline.
+  static void loopStandaloneMma(func::FuncOp func) {
+    SmallVector<tile::MmaOp> alone;
+    func.walk([&](tile::MmaOp mma) {
+      Block *block = mma->getBlock();
+      Operation *parent = mma->getParentOp();
+      auto stores = [&] {
+        WalkResult found = parent->walk([](Operation *op) {
+          return isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp>(op) ? WalkResult::interrupt()
+                                                                         : WalkResult::advance();
+        });
+        return found.wasInterrupted();
+      };
+      if (!(isa<func::FuncOp>(parent) || (isa<scf::ForOp>(parent) && stores())) ||
+          (mma.getA().getType().getElementType().isF32() && !mma.getTf32()))
+        return;
+      bool other = false;
+      for (Operation &op : *block)
+        if (&op != mma.getOperation())
+          op.walk([&](tile::MmaOp) { other = true; });
+      if (!other)
+        alone.push_back(mma);
+    });
+    for (tile::MmaOp mma : alone) {
+      OpBuilder b(mma);
+      Location loc = mma.getLoc();
+      Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+      Value one = arith::ConstantIntOp::create(b, loc, 1, 64);
+      auto loop = scf::ForOp::create(
+          b, loc, zero, one, one, ValueRange{mma.getAcc()},
+          [&](OpBuilder &nb, Location l, Value, ValueRange args) {
+            scf::YieldOp::create(nb, l, args);
+          });
+      mma.getResult().replaceAllUsesWith(loop.getResult(0));
+      Block *body = loop.getBody();
+      mma->moveBefore(body->getTerminator());
+      mma.getAccMutable().assign(loop.getRegionIterArgs().front());
+      body->getTerminator()->setOperands(mma.getResult());
+      // The operands' loads (through a batched load's reshape and a
+      // transpose) go into the loop where only this mma uses them.
+      for (Value operand : {mma.getA(), mma.getB()}) {
+        tile::SharedOperand so = tile::getSharedOperand(operand);
+        SmallVector<Operation *, 3> chain = so.ops();
+        if (!so.load || !llvm::all_of(chain, [](Operation *op) { return op->hasOneUse(); }))
+          continue;
+        for (Operation *op : chain)
+          op->moveBefore(mma);
+      }
+    }
+  }
+
+  /// At most the stages a loop of a constant trip count fills (at least
+  /// two): a loop of one iteration (a wrapped mma) needs no ring of four.
+  static int64_t stagesUsed(scf::ForOp loop) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()),
+                           ub = getConstantIntValue(loop.getUpperBound()),
+                           step = getConstantIntValue(loop.getStep());
+    if (!lb || !ub || !step || *step <= 0)
+      return std::numeric_limits<int64_t>::max();
+    return std::max<int64_t>(2, (*ub - *lb + *step - 1) / *step);
   }
 
   /// Whether `v` is available at `point`: defined in a block around it,
@@ -932,6 +1004,8 @@ struct TileStageSharedPass
     // iteration (more measured slower on the H200: attention at D = 64
     // 0.7107 ms with 2, 0.7219 with 3).
     int64_t stages = std::clamp<int64_t>(maxStages, 2, pureAccumulation || overlapFits ? 4 : 2);
+    if (!outer)
+      stages = std::min(stages, stagesUsed(forOp));
     // A fourth stage that leaves no room for the TMA store's buffers
     // (planTmaStores) costs more than it gives: 128 x 320 stored from
     // registers spilled 860 bytes and takes 240 guarded stores per thread.
@@ -1273,6 +1347,7 @@ struct TileStageSharedPass
       // Otherwise at most 4: more do not help a tensor-core-bound tile.
       bool skinny = tma && !fma && BM <= 64;
       stages = std::min<int64_t>(skinny ? 16 : 4, maxStages);
+      stages = std::min(stages, stagesUsed(mma->getParentOfType<scf::ForOp>()));
       if (stages < 2)
         return mma.emitError()
                << "kernel '" << name << "': one pipeline stage of " << shapeStr(aTy)

@@ -81,6 +81,8 @@ def TileStageShared : Pass<"tile-stage-shared", "::mlir::ModuleOp"> {
            "warps per block of the sm_80 general mma pipeline (4 per consumer "
            "warpgroup; 0: the kernel's @launch(num_warps), else chosen)">
   ];
+  // It wraps an mma outside any loop in a loop of one iteration.
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
 def TileElideBarriers : Pass<"tile-elide-barriers", "::mlir::ModuleOp"> {
