@@ -83,6 +83,12 @@ else ml=(--shape 200x128x192x128); fi
 "$check" "${mode[@]}" "${ml[@]}" --kernel mlp examples/mlp.tile || status=1
 # The gated projection: one loaded tile of x feeds two mmas.
 "$check" "${mode[@]}" "${mm[@]}" --kernel swiglu examples/mlp.tile || status=1
+# Chained products: the MLP for any input width (an mma after an mma loop,
+# in the loop over hidden blocks) and a LoRA layer (after the loop over K).
+if [ ${#mode[@]} = 0 ]; then mw=(--shape 1000x1024x700x300); lr=(--shape 1000x3000x777x16 --shape 4096x4096x4096x8)
+else mw=(--shape 200x300x130x150); lr=(--shape 200x300x130x16 --shape 130x64x100x8); fi
+"$check" "${mode[@]}" "${mw[@]}" --kernel mlp_wide examples/mlp.tile || status=1
+"$check" "${mode[@]}" "${lr[@]}" examples/lora.tile || status=1
 # f32 on the CUDA cores (the pipelined fma path on sm_90a).
 "$check" "${mode[@]}" -D T=f32 -D BM=128 -D BN=128 -D BK=32 "${mm[@]}" --kernel matmul \
   examples/matmul.tile || status=1

@@ -297,6 +297,25 @@ def test_mlp_wide_against_torch():
         torch.testing.assert_close(y.float(), want, rtol=2e-2, atol=3e-2)
 
 
+def test_lora_against_torch():
+    # x W^T + s (x A^T) B^T with torch.nn.Linear-shaped weights, rank 8
+    # (below R = 16), ragged shapes: the rank-8 product chained after the
+    # loop over K on sm_90a and sm_80.
+    M, K, N, r, s = 300, 1000, 200, 8, 0.5
+    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+    a = torch.randn(r, K, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+    b = torch.randn(N, r, device="cuda", dtype=torch.bfloat16)
+    t = (s * (x.float() @ a.float().t())).bfloat16().float()
+    want = x.float() @ w.float().t() + t @ b.float().t()
+    for arch in ("sm_90a", "sm_80"):
+        lib = tilec.load(example("lora.tile"), arch=arch)
+        y = torch.full((M, N), 7.0, device="cuda", dtype=torch.bfloat16)
+        lib.lora(x, w, a, b, y, s)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y.float(), want, rtol=2e-2, atol=3e-2)
+
+
 def test_varlen_attention_against_reference():
     # Packed sequences (flash_attn_varlen_func's layout): lengths that are
     # not multiples of the tiles, one past several key blocks, an empty

@@ -36,15 +36,19 @@ func.func @bn80(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
 
 // -----
 
-// An mma outside a loop has nothing to pipeline.
-func.func @no_loop(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+// An mma in an 'if' (outside a loop over K) is not pipelined. (One at the
+// kernel's top level is a loop of one iteration:
+// tile-stage-shared-single.test.)
+func.func @in_if(%ap: !llvm.ptr<1>, %n: i64, %s: i64, %c: i1) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<bf16, 2>
   %zero = arith.constant dense<0.0> : tensor<128x128xf32>
   %c0 = arith.constant 0 : i64
   %ta = tile.load %a[%c0, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
   %tb = tile.load %a[%c0, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
-  // expected-error @+1 {{kernel 'no_loop': an mma must be in a 'for' loop (the loop over K)}}
-  %y = tile.mma %ta, %tb, %zero : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+  scf.if %c {
+    // expected-error @+1 {{kernel 'in_if': an mma must be in a 'for' loop (the loop over K), at its top level (not in an 'if')}}
+    %y = tile.mma %ta, %tb, %zero : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
+  }
   return
 }
 

@@ -657,6 +657,57 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     refs["mlp_wide"] = r; // the same MLP for any input width
   }
   {
+    // Y = X W^T + scale (X A^T) B^T (examples/lora.tile): the problem shape
+    // is M x K x N x rank (16 when absent); W is N x K, A rank x K, B N x
+    // rank. t = scale X A^T is rounded to T before the second product, as
+    // the kernel does (cast<T>(t * scale)).
+    Reference r;
+    r.written = {4};
+    r.rtolScale = 2;
+    r.atolFor = [](const std::vector<int64_t> &shape) {
+      return 0.02 * std::sqrt(double(shape.size() > 1 ? shape[1] : 64));
+    };
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      int64_t M = shape[0], K = shape.size() > 1 ? shape[1] : 64,
+              N = shape.size() > 2 ? shape[2] : 128, rank = shape.size() > 3 ? shape[3] : 16;
+      switch (k) {
+      case 0: return std::vector<int64_t>{M, K};
+      case 1: return std::vector<int64_t>{N, K};
+      case 2: return std::vector<int64_t>{rank, K};
+      case 3: return std::vector<int64_t>{N, rank};
+      default: return std::vector<int64_t>{M, N};
+      }
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
+      HostTensor &x = *ts[0], &w = *ts[1], &a = *ts[2], &b = *ts[3], &y = *ts[4];
+      int64_t M = x.sizes[0], K = x.sizes[1], N = w.sizes[0], rank = a.sizes[0];
+      double scale = scalars[0];
+      auto rowsFrom = [&](int64_t begin, int64_t end) {
+        std::vector<double> t(static_cast<size_t>(rank));
+        for (int64_t m = begin; m < end; ++m) {
+          auto dot = [&](const HostTensor &v, int64_t row) {
+            double s = 0;
+            for (int64_t k = 0; k < K; ++k)
+              s += double(x.values[m * x.strides[0] + k * x.strides[1]]) *
+                   v.values[row * v.strides[0] + k * v.strides[1]];
+            return s;
+          };
+          for (int64_t r = 0; r < rank; ++r)
+            t[r] = roundToFloatType(x.dtype, float(float(dot(a, r)) * scale));
+          for (int64_t n = 0; n < N; ++n) {
+            double out = dot(w, n);
+            for (int64_t r = 0; r < rank; ++r)
+              out += t[r] * b.values[n * b.strides[0] + r * b.strides[1]];
+            y.values[m * y.strides[0] + n * y.strides[1]] =
+                static_cast<float>(roundToFloatType(y.dtype, out));
+          }
+        }
+      };
+      parallelRows(M, M * K * (N + rank), rowsFrom);
+    };
+    refs["lora"] = r;
+  }
+  {
     // H = silu(X Wg^T) * (X Wu^T) (examples/mlp.tile's swiglu): the problem
     // shape is M x K x N; Wg and Wu are N x K (torch.nn.Linear weights).
     Reference r;

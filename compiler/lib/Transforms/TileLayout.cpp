@@ -169,15 +169,12 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
   }
 
   /// Whether tile-stage-shared pipelined `mma`: it is in the mma loop
-  /// (tile.pipeline), or chained after it in the body of the loop around
-  /// it.
+  /// (tile.pipeline), or chained after it in the block around it.
   static bool pipelined(tile::MmaOp mma) {
     auto loop = mma->getParentOfType<scf::ForOp>();
-    if (!loop)
-      return false;
-    if (loop->hasAttr(tile::kPipelineAttrName))
+    if (loop && loop->hasAttr(tile::kPipelineAttrName))
       return true;
-    return llvm::any_of(loop.getBody()->getOps<scf::ForOp>(), [&](scf::ForOp inner) {
+    return llvm::any_of(mma->getBlock()->getOps<scf::ForOp>(), [&](scf::ForOp inner) {
       return inner->hasAttr(tile::kPipelineAttrName) && inner->isBeforeInBlock(mma);
     });
   }

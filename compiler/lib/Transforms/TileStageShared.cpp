@@ -489,32 +489,34 @@ struct TileStageSharedPass
     bool tma = arch == "sm_90a";
     int64_t maxShared = maxSharedBytes();
     // The mma loop: the innermost loop with an mma. Other mmas may follow
-    // it in the body of the loop around it (a chained product, h = x W1[:,
-    // j] over K, then y += f(h) W2[j]), once per outer iteration.
+    // it directly in the block around it: the body of the loop around it (a
+    // chained product, h = x W1[:, j] over K, then y += f(h) W2[j], once per
+    // outer iteration), or the kernel's body (once: a LoRA layer's (x A) B
+    // after x W and x A).
     scf::ForOp forOp;
-    for (tile::MmaOp mma : mmas) {
-      auto parent = dyn_cast<scf::ForOp>(mma->getParentOp());
-      if (!parent)
-        return mma.emitError()
-               << "kernel '" << name
-               << "': an mma must be in a 'for' loop (the loop over K), at its top level (not "
-                  "in an 'if')";
-      if (!forOp || forOp->isProperAncestor(parent))
+    for (tile::MmaOp mma : mmas)
+      if (auto parent = dyn_cast<scf::ForOp>(mma->getParentOp());
+          parent && (!forOp || forOp->isProperAncestor(parent)))
         forOp = parent;
-    }
+    if (!forOp)
+      return mmas.front().emitError()
+             << "kernel '" << name
+             << "': an mma must be in a 'for' loop (the loop over K), at its top level (not "
+                "in an 'if')";
     auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
-    // The mmas after the mma loop in the outer loop's body.
+    Operation *around = forOp->getParentOp();
+    // The mmas after the mma loop in the block around it.
     DenseSet<Operation *> chained;
     for (tile::MmaOp mma : mmas) {
       if (mma->getParentOp() == forOp.getOperation())
         continue;
-      if (!outer || mma->getParentOp() != outer.getOperation() ||
+      if (mma->getParentOp() != around || !(outer || isa<func::FuncOp>(around)) ||
           !forOp->isBeforeInBlock(mma))
         return mma.emitError()
                << "kernel '" << name
                << "': the mmas of a kernel must be in one loop, at its top level (not in an "
-                  "'if'), or follow that loop directly in the body of one loop around it (a "
-                  "chained product)";
+                  "'if'), or follow that loop directly in the block around it (a chained "
+                  "product)";
       chained.insert(mma);
     }
     // A persistent kernel: the mma loop directly in one outer 'for' (over
@@ -648,7 +650,7 @@ struct TileStageSharedPass
             return mma.emitError() << "the first operand of an mma on f8 tiles must be a tile "
                                       "loaded in the loop (wgmma reads f8 from shared memory "
                                       "only); a computed tile is not supported";
-          Operation *computedIn = chained.contains(mma) ? outer : forOp;
+          Operation *computedIn = chained.contains(mma) ? around : forOp.getOperation();
           if (!computedIn->isAncestor(operand.getParentBlock()->getParentOp()))
             return mma.emitError() << "a computed first operand of mma must be computed in "
                                       "the loop (it is held in registers)";
@@ -674,14 +676,15 @@ struct TileStageSharedPass
         bool inLoop = so.load->getParentOp() == forOp.getOperation();
         bool before = !inLoop && so.load->getBlock() == forOp->getBlock() &&
                       so.load->isBeforeInBlock(forOp);
-        // A chained mma's operands are loaded in the outer loop's body, once
-        // per outer iteration as a's before the mma loop are.
-        if (chained.contains(mma) ? so.load->getParentOp() != outer.getOperation()
+        // A chained mma's operands are loaded in the block around the mma
+        // loop (in an outer loop once per outer iteration, as a's before the
+        // mma loop are).
+        if (chained.contains(mma) ? so.load->getBlock() != forOp->getBlock()
                                   : !inLoop && !(before && which == 0))
           return mma.emitError()
                  << (chained.contains(mma)
-                         ? "the operands of an mma after the mma loop must be loaded in the body "
-                           "of the loop around it"
+                         ? "the operands of an mma after the mma loop must be loaded in the "
+                           "block around that loop"
                          : "the operands of mma must be loaded in the loop (or, for the first, "
                            "just before it)");
         // In a persistent kernel a first operand loaded before the mma loop

@@ -852,8 +852,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     }
     b.setInsertionPointAfter(forOp);
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
-    // The next run of the loop refills stages a slower warp may still read.
-    if (outer)
+    // The next run of the loop refills stages a slower warp may still read;
+    // a tile read after the loop (a chained mma's) is every thread's copy
+    // (the loop may have run no iteration, whose barrier would have shown
+    // it).
+    if (outer || residentAfterLoop)
       NVVM::Barrier0Op::create(b, loc);
     eraseChains();
     return success();
