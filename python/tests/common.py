@@ -118,6 +118,10 @@ def single_mma_check(torch, arch=None, device="cpu"):
     c2 = torch.full((M, N), 7.0, device=device).bfloat16()
     lib.small_k_persistent(a, bt, c2)
     torch.testing.assert_close(c2.float(), want, rtol=2e-2, atol=2e-2)
+    a32 = torch.randn(M, K, generator=g).to(device)
+    c3 = torch.full((M, N), 7.0, device=device)
+    lib.small_k_cast(a32, b, c3)
+    torch.testing.assert_close(c3, a32.bfloat16().float() @ b.float(), rtol=1e-3, atol=1e-2)
 
 
 def computed_operand_check(torch, arch=None, device="cpu"):

@@ -169,14 +169,11 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
   }
 
   /// Whether tile-stage-shared pipelined `mma`: it is in the mma loop
-  /// (tile.pipeline), or chained after it in the block around it.
+  /// (tile.pipeline), or chained after it (tile.chained).
   static bool pipelined(tile::MmaOp mma) {
     auto loop = mma->getParentOfType<scf::ForOp>();
-    if (loop && loop->hasAttr(tile::kPipelineAttrName))
-      return true;
-    return llvm::any_of(mma->getBlock()->getOps<scf::ForOp>(), [&](scf::ForOp inner) {
-      return inner->hasAttr(tile::kPipelineAttrName) && inner->isBeforeInBlock(mma);
-    });
+    return (loop && loop->hasAttr(tile::kPipelineAttrName)) ||
+           mma->hasAttr(tile::kChainedAttrName);
   }
 
   /// A computed operand that a pipelined mma reads from shared memory (b,

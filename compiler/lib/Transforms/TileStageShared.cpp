@@ -361,26 +361,31 @@ struct TileStageSharedPass
   /// An mma on the tensor cores outside any loop over K (K fits one tile:
   /// `c = mma(load(A, [m, 0], [BM, K]), load(B, [0, n], [K, BN]), zeros)`,
   /// at the kernel's top level or in a persistent kernel's loop over tiles)
-  /// becomes a loop of one iteration that loads its operands and carries
-  /// the accumulator: the form the pipelines take (the matmul pipeline at
-  /// the top level). A loop whose body stores is a loop over tiles (an mma
-  /// loop cannot store), any other loop around an mma its loop over K.
-  /// Only where it is the one mma of its block and no loop beside it holds
-  /// an mma (there it is chained after that loop); an mma on f32 tiles
-  /// without tf32 is the CUDA cores' and needs no pipeline.
+  /// becomes a loop of one iteration that carries the accumulator, with the
+  /// operands' work that only it uses moved in (their loads, casts,
+  /// transposes): the form the pipelines take (the matmul pipeline at the
+  /// top level). A loop over tiles is one whose body stores and whose mma
+  /// starts from a value the loop does not carry (an mma loop cannot store;
+  /// a loop that carries the accumulator is a loop over K). Only where it is
+  /// the one mma of its block and no loop beside it holds an mma (there it
+  /// is chained after that loop); an mma on f32 tiles without tf32 is the
+  /// CUDA cores' and needs no pipeline.
   static void loopStandaloneMma(func::FuncOp func) {
     SmallVector<tile::MmaOp> alone;
     func.walk([&](tile::MmaOp mma) {
       Block *block = mma->getBlock();
       Operation *parent = mma->getParentOp();
-      auto stores = [&] {
+      auto overTiles = [&] {
+        auto arg = dyn_cast<BlockArgument>(mma.getAcc());
+        if (arg && arg.getOwner() == block)
+          return false;
         WalkResult found = parent->walk([](Operation *op) {
           return isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp>(op) ? WalkResult::interrupt()
                                                                          : WalkResult::advance();
         });
         return found.wasInterrupted();
       };
-      if (!(isa<func::FuncOp>(parent) || (isa<scf::ForOp>(parent) && stores())) ||
+      if (!(isa<func::FuncOp>(parent) || (isa<scf::ForOp>(parent) && overTiles())) ||
           (mma.getA().getType().getElementType().isF32() && !mma.getTf32()))
         return;
       bool other = false;
@@ -393,6 +398,7 @@ struct TileStageSharedPass
     for (tile::MmaOp mma : alone) {
       OpBuilder b(mma);
       Location loc = mma.getLoc();
+      Block *block = mma->getBlock();
       Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
       Value one = arith::ConstantIntOp::create(b, loc, 1, 64);
       auto loop = scf::ForOp::create(
@@ -405,16 +411,20 @@ struct TileStageSharedPass
       mma->moveBefore(body->getTerminator());
       mma.getAccMutable().assign(loop.getRegionIterArgs().front());
       body->getTerminator()->setOperands(mma.getResult());
-      // The operands' loads (through a batched load's reshape and a
-      // transpose) go into the loop where only this mma uses them.
-      for (Value operand : {mma.getA(), mma.getB()}) {
-        tile::SharedOperand so = tile::getSharedOperand(operand);
-        SmallVector<Operation *, 3> chain = so.ops();
-        if (!so.load || !llvm::all_of(chain, [](Operation *op) { return op->hasOneUse(); }))
-          continue;
-        for (Operation *op : chain)
-          op->moveBefore(mma);
-      }
+      // Moves the tiles of `v` that only the mma uses (through tiles that
+      // only they use) into the loop, operands first.
+      std::function<void(Value)> moveIn = [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        if (!def || !isa<RankedTensorType>(v.getType()) || def->getBlock() != block ||
+            !def->hasOneUse() || def->getNumRegions() ||
+            !(isMemoryEffectFree(def) || isa<tile::LoadOp>(def)))
+          return;
+        for (Value operand : def->getOperands())
+          moveIn(operand);
+        def->moveBefore(mma);
+      };
+      moveIn(mma.getA());
+      moveIn(mma.getB());
     }
   }
 
@@ -466,7 +476,9 @@ struct TileStageSharedPass
   ///    for b optionally a transpose): staged by TMA into a STAGES-deep ring
   ///    (one stage holds every such tile of an iteration);
   ///  - a load before the loop (a): loaded once by TMA, read by every
-  ///    iteration;
+  ///    iteration (in an outer loop once per outer iteration);
+  ///  - for a chained mma after the loop (tile.chained), a or b loaded in
+  ///    the block around the loop: loaded the same way, before the loop;
   ///  - (a only) any other tile, e.g. P: its register fragments are wgmma's
   ///    A operand directly (the accumulator's layout is the A fragment's);
   ///  - (b, and transposed a or b) any other [BM, N] tile: written each
@@ -518,6 +530,7 @@ struct TileStageSharedPass
                   "'if'), or follow that loop directly in the block around it (a chained "
                   "product)";
       chained.insert(mma);
+      mma->setAttr(tile::kChainedAttrName, UnitAttr::get(ctx));
     }
     // A persistent kernel: the mma loop directly in one outer 'for' (over
     // output tiles), whose trip count does not depend on the outer loop.
@@ -601,7 +614,14 @@ struct TileStageSharedPass
       // mma.sync's B fragments are read by ldmatrix in pairs of n8 blocks.
       if (!tma && N % 16 != 0)
         return shapeError(mma, "on " + arch + " the columns of b must be a multiple of 16");
-      accElems += BM * N;
+      // (A chained mma that adds into what an mma of the loop accumulated,
+      // as LoRA's into x W^T, holds no registers of its own.)
+      auto accResult = dyn_cast<OpResult>(mma.getAcc());
+      bool addsToLoop = chained.contains(mma) && accResult && accResult.getOwner() == forOp &&
+                        forOp.getBody()->getTerminator()->getOperand(accResult.getResultNumber())
+                            .getDefiningOp<tile::MmaOp>();
+      if (!addsToLoop)
+        accElems += BM * N;
       for (int which = 0; which < 2; ++which) {
         Value operand = which ? mma.getB() : mma.getA();
         tile::SharedOperand so = tile::getSharedOperand(operand);
@@ -1007,7 +1027,9 @@ struct TileStageSharedPass
     // iteration (more measured slower on the H200: attention at D = 64
     // 0.7107 ms with 2, 0.7219 with 3).
     int64_t stages = std::clamp<int64_t>(maxStages, 2, pureAccumulation || overlapFits ? 4 : 2);
-    if (!outer)
+    // (A persistent kernel's TMA ring runs on across the tiles; sm_80's is
+    // filled and drained per run.)
+    if (!outer || !tma)
       stages = std::min(stages, stagesUsed(forOp));
     // A fourth stage that leaves no room for the TMA store's buffers
     // (planTmaStores) costs more than it gives: 128 x 320 stored from
@@ -1068,14 +1090,23 @@ struct TileStageSharedPass
     // A chained mma's operand loaded after the mma loop is loaded in front
     // of it, as an a loaded before the loop is (the producer copies every
     // staged tile ahead of its use anyway).
+    DenseSet<int64_t> written = tile::writtenParams(func);
     for (Staged &st : staged) {
       if (!st.resident || !forOp->isBeforeInBlock(st.load))
         continue;
+      auto param = st.load.getView().getDefiningOp()->getAttrOfType<IntegerAttr>(
+          tile::kParamIndexAttrName);
+      if (written.contains(param.getInt()))
+        return st.load.emitError()
+               << "a tile loaded for an mma after the mma loop is loaded while the loop runs, "
+                  "but this kernel also writes that tensor; load it from a tensor the kernel "
+                  "does not write";
       for (Value v : st.load->getOperands())
         if (!hoistAbove(v, forOp))
           return st.load.emitError()
-                 << "the position of a tile loaded for an mma after the mma loop must not "
-                    "depend on what the mma loop computes (it is loaded while the loop runs)";
+                 << "the position of a tile loaded for an mma after the mma loop must be "
+                    "computed from scalars that do not depend on the mma loop (it is loaded "
+                    "while the loop runs)";
       st.load->moveBefore(forOp);
     }
     for (auto [i, st] : llvm::enumerate(staged)) {
@@ -1350,7 +1381,7 @@ struct TileStageSharedPass
       // Otherwise at most 4: more do not help a tensor-core-bound tile.
       bool skinny = tma && !fma && BM <= 64;
       stages = std::min<int64_t>(skinny ? 16 : 4, maxStages);
-      stages = std::min(stages, stagesUsed(mma->getParentOfType<scf::ForOp>()));
+      stages = std::min(stages, stagesUsed(forOp));
       if (stages < 2)
         return mma.emitError()
                << "kernel '" << name << "': one pipeline stage of " << shapeStr(aTy)

@@ -597,19 +597,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // loads from tensors the kernel does not write (a grouped kernel's
   // offsets), and the ifs and loops around such code, which the producer
   // runs again.
-  auto writtenParams = [&] {
-    DenseSet<int64_t> params;
-    func.walk([&](Operation *op) {
-      if (isa<tile::LoadOp, tile::LoadScalarOp, tile::GatherOp, tile::MakeViewOp,
-              tile::ViewDimOp, tile::ViewStrideOp>(op))
-        return;
-      for (Value operand : op->getOperands())
-        if (auto mk = operand.getDefiningOp<tile::MakeViewOp>())
-          if (auto p = mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName))
-            params.insert(p.getInt());
-    });
-    return params;
-  }();
+  DenseSet<int64_t> writtenParams = tile::writtenParams(func);
   auto replayable = [&](Operation *op) {
     WalkResult walk = op->walk([&](Operation *inner) {
       if (isa<scf::IfOp, scf::ForOp, scf::WhileOp, scf::YieldOp, scf::ConditionOp>(inner))
@@ -1010,7 +998,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   }
   // Per outer iteration: this run's trip count and the ring's iterations
   // before it (varying bounds), and this tile's Q in buffer o % slots
-  // (per-tile resident tiles), released after the loop (below).
+  // (per-tile resident tiles), released after the loop, or at the end of
+  // the outer iteration where a chained mma reads them (below).
   Value consumerBase, residentSlot;
   if (varying)
     LLVM::StoreOp::create(b, loc, e.i32(0), ringBase);

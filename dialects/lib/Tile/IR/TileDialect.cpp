@@ -470,6 +470,19 @@ LoadOp tilec::tile::getStagedLoad(Value operand) {
   return load;
 }
 
+llvm::DenseSet<int64_t> tilec::tile::writtenParams(Operation *func) {
+  llvm::DenseSet<int64_t> params;
+  func->walk([&](Operation *op) {
+    if (isa<LoadOp, LoadScalarOp, GatherOp, MakeViewOp, ViewDimOp, ViewStrideOp>(op))
+      return;
+    for (Value operand : op->getOperands())
+      if (auto mk = operand.getDefiningOp<MakeViewOp>())
+        if (auto p = mk->getAttrOfType<IntegerAttr>(kParamIndexAttrName))
+          params.insert(p.getInt());
+  });
+  return params;
+}
+
 SharedOperand tilec::tile::getSharedOperand(Value operand) {
   SharedOperand r;
   if (operand.getDefiningOp<PermuteOp>()) {

@@ -17,6 +17,7 @@
 #include "mlir/IR/TensorEncoding.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <string>
 
@@ -123,6 +124,10 @@ inline constexpr llvm::StringLiteral kColumnSmemAttrName = "tile.column_smem";
 /// from the aligned start of the kernel's dynamic shared memory) of the
 /// buffer tile-layout writes it to (tile.shared_copy), or -1.
 inline constexpr llvm::StringLiteral kComputedSmemAttrName = "tile.computed_smem";
+/// On a tile.mma that follows the general pipeline's mma loop in the block
+/// around it (tile-stage-shared): a chained product, run once per
+/// iteration of that block's loop (or once, at the kernel's top level).
+inline constexpr llvm::StringLiteral kChainedAttrName = "tile.chained";
 /// Rows of one TMA-store box: a consumer warpgroup's 64-row wgmma block.
 inline constexpr int64_t kTmaStoreBoxRows = 64;
 /// Boxes of shared memory each consumer warpgroup has for its TMA stores
@@ -144,6 +149,11 @@ struct SharedOperand {
   mlir::Value tile() const;
 };
 SharedOperand getSharedOperand(mlir::Value operand);
+
+/// The tensor parameters (tile.param of their make_view) that `func` may
+/// write: every use of a view other than a load, a scalar load, a gather or
+/// a question about its sizes and strides.
+llvm::DenseSet<int64_t> writtenParams(mlir::Operation *func);
 
 /// The register form of the A operand of an mma whose accumulator layout
 /// is `acc`'s encoding: #tile.dot_operand<opIdx = 0, parent, kWidth = 2>
