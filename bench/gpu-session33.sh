@@ -31,7 +31,7 @@ step 45 san-wide-sm80-racecheck compute-sanitizer --tool racecheck build/bin/til
   --kernel mlp_wide --arch sm_80 --shape 200x300x130x150
 step 45 san-lora-sm80-racecheck compute-sanitizer --tool racecheck build/bin/tilec-check \
   examples/lora.tile --arch sm_80 --shape 200x300x130x8
-step 90 pytest python3 -m pytest -q python/tests/test_gpu.py -k "mlp or single or lora"
+step 90 pytest python3 -m pytest -q python/tests/test_gpu.py -k "mlp or single or lora or chained"
 for shape in 16384x1024x4096x128 16384x4096x1024x256; do
   step 60 "bench-wide-$shape" python3 bench/bench_mlp.py --kernel mlp_wide --shape $shape --rounds 3
 done

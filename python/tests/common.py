@@ -124,6 +124,23 @@ def single_mma_check(torch, arch=None, device="cpu"):
     torch.testing.assert_close(c3, a32.bfloat16().float() @ b.float(), rtol=1e-3, atol=1e-2)
 
 
+def chained_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/chained.tile (a chained mma with a computed,
+    transposed b) against torch: Y's rows of block i are H_i H_i^T, H = X W
+    (W's first 128 columns), rounded to bf16 before the product."""
+    lib = _test_tile("chained.tile", arch)
+    g = torch.Generator().manual_seed(29)
+    M, K = 300, 200
+    x = (torch.randn(M, K, generator=g) / K ** 0.25).bfloat16().to(device)
+    w = (torch.randn(K, 130, generator=g) / K ** 0.25).bfloat16().to(device)
+    y = torch.full((M, 128), 7.0, device=device)
+    lib.gram_after(x, w, y)
+    h = torch.nn.functional.pad((x.float() @ w.float()[:, :128]).bfloat16().float(),
+                                (0, 0, 0, 84)).reshape(3, 128, 128)
+    want = (h @ h.transpose(1, 2)).reshape(384, 128)[:M]
+    torch.testing.assert_close(y, want, rtol=1e-2, atol=5e-2)
+
+
 def computed_operand_check(torch, arch=None, device="cpu"):
     """Runs python/tests/computed_operands.tile's kernels (a computed b, a
     transposed computed a and b, read from shared memory) and checks them

@@ -28,7 +28,7 @@ if torch is None or not torch.cuda.is_available():
         sys.exit("no CUDA device")
     pytest.skip("no CUDA device", allow_module_level=True)
 from common import (attention_backward_check, attention_backward_varlen_check,  # noqa: E402,F401
-                    column_slice_check,
+                    chained_check, column_slice_check,
                     computed_operand_check, example,
                     shared_operand_check, single_mma_check, tilec,
                     transposed_store_check,
@@ -210,6 +210,13 @@ def test_matmul_tn_against_torch():
         lib.matmul_tn(x, dy, c)
         torch.cuda.synchronize()
         torch.testing.assert_close(c, want, rtol=1e-3, atol=0.1)
+
+
+def test_chained_computed_operand_against_torch():
+    # A chained mma after the loop whose b is computed and transposed
+    # (through shared memory), on both pipelines.
+    for arch in ("sm_90a", "sm_80"):
+        chained_check(torch, arch=arch, device="cuda")
 
 
 def test_single_mma_against_torch():

@@ -759,6 +759,12 @@ def test_single_mma_on_the_interpreter():
     single_mma_check(torch)
 
 
+def test_chained_computed_operand_on_the_interpreter():
+    torch = pytest.importorskip("torch")
+    from common import chained_check
+    chained_check(torch)
+
+
 def test_shared_operands_on_the_interpreter():
     torch = pytest.importorskip("torch")
     from common import shared_operand_check
