@@ -125,9 +125,10 @@ def single_mma_check(torch, arch=None, device="cpu"):
 
 
 def chained_check(torch, arch=None, device="cpu"):
-    """Runs python/tests/chained.tile (a chained mma with a computed,
-    transposed b) against torch: Y's rows of block i are H_i H_i^T, H = X W
-    (W's first 128 columns), rounded to bf16 before the product."""
+    """Runs python/tests/chained.tile against torch: gram_after (a chained
+    mma with a computed, transposed b: Y's rows of block i are H_i H_i^T,
+    H = X W over W's first 128 columns, rounded to bf16) and attention_proj
+    (attention, then its output times Wo after the loop)."""
     lib = _test_tile("chained.tile", arch)
     g = torch.Generator().manual_seed(29)
     M, K = 300, 200
@@ -139,6 +140,14 @@ def chained_check(torch, arch=None, device="cpu"):
                                 (0, 0, 0, 84)).reshape(3, 128, 128)
     want = (h @ h.transpose(1, 2)).reshape(384, 128)[:M]
     torch.testing.assert_close(y, want, rtol=1e-2, atol=5e-2)
+    # attention_proj: softmax(q k^T / 8) v (rounded to bf16) times wo, 200
+    # queries, 300 keys (the last key block masked), D = 64, DO = 128.
+    q, k, v = (torch.randn(n, 64, generator=g).bfloat16().to(device) for n in (200, 300, 300))
+    wo = (torch.randn(64, 128, generator=g) / 8).bfloat16().to(device)
+    o = torch.full((200, 128), 7.0, device=device)
+    lib.attention_proj(q, k, v, wo, o, 0.125)
+    att = torch.softmax(q.float() @ k.float().t() * 0.125, dim=-1) @ v.float()
+    torch.testing.assert_close(o, att.bfloat16().float() @ wo.float(), rtol=2e-2, atol=2e-2)
 
 
 def computed_operand_check(torch, arch=None, device="cpu"):
