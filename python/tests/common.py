@@ -309,3 +309,10 @@ def transposed_store_check(torch, arch=None, device="cpu"):
         c = torch.full((300, 200), 7.0, device=device)
         kernel(a, b, c)
         torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-2)
+
+
+# The checks of python/tests/*.tile by name (test_interpreter.py and
+# test_gpu.py run each).
+CHECKS = {"chained": chained_check, "single_mma": single_mma_check,
+          "shared_operands": shared_operand_check, "transposed_stores": transposed_store_check,
+          "column_slices": column_slice_check, "computed_operands": computed_operand_check}

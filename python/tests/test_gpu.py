@@ -27,11 +27,8 @@ if torch is None or not torch.cuda.is_available():
     if __name__ == "__main__":
         sys.exit("no CUDA device")
     pytest.skip("no CUDA device", allow_module_level=True)
-from common import (attention_backward_check, attention_backward_varlen_check,  # noqa: E402,F401
-                    chained_check, column_slice_check,
-                    computed_operand_check, example,
-                    shared_operand_check, single_mma_check, tilec,
-                    transposed_store_check,
+from common import (CHECKS, attention_backward_check,  # noqa: E402,F401
+                    attention_backward_varlen_check, example, tilec,
                     varlen_attention_reference)
 
 
@@ -212,30 +209,16 @@ def test_matmul_tn_against_torch():
         torch.testing.assert_close(c, want, rtol=1e-3, atol=0.1)
 
 
-def test_chained_computed_operand_against_torch():
-    # A chained mma after the loop whose b is computed and transposed
-    # (through shared memory), on both pipelines.
+# The checks of python/tests/*.tile (common.py), on both pipelines:
+# chained mmas (a computed transposed b; attention with its output
+# projection), an mma outside any loop, a loaded b and a resident a each
+# feeding two mmas, transposed stores, whole-column slices of an
+# accumulator, computed operands read from shared memory.
+@pytest.mark.parametrize("check", ["chained", "single_mma", "shared_operands",
+                                   "transposed_stores", "column_slices", "computed_operands"])
+def test_tile_checks_against_torch(check):
     for arch in ("sm_90a", "sm_80"):
-        chained_check(torch, arch=arch, device="cuda")
-
-
-def test_single_mma_against_torch():
-    # An mma outside any loop over K (a loop of one iteration to the
-    # compiler), on both pipelines.
-    for arch in ("sm_90a", "sm_80"):
-        single_mma_check(torch, arch=arch, device="cuda")
-
-
-def test_shared_operands_against_torch():
-    # A loaded b and a resident a each feeding two mmas (staged once).
-    for arch in ("sm_90a", "sm_80"):
-        shared_operand_check(torch, arch=arch, device="cuda")
-
-
-def test_transposed_stores_against_torch():
-    # store(C, [n, m], transpose(acc)) in the matmul and general pipelines.
-    for arch in ("sm_90a", "sm_80"):
-        transposed_store_check(torch, arch=arch, device="cuda")
+        CHECKS[check](torch, arch=arch, device="cuda")
 
 
 @pytest.mark.parametrize("sq,sk,hq,hk,causal,d", [(1024, 1024, 4, 2, False, 64),
@@ -256,18 +239,6 @@ def test_attention_backward_varlen_against_torch(seqs_q, seqs_k, hq, hk, causal,
     for arch in ("sm_90a", "sm_80"):
         attention_backward_varlen_check(torch, seqs_q, seqs_k, hq, hk, causal, arch=arch,
                                         device="cuda", d=d)
-
-
-def test_column_slices_against_torch():
-    # Whole columns of an accumulator sliced in registers.
-    for arch in ("sm_90a", "sm_80"):
-        column_slice_check(torch, arch=arch, device="cuda")
-
-
-def test_computed_operands_against_torch():
-    # A computed b, a transposed computed a and b, through shared memory.
-    for arch in ("sm_90a", "sm_80"):
-        computed_operand_check(torch, arch=arch, device="cuda")
 
 
 def test_swiglu_against_torch():

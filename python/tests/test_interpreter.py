@@ -753,22 +753,13 @@ def test_matmul_tn_on_the_interpreter_against_torch():
         lib.matmul_tn(a, b[:100], c)
 
 
-def test_single_mma_on_the_interpreter():
+@pytest.mark.parametrize("check", ["chained", "single_mma", "shared_operands",
+                                   "transposed_stores", "column_slices", "computed_operands"])
+def test_tile_checks_on_the_interpreter(check):
+    # python/tests/*.tile's kernels against torch (common.CHECKS).
     torch = pytest.importorskip("torch")
-    from common import single_mma_check
-    single_mma_check(torch)
-
-
-def test_chained_computed_operand_on_the_interpreter():
-    torch = pytest.importorskip("torch")
-    from common import chained_check
-    chained_check(torch)
-
-
-def test_shared_operands_on_the_interpreter():
-    torch = pytest.importorskip("torch")
-    from common import shared_operand_check
-    shared_operand_check(torch)
+    from common import CHECKS
+    CHECKS[check](torch)
 
 
 def test_attention_without_the_log_sum_exp_on_the_interpreter():
@@ -799,18 +790,6 @@ def test_attention_without_the_log_sum_exp_on_the_interpreter():
             empty, D ** -0.5)
 
 
-def test_transposed_stores_on_the_interpreter():
-    torch = pytest.importorskip("torch")
-    from common import transposed_store_check
-    transposed_store_check(torch)
-
-
-def test_computed_operands_on_the_interpreter():
-    torch = pytest.importorskip("torch")
-    from common import computed_operand_check
-    computed_operand_check(torch)
-
-
 @pytest.mark.parametrize("sq,sk,hq,hk,causal,d", [(200, 150, 2, 1, False, 64),
                                                   (150, 200, 2, 2, True, 64),
                                                   (130, 130, 1, 1, True, 64),
@@ -819,12 +798,6 @@ def test_attention_backward_on_the_interpreter(sq, sk, hq, hk, causal, d):
     torch = pytest.importorskip("torch")
     from common import attention_backward_check
     attention_backward_check(torch, sq, sk, hq, hk, causal, d=d)
-
-
-def test_column_slices_on_the_interpreter():
-    torch = pytest.importorskip("torch")
-    from common import column_slice_check
-    column_slice_check(torch)
 
 
 @pytest.mark.parametrize("seqs_q,seqs_k,hq,hk,causal", [((70, 150, 1), (90, 40, 0), 2, 1, False),
