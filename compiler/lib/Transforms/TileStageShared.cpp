@@ -672,8 +672,13 @@ struct TileStageSharedPass
                                       "only); a computed tile is not supported";
           Operation *computedIn = chained.contains(mma) ? around : forOp.getOperation();
           if (!computedIn->isAncestor(operand.getParentBlock()->getParentOp()))
-            return mma.emitError() << "a computed first operand of mma must be computed in "
-                                      "the loop (it is held in registers)";
+            return mma.emitError()
+                   << (chained.contains(mma)
+                           ? "a computed first operand of an mma after the mma loop must be "
+                             "computed in the block around that loop (it is held in registers); "
+                             "this one is made before it"
+                           : "a computed first operand of mma must be computed in the loop (it "
+                             "is held in registers)");
           continue;
         }
         // transpose(load(A, [k, m], [BK, BM])): the staged [BK, BM] tile
