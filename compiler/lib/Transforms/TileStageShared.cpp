@@ -522,6 +522,16 @@ struct TileStageSharedPass
     for (tile::MmaOp mma : mmas) {
       if (mma->getParentOp() == forOp.getOperation())
         continue;
+      if (auto other = dyn_cast<scf::ForOp>(mma->getParentOp());
+          other && other->getBlock() == forOp->getBlock())
+      {
+        FileLineColLoc first = tile::sourcePosition(forOp.getLoc());
+        return mma.emitError()
+               << "kernel '" << name << "': a second mma loop beside the one"
+               << (first ? " at line " + std::to_string(first.getLine()) : std::string())
+               << " is not supported; put the products in one loop (each with its own "
+                  "accumulator) or in two kernels";
+      }
       if (mma->getParentOp() != around || !(outer || isa<func::FuncOp>(around)) ||
           !forOp->isBeforeInBlock(mma))
         return mma.emitError()
