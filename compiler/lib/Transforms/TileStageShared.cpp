@@ -523,8 +523,7 @@ struct TileStageSharedPass
       if (mma->getParentOp() == forOp.getOperation())
         continue;
       if (auto other = dyn_cast<scf::ForOp>(mma->getParentOp());
-          other && other->getBlock() == forOp->getBlock())
-      {
+          other && other->getBlock() == forOp->getBlock()) {
         FileLineColLoc first = tile::sourcePosition(forOp.getLoc());
         return mma.emitError()
                << "kernel '" << name << "': a second mma loop beside the one"
@@ -680,13 +679,20 @@ struct TileStageSharedPass
             return mma.emitError() << "the first operand of an mma on f8 tiles must be a tile "
                                       "loaded in the loop (wgmma reads f8 from shared memory "
                                       "only); a computed tile is not supported";
-          Operation *computedIn = chained.contains(mma) ? around : forOp.getOperation();
-          if (!computedIn->isAncestor(operand.getParentBlock()->getParentOp()))
+          // A chained mma's a: computed after the mma loop (before it, at the
+          // kernel's top level, the producer warpgroup would run it too).
+          auto computedAfterLoop = [&] {
+            Operation *def = operand.getDefiningOp();
+            Operation *at = def ? forOp->getBlock()->findAncestorOpInBlock(*def) : nullptr;
+            return at && forOp->isBeforeInBlock(at);
+          };
+          if (chained.contains(mma) ? !computedAfterLoop()
+                                    : !forOp->isAncestor(operand.getParentBlock()->getParentOp()))
             return mma.emitError()
                    << (chained.contains(mma)
                            ? "a computed first operand of an mma after the mma loop must be "
-                             "computed in the block around that loop (it is held in registers); "
-                             "this one is made before it"
+                             "computed after that loop, in the block around it (it is held in "
+                             "registers)"
                            : "a computed first operand of mma must be computed in the loop (it "
                              "is held in registers)");
           continue;
