@@ -19,11 +19,6 @@ out=${2:?usage: gpu-session32.sh tests|bench OUTDIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd) # absolute: the bench part runs in bench/
 LIT_OPTS="--filter xyz_none" bash .device/gpu-tests.sh > /dev/null 2>&1
 source bench/device-env.sh
-step() { # step SECONDS NAME COMMAND...: runs COMMAND into OUTDIR/NAME.txt
-  local t=$1 name=$2; shift 2
-  timeout -k 5 "$t" "$@" > "$out/$name.txt" 2>&1
-  echo "$name: rc=$? $(tail -n 1 "$out/$name.txt")"
-}
 if [ "$part" = tests ]; then
   LIT_OPTS="--max-time 170 --filter e2e/(attention|mlp|matmul|attention-backward)\.test" \
     step 180 lit bash .device/gpu-tests.sh

@@ -13,12 +13,6 @@ out=${1:?usage: gpu-session33.sh OUTDIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 LIT_OPTS="--filter xyz_none" bash .device/gpu-tests.sh > /dev/null 2>&1
 source bench/device-env.sh
-export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
-step() { # step SECONDS NAME COMMAND...: runs COMMAND into OUTDIR/NAME.txt
-  local t=$1 name=$2; shift 2
-  timeout -k 5 "$t" "$@" > "$out/$name.txt" 2>&1
-  echo "$name: rc=$? $(tail -n 1 "$out/$name.txt")"
-}
 LIT_OPTS="--max-time 150 --filter e2e/(mlp|lora)\.test" step 160 lit bash .device/gpu-tests.sh
 w=examples/mlp.tile
 for tool in memcheck racecheck synccheck; do

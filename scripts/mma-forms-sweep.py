@@ -11,12 +11,10 @@ that the planner answers every form.
 
 usage: scripts/mma-forms-sweep.py [-v]   (-v also prints each refusal)
 Environment: TILEC (default build/bin/tilec), PTXAS (default ptxas on PATH)."""
-import itertools, os, re, shutil, subprocess, sys, tempfile
+import itertools, os, sys, tempfile
 from multiprocessing import Pool
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "bin", "tilec"))
-PTXAS = ["bash", os.path.join(ROOT, "scripts", "ptxas-strict.sh"),
-         os.environ.get("PTXAS", shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas")]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sweeplib import compile_verdict  # noqa: E402
 
 HEAD = """kernel k<BM: int = 128, BN: int = 64, BK: int = 64, T: type = bf16>(
     X: tensor<T, 2>, W: tensor<T, 2>, V: tensor<T, 2>, Y: tensor<f32, 2>)
@@ -71,29 +69,12 @@ def job(args):
     name, text, arch = args
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, name + ".tile")
-        open(src, "w").write(text)
-        cmd = [TILEC, src, "--arch=" + arch, "-o", d + "/k.ptx"]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
-            return ("TIMEOUT", name, arch, "")
-        err = r.stderr
-        if r.returncode < 0 or r.returncode > 1:
-            return ("CRASH", name, arch, err[-1500:])
-        if "internal" in err or "LLVM ERROR" in err or "PLEASE submit" in err or \
-                "failed to legalize" in err:
-            return ("INTERNAL", name, arch, err[-1500:])
-        if r.returncode == 1:
-            lines = [l for l in err.splitlines() if "error:" in l]
-            bad = [l for l in lines if not re.search(r"\.tile:\d+:\d+: error:", l)]
-            if bad or not lines:
-                return ("UNLOCATED", name, arch, err[-1500:])
-            return ("REFUSED", name, arch, lines[0].split("error: ", 1)[1][:200])
-        p = subprocess.run(PTXAS + ["-arch=" + arch, d + "/k.ptx", "-o", d + "/k.cubin"],
-                           capture_output=True, text=True, timeout=300)
-        if p.returncode != 0:
-            return ("PTXAS", name, arch, (p.stdout + p.stderr)[-1500:])
-        return ("OK", name, arch, "")
+        with open(src, "w") as f:
+            f.write(text)
+        kind, msg = compile_verdict(src, arch, [], d)
+    if kind == "REFUSED":
+        msg = msg.split("error: ", 1)[-1]
+    return (kind, name, arch, msg)
 
 def main():
     jobs = []

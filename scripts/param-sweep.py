@@ -9,12 +9,10 @@ usage: scripts/param-sweep.py N SEED [-v]   (-v also prints each refusal)
 Environment: TILEC (default build/bin/tilec), PTXAS (default ptxas on PATH,
 else /usr/local/cuda/bin/ptxas). Two workers; about 1 s per compile on the
 dev machine."""
-import os, random, re, shutil, subprocess, sys, tempfile
+import os, random, sys, tempfile
 from multiprocessing import Pool
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "bin", "tilec"))
-PTXAS = ["bash", os.path.join(ROOT, "scripts", "ptxas-strict.sh"),
-         os.environ.get("PTXAS", shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas")]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sweeplib import ROOT, compile_verdict  # noqa: E402
 GRID = {
   "matmul.tile": {"BM": [16, 64, 128, 192, 256], "BN": [8, 16, 32, 48, 64, 96, 128, 160, 192, 208, 256], "BK": [16, 32, 64, 128], "STAGES": [0, 1, 2, 3, 4, 5], "T": ["bf16", "f16", "f32"]},
   "attention.tile": {"D": [16, 32, 48, 64, 80, 96, 112, 128, 160, 192, 256], "BN": [16, 32, 64, 80, 96, 128, 176, 256], "WG": [1, 2, 3], "CAUSAL": [0, 1], "PERSISTENT": [0, 1], "LAYOUT": [0, 1], "STAGES": [0, 2, 3, 4], "T": ["bf16", "f16"], "LSE": [0, 1]},
@@ -28,30 +26,10 @@ GRID = {
 }
 def job(args):
     f, arch, defs, kernel = args
+    extra = (["--kernel", kernel] if kernel else []) + [x for k, v in defs for x in ("-D", f"{k}={v}")]
     with tempfile.TemporaryDirectory() as d:
-        cmd = [TILEC, os.path.join(ROOT, "examples", f), "--arch=" + arch, "-o", d + "/k.ptx"]
-        if kernel: cmd += ["--kernel", kernel]
-        for k, v in defs: cmd += ["-D", f"{k}={v}"]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
-            return ("TIMEOUT", cmd, "")
-        err = r.stderr
-        if r.returncode < 0 or r.returncode > 1:
-            return ("CRASH", cmd, err[-2000:])
-        if "internal error" in err or "LLVM ERROR" in err or "Assertion" in err or "PLEASE submit" in err:
-            return ("INTERNAL", cmd, err[-2000:])
-        if r.returncode == 1:
-            # every error line located file:line:col, or a tilec: -D error
-            lines = [l for l in err.splitlines() if "error:" in l]
-            bad = [l for l in lines if not re.search(r"\.tile:\d+:\d+: error:", l) and not l.startswith("tilec: error: -D")]
-            if bad or not lines:
-                return ("UNLOCATED", cmd, err[-1500:])
-            return ("REFUSED", cmd, lines[0][:300])
-        p = subprocess.run(PTXAS + ["-arch=" + arch, d + "/k.ptx", "-o", d + "/k.cubin"], capture_output=True, text=True, timeout=300)
-        if p.returncode != 0:
-            return ("PTXAS", cmd, (p.stdout + p.stderr)[-1500:])
-        return ("OK", cmd, "")
+        kind, msg = compile_verdict(os.path.join(ROOT, "examples", f), arch, extra, d)
+    return (kind, [f, "--arch=" + arch] + extra, msg)
 def main():
     n = int(sys.argv[1]); seed = int(sys.argv[2])
     rnd = random.Random(seed)
@@ -69,9 +47,9 @@ def main():
         for kind, cmd, msg in pool.imap_unordered(job, jobs):
             counts[kind] = counts.get(kind, 0) + 1
             if kind not in ("OK", "REFUSED"):
-                print("###", kind, " ".join(cmd[1:]).replace(ROOT + "/", ""), "\n", msg, flush=True)
+                print("###", kind, " ".join(cmd), "\n", msg, flush=True)
             elif kind == "REFUSED" and "-v" in sys.argv:
-                print("REFUSED", " ".join(cmd[1:]).replace(ROOT + "/", ""), "|", msg, flush=True)
+                print("REFUSED", " ".join(cmd), "|", msg, flush=True)
     print(counts)
     return 0 if set(counts) <= {"OK", "REFUSED"} else 1
 

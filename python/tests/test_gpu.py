@@ -214,8 +214,7 @@ def test_matmul_tn_against_torch():
 # projection), an mma outside any loop, a loaded b and a resident a each
 # feeding two mmas, transposed stores, whole-column slices of an
 # accumulator, computed operands read from shared memory.
-@pytest.mark.parametrize("check", ["chained", "single_mma", "shared_operands",
-                                   "transposed_stores", "column_slices", "computed_operands"])
+@pytest.mark.parametrize("check", list(CHECKS))
 def test_tile_checks_against_torch(check):
     for arch in ("sm_90a", "sm_80"):
         CHECKS[check](torch, arch=arch, device="cuda")

@@ -4,7 +4,7 @@ import os
 import numpy as np
 import pytest
 
-from common import attention_reference, example, tilec, varlen_attention_reference  # noqa: E402,F401
+from common import CHECKS, attention_reference, example, tilec, varlen_attention_reference  # noqa: E402,F401
 
 
 def test_saxpy_runs_on_numpy_arrays():
@@ -753,12 +753,10 @@ def test_matmul_tn_on_the_interpreter_against_torch():
         lib.matmul_tn(a, b[:100], c)
 
 
-@pytest.mark.parametrize("check", ["chained", "single_mma", "shared_operands",
-                                   "transposed_stores", "column_slices", "computed_operands"])
+@pytest.mark.parametrize("check", list(CHECKS))
 def test_tile_checks_on_the_interpreter(check):
     # python/tests/*.tile's kernels against torch (common.CHECKS).
     torch = pytest.importorskip("torch")
-    from common import CHECKS
     CHECKS[check](torch)
 
 

@@ -23,12 +23,15 @@ static void scaleQueries(std::vector<HostTensor> &ts) {
 }
 
 /// The dot product, in double, of row r of matrix b of x and row c of
-/// matrix b of y (both [B, rows, D]): a score q.k, or dO.v.
+/// matrix b of y (both [B, rows, D], or [rows, D] with b = 0): a score q.k,
+/// dO.v, or x.w.
 static double rowDot(const HostTensor &x, const HostTensor &y, int64_t b, int64_t r, int64_t c) {
+  size_t o = x.sizes.size() - 2; // the batch dimension's count
+  const float *xp = &x.values[(o ? b * x.strides[0] : 0) + r * x.strides[o]];
+  const float *yp = &y.values[(o ? b * y.strides[0] : 0) + c * y.strides[o]];
   double acc = 0;
-  for (int64_t d = 0; d < x.sizes[2]; ++d)
-    acc += double(x.values[b * x.strides[0] + r * x.strides[1] + d * x.strides[2]]) *
-           y.values[b * y.strides[0] + c * y.strides[1] + d * y.strides[2]];
+  for (int64_t d = 0; d < x.sizes[o + 1]; ++d)
+    acc += double(xp[d * x.strides[o + 1]]) * yp[d * y.strides[o + 1]];
   return acc;
 }
 
@@ -685,17 +688,10 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
       auto rowsFrom = [&](int64_t begin, int64_t end) {
         std::vector<double> t(static_cast<size_t>(rank));
         for (int64_t m = begin; m < end; ++m) {
-          auto dot = [&](const HostTensor &v, int64_t row) {
-            double s = 0;
-            for (int64_t k = 0; k < K; ++k)
-              s += double(x.values[m * x.strides[0] + k * x.strides[1]]) *
-                   v.values[row * v.strides[0] + k * v.strides[1]];
-            return s;
-          };
           for (int64_t r = 0; r < rank; ++r)
-            t[r] = roundToFloatType(x.dtype, float(float(dot(a, r)) * scale));
+            t[r] = roundToFloatType(x.dtype, float(float(rowDot(x, a, 0, m, r)) * scale));
           for (int64_t n = 0; n < N; ++n) {
-            double out = dot(w, n);
+            double out = rowDot(x, w, 0, m, n);
             for (int64_t r = 0; r < rank; ++r)
               out += t[r] * b.values[n * b.strides[0] + r * b.strides[1]];
             y.values[m * y.strides[0] + n * y.strides[1]] =
