@@ -293,6 +293,35 @@ def test_lora_against_torch():
         torch.testing.assert_close(y.float(), want, rtol=2e-2, atol=3e-2)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_rmsnorm_linear_against_torch(dtype):
+    # rms_norm(x, weight = g) @ W^T in one kernel, and with g folded into W:
+    # the blocks of x staged with W's and read from the stage by the
+    # threads (sm_90a: TMA ring; sm_80: cp.async ring), ragged shapes.
+    M, K, N, eps = 300, 1000, 200, 1e-5
+    x = torch.randn(M, K, device="cuda", dtype=dtype)
+    g = (1 + 0.1 * torch.randn(K, device="cuda")).to(dtype)
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dtype)
+    r = torch.rsqrt(x.float().pow(2).mean(1, keepdim=True) + eps)
+    want = ((x.float() * g.float()).to(dtype).float() @ w.float().t()) * r
+    wg = (w.float() * g.float()).to(dtype)
+    want_folded = (x.float() @ wg.float().t()) * r
+    for arch in ("sm_90a", "sm_80"):
+        lib = tilec.load(example("norm_linear.tile"), arch=arch,
+                         T="f16" if dtype == torch.float16 else "bf16")
+        y = torch.full((M, N), 7.0, device="cuda", dtype=dtype)
+        lib.rmsnorm_linear(x, g, w, y, eps)
+        yf = torch.full((M, N), 7.0, device="cuda", dtype=dtype)
+        lib.rmsnorm_linear_folded(x, wg, yf, eps)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y.float(), want, rtol=2e-2, atol=3e-2)
+        torch.testing.assert_close(yf.float(), want_folded, rtol=2e-2, atol=3e-2)
+        # The normalized x rounded to the input type and then multiplied
+        # (as torch's rms_norm and linear layer round).
+        ref = torch.nn.functional.linear((x.float() * r * g.float()).to(dtype), w).float()
+        torch.testing.assert_close(y.float(), ref, rtol=3e-2, atol=5e-2)
+
+
 def test_varlen_attention_against_reference():
     # Packed sequences (flash_attn_varlen_func's layout): lengths that are
     # not multiples of the tiles, one past several key blocks, an empty

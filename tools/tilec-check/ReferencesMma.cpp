@@ -741,4 +741,56 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     };
     refs["swiglu"] = r;
   }
+  for (bool folded : {false, true}) {
+    // Y = rmsnorm(X) W^T (examples/norm_linear.tile): the problem shape is
+    // M x K x N; W is N x K, g (rmsnorm_linear only) K. Each row's divisor
+    // sqrt(mean(x^2) + eps) scales the product of the row; x * g is rounded
+    // to T before it, as the kernel does (cast<T>(x * g)).
+    Reference r;
+    r.written = {folded ? 2u : 3u};
+    r.rtolScale = 2;
+    r.atolFor = [](const std::vector<int64_t> &shape) {
+      return 0.02 * std::sqrt(double(shape.size() > 1 ? shape[1] : 64));
+    };
+    r.shapeOf = [folded](const std::vector<int64_t> &shape, size_t k) {
+      int64_t M = shape[0], K = shape.size() > 1 ? shape[1] : 64,
+              N = shape.size() > 2 ? shape[2] : 128;
+      if (folded && k >= 1)
+        ++k; // no g
+      switch (k) {
+      case 0: return std::vector<int64_t>{M, K};
+      case 1: return std::vector<int64_t>{K};
+      case 2: return std::vector<int64_t>{N, K};
+      default: return std::vector<int64_t>{M, N};
+      }
+    };
+    r.run = [folded](std::vector<HostTensor *> &ts, const std::vector<double> &scalars) {
+      HostTensor &x = *ts[0], &w = *ts[folded ? 1 : 2], &y = *ts[folded ? 2 : 3];
+      const HostTensor *g = folded ? nullptr : ts[1];
+      int64_t M = x.sizes[0], K = x.sizes[1], N = w.sizes[0];
+      double eps = scalars[0];
+      auto rowsFrom = [&](int64_t begin, int64_t end) {
+        std::vector<double> xg(static_cast<size_t>(K));
+        for (int64_t m = begin; m < end; ++m) {
+          double squares = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            double v = x.values[m * x.strides[0] + k * x.strides[1]];
+            squares += v * v;
+            xg[k] = g ? roundToFloatType(x.dtype, float(float(v) * g->values[k * g->strides[0]]))
+                      : v;
+          }
+          double scale = 1.0 / std::sqrt(squares / double(K) + eps);
+          for (int64_t n = 0; n < N; ++n) {
+            double out = 0;
+            for (int64_t k = 0; k < K; ++k)
+              out += xg[k] * w.values[n * w.strides[0] + k * w.strides[1]];
+            y.values[m * y.strides[0] + n * y.strides[1]] =
+                static_cast<float>(roundToFloatType(y.dtype, out * scale));
+          }
+        }
+      };
+      parallelRows(M, M * N * K, rowsFrom);
+    };
+    refs[folded ? "rmsnorm_linear_folded" : "rmsnorm_linear"] = r;
+  }
 }

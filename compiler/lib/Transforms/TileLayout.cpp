@@ -136,6 +136,16 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
           staged[reshape.getTile()] = shared;
       }
     });
+    // Staged loads that other work reads too (tile.smem `registers`): in
+    // the stage as the mmas' operands are.
+    SmallVector<tile::LoadOp> readFromStage;
+    func.walk([&](tile::LoadOp load) {
+      auto smem = load->getAttrOfType<DictionaryAttr>(tile::kSmemAttrName);
+      if (smem && smem.get("registers")) {
+        staged[load.getResult()] = shared;
+        readFromStage.push_back(load);
+      }
+    });
     auto encode = [&](Value v) {
       auto t = dyn_cast<RankedTensorType>(v.getType());
       if (!t || t.getEncoding())
@@ -154,7 +164,29 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
       encodeReshapes(func);
     encodeSharedCopies(func);
     encodeRegisterOperands(func);
+    for (tile::LoadOp load : readFromStage)
+      encodeStageReads(load, kernelEncoding);
     return success();
+  }
+
+  /// The work other than mmas that a staged load feeds reads the tile from
+  /// its stage into the kernel's layout: one tile.convert_layout after the
+  /// load, which the pipeline's lowering turns into reads of the stage.
+  static void encodeStageReads(tile::LoadOp load, Attribute encoding) {
+    Value v = load.getResult();
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : v.getUses())
+      if (tile::mmaOperandPlace(use) < 0)
+        uses.push_back(&use);
+    if (uses.empty())
+      return;
+    RankedTensorType t = load.getType();
+    OpBuilder b(load->getContext());
+    b.setInsertionPointAfter(load);
+    auto read = tile::ConvertLayoutOp::create(
+        b, load.getLoc(), RankedTensorType::get(t.getShape(), t.getElementType(), encoding), v);
+    for (OpOperand *use : uses)
+      use->set(read);
   }
 
   /// The values `op` defines: the arguments of its regions' blocks (a

@@ -187,29 +187,46 @@ struct TileStageSharedPass
   /// again from the body's scalar code, as it does the load positions).
   FailureOr<tile::MakeViewOp> stagedView(tile::LoadOp load, const char *which,
                                          Operation *loop, Operation *outer = nullptr) {
-    auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
-    if (!mk || !mk->hasAttr(tile::kParamIndexAttrName)) {
-      load.emitError() << "the " << which
-                       << " operand of mma must be loaded from a tensor parameter";
-      return failure();
-    }
-    if (loop->isAncestor(mk)) {
-      load.emitError() << "the " << which << " operand of mma is loaded from a part of a tensor "
-                       << "(narrow) made inside the mma loop; make it before the loop";
-      return failure();
-    }
-    if (outer && outer->isAncestor(mk) && mk->getParentOp() != outer) {
-      load.emitError() << "the " << which << " operand of mma is loaded from a part of a tensor "
-                       << "(narrow) made in an 'if' or loop inside the outer loop; make it "
-                          "directly in the outer loop's body";
-      return failure();
-    }
-    if (load.getPaddingAttr()) {
-      load.emitError() << "the " << which
-                       << " operand of mma is padded with zeros; a padding value is not supported";
-      return failure();
-    }
+    std::string why;
+    FailureOr<tile::MakeViewOp> mk = stageableView(load, loop, outer, &why);
+    if (failed(mk))
+      load.emitError() << "the " << which << " operand of mma " << why;
     return mk;
+  }
+  /// The same question without an error: `why` (if given) says what is
+  /// wrong, as the end of a sentence about the load.
+  static FailureOr<tile::MakeViewOp> stageableView(tile::LoadOp load, Operation *loop,
+                                                   Operation *outer, std::string *why) {
+    auto refuse = [&](const char *what) -> FailureOr<tile::MakeViewOp> {
+      if (why)
+        *why = what;
+      return failure();
+    };
+    auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
+    if (!mk || !mk->hasAttr(tile::kParamIndexAttrName))
+      return refuse("must be loaded from a tensor parameter");
+    if (loop->isAncestor(mk))
+      return refuse("is loaded from a part of a tensor (narrow) made inside the mma loop; make "
+                    "it before the loop");
+    if (outer && outer->isAncestor(mk) && mk->getParentOp() != outer)
+      return refuse("is loaded from a part of a tensor (narrow) made in an 'if' or loop inside "
+                    "the outer loop; make it directly in the outer loop's body");
+    if (load.getPaddingAttr())
+      return refuse("is padded with zeros; a padding value is not supported");
+    return mk;
+  }
+
+  /// Whether a tile loaded in the mma loop can also be read by the
+  /// consumers from its stage into the accumulator layout (tile.smem
+  /// `registers`): a [BM, N] tile of 1-, 2- or 4-byte elements that the
+  /// ring can hold (whole 32-byte parts of rows, 128-byte swizzled boxes).
+  static bool readableFromStage(Value tile, int64_t BM) {
+    auto t = dyn_cast<RankedTensorType>(tile.getType());
+    if (!t || t.getRank() != 2 || t.getDimSize(0) != BM || t.getDimSize(1) % 8 != 0 ||
+        !t.getElementType().isIntOrFloat())
+      return false;
+    unsigned bits = t.getElementType().getIntOrFloatBitWidth();
+    return (bits == 8 || bits == 16 || bits == 32) && (t.getDimSize(1) * bits / 8) % 32 == 0;
   }
 
   /// Whether `op` runs before the mma loop `forOp` starts (in every
@@ -599,6 +616,8 @@ struct TileStageSharedPass
     // Whether a staged tile feeds mmas both as loaded and transposed (the
     // intra-warpgroup overlap's rotated loop stages one form per load).
     bool bothForms = false;
+    // Staged loads that the consumers also read into registers.
+    DenseSet<Operation *> readFromStage;
     DenseSet<Operation *> chain; // the ops of staged operands
     int64_t accElems = 0; // of every mma's result, over the consumers' threads
     for (tile::MmaOp mma : mmas) {
@@ -741,15 +760,32 @@ struct TileStageSharedPass
         // A tile loaded in the loop may also be the a of one mma and the b
         // of another, or both of one (X X^T: a as loaded, b transposed);
         // one loaded before the loop is an a only.
+        // A tile loaded in the loop may also feed other work (a norm's sum
+        // of squares over the rows of x in mma(x, w, acc)): the consumers
+        // read it from its stage (`registers`).
         Value loaded = so.tile();
-        if (!loaded.hasOneUse() &&
-            !llvm::all_of(loaded.getUses(), [&](OpOperand &use) {
-              int place = tile::mmaOperandPlace(use);
-              return place == which || (inLoop && place >= 0);
-            }))
+        bool otherWork = false;
+        for (OpOperand &use : loaded.getUses()) {
+          int place = tile::mmaOperandPlace(use);
+          if (place < 0)
+            otherWork = true;
+          else if (place != which && !inLoop)
+            return so.load.emitError()
+                   << "a tile loaded for an mma before the mma loop may feed mmas only as "
+                      "their first operand";
+        }
+        if (otherWork && !inLoop)
           return so.load.emitError()
-                 << "a tile loaded for an mma may feed only mmas (a tile loaded before the "
-                    "loop: as the first operand of each)";
+                 << "a tile loaded for an mma before the mma loop may feed only mmas; load it "
+                    "again for other work";
+        if (otherWork && !readableFromStage(loaded, BM))
+          return so.load.emitError()
+                 << "a tile loaded for an mma that also feeds other work is read from its "
+                    "shared-memory stage by the accumulators' threads, which needs a ["
+                 << BM << ", N] tile (N a multiple of 8, whole 32-byte parts of rows); this one "
+                 << "is " << shapeStr(cast<RankedTensorType>(loaded.getType()));
+        if (otherWork)
+          readFromStage.insert(so.load);
         if (!loaded.hasOneUse() &&
             llvm::any_of(loaded.getUsers(), [](Operation *u) { return isa<tile::PermuteOp>(u); }))
           bothForms = true;
@@ -991,18 +1027,6 @@ struct TileStageSharedPass
                       "here every operand's position depends on the program's row of tiles");
     }
 
-    // Shared memory: the resident tiles, then the ring.
-    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
-    int64_t residentBytes = 0, stageBytes = 0;
-    SmallVector<int64_t> offsets;
-    for (Staged &st : staged) {
-      RankedTensorType lt = st.load.getType();
-      int64_t bytes = tile::stagedTileBytes(lt.getShape().end()[-2], lt.getShape().back(),
-                                            elemBytes);
-      int64_t &at = st.resident ? residentBytes : stageBytes;
-      offsets.push_back(at);
-      at += bytes;
-    }
     // Reductions over the rows (axis = 0) combine the consumer warps'
     // partial columns in shared memory after the ring.
     int64_t columnBytes = columnReductionBytes(func, BM, consumers);
@@ -1018,6 +1042,50 @@ struct TileStageSharedPass
     };
     int64_t afterRing = viaSharedBytes ? viaSharedStart(0) - kBarrierBytes + viaSharedBytes
                                        : columnBytes;
+    auto bytesOf = [](tile::LoadOp load) {
+      RankedTensorType lt = load.getType();
+      return tile::stagedTileBytes(lt.getShape().end()[-2], lt.getShape().back(),
+                                   lt.getElementTypeBitWidth() / 8);
+    };
+    // A [BM, N] tile loaded in the mma loop for other work only (x in
+    // mma(cast<T>(x * g), w, acc), a norm's scale applied before the
+    // product; the tiles a computed operand is made of) is staged too: the
+    // producer copies it ahead with the operands, and the consumers read it
+    // from the stage instead of waiting for global memory. Only where such
+    // tiles at most double a stage and two stages still fit: larger ones
+    // (wgrad_relu's two [128, 128] tiles beside one operand) would cut the
+    // operands' ring from four stages to two and leave no room for the TMA
+    // store, so they stay loads.
+    {
+      SmallVector<tile::LoadOp> extra;
+      int64_t bytes = 0, operandBytes = 0, extraBytes = 0;
+      for (const Staged &st : staged) {
+        bytes += (st.resident ? 1 : 2) * bytesOf(st.load);
+        operandBytes += st.resident ? 0 : bytesOf(st.load);
+      }
+      for (tile::LoadOp load : forOp.getBody()->getOps<tile::LoadOp>())
+        if (!chain.contains(load) && readableFromStage(load.getResult(), BM) &&
+            succeeded(stageableView(load, forOp, outer ? outer.getOperation() : nullptr,
+                                    nullptr))) {
+          extra.push_back(load);
+          extraBytes += bytesOf(load);
+        }
+      if (!extra.empty() && extraBytes <= operandBytes &&
+          bytes + 2 * extraBytes + kSharedOverhead + afterRing <= maxShared)
+        for (tile::LoadOp load : extra) {
+          readFromStage.insert(load);
+          staged.push_back({load, /*resident=*/false});
+        }
+    }
+
+    // Shared memory: the resident tiles, then the ring.
+    int64_t residentBytes = 0, stageBytes = 0;
+    SmallVector<int64_t> offsets;
+    for (Staged &st : staged) {
+      int64_t &at = st.resident ? residentBytes : stageBytes;
+      offsets.push_back(at);
+      at += bytesOf(st.load);
+    }
     // In an outer loop the tiles loaded before the mma loop are loaded
     // again for each outer iteration: into two buffers where they fit with
     // two stages (the producer loads the next tile's while the consumers
@@ -1038,7 +1106,7 @@ struct TileStageSharedPass
     std::optional<MmaOverlap> overlap;
     // (Not with computed operands in shared memory: their writes wait for
     // the wgmmas that the overlap leaves running.)
-    if (!outer && tma && viaShared.empty() && !bothForms)
+    if (!outer && tma && viaShared.empty() && !bothForms && readFromStage.empty())
       overlap = planMmaOverlap(forOp, 128 * consumers);
     bool overlapFits = overlap && overlap->registers <= overlapRegisterBudget(consumers) &&
                        mmaBound(forOp);
@@ -1107,7 +1175,6 @@ struct TileStageSharedPass
     func->setAttr(tile::kEncodingAttrName, encoding);
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
     SmallVector<Attribute> tmaOps;
-    int64_t boxCols = 128 / elemBytes;
     // A chained mma's operand loaded after the mma loop is loaded in front
     // of it, as an a loaded before the loop is (the producer copies every
     // staged tile ahead of its use anyway).
@@ -1134,12 +1201,15 @@ struct TileStageSharedPass
       NamedAttrList smem;
       smem.append("offset", b.getI64IntegerAttr(offsets[i]));
       if (tma) {
+        int64_t boxCols = 128 / (st.load.getType().getElementTypeBitWidth() / 8);
         if (failed(addTmaOperand(func, st.load, boxCols, tmaOps)))
           return failure();
         smem.append("tma", b.getI32IntegerAttr(int32_t(i)));
       }
       if (st.resident)
         smem.append("resident", b.getUnitAttr());
+      if (readFromStage.contains(st.load))
+        smem.append("registers", b.getUnitAttr());
       if (int(i) == multicast)
         smem.append("multicast", b.getUnitAttr());
       st.load->setAttr(tile::kSmemAttrName, smem.getDictionary(ctx));

@@ -319,11 +319,17 @@ inline std::pair<Value, Value> tmaArguments(func::FuncOp func, int64_t t) {
 struct FragmentBoxes {
   /// With `stmatrix` (sm_90a), 16-bit elements in the wgmma fragments are
   /// written by stmatrix where the encoding allows (checked for every
-  /// thread), else by st.shared per group.
+  /// thread), else by st.shared per group. (ldmatrix, which reads the same
+  /// fragments, needs only sm_75: reads may ask for it on sm_80 too.)
   FragmentBoxes(tile::MmaEncodingAttr mma, RankedTensorType tileTy, bool stmatrix);
   /// Writes box i of the thread's fragments `values` (its converted tile)
   /// at `box`; `tid` is the thread index (i32), `tid64` the same in i64.
   void write(Emit &e, Value values, Value tid, Value tid64, int64_t i, Value box) const;
+  /// The reverse: reads box i at `box` into the thread's fragment groups
+  /// (`groups[g]`, a vector of `width` elements each; ldmatrix where
+  /// stmatrix would write, ld.shared per group otherwise).
+  void read(Emit &e, Value tid, Value tid64, int64_t i, Value box,
+            MutableArrayRef<Value> groups) const;
 
   tile::MmaEncodingAttr mma;
   RankedTensorType tileTy;
@@ -334,8 +340,9 @@ struct FragmentBoxes {
   SmallVector<SmallVector<std::array<int64_t, 2>>> pairs;
 };
 
-/// tile.shared_copy: a computed mma operand written to its buffer
-/// (TmaStoreToNVVM.cpp).
+/// tile.shared_copy: a computed mma operand written to its buffer; and a
+/// staged tile read from its stage into registers (tile.convert_layout from
+/// #tile.shared) (TmaStoreToNVVM.cpp).
 void populateSharedCopyPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 
 /// A store marked tile.tma_store, through shared memory by TMA

@@ -47,6 +47,9 @@ bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   // The accumulator layout relabelled as an mma's A operand moves nothing.
   if (auto convert = dyn_cast<tile::ConvertLayoutOp>(op); convert && tile::isRelabelling(convert))
     return false;
+  // A staged tile read into registers reads its stage.
+  if (auto convert = dyn_cast<tile::ConvertLayoutOp>(op); convert && tile::readsStage(convert))
+    return false;
   // Row values broadcast back over their rows are already in place.
   if (auto broadcast = dyn_cast<tile::BroadcastOp>(op);
       broadcast && isa<tile::SliceEncodingAttr>(broadcast.getTile().getType().getEncoding()))

@@ -158,6 +158,47 @@ void FragmentBoxes::write(Emit &e, Value values, Value tid, Value tid64, int64_t
   }
 }
 
+void FragmentBoxes::read(Emit &e, Value tid, Value tid64, int64_t i, Value box,
+                         MutableArrayRef<Value> groups) const {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = tileTy.getShape();
+  VectorType groupTy = VectorType::get({width}, registerType(tileTy.getElementType()));
+  if (!pairs.empty()) {
+    // As write's stmatrix: lane l gives the address of row l % 8 of
+    // matrix l / 8, and register m of the x4 is the group of matrix m.
+    Value t = e.zext64(e.remu(tid, e.i32(128)));
+    Value lane = e.remu(t, e.i64(32));
+    Value row = e.add(e.add(e.mul(e.divu(t, e.i64(32)), e.i64(16)),
+                            e.mul(e.band(e.shr(lane, e.i64(3)), e.i64(1)), e.i64(8))),
+                      e.band(lane, e.i64(7)));
+    Value half = e.mul(e.shr(lane, e.i64(4)), e.i64(16));
+    Type i32 = b.getI32Type();
+    auto x4Ty = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
+    for (int64_t j = 0; j + 1 < boxCols / 8; j += 2) {
+      Value at = swizzledOffset(e, row, e.add(half, e.i64(j * 16)));
+      Value m = NVVM::LdMatrixOp::create(
+          b, loc, x4Ty, e.gep(box, at), b.getI32IntegerAttr(4),
+          NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+          NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+          NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+      for (int64_t k = 0; k < 4; ++k) {
+        Value word = LLVM::ExtractValueOp::create(b, loc, m, k);
+        groups[pairs[i][j + k / 2][k % 2]] = LLVM::BitcastOp::create(b, loc, groupTy, word);
+      }
+    }
+    return;
+  }
+  for (int64_t g : groupsOfBox[i]) {
+    Value flat = mma.emitGroupBase(b, loc, tid64, shape, g);
+    Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
+    Value byte = e.mul(e.remu(e.remu(flat, e.i64(N)), e.i64(boxCols)), e.i64(elemBytes));
+    groups[g] = LLVM::LoadOp::create(b, loc, groupTy, e.gep(box, swizzledOffset(e, r, byte)),
+                                     unsigned(width * elemBytes));
+  }
+}
+
 void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
                                ValueRange indices) {
   Location loc = op.getLoc();
@@ -304,11 +345,77 @@ struct SharedCopyLowering : OpConversionPattern<tile::SharedCopyOp> {
     return success();
   }
 };
+
+/// A staged tile read into registers (tile.convert_layout from the
+/// #tile.shared tile of a stage to the accumulator layout, which tile-layout
+/// puts in front of the other work a load of the mma loop feeds): each
+/// thread reads its fragments from the stage, where the copy put them
+/// (column box q of the tile holds its rows, 128 bytes each; 16-byte chunk
+/// c of row r at c ^ (r % 8)), as tile.shared_copy writes them: by ldmatrix
+/// for 16-bit elements, one ld.shared per group otherwise (or where the
+/// rows are not whole 128-byte boxes). The pipeline's wait for the stage
+/// (its full barrier; on sm_80 cp.async's wait and bar.sync) has made the
+/// copy visible, and the stage is released after the iteration's reads.
+struct StageReadLowering : OpConversionPattern<tile::ConvertLayoutOp> {
+  StageReadLowering(const TypeConverter &tc, MLIRContext *ctx)
+      : OpConversionPattern<tile::ConvertLayoutOp>(tc, ctx, /*benefit=*/5) {}
+
+  LogicalResult
+  matchAndRewrite(tile::ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto shared = dyn_cast_or_null<tile::SharedEncodingAttr>(op.getTile().getType().getEncoding());
+    RankedTensorType to = op.getType();
+    auto mma = dyn_cast_or_null<tile::MmaEncodingAttr>(to.getEncoding());
+    if (!shared || shared.getOrder()[0] != 1 || to.getRank() != 2 || !mma ||
+        mma.getKind() == tile::MmaKind::fma || mma.getSwapped())
+      return rewriter.notifyMatchFailure(op, "not a stage read into an accumulator layout");
+    Location loc = op.getLoc();
+    Emit e{rewriter, loc};
+    ArrayRef<int64_t> shape = to.getShape();
+    int64_t rows = shape[0], N = shape[1];
+    Type elem = registerType(to.getElementType());
+    int64_t elemBytes = to.getElementTypeBitWidth() / 8, boxCols = 128 / elemBytes;
+    int64_t width = mma.getGroupWidth();
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+    Value tid64 = e.zext64(tid);
+    SmallVector<Value> groups(mma.getGroups(shape));
+    if (N % boxCols == 0) {
+      FragmentBoxes fragments(mma, to, /*stmatrix=*/true);
+      Value wg = warpgroupIndex(e, tid);
+      Value share = mma.getKind() == tile::MmaKind::wgmma ? rowShareOf(e, mma, wg) : wg;
+      Value first = e.mul(e.zext64(share), e.i64(rows / mma.getShare() * 128));
+      for (int64_t i = 0; i < fragments.boxes; ++i) {
+        int64_t mb = i / fragments.colBoxes, q = i % fragments.colBoxes;
+        Value box = e.gep(adaptor.getTile(),
+                          e.add(first, e.i64((q * rows + mb * tile::kTmaStoreBoxRows) * 128)));
+        fragments.read(e, tid, tid64, i, box, groups);
+      }
+    } else {
+      // Rows that end inside a box: group by group.
+      VectorType groupTy = VectorType::get({width}, elem);
+      for (auto [g, value] : llvm::enumerate(groups)) {
+        Value flat = mma.emitGroupBase(rewriter, loc, tid64, shape, int64_t(g));
+        Value r = e.divu(flat, e.i64(N)), c = e.remu(flat, e.i64(N));
+        Value at = e.add(e.mul(e.divu(c, e.i64(boxCols)), e.i64(rows * 128)),
+                         swizzledOffset(e, r, e.mul(e.remu(c, e.i64(boxCols)), e.i64(elemBytes))));
+        value = LLVM::LoadOp::create(rewriter, loc, groupTy, e.gep(adaptor.getTile(), at),
+                                     unsigned(width * elemBytes));
+      }
+    }
+    SmallVector<Value> elements;
+    for (Value group : groups)
+      for (int64_t x = 0; x < width; ++x)
+        elements.push_back(vector::ExtractOp::create(rewriter, loc, group, ArrayRef<int64_t>{x}));
+    rewriter.replaceOp(op, vector::FromElementsOp::create(rewriter, loc, perThreadType(to),
+                                                          elements));
+    return success();
+  }
+};
 } // namespace
 
 void tilec::mma::populateSharedCopyPatterns(const TypeConverter &converter,
                                             RewritePatternSet &patterns) {
-  patterns.add<SharedCopyLowering>(converter, patterns.getContext());
+  patterns.add<SharedCopyLowering, StageReadLowering>(converter, patterns.getContext());
 }
 
 /// The 128 threads of a warpgroup (`t`: 0..127) copy one box (64 rows x 128

@@ -346,6 +346,10 @@ bool tilec::tile::isRelabelling(ConvertLayoutOp op) {
   return dot && dot == op.getType().getEncoding();
 }
 
+bool tilec::tile::readsStage(ConvertLayoutOp op) {
+  return isa_and_nonnull<SharedEncodingAttr>(op.getTile().getType().getEncoding());
+}
+
 FileLineColLoc tilec::tile::sourcePosition(Location loc) {
   FileLineColLoc found;
   loc->walk([&](Location inner) {

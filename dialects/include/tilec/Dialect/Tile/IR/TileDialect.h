@@ -164,6 +164,9 @@ DotOperandEncodingAttr freeDotOperandA(mlir::RankedTensorType acc);
 /// Whether `op` moves no data: an accumulator relabelled as the A operand
 /// of its mma (freeDotOperandA).
 bool isRelabelling(ConvertLayoutOp op);
+/// Whether `op` reads a staged tile (#tile.shared, a stage of an mma
+/// pipeline) into registers: no relayout buffer, the stage is the source.
+bool readsStage(ConvertLayoutOp op);
 
 /// The 2-D transpose (permutation [1, 0]) that defines `v`, or null.
 PermuteOp transposeOf(mlir::Value v);
