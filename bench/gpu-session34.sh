@@ -2,18 +2,20 @@
 # What session 34 built and could not run on the GPU (no machine lent), in
 # one device call after scripts/device-bundle.sh (carry .device):
 #   bash bench/gpu-session34.sh OUTDIR
-# staged tiles read by the threads (examples/norm_linear.tile, and the
+# staged tiles read by the threads (examples/norm_linear.tile,
+# examples/quantized.tile's int8 weights, and the
 # kernels whose loads for other work are now staged: python/tests/
-# computed_operands.tile, single_mma.tile's small_k_cast): tilec-check
+# computed_operands.tile), stores and atomics in the mma loop
+# (python/tests/loop_stores.tile): tilec-check
 # cases (sm_90a, f16, sm_80), compute-sanitizer, the Python tests against
-# torch, and the fused norm's speed next to torch eager, torch.compile and
-# the cuBLAS GEMM alone.
+# torch, and the speed of the fused norm and of the int8 layer next to
+# torch eager, torch.compile and the cuBLAS GEMM alone.
 set -u
 out=${1:?usage: gpu-session34.sh OUTDIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 LIT_OPTS="--filter xyz_none" bash .device/gpu-tests.sh > /dev/null 2>&1
 source bench/device-env.sh
-LIT_OPTS="--max-time 150 --filter e2e/norm_linear\.test" step 160 lit bash .device/gpu-tests.sh
+LIT_OPTS="--max-time 150 --filter e2e/(norm_linear|quantized)\.test" step 200 lit bash .device/gpu-tests.sh
 n=examples/norm_linear.tile
 for tool in memcheck racecheck synccheck; do
   step 45 "san-norm-$tool" compute-sanitizer --tool $tool build/bin/tilec-check $n \
@@ -21,6 +23,11 @@ for tool in memcheck racecheck synccheck; do
 done
 step 45 san-norm-sm80-racecheck compute-sanitizer --tool racecheck build/bin/tilec-check $n \
   --arch sm_80 --shape 200x300x130
+for tool in memcheck racecheck; do
+  step 45 "san-w8-$tool" compute-sanitizer --tool $tool build/bin/tilec-check \
+    examples/quantized.tile --shape 200x300x130
+done
 step 120 pytest python3 -m pytest -q python/tests/test_gpu.py \
-  -k "rmsnorm or computed_operands or single_mma or tile_checks"
+  -k "rmsnorm or w8a16 or computed_operands or single_mma or loop_stores or tile_checks"
 step 240 bench-norm python3 bench/bench_norm_linear.py --rounds 3 --compile
+step 180 bench-w8 python3 bench/bench_w8a16.py --rounds 3 --compile

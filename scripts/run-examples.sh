@@ -94,6 +94,8 @@ else mw=(--shape 200x300x130x150); lr=(--shape 200x300x130x16 --shape 130x64x100
 if [ ${#mode[@]} = 0 ]; then nl=(--shape 1000x3000x777 --shape 4096x4096x4096)
 else nl=(--shape 200x300x130 --shape 130x64x100); fi
 "$check" "${mode[@]}" "${nl[@]}" examples/norm_linear.tile || status=1
+# int8 weights: staged, widened by the threads, the mma's b from shared memory.
+"$check" "${mode[@]}" "${nl[@]}" examples/quantized.tile || status=1
 # f32 on the CUDA cores (the pipelined fma path on sm_90a).
 "$check" "${mode[@]}" -D T=f32 -D BM=128 -D BN=128 -D BK=32 "${mm[@]}" --kernel matmul \
   examples/matmul.tile || status=1

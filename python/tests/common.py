@@ -313,6 +313,32 @@ def transposed_store_check(torch, arch=None, device="cpu"):
 
 # The checks of python/tests/*.tile by name (test_interpreter.py and
 # test_gpu.py run each).
-CHECKS = {"chained": chained_check, "single_mma": single_mma_check,
+def loop_store_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/loop_stores.tile's kernels (stores and atomics in
+    the mma loop) against torch: the scaled scores and the attention output
+    (200 queries, 300 keys: the last key block masked, its scores past the
+    keys not stored), the running product's last write, and the sum of the
+    per-block products added by atomics into a zeroed C."""
+    lib = _test_tile("loop_stores.tile", arch)
+    g = torch.Generator().manual_seed(31)
+    q, k, v = (torch.randn(n, 64, generator=g).bfloat16().to(device) for n in (200, 300, 300))
+    s = torch.full((200, 300), 7.0, device=device)
+    o = torch.full((200, 64), 7.0, device=device)
+    lib.scores(q, k, v, s, o, 0.125)
+    want_s = q.float() @ k.float().t() * 0.125
+    torch.testing.assert_close(s, want_s, rtol=1e-3, atol=1e-3)
+    torch.testing.assert_close(o, torch.softmax(want_s, dim=-1) @ v.float(), rtol=2e-2, atol=2e-2)
+    a = torch.randn(300, 200, generator=g).bfloat16().to(device)
+    b = torch.randn(200, 100, generator=g).bfloat16().to(device)
+    want = a.float() @ b.float()
+    c = torch.full((300, 100), 7.0, device=device)
+    lib.running(a, b, c)
+    torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-2)
+    c2 = torch.zeros(300, 100, device=device)
+    lib.per_block_atomic(a, b, c2)
+    torch.testing.assert_close(c2, want, rtol=1e-3, atol=1e-2)
+
+
+CHECKS = {"chained": chained_check, "single_mma": single_mma_check, "loop_stores": loop_store_check,
           "shared_operands": shared_operand_check, "transposed_stores": transposed_store_check,
           "column_slices": column_slice_check, "computed_operands": computed_operand_check}

@@ -322,6 +322,25 @@ def test_rmsnorm_linear_against_torch(dtype):
         torch.testing.assert_close(y.float(), ref, rtol=3e-2, atol=5e-2)
 
 
+@pytest.mark.parametrize("bm", [128, 64])
+def test_linear_w8a16_against_torch(bm):
+    # int8 weights with per-channel scales, ragged shapes, bf16 and f16
+    # activations: the int8 blocks staged and widened in the kernel.
+    M, K, N = 300, 1000, 200
+    wq = torch.randint(-127, 128, (N, K), device="cuda", dtype=torch.int8)
+    s = torch.rand(N, device="cuda") / 64
+    for dtype, arch in ((torch.bfloat16, "sm_90a"), (torch.float16, "sm_90a"),
+                        (torch.bfloat16, "sm_80")):
+        x = torch.randn(M, K, device="cuda", dtype=dtype)
+        want = (x.float() @ wq.float().t()) * s
+        lib = tilec.load(example("quantized.tile"), arch=arch, BM=bm,
+                         T="f16" if dtype == torch.float16 else "bf16")
+        y = torch.full((M, N), 7.0, device="cuda", dtype=dtype)
+        lib.linear_w8a16(x, wq, s, y)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y.float(), want, rtol=2e-2, atol=3e-2)
+
+
 def test_varlen_attention_against_reference():
     # Packed sequences (flash_attn_varlen_func's layout): lengths that are
     # not multiples of the tiles, one past several key blocks, an empty

@@ -144,7 +144,7 @@ func.func @store_before(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.ke
   %zero = arith.constant dense<0.0> : tensor<128x128xf32>
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
-  // expected-error @+1 {{in a kernel with mma, stores, atomics, print and assert must come after the mma loop}}
+  // expected-error @+1 {{in a kernel with mma, stores, atomics, print and assert may not come before the mma loop (every warpgroup runs the code before it, the producer's too); put them in the loop or after it}}
   tile.store %zero, %o[%c0, %c0] : tensor<128x128xf32>, !tile.view<f32, 2>, i64, i64
   %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>

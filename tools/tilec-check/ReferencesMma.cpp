@@ -741,6 +741,43 @@ void tilec::check::addMmaReferences(std::map<std::string, Reference> &refs,
     };
     refs["swiglu"] = r;
   }
+  {
+    // Y = X (Wq * s[:, None])^T (examples/quantized.tile): the problem
+    // shape is M x K x N; Wq is an N x K int8 tensor, s N scales.
+    Reference r;
+    r.written = {3};
+    r.intTensors = {1};
+    r.atolFor = [](const std::vector<int64_t> &shape) {
+      return 0.5 * std::sqrt(double(shape.size() > 1 ? shape[1] : 64));
+    };
+    r.shapeOf = [](const std::vector<int64_t> &shape, size_t k) {
+      int64_t M = shape[0], K = shape.size() > 1 ? shape[1] : 64,
+              N = shape.size() > 2 ? shape[2] : 128;
+      switch (k) {
+      case 0: return std::vector<int64_t>{M, K};
+      case 1: return std::vector<int64_t>{N, K};
+      case 2: return std::vector<int64_t>{N};
+      default: return std::vector<int64_t>{M, N};
+      }
+    };
+    r.run = [](std::vector<HostTensor *> &ts, const std::vector<double> &) {
+      HostTensor &x = *ts[0], &wq = *ts[1], &sc = *ts[2], &y = *ts[3];
+      int64_t M = x.sizes[0], K = x.sizes[1], N = wq.sizes[0];
+      auto rowsFrom = [&](int64_t begin, int64_t end) {
+        for (int64_t m = begin; m < end; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double out = 0;
+            for (int64_t k = 0; k < K; ++k)
+              out += double(x.values[m * x.strides[0] + k * x.strides[1]]) *
+                     double(wq.ints[n * wq.strides[0] + k * wq.strides[1]]);
+            y.values[m * y.strides[0] + n * y.strides[1]] = static_cast<float>(
+                roundToFloatType(y.dtype, out * sc.values[n * sc.strides[0]]));
+          }
+      };
+      parallelRows(M, M * N * K, rowsFrom);
+    };
+    refs["linear_w8a16"] = r;
+  }
   for (bool folded : {false, true}) {
     // Y = rmsnorm(X) W^T (examples/norm_linear.tile): the problem shape is
     // M x K x N; W is N x K, g (rmsnorm_linear only) K. Each row's divisor

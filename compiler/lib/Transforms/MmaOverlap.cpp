@@ -57,6 +57,16 @@ std::optional<tilec::MmaOverlap> tilec::planMmaOverlap(scf::ForOp loop, int64_t 
   });
   if (nested || mmas.size() != 2)
     return std::nullopt;
+  // Stores, atomics, print and assert in the loop keep their iteration's
+  // order (the rotated loop would run one iteration's work after the next
+  // one's start).
+  WalkResult effects = loop.walk([](Operation *op) {
+    return isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (effects.wasInterrupted())
+    return std::nullopt;
   tile::MmaOp first = mmas[0], second = mmas[1];
   // The first starts from zero in every iteration; the second's result
   // only goes to the next iteration (acc = mma(.., f(acc))).

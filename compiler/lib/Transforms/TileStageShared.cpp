@@ -924,10 +924,11 @@ struct TileStageSharedPass
       if (chain.contains(op))
         return WalkResult::advance();
       if (isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op) &&
-          (runsBefore(op) || forOp->isAncestor(op))) {
+          runsBefore(op)) {
         tile::emitUserError(op) << form
-                                << ", stores, atomics, print and assert "
-                                   "must come after the mma loop";
+                                << ", stores, atomics, print and assert may not come before "
+                                   "the mma loop (every warpgroup runs the code before it, "
+                                   "the producer's too); put them in the loop or after it";
         return WalkResult::interrupt();
       }
       // Whole columns of a tile are registers its threads hold already.
@@ -1548,7 +1549,9 @@ struct TileStageSharedPass
       if (isa<tile::StoreOp, tile::ScatterOp, tile::AtomicOp, tile::PrintOp, tile::AssertOp>(op) &&
           runsBefore(op)) {
         tile::emitUserError(op) << "in a kernel with mma, stores, atomics, print and assert "
-                                   "must come after the mma loop";
+                                   "may not come before the mma loop (every warpgroup runs the "
+                                   "code before it, the producer's too); put them in the loop "
+                                   "or after it";
         return WalkResult::interrupt();
       }
       if (auto slice = dyn_cast<tile::SliceOp>(op);

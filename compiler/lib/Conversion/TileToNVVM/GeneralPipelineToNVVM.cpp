@@ -416,6 +416,9 @@ struct WgmmaWaitLowering : OpConversionPattern<tile::WgmmaWaitOp> {
 /// ordinary loads into the same swizzled layout.
 static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   auto plan = forOp->getAttrOfType<DictionaryAttr>(tile::kPipelineAttrName);
+  forOp.walk([&](tile::StoreOp store) {
+    store->setAttr(kPositionsInPlaceAttrName, UnitAttr::get(func.getContext()));
+  });
   int64_t S = cast<IntegerAttr>(plan.get("stages")).getInt();
   int64_t C = cast<IntegerAttr>(plan.get("consumers")).getInt();
   // Persistent kernels may alternate: consumer warpgroup c runs the outer

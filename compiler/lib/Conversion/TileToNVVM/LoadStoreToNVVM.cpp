@@ -579,6 +579,8 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
       rewriter.setInsertionPointToStart(&ownerIf.getThenRegion().front());
     }
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
+    if (op->hasAttr(kPositionsInPlaceAttrName))
+      acc.positionsInPlace();
     unsigned align = encoding.getGroupWidth() * acc.elemBytes();
 
     auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, acc.fastCondition(),

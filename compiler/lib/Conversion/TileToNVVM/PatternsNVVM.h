@@ -178,6 +178,11 @@ inline constexpr llvm::StringLiteral kReduceBarrierAttrName = "tile.reduce_barri
 /// the same tile wrote it) / a later take reads it, so keep it intact.
 inline constexpr llvm::StringLiteral kTakeReuseAttrName = "tile.take_reuse";
 inline constexpr llvm::StringLiteral kTakeKeepAttrName = "tile.take_keep";
+/// A store in an mma pipeline's loop (set by the pipeline's lowering): its
+/// elements' positions are computed where it stores, from an opaque copy of
+/// the thread index, not hoisted out of the loop (a 64-bit offset per
+/// element kept live across the loop spilled).
+inline constexpr llvm::StringLiteral kPositionsInPlaceAttrName = "tile.positions_in_place";
 /// print (vprintf) and assert (__assertfail).
 void populateDebugToNVVMPatterns(const mlir::TypeConverter &converter,
                                  ThreadLayout layout,
