@@ -339,6 +339,34 @@ def loop_store_check(torch, arch=None, device="cpu"):
     torch.testing.assert_close(c2, want, rtol=1e-3, atol=1e-2)
 
 
+def sequence_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/sequences.tile's kernels (mma loops one after the
+    other) against torch, at shapes that are not multiples of the tiles and
+    loops of different lengths."""
+    lib = _test_tile("sequences.tile", arch)
+    g = torch.Generator().manual_seed(37)
+    r = lambda *shape: torch.randn(*shape, generator=g).bfloat16().to(device)  # noqa: E731
+    a, b, x, w = r(300, 200), r(200, 130), r(300, 70), r(130, 70)
+    c = torch.full((300, 130), 7.0, device=device)
+    lib.two_products(a, b, x, w, c)
+    want = (a.float() @ b.float()) * (x.float() @ w.float().t())
+    torch.testing.assert_close(c, want, rtol=1e-3, atol=5e-2)
+    q, k1, k2 = r(200, 64), r(300, 64), r(100, 64)
+    s = torch.full((200, 64), 7.0, device=device)
+    lib.shared_q(q, k1, k2, s)
+    blocks = lambda t: torch.nn.functional.pad(t.float(), (0, 0, 0, (-t.shape[0]) % 64)).reshape(-1, 64, 64).sum(0)  # noqa: E731,E501
+    want_s = q.float() @ blocks(k1).t() + 2.0 * q.float() @ blocks(k2).t()
+    torch.testing.assert_close(s, want_s, rtol=1e-3, atol=5e-2)
+    v = r(300, 64)
+    p = torch.full((200, 300), 7.0, device=device)
+    o = torch.full((200, 64), 7.0, device=device)
+    lib.attention_probs(q, k1, v, p, o, 0.125)
+    want_p = torch.softmax(q.float() @ k1.float().t() * 0.125, dim=-1)
+    torch.testing.assert_close(p, want_p, rtol=1e-3, atol=1e-4)
+    torch.testing.assert_close(o, want_p.bfloat16().float() @ v.float(), rtol=2e-2, atol=2e-2)
+
+
 CHECKS = {"chained": chained_check, "single_mma": single_mma_check, "loop_stores": loop_store_check,
+          "sequences": sequence_check,
           "shared_operands": shared_operand_check, "transposed_stores": transposed_store_check,
           "column_slices": column_slice_check, "computed_operands": computed_operand_check}

@@ -622,12 +622,18 @@ static bool encodeTensorMap(ScalarType dtype, const TensorArg &t, const TmaOpera
                          t.strides[d] * int64_t(elem) >= (int64_t(1) << 40)))
       return false;
   }
-  // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16, _FLOAT32, _UINT8 (f8).
-  int dataType = dtype == ScalarType::BF16  ? 9
-                 : dtype == ScalarType::F16 ? 6
-                 : dtype == ScalarType::F32 ? 7
-                 : isFloat8Type(dtype)      ? 0
-                                            : -1;
+  // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16, _FLOAT32, _UINT8 (f8, and
+  // the 1-byte integers: a copy moves bytes), _UINT16, _UINT32, _INT32 (the
+  // integer tiles a pipeline stages for its threads, e.g. int8 weights).
+  int dataType = dtype == ScalarType::BF16                                ? 9
+                 : dtype == ScalarType::F16                               ? 6
+                 : dtype == ScalarType::F32                               ? 7
+                 : isFloat8Type(dtype) || dtype == ScalarType::I8 ||
+                         dtype == ScalarType::U8                          ? 0
+                 : dtype == ScalarType::I16 || dtype == ScalarType::U16   ? 1
+                 : dtype == ScalarType::U32                               ? 2
+                 : dtype == ScalarType::I32                               ? 3
+                                                                          : -1;
   if (dataType < 0)
     return false;
   std::string error;

@@ -311,11 +311,12 @@ struct TileStageSharedPass
 
   /// Whether the kernel stores a tile of `rows` rows after `loop` (one the
   /// TMA-store epilogue may take).
-  static bool storesTile(func::FuncOp func, scf::ForOp loop, int64_t rows) {
+  static bool storesTile(func::FuncOp func, ArrayRef<scf::ForOp> loops, int64_t rows) {
     bool found = false;
     func.walk([&](tile::StoreOp store) {
       ArrayRef<int64_t> shape = store.getValue().getType().getShape();
-      found |= !loop->isAncestor(store) && shape.size() >= 2 && shape.end()[-2] == rows;
+      found |= llvm::none_of(loops, [&](scf::ForOp l) { return l->isAncestor(store); }) &&
+               shape.size() >= 2 && shape.end()[-2] == rows;
     });
     return found;
   }
@@ -534,26 +535,44 @@ struct TileStageSharedPass
                 "in an 'if')";
     auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
     Operation *around = forOp->getParentOp();
+    // At the kernel's top level several mma loops may follow one another
+    // (C = A1 B1 over K1, then D = A2 B2 over K2): one ring runs through
+    // them in turn (`loops`, in program order; forOp is the last, what
+    // follows it may be chained; the first is where the producer starts).
+    SmallVector<scf::ForOp> loops;
+    for (tile::MmaOp mma : mmas)
+      if (auto parent = dyn_cast<scf::ForOp>(mma->getParentOp());
+          parent && parent->getBlock() == forOp->getBlock() && !llvm::is_contained(loops, parent))
+        loops.push_back(parent);
+    llvm::sort(loops, [](scf::ForOp a, scf::ForOp b) { return a->isBeforeInBlock(b); });
+    if (loops.size() > 1 && !isa<func::FuncOp>(around)) {
+      FileLineColLoc first = tile::sourcePosition(loops.front().getLoc());
+      return loops[1].emitError()
+             << "kernel '" << name << "': a second mma loop beside the one"
+             << (first ? " at line " + std::to_string(first.getLine()) : std::string())
+             << " inside an outer loop is not supported; put the products in one loop (each "
+                "with its own accumulator), or the loops at the kernel's top level";
+    }
+    forOp = loops.back();
+    scf::ForOp firstLoop = loops.front();
+    auto loopOf = [&](Operation *op) -> scf::ForOp {
+      for (scf::ForOp loop : loops)
+        if (loop->isAncestor(op))
+          return loop;
+      return scf::ForOp();
+    };
     // The mmas after the mma loop in the block around it.
     DenseSet<Operation *> chained;
     for (tile::MmaOp mma : mmas) {
-      if (mma->getParentOp() == forOp.getOperation())
+      if (llvm::is_contained(loops, mma->getParentOp()))
         continue;
-      if (auto other = dyn_cast<scf::ForOp>(mma->getParentOp());
-          other && other->getBlock() == forOp->getBlock()) {
-        FileLineColLoc first = tile::sourcePosition(forOp.getLoc());
-        return mma.emitError()
-               << "kernel '" << name << "': a second mma loop beside the one"
-               << (first ? " at line " + std::to_string(first.getLine()) : std::string())
-               << " is not supported; put the products in one loop (each with its own "
-                  "accumulator) or in two kernels";
-      }
       if (mma->getParentOp() != around || !(outer || isa<func::FuncOp>(around)) ||
           !forOp->isBeforeInBlock(mma))
         return mma.emitError()
                << "kernel '" << name
-               << "': the mmas of a kernel must be in one loop, at its top level (not in an "
-                  "'if'), or follow that loop directly in the block around it (a chained "
+               << "': the mmas of a kernel must be in one loop (or, at the kernel's top "
+                  "level, in loops one after the other), at its top level (not in an 'if'), "
+                  "or follow the last such loop directly in the block around it (a chained "
                   "product)";
       chained.insert(mma);
       mma->setAttr(tile::kChainedAttrName, UnitAttr::get(ctx));
@@ -645,8 +664,9 @@ struct TileStageSharedPass
       // (A chained mma that adds into what an mma of the loop accumulated,
       // as LoRA's into x W^T, holds no registers of its own.)
       auto accResult = dyn_cast<OpResult>(mma.getAcc());
-      bool addsToLoop = chained.contains(mma) && accResult && accResult.getOwner() == forOp &&
-                        forOp.getBody()->getTerminator()->getOperand(accResult.getResultNumber())
+      auto accLoop = accResult ? dyn_cast<scf::ForOp>(accResult.getOwner()) : scf::ForOp();
+      bool addsToLoop = chained.contains(mma) && accLoop && llvm::is_contained(loops, accLoop) &&
+                        accLoop.getBody()->getTerminator()->getOperand(accResult.getResultNumber())
                             .getDefiningOp<tile::MmaOp>();
       if (!addsToLoop)
         accElems += BM * N;
@@ -705,8 +725,9 @@ struct TileStageSharedPass
             Operation *at = def ? forOp->getBlock()->findAncestorOpInBlock(*def) : nullptr;
             return at && forOp->isBeforeInBlock(at);
           };
-          if (chained.contains(mma) ? !computedAfterLoop()
-                                    : !forOp->isAncestor(operand.getParentBlock()->getParentOp()))
+          if (chained.contains(mma)
+                  ? !computedAfterLoop()
+                  : !mma->getParentOp()->isAncestor(operand.getParentBlock()->getParentOp()))
             return mma.emitError()
                    << (chained.contains(mma)
                            ? "a computed first operand of an mma after the mma loop must be "
@@ -728,14 +749,16 @@ struct TileStageSharedPass
                  << "an mma on f8 tiles reads b K-major (wgmma has no transposed f8 form): "
                     "store B as N x K (torch's column-major second operand, B.t()) and write "
                     "mma(a, transpose(load(B, [n, k], [BN, BK])), acc)";
+        // (A chained mma's loop is the last mma loop.)
+        Operation *mmaLoop = chained.contains(mma) ? forOp.getOperation() : mma->getParentOp();
         FailureOr<tile::MakeViewOp> view =
-            stagedView(so.load, which ? "second" : "first", forOp.getOperation(),
+            stagedView(so.load, which ? "second" : "first", mmaLoop,
                        outer ? outer.getOperation() : nullptr);
         if (failed(view))
           return failure();
-        bool inLoop = so.load->getParentOp() == forOp.getOperation();
+        bool inLoop = so.load->getParentOp() == mmaLoop;
         bool before = !inLoop && so.load->getBlock() == forOp->getBlock() &&
-                      so.load->isBeforeInBlock(forOp);
+                      so.load->isBeforeInBlock(mmaLoop);
         // A chained mma's operands are loaded in the block around the mma
         // loop (in an outer loop once per outer iteration, as a's before the
         // mma loop are).
@@ -837,7 +860,7 @@ struct TileStageSharedPass
         consumers = 1;
       }
     }
-    bool pureAccumulation = onlyAccumulates(forOp);
+    bool pureAccumulation = llvm::all_of(loops, [](scf::ForOp l) { return onlyAccumulates(l); });
     // Alternating consumers (CUTLASS's ping-pong schedule): in a persistent
     // kernel whose loop only accumulates, two consumer warpgroups take the
     // outer loop's iterations in turn, each holding the whole tile, so one's
@@ -890,7 +913,7 @@ struct TileStageSharedPass
 
     // Every other tile has [BM, N] or [BM] / [BM, 1] shape; stores come
     // after the loop (the producer warpgroup runs the code before it).
-    auto runsBefore = [&](Operation *op) { return runsBeforeLoop(func, op, forOp); };
+    auto runsBefore = [&](Operation *op) { return runsBeforeLoop(func, op, firstLoop); };
     auto rowsShaped = [&](RankedTensorType tt) {
       ArrayRef<int64_t> s = tt.getShape();
       return !s.empty() && s[0] == BM && (s.size() == 1 || (s.size() == 2 && s[1] == 1));
@@ -955,7 +978,7 @@ struct TileStageSharedPass
                                      "combiner); other reductions are not supported yet";
           return WalkResult::interrupt();
         }
-        if (*reduce.getAxis() == 0 && (forOp->isAncestor(op) || runsBefore(op))) {
+        if (*reduce.getAxis() == 0 && (loopOf(op) || runsBefore(op))) {
           tile::emitUserError(op) << "in a kernel with mma, a reduction over the rows of a tile "
                                      "(axis = 0) must come after the mma loop";
           return WalkResult::interrupt();
@@ -1056,36 +1079,74 @@ struct TileStageSharedPass
     // tiles at most double a stage and two stages still fit: larger ones
     // (wgrad_relu's two [128, 128] tiles beside one operand) would cut the
     // operands' ring from four stages to two and leave no room for the TMA
-    // store, so they stay loads.
+    // store, so they stay loads. So do tiles of tensors the kernel writes
+    // (the copy would run ahead of the writes) and tiles whose position the
+    // producer cannot compute (from what the loop carries, or from memory
+    // the kernel writes).
     {
       SmallVector<tile::LoadOp> extra;
-      int64_t bytes = 0, operandBytes = 0, extraBytes = 0;
-      for (const Staged &st : staged) {
-        bytes += (st.resident ? 1 : 2) * bytesOf(st.load);
-        operandBytes += st.resident ? 0 : bytesOf(st.load);
-      }
-      for (tile::LoadOp load : forOp.getBody()->getOps<tile::LoadOp>())
-        if (!chain.contains(load) && readableFromStage(load.getResult(), BM) &&
-            succeeded(stageableView(load, forOp, outer ? outer.getOperation() : nullptr,
-                                    nullptr))) {
-          extra.push_back(load);
-          extraBytes += bytesOf(load);
-        }
+      int64_t residentBytes = 0, operandBytes = 0, extraBytes = 0;
+      for (const Staged &st : staged)
+        (st.resident ? residentBytes : operandBytes) += bytesOf(st.load);
+      DenseSet<int64_t> written = tile::writtenParams(func);
+      auto producerKnows = [&](tile::LoadOp load, scf::ForOp loop) {
+        // (The producer computes again what the loop, or the loop around it,
+        // computes; the rest must be known before the first loop.)
+        Operation *scope = outer ? outer.getOperation() : loop.getOperation();
+        std::function<bool(Value)> known = [&](Value v) {
+          if (!scope->isAncestor(v.getParentBlock()->getParentOp()))
+            return dominates(v, firstLoop.getOperation());
+          Operation *def = v.getDefiningOp();
+          if (!def)
+            return v == loop.getInductionVar() || (outer && v == outer.getInductionVar());
+          if (auto scalar = dyn_cast<tile::LoadScalarOp>(def)) {
+            auto mk = scalar.getView().getDefiningOp<tile::MakeViewOp>();
+            auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName)
+                        : IntegerAttr();
+            if (!p || written.contains(p.getInt()))
+              return false;
+          } else if (def->getNumRegions() || !isMemoryEffectFree(def)) {
+            return false;
+          }
+          return llvm::all_of(def->getOperands(), known);
+        };
+        auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
+        auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName) : IntegerAttr();
+        return p && !written.contains(p.getInt()) && llvm::all_of(load->getOperands(), known);
+      };
+      for (scf::ForOp loop : loops)
+        for (tile::LoadOp load : loop.getBody()->getOps<tile::LoadOp>())
+          if (!chain.contains(load) && readableFromStage(load.getResult(), BM) &&
+              succeeded(stageableView(load, loop, outer ? outer.getOperation() : nullptr,
+                                      nullptr)) &&
+              producerKnows(load, loop)) {
+            extra.push_back(load);
+            extraBytes += bytesOf(load);
+          }
+      // Two stages, or as many as STAGES says.
+      int64_t ring = 2;
+      if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName); s && s.getInt() != 0)
+        ring = s.getInt();
       if (!extra.empty() && extraBytes <= operandBytes &&
-          bytes + 2 * extraBytes + kSharedOverhead + afterRing <= maxShared)
+          residentBytes + ring * (operandBytes + extraBytes) + kSharedOverhead + afterRing <=
+              maxShared)
         for (tile::LoadOp load : extra) {
           readFromStage.insert(load);
           staged.push_back({load, /*resident=*/false});
         }
     }
 
-    // Shared memory: the resident tiles, then the ring.
+    // Shared memory: the resident tiles, then the ring. Loops one after
+    // the other each fill a stage from its start: a stage is the largest.
     int64_t residentBytes = 0, stageBytes = 0;
+    DenseMap<Operation *, int64_t> loopStageBytes;
     SmallVector<int64_t> offsets;
     for (Staged &st : staged) {
-      int64_t &at = st.resident ? residentBytes : stageBytes;
+      int64_t &at = st.resident ? residentBytes : loopStageBytes[loopOf(st.load)];
       offsets.push_back(at);
       at += bytesOf(st.load);
+      if (!st.resident)
+        stageBytes = std::max(stageBytes, at);
     }
     // In an outer loop the tiles loaded before the mma loop are loaded
     // again for each outer iteration: into two buffers where they fit with
@@ -1107,7 +1168,8 @@ struct TileStageSharedPass
     std::optional<MmaOverlap> overlap;
     // (Not with computed operands in shared memory: their writes wait for
     // the wgmmas that the overlap leaves running.)
-    if (!outer && tma && viaShared.empty() && !bothForms && readFromStage.empty())
+    if (!outer && tma && viaShared.empty() && !bothForms && readFromStage.empty() &&
+        loops.size() == 1)
       overlap = planMmaOverlap(forOp, 128 * consumers);
     bool overlapFits = overlap && overlap->registers <= overlapRegisterBudget(consumers) &&
                        mmaBound(forOp);
@@ -1119,13 +1181,20 @@ struct TileStageSharedPass
     int64_t stages = std::clamp<int64_t>(maxStages, 2, pureAccumulation || overlapFits ? 4 : 2);
     // (A persistent kernel's TMA ring runs on across the tiles; sm_80's is
     // filled and drained per run.)
-    if (!outer || !tma)
-      stages = std::min(stages, stagesUsed(forOp));
+    // (Loops one after the other: the TMA ring runs on through them, sm_80
+    // fills and drains its ring per loop.)
+    if (!outer || !tma) {
+      int64_t used = 0, most = std::numeric_limits<int64_t>::max() / 2;
+      for (scf::ForOp loop : loops)
+        used = tma ? std::min(most, used + std::min(most, stagesUsed(loop)))
+                   : std::max(used, stagesUsed(loop));
+      stages = std::min(stages, used);
+    }
     // A fourth stage that leaves no room for the TMA store's buffers
     // (planTmaStores) costs more than it gives: 128 x 320 stored from
     // registers spilled 860 bytes and takes 240 guarded stores per thread.
     int64_t storeBytes = int64_t(consumers) * tile::kTmaStoreBuffers * tile::kTmaStoreBoxRows * 128;
-    if (tma && stages == 4 && storesTile(func, forOp, BM) &&
+    if (tma && stages == 4 && storesTile(func, loops, BM) &&
         residentBytes + 4 * stageBytes + kSharedOverhead + afterRing + storeBytes > maxShared)
       stages = 3;
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName); s && s.getInt() != 0)
@@ -1172,16 +1241,18 @@ struct TileStageSharedPass
       plan.append("alternate", b.getUnitAttr());
     if (multicast >= 0)
       plan.append("multicast", b.getI32IntegerAttr(multicast));
-    forOp->setAttr(tile::kPipelineAttrName, plan.getDictionary(ctx));
+    for (scf::ForOp loop : loops)
+      loop->setAttr(tile::kPipelineAttrName, plan.getDictionary(ctx));
     func->setAttr(tile::kEncodingAttrName, encoding);
     func->setAttr(tile::kNumWarpsAttrName, b.getI32IntegerAttr(warps));
     SmallVector<Attribute> tmaOps;
     // A chained mma's operand loaded after the mma loop is loaded in front
     // of it, as an a loaded before the loop is (the producer copies every
-    // staged tile ahead of its use anyway).
+    // staged tile ahead of its use anyway); so is an a loaded before a
+    // later loop of several.
     DenseSet<int64_t> written = tile::writtenParams(func);
     for (Staged &st : staged) {
-      if (!st.resident || !forOp->isBeforeInBlock(st.load))
+      if (!st.resident || !firstLoop->isBeforeInBlock(st.load))
         continue;
       auto param = st.load.getView().getDefiningOp()->getAttrOfType<IntegerAttr>(
           tile::kParamIndexAttrName);
@@ -1191,12 +1262,77 @@ struct TileStageSharedPass
                   "but this kernel also writes that tensor; load it from a tensor the kernel "
                   "does not write";
       for (Value v : st.load->getOperands())
-        if (!hoistAbove(v, forOp))
+        if (!hoistAbove(v, firstLoop))
           return st.load.emitError()
-                 << "the position of a tile loaded for an mma after the mma loop must be "
-                    "computed from scalars that do not depend on the mma loop (it is loaded "
+                 << "the position of a tile loaded for an mma after the (first) mma loop must "
+                    "be computed from scalars that do not depend on the mma loop (it is loaded "
                     "while the loop runs)";
-      st.load->moveBefore(forOp);
+      st.load->moveBefore(firstLoop);
+    }
+    // The producer runs every loop's copies from where the first starts:
+    // the later loops' bounds, views and the values their loads' positions
+    // are computed from outside the loop must be known there.
+    for (scf::ForOp loop : llvm::drop_begin(loops)) {
+      // (What an op in the loop computes from, its regions' uses included,
+      // as the producer's copy of it reads them.)
+      std::function<bool(Value)> known = [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        if (!loop->isAncestor(v.getParentBlock()->getParentOp()))
+          return hoistAbove(v, firstLoop);
+        if (!def)
+          return true;
+        WalkResult walk = def->walk([&](Operation *inner) {
+          for (Value operand : inner->getOperands())
+            if (!def->isAncestor(operand.getParentBlock()->getParentOp()) && !known(operand))
+              return WalkResult::interrupt();
+          return WalkResult::advance();
+        });
+        return !walk.wasInterrupted();
+      };
+      for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+        if (!hoistAbove(bound, firstLoop))
+          return loop.emitError()
+                 << "kernel '" << name << "': the bounds of an mma loop after another must be "
+                    "computed from scalars known before the first (its copies start while the "
+                    "first runs)";
+      for (Staged &st : staged)
+        if (!st.resident && loop->isAncestor(st.load) &&
+            !llvm::all_of(st.load->getOperands(), known))
+          return st.load.emitError()
+                 << "the position of a tile loaded for an mma in a loop after another must be "
+                    "computed from the loop variable and scalars known before the first loop "
+                    "(its copies start while the first runs)";
+    }
+    // The producer copies ahead of the consumers: a tensor the kernel
+    // writes in or between its mma loops (a store in the loop, or the first
+    // product stored for the second loop to read) is not staged from.
+    DenseSet<int64_t> writtenEarly;
+    auto betweenLoops = [&](Operation *op) {
+      Operation *at = forOp->getBlock()->findAncestorOpInBlock(*op);
+      return at && firstLoop->isBeforeInBlock(at) && at->isBeforeInBlock(forOp);
+    };
+    func.walk([&](Operation *op) {
+      Value view;
+      if (auto store = dyn_cast<tile::StoreOp>(op))
+        view = store.getView();
+      else if (auto scatter = dyn_cast<tile::ScatterOp>(op))
+        view = scatter.getView();
+      else if (auto atomic = dyn_cast<tile::AtomicOp>(op))
+        view = atomic.getView();
+      if (!view || !(loopOf(op) || betweenLoops(op)))
+        return;
+      auto mk = view.getDefiningOp<tile::MakeViewOp>();
+      if (auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName) : IntegerAttr())
+        writtenEarly.insert(p.getInt());
+    });
+    for (Staged &st : staged) {
+      auto p = st.load.getView().getDefiningOp()->getAttrOfType<IntegerAttr>(
+          tile::kParamIndexAttrName);
+      if (writtenEarly.contains(p.getInt()))
+        return st.load.emitError()
+               << "a tile loaded for an mma is copied ahead of its use, but this kernel writes "
+                  "that tensor in or between its mma loops; write it in another kernel (or "
+                  "after the last mma loop)";
     }
     for (auto [i, st] : llvm::enumerate(staged)) {
       NamedAttrList smem;
@@ -1762,8 +1898,12 @@ struct TileStageSharedPass
     int64_t bufferOffset = (need - kAlignmentSlack + 1023) / 1024 * 1024;
     int64_t newNeed = need;
     func.walk([&](tile::StoreOp store) {
+      // (Not a store in an mma loop: every loop with a plan.)
       if (loop->isAncestor(store))
         return;
+      for (Operation *p = store->getParentOp(); p != func.getOperation(); p = p->getParentOp())
+        if (p->hasAttr(tile::kPipelineAttrName))
+          return;
       RankedTensorType tt = store.getValue().getType();
       ArrayRef<int64_t> shape = tt.getShape();
       if (shape.size() < 2 || shape.size() > 3 || shape.end()[-2] != BM ||

@@ -414,11 +414,27 @@ struct WgmmaWaitLowering : OpConversionPattern<tile::WgmmaWaitOp> {
 ///
 /// A view TMA cannot describe is copied by the producer's 128 threads with
 /// ordinary loads into the same swizzled layout.
-static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
+///
+/// `loops` are the kernel's mma loops in program order: one, or several one
+/// after the other at the kernel's top level, through which one ring runs
+/// (iteration i of loop k is the ring's iteration base_k + i, base_k the
+/// trip counts of the loops before it); the producer copies for each loop
+/// in turn.
+static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp> loops) {
+  scf::ForOp forOp = loops.front();
+  bool sequence = loops.size() > 1;
   auto plan = forOp->getAttrOfType<DictionaryAttr>(tile::kPipelineAttrName);
-  forOp.walk([&](tile::StoreOp store) {
-    store->setAttr(kPositionsInPlaceAttrName, UnitAttr::get(func.getContext()));
-  });
+  for (scf::ForOp loop : loops)
+    loop.walk([&](tile::StoreOp store) {
+      store->setAttr(kPositionsInPlaceAttrName, UnitAttr::get(func.getContext()));
+    });
+  // The mma loop `op` is in (null: none).
+  auto loopOf = [&](Operation *op) -> scf::ForOp {
+    for (scf::ForOp loop : loops)
+      if (loop->isAncestor(op))
+        return loop;
+    return scf::ForOp();
+  };
   int64_t S = cast<IntegerAttr>(plan.get("stages")).getInt();
   int64_t C = cast<IntegerAttr>(plan.get("consumers")).getInt();
   // Persistent kernels may alternate: consumer warpgroup c runs the outer
@@ -454,6 +470,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     bool resident;
     bool multicast = false; // shared by the two programs of a cluster
     SmallVector<Operation *> chain; // load, reshape, transpose
+    scf::ForOp loop;                // the mma loop it is loaded in (not resident)
   };
   SmallVector<Staged> staged;
   func.walk([&](tile::LoadOp load) {
@@ -472,6 +489,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     st.o.cols = shape.end()[-1];
     st.o.elemBytes = load.getType().getElementType().getIntOrFloatBitWidth() / 8;
     st.o.smemOffset = cast<IntegerAttr>(smem.get("offset")).getInt();
+    if (!st.resident)
+      st.loop = loopOf(load);
     Operation *last = load;
     st.chain.push_back(load);
     while (last->hasOneUse() && isa<tile::ReshapeOp, tile::PermuteOp>(*last->getUsers().begin())) {
@@ -485,7 +504,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // the end of the outer iteration instead of after the mma loop.
   bool residentAfterLoop = llvm::any_of(staged, [&](const Staged &st) {
     return st.resident && llvm::any_of(st.chain.back()->getUsers(), [&](Operation *user) {
-             return !forOp->isAncestor(user);
+             return !loopOf(user);
            });
   });
 
@@ -581,6 +600,20 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     innerCount = counterOf(forOp);
     trips32 = innerCount.trips32;
   }
+  // Loops one after the other (never varying: not in an outer loop): each
+  // one's bounds (known before the first, tile-stage-shared checked), and
+  // the ring's iterations before it (`bases`, null for the first).
+  SmallVector<Counter> counts{innerCount};
+  SmallVector<Value> bases{Value()};
+  for (size_t k = 1; k < loops.size(); ++k) {
+    counts.push_back(counterOf(loops[k]));
+    bases.push_back(k == 1 ? counts[0].trips32 : e.add(bases[k - 1], counts[k - 1].trips32));
+  }
+  // Makes loop k the current one: innerCount and trips32 are its.
+  auto enter = [&](size_t k) {
+    innerCount = counts[k];
+    trips32 = counts[k].trips32;
+  };
   Counter outerCount;
   if (outer)
     outerCount = counterOf(outer);
@@ -641,7 +674,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     while (!work.empty()) {
       Value v = work.pop_back_val();
       if (auto arg = dyn_cast<BlockArgument>(v)) {
-        bool carried = (arg.getOwner() == forOp.getBody() && arg != forOp.getInductionVar()) ||
+        bool carried = llvm::any_of(loops, [&](scf::ForOp l) {
+                         return arg.getOwner() == l.getBody() && arg != l.getInductionVar();
+                       }) ||
                        (outer && arg.getOwner() == outer.getBody() &&
                         arg != outer.getInductionVar());
         if (carried)
@@ -651,7 +686,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
         continue;
       }
       Operation *def = v.getDefiningOp();
-      bool inside = def->getBlock() == forOp.getBody() ||
+      bool inside = llvm::any_of(loops, [&](scf::ForOp l) { return def->getBlock() == l.getBody(); }) ||
                     (outer && def->getBlock() == outer.getBody());
       if (!inside || slice.contains(def))
         continue;
@@ -682,8 +717,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     SmallVector<Value> origins;
     IRMapping map = outerMap;
     if (!st.resident) {
-      map.map(forOp.getInductionVar(), ivAt(innerCount, i));
-      for (Operation &op : forOp.getBody()->without_terminator())
+      map.map(st.loop.getInductionVar(), ivAt(innerCount, i));
+      for (Operation &op : st.loop.getBody()->without_terminator())
         if (slice.contains(&op))
           b.clone(op, map);
     }
@@ -692,13 +727,14 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       origins.push_back(e.mul(e.sext64(map.lookupOrDefault(idx)), e.i64(shape[d])));
     return origins;
   };
-  // Copies the tiles `which` of iteration i into `base` (+ their offsets)
-  // and arrives on `bar` when they are there.
-  auto copyInto = [&](Value o, Value i, Value base, Value bar, bool resident) {
+  // Copies the tiles `which` of iteration i (of `loop`: the current one)
+  // into `base` (+ their offsets) and arrives on `bar` when they are there.
+  auto copyInto = [&](Value o, Value i, Value base, Value bar, bool resident,
+                      scf::ForOp loop = {}) {
     SmallVector<SmallVector<Value>> origins;
     SmallVector<Staged *> these;
     for (Staged &st : staged)
-      if (st.resident == resident) {
+      if (st.resident == resident && (resident || !loop || st.loop == loop)) {
         these.push_back(&st);
         origins.push_back(originsAt(o, i, st));
       }
@@ -739,7 +775,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     for (Staged &st : staged)
       for (Operation *op : llvm::reverse(st.chain))
         op->erase();
-    forOp->removeAttr(tile::kPipelineAttrName);
+    for (scf::ForOp loop : loops)
+      loop->removeAttr(tile::kPipelineAttrName);
   };
 
   // ---- sm_80: every thread copies with cp.async ---------------------------
@@ -766,12 +803,14 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     if (!viewsInOuter)
       askFast();
     Value copier = tid; // the thread index the copies' positions derive from
+    // (Loops one after the other: the current loop's tiles.)
+    scf::ForOp current;
     auto copyAsyncInto = [&](Value i, Value base, bool resident) {
       SmallVector<SmallVector<Value>> origins;
       SmallVector<Operand *> ops;
       SmallVector<Value> fastOps;
       for (auto [st, f] : llvm::zip(staged, fast))
-        if (st.resident == resident) {
+        if (st.resident == resident && (resident || st.loop == current)) {
           ops.push_back(&st.o);
           origins.push_back(originsAt(Value(), i, st));
           fastOps.push_back(f);
@@ -790,65 +829,73 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
     };
     if (anyResident && !perTile)
       copyResident();
-    b.setInsertionPoint(forOp);
-    if (viewsInOuter)
-      askFast();
-    // A persistent kernel's Q: copied again at the top of each run, after
-    // the barrier that ends the run before (every thread's reads of the
-    // old one are done); the first iteration's wait covers its group.
-    if (perTile) {
-      // Read after the loop too: every thread is done with the last
-      // iteration's before the copy replaces it.
-      if (residentAfterLoop)
-        NVVM::Barrier0Op::create(b, loc);
-      copyResident();
-    }
-    if (varying) {
-      innerCount = counterOf(forOp);
-      trips32 = innerCount.trips32;
-    }
-    for (int64_t s = 0; s + 1 < S; ++s) {
-      e.ifThen(e.ult(e.i32(s), trips32),
-               [&] { copyAsyncInto(e.i32(s), stageAt(e.i32(s)), /*resident=*/false); });
-      commit();
-    }
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(forOp.getBody());
-      Value i = indexOf(innerCount);
-      NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(int32_t(S - 2)));
-      NVVM::Barrier0Op::create(b, loc);
-      Value next = e.add(i, e.i32(S - 1));
-      // Where registers bound the loop (mmaSyncRegisterBound), the copies'
-      // strides and the thread index pass through an opaque move in the
-      // loop, so that each chunk's row and row offset are computed where
-      // they are used instead of hoisted out of the loop.
-      bool inLoopPositions = mmaSyncRegisterBound(C);
-      if (inLoopPositions)
-        copier = opaqueCopy(b, loc, tid);
-      for (Staged &st : staged) {
-        if (st.resident || !inLoopPositions)
-          continue;
-        st.o.strides.clear();
-        for (Value stride : st.o.view.getStrides())
-          st.o.strides.push_back(opaqueCopy(b, loc, stride));
+    // Each loop of several in turn: its own fill and drain of the ring.
+    for (size_t k = 0; k < loops.size(); ++k) {
+      scf::ForOp forOp = loops[k];
+      current = forOp;
+      copier = tid;
+      if (sequence)
+        enter(k);
+      b.setInsertionPoint(forOp);
+      if (viewsInOuter)
+        askFast();
+      // A persistent kernel's Q: copied again at the top of each run, after
+      // the barrier that ends the run before (every thread's reads of the
+      // old one are done); the first iteration's wait covers its group.
+      if (perTile) {
+        // Read after the loop too: every thread is done with the last
+        // iteration's before the copy replaces it.
+        if (residentAfterLoop)
+          NVVM::Barrier0Op::create(b, loc);
+        copyResident();
       }
-      e.ifThen(e.ult(next, trips32),
-               [&] { copyAsyncInto(next, stageAt(next), /*resident=*/false); });
-      commit();
-      Value stage = stageAt(i);
-      for (Staged &st : staged)
-        if (!st.resident)
-          replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
+      if (varying) {
+        innerCount = counterOf(forOp);
+        trips32 = innerCount.trips32;
+      }
+      for (int64_t s = 0; s + 1 < S; ++s) {
+        e.ifThen(e.ult(e.i32(s), trips32),
+                 [&] { copyAsyncInto(e.i32(s), stageAt(e.i32(s)), /*resident=*/false); });
+        commit();
+      }
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(forOp.getBody());
+        Value i = indexOf(innerCount);
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(int32_t(S - 2)));
+        NVVM::Barrier0Op::create(b, loc);
+        Value next = e.add(i, e.i32(S - 1));
+        // Where registers bound the loop (mmaSyncRegisterBound), the copies'
+        // strides and the thread index pass through an opaque move in the
+        // loop, so that each chunk's row and row offset are computed where
+        // they are used instead of hoisted out of the loop.
+        bool inLoopPositions = mmaSyncRegisterBound(C);
+        if (inLoopPositions)
+          copier = opaqueCopy(b, loc, tid);
+        for (Staged &st : staged) {
+          if (st.resident || !inLoopPositions || st.loop != forOp)
+            continue;
+          st.o.strides.clear();
+          for (Value stride : st.o.view.getStrides())
+            st.o.strides.push_back(opaqueCopy(b, loc, stride));
+        }
+        e.ifThen(e.ult(next, trips32),
+                 [&] { copyAsyncInto(next, stageAt(next), /*resident=*/false); });
+        commit();
+        Value stage = stageAt(i);
+        for (Staged &st : staged)
+          if (!st.resident && st.loop == forOp)
+            replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
+      }
+      b.setInsertionPointAfter(forOp);
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+      // The next run of the loop (or the next loop) refills stages a slower
+      // warp may still read; a tile read after the loop (a chained mma's) is
+      // every thread's copy (the loop may have run no iteration, whose
+      // barrier would have shown it).
+      if (outer || residentAfterLoop || k + 1 < loops.size())
+        NVVM::Barrier0Op::create(b, loc);
     }
-    b.setInsertionPointAfter(forOp);
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
-    // The next run of the loop refills stages a slower warp may still read;
-    // a tile read after the loop (a chained mma's) is every thread's copy
-    // (the loop may have run no iteration, whose barrier would have shown
-    // it).
-    if (outer || residentAfterLoop)
-      NVVM::Barrier0Op::create(b, loc);
     eraseChains();
     return success();
   }
@@ -864,7 +911,12 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // registers more; more divisions (LAYOUT = 1: 8) or boxes (D = 256: 8)
   // spilled.
   bool reallocate = C >= 2;
-  int64_t copiesPerStage = llvm::count_if(staged, [](const Staged &st) { return !st.resident; });
+  // (Loops one after the other: the largest stage's.)
+  int64_t copiesPerStage = 0;
+  for (scf::ForOp loop : loops)
+    copiesPerStage = std::max<int64_t>(
+        copiesPerStage,
+        llvm::count_if(staged, [&](const Staged &st) { return !st.resident && st.loop == loop; }));
   constexpr int64_t kLightDivisions = 4, kLightBoxes = 4;
   int64_t boxesPerStage = 0;
   for (const Staged &st : staged)
@@ -884,7 +936,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
   // (below). Such consumers need no more than 200 registers, and their
   // producer spilled at 72 (A^T B at 128 x 128: 116 bytes in ptxas; the
   // plain product with a carried scalar: 92).
-  bool deferred = onlyAccumulates(forOp);
+  bool deferred = llvm::all_of(loops, [](scf::ForOp l) { return onlyAccumulates(l); });
   bool busyProducer =
       copiesPerStage > 2 || (!outer && deferred) ||
       (outer && !(perTile && outerDivisions <= kLightDivisions && boxesPerStage <= kLightBoxes));
@@ -929,18 +981,25 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
       base = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
       LLVM::StoreOp::create(b, loc, e.add(base, trips32), ringBase);
     }
-    auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1));
-    {
+    // Each loop's copies in turn (one, or several one after the other).
+    for (size_t k = 0; k < loops.size(); ++k) {
+      scf::ForOp mmaLoop = loops[k];
+      if (sequence)
+        enter(k);
+      auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1));
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       Value i = loop.getInductionVar();
-      Value gi = varying ? e.add(base, i) : e.add(e.mul(o, trips32), i); // the ring's iteration
+      // The ring's iteration.
+      Value gi = sequence ? (bases[k] ? e.add(bases[k], i) : i)
+                 : varying ? e.add(base, i)
+                           : e.add(e.mul(o, trips32), i);
       Value s64 = stageIndex(gi);
       Value parity = e.bxor(phaseOf(gi, S), e.i32(1));
       NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(S), s64)), parity,
                                             e.i32(10000000));
       Value stage = e.gep(smem, e.add(e.i64(ringOffset), e.mul(s64, e.i64(stageBytes))));
-      copyInto(o, i, stage, barrierAt(s64), /*resident=*/false);
+      copyInto(o, i, stage, barrierAt(s64), /*resident=*/false, mmaLoop);
     }
     b.setInsertionPoint(exitBlock, exitPoint);
     // In a pair: wait for the other program's last releases (the ring ran
@@ -1028,190 +1087,202 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, scf::ForOp forOp) {
                                              e.mul(residentSlot, e.i64(slotBytes)))));
     }
   }
-  SmallVector<tile::MmaOp> loopMmas(forOp.getBody()->getOps<tile::MmaOp>());
-  if (alternate && !deferred)
-    return forOp.emitError("internal error: alternating consumers need a loop that only "
-                           "accumulates");
-  if (deferred)
-    for (tile::MmaOp mma : loopMmas)
-      mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(1));
-  // The ring as the consumers see it: the wait until stage i % S is full,
-  // this warp's arrival on its empty barrier.
-  auto waitFull = [&](Value i) {
-    Value s64 = stageIndex(i);
-    Value parity = phaseOf(i, S);
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
-  };
-  auto arriveEmpty = [&](Value i) {
-    releaseStage(b, loc, barrierAt(e.add(e.i64(S), stageIndex(i))), mc ? &*mc : nullptr);
-  };
-  // The intra-warpgroup overlap that tile-stage-shared planned
-  // (MmaOverlap.h): the consumers run the rotated loop instead.
-  std::optional<MmaOverlap> overlap;
-  if (plan.get("overlap") && !outer && !deferred)
-    overlap = planMmaOverlap(forOp, 128 * C);
-  if (overlap) {
-    OverlapRing ring;
-    ring.trips = trips32;
-    ring.ivAt = [&](Value i) { return ivAt(innerCount, i); };
-    ring.stageBase = stageAt;
-    ring.waitStage = [&](Value i) {
-      waitFull(i);
-      return stageAt(i);
+  // Each loop in turn (one, or several one after the other).
+  for (size_t k = 0; k < loops.size(); ++k) {
+    scf::ForOp forOp = loops[k];
+    if (sequence)
+      enter(k);
+    bool deferred = onlyAccumulates(forOp);
+    SmallVector<tile::MmaOp> loopMmas(forOp.getBody()->getOps<tile::MmaOp>());
+    if (alternate && !deferred)
+      return forOp.emitError("internal error: alternating consumers need a loop that only "
+                             "accumulates");
+    if (deferred)
+      for (tile::MmaOp mma : loopMmas)
+        mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(1));
+    // The ring as the consumers see it: the wait until stage i % S is full,
+    // this warp's arrival on its empty barrier.
+    auto waitFull = [&](Value i) {
+      Value s64 = stageIndex(i);
+      Value parity = phaseOf(i, S);
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(s64), parity, e.i32(10000000));
     };
-    ring.release = [&](Value i) { e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); }); };
-    for (Staged &st : staged)
-      if (!st.resident)
-        ring.chains.push_back({st.chain, st.o.smemOffset});
-    if (C == 2 && mmaBound(forOp))
-      ring.pingPongWarpgroup = wg;
-    buildOverlappedLoop(b, forOp, *overlap, ring); // erases the loop and its chains
-    for (Staged &st : staged)
-      if (st.resident)
-        for (Operation *op : llvm::reverse(st.chain))
-          op->erase();
-    return success();
-  }
-  // One mma whose result is first read after other work of the iteration
-  // (a loop written software-pipelined: block k's product is issued, block
-  // k - 1's scaled add runs, then block k's product is carried on, as
-  // examples/matmul_fp8.tile's matmul_fp8_block): its wait moves to that
-  // first read, so the work before it runs while the tensor cores do.
-  if (!deferred && loopMmas.size() == 1) {
-    tile::MmaOp mma = loopMmas.front();
-    Block *body = forOp.getBody();
-    Operation *firstRead = nullptr;
-    for (Operation *user : mma->getUsers()) {
-      Operation *at = body->findAncestorOpInBlock(*user);
-      if (at && (!firstRead || at->isBeforeInBlock(firstRead)))
-        firstRead = at;
+    auto arriveEmpty = [&](Value i) {
+      releaseStage(b, loc, barrierAt(e.add(e.i64(S), stageIndex(i))), mc ? &*mc : nullptr);
+    };
+    // The intra-warpgroup overlap that tile-stage-shared planned
+    // (MmaOverlap.h): the consumers run the rotated loop instead.
+    std::optional<MmaOverlap> overlap;
+    if (plan.get("overlap") && !outer && !deferred)
+      overlap = planMmaOverlap(forOp, 128 * C);
+    if (overlap) {
+      OverlapRing ring;
+      ring.trips = trips32;
+      ring.ivAt = [&](Value i) { return ivAt(innerCount, i); };
+      ring.stageBase = stageAt;
+      ring.waitStage = [&](Value i) {
+        waitFull(i);
+        return stageAt(i);
+      };
+      ring.release = [&](Value i) { e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); }); };
+      for (Staged &st : staged)
+        if (!st.resident)
+          ring.chains.push_back({st.chain, st.o.smemOffset});
+      if (C == 2 && mmaBound(forOp))
+        ring.pingPongWarpgroup = wg;
+      buildOverlappedLoop(b, forOp, *overlap, ring); // erases the loop and its chains
+      for (Staged &st : staged)
+        if (st.resident)
+          for (Operation *op : llvm::reverse(st.chain))
+            op->erase();
+      return success();
     }
-    // The f32 tiles that work computes and that are read from the first
-    // read on go through the wait too: defined anew by it, they cannot be
-    // computed after it (LLVM sinks arithmetic to its uses otherwise).
-    SmallVector<Value> work;
-    if (firstRead)
-      for (Operation *op = mma->getNextNode(); op && op != firstRead; op = op->getNextNode())
-        for (Value r : op->getResults()) {
-          auto t = dyn_cast<RankedTensorType>(r.getType());
-          if (t && t.getElementType().isF32() && isa<ThreadLayout>(t.getEncoding()) &&
-              llvm::any_of(r.getUsers(), [&](Operation *u) {
-                Operation *at = body->findAncestorOpInBlock(*u);
-                return at && (at == firstRead || firstRead->isBeforeInBlock(at));
-              }))
-            work.push_back(r);
-        }
-    if (!work.empty()) {
+    // One mma whose result is first read after other work of the iteration
+    // (a loop written software-pipelined: block k's product is issued, block
+    // k - 1's scaled add runs, then block k's product is carried on, as
+    // examples/matmul_fp8.tile's matmul_fp8_block): its wait moves to that
+    // first read, so the work before it runs while the tensor cores do.
+    if (!deferred && loopMmas.size() == 1) {
+      tile::MmaOp mma = loopMmas.front();
+      Block *body = forOp.getBody();
+      Operation *firstRead = nullptr;
+      for (Operation *user : mma->getUsers()) {
+        Operation *at = body->findAncestorOpInBlock(*user);
+        if (at && (!firstRead || at->isBeforeInBlock(firstRead)))
+          firstRead = at;
+      }
+      // The f32 tiles that work computes and that are read from the first
+      // read on go through the wait too: defined anew by it, they cannot be
+      // computed after it (LLVM sinks arithmetic to its uses otherwise).
+      SmallVector<Value> work;
+      if (firstRead)
+        for (Operation *op = mma->getNextNode(); op && op != firstRead; op = op->getNextNode())
+          for (Value r : op->getResults()) {
+            auto t = dyn_cast<RankedTensorType>(r.getType());
+            if (t && t.getElementType().isF32() && isa<ThreadLayout>(t.getEncoding()) &&
+                llvm::any_of(r.getUsers(), [&](Operation *u) {
+                  Operation *at = body->findAncestorOpInBlock(*u);
+                  return at && (at == firstRead || firstRead->isBeforeInBlock(at));
+                }))
+              work.push_back(r);
+          }
+      if (!work.empty()) {
+        OpBuilder::InsertionGuard g(b);
+        mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(-1));
+        b.setInsertionPoint(firstRead);
+        SmallVector<Value> tiles{mma.getResult()};
+        tiles.append(work.begin(), work.end());
+        auto waited = tile::WgmmaWaitOp::create(b, loc, tiles, /*pending=*/0);
+        for (auto [v, w] : llvm::zip(tiles, waited.getResults()))
+          v.replaceUsesWithIf(w, [&](OpOperand &use) {
+            Operation *at = body->findAncestorOpInBlock(*use.getOwner());
+            return use.getOwner() != waited.getOperation() && at &&
+                   (at == firstRead || firstRead->isBeforeInBlock(at));
+          });
+      }
+    }
+    // Two consumer warpgroups with several dependent mmas per iteration
+    // (attention: S = QK^T, softmax, O += PV) take turns at the tensor cores,
+    // so that one's softmax runs while the other's wgmmas do: a turn runs
+    // from the last mma of an iteration to the first of the next (PV(j) and
+    // QK^T(j + 1), issued back to back). Warpgroup 1 takes the first turn
+    // (warpgroup 2 arrives on its barrier before the loop) and closes its last
+    // after the loop, so every arrival meets a wait. With one mma whose result
+    // is worked on in the loop (FP8 block scales: p = mma(.., zeros), acc +=
+    // p * scales) a turn is that mma: wait, issue, hand over, then the
+    // elementwise work runs while the other warpgroup's wgmmas do; warpgroup
+    // 1 absorbs warpgroup 2's last hand-over after the loop.
+    // (Not where a computed operand is written to shared memory in the
+    // loop: that waits for both warpgroups, which the turns would hold apart.)
+    bool copiesOperands = !forOp.getBody()->getOps<tile::SharedCopyOp>().empty();
+    if (C == 2 && !deferred && !loopMmas.empty() && mmaBound(forOp) && !copiesOperands &&
+        !sequence) {
       OpBuilder::InsertionGuard g(b);
-      mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(-1));
-      b.setInsertionPoint(firstRead);
-      SmallVector<Value> tiles{mma.getResult()};
-      tiles.append(work.begin(), work.end());
-      auto waited = tile::WgmmaWaitOp::create(b, loc, tiles, /*pending=*/0);
-      for (auto [v, w] : llvm::zip(tiles, waited.getResults()))
-        v.replaceUsesWithIf(w, [&](OpOperand &use) {
-          Operation *at = body->findAncestorOpInBlock(*use.getOwner());
-          return use.getOwner() != waited.getOperation() && at &&
-                 (at == firstRead || firstRead->isBeforeInBlock(at));
-        });
-    }
-  }
-  // Two consumer warpgroups with several dependent mmas per iteration
-  // (attention: S = QK^T, softmax, O += PV) take turns at the tensor cores,
-  // so that one's softmax runs while the other's wgmmas do: a turn runs
-  // from the last mma of an iteration to the first of the next (PV(j) and
-  // QK^T(j + 1), issued back to back). Warpgroup 1 takes the first turn
-  // (warpgroup 2 arrives on its barrier before the loop) and closes its last
-  // after the loop, so every arrival meets a wait. With one mma whose result
-  // is worked on in the loop (FP8 block scales: p = mma(.., zeros), acc +=
-  // p * scales) a turn is that mma: wait, issue, hand over, then the
-  // elementwise work runs while the other warpgroup's wgmmas do; warpgroup
-  // 1 absorbs warpgroup 2's last hand-over after the loop.
-  // (Not where a computed operand is written to shared memory in the
-  // loop: that waits for both warpgroups, which the turns would hold apart.)
-  bool copiesOperands = !forOp.getBody()->getOps<tile::SharedCopyOp>().empty();
-  if (C == 2 && !deferred && !loopMmas.empty() && mmaBound(forOp) && !copiesOperands) {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(forOp);
-    Value own = e.sub(wg, e.i32(1)); // 0 or 1
-    e.ifThen(e.eq(own, e.i32(1)), [&] { pingPongArrive(e, wg); });
-    bool single = loopMmas.size() == 1;
-    if (!single)
-      pingPongSync(e, wg);
-    loopMmas.front()->setAttr(kPingPongAttrName,
-                              b.getI32IntegerAttr(single ? kPingPongSync | kPingPongArrive
-                                                         : kPingPongArrive));
-    if (!single)
-      loopMmas.back()->setAttr(kPingPongAttrName, b.getI32IntegerAttr(kPingPongSync));
-    b.setInsertionPointAfter(forOp);
-    e.ifThen(e.eq(own, e.i32(0)), [&] {
-      if (single)
+      b.setInsertionPoint(forOp);
+      Value own = e.sub(wg, e.i32(1)); // 0 or 1
+      e.ifThen(e.eq(own, e.i32(1)), [&] { pingPongArrive(e, wg); });
+      bool single = loopMmas.size() == 1;
+      if (!single)
         pingPongSync(e, wg);
-      else
-        pingPongArrive(e, wg);
-    });
-  }
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(forOp.getBody());
-    Value i = indexOf(innerCount);
-    Value inner = i;
-    if (varying)
-      i = e.add(consumerBase, i);
-    else if (outer)
-      i = e.add(e.mul(indexOf(outerCount), trips32), i);
-    waitFull(i);
-    Value stage = stageAt(i);
-    for (Staged &st : staged)
-      if (!st.resident)
-        replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
-    // Every mma of the iteration has completed (WgmmaLowering waits for
-    // each): one arrival per consumer warp releases the stage. When every
-    // mma only accumulates (acc = mma(.., acc), the matmul), each keeps its
-    // group in flight and the stage of the iteration before is released.
-    b.setInsertionPoint(forOp.getBody()->getTerminator());
-    if (!deferred) {
-      e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); });
-    } else {
-      e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), e.eq(lane, e.i32(0))),
-               [&] { arriveEmpty(e.sub(i, e.i32(1))); });
-      // After the loop: the last group, then the last iteration's stage.
-      // The wait defines the accumulators anew (tile.wgmma_wait), so no
-      // read of them (the epilogue's casts) is moved above it: ptxas would
-      // serialize every wgmma of the loop (C7514).
+      loopMmas.front()->setAttr(kPingPongAttrName,
+                                b.getI32IntegerAttr(single ? kPingPongSync | kPingPongArrive
+                                                           : kPingPongArrive));
+      if (!single)
+        loopMmas.back()->setAttr(kPingPongAttrName, b.getI32IntegerAttr(kPingPongSync));
       b.setInsertionPointAfter(forOp);
-      SmallVector<Value> accs;
-      auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
-      for (auto [pos, v] : llvm::enumerate(yield.getOperands()))
-        if (v.getDefiningOp<tile::MmaOp>())
-          accs.push_back(forOp.getResult(pos));
-      auto waited = tile::WgmmaWaitOp::create(b, loc, accs, /*pending=*/0);
-      for (auto [acc, w] : llvm::zip(accs, waited.getResults()))
-        acc.replaceAllUsesExcept(w, waited);
-      Value last = e.sub(trips32, e.i32(1));
-      if (varying)
-        last = e.add(consumerBase, last);
-      else if (outer)
-        last = e.add(e.mul(indexOf(outerCount), trips32), last);
-      Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
-      e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))),
-               [&] { arriveEmpty(last); });
-      // Alternating warpgroups: this tile's stages are all waited for; the
-      // other warpgroup's turn.
-      if (alternate)
-        pingPongArrive(e, wg);
-    }
-    // Every mma reading this tile's Q has completed: its buffer is free
-    // (one arrival per consumer warp).
-    if (perTile) {
-      if (residentAfterLoop)
-        b.setInsertionPoint(outer.getBody()->getTerminator());
-      else if (!deferred)
-        b.setInsertionPointAfter(forOp);
-      e.ifThen(e.eq(lane, e.i32(0)), [&] {
-        NVVM::MBarrierArriveOp::create(b, loc, Type(),
-                                       barrierAt(e.add(e.i64(2 * S + 2), residentSlot)), Value());
+      e.ifThen(e.eq(own, e.i32(0)), [&] {
+        if (single)
+          pingPongSync(e, wg);
+        else
+          pingPongArrive(e, wg);
       });
+    }
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(forOp.getBody());
+      Value i = indexOf(innerCount);
+      Value inner = i;
+      if (varying)
+        i = e.add(consumerBase, i);
+      else if (outer)
+        i = e.add(e.mul(indexOf(outerCount), trips32), i);
+      else if (bases[k])
+        i = e.add(bases[k], i);
+      waitFull(i);
+      Value stage = stageAt(i);
+      for (Staged &st : staged)
+        if (!st.resident && st.loop == forOp)
+          replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
+      // Every mma of the iteration has completed (WgmmaLowering waits for
+      // each): one arrival per consumer warp releases the stage. When every
+      // mma only accumulates (acc = mma(.., acc), the matmul), each keeps its
+      // group in flight and the stage of the iteration before is released.
+      b.setInsertionPoint(forOp.getBody()->getTerminator());
+      if (!deferred) {
+        e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); });
+      } else {
+        e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), e.eq(lane, e.i32(0))),
+                 [&] { arriveEmpty(e.sub(i, e.i32(1))); });
+        // After the loop: the last group, then the last iteration's stage.
+        // The wait defines the accumulators anew (tile.wgmma_wait), so no
+        // read of them (the epilogue's casts) is moved above it: ptxas would
+        // serialize every wgmma of the loop (C7514).
+        b.setInsertionPointAfter(forOp);
+        SmallVector<Value> accs;
+        auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
+        for (auto [pos, v] : llvm::enumerate(yield.getOperands()))
+          if (v.getDefiningOp<tile::MmaOp>())
+            accs.push_back(forOp.getResult(pos));
+        auto waited = tile::WgmmaWaitOp::create(b, loc, accs, /*pending=*/0);
+        for (auto [acc, w] : llvm::zip(accs, waited.getResults()))
+          acc.replaceAllUsesExcept(w, waited);
+        Value last = e.sub(trips32, e.i32(1));
+        if (varying)
+          last = e.add(consumerBase, last);
+        else if (outer)
+          last = e.add(e.mul(indexOf(outerCount), trips32), last);
+        else if (bases[k])
+          last = e.add(bases[k], last);
+        Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
+        e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))),
+                 [&] { arriveEmpty(last); });
+        // Alternating warpgroups: this tile's stages are all waited for; the
+        // other warpgroup's turn.
+        if (alternate)
+          pingPongArrive(e, wg);
+      }
+      // Every mma reading this tile's Q has completed: its buffer is free
+      // (one arrival per consumer warp).
+      if (perTile) {
+        if (residentAfterLoop)
+          b.setInsertionPoint(outer.getBody()->getTerminator());
+        else if (!deferred)
+          b.setInsertionPointAfter(forOp);
+        e.ifThen(e.eq(lane, e.i32(0)), [&] {
+          NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                         barrierAt(e.add(e.i64(2 * S + 2), residentSlot)), Value());
+        });
+      }
     }
   }
   eraseChains();
@@ -1225,9 +1296,15 @@ LogicalResult tilec::lowerGeneralPipelines(func::FuncOp func) {
         plan && plan.get("general"))
       loops.push_back(f);
   });
-  for (scf::ForOp f : loops)
-    if (failed(lowerGeneralPipeline(func, f)))
+  // Loops one after the other in one block share one pipeline.
+  for (size_t i = 0; i < loops.size();) {
+    size_t j = i + 1;
+    while (j < loops.size() && loops[j]->getBlock() == loops[i]->getBlock())
+      ++j;
+    if (failed(lowerGeneralPipeline(func, ArrayRef<scf::ForOp>(loops).slice(i, j - i))))
       return failure();
+    i = j;
+  }
   return success();
 }
 

@@ -446,9 +446,10 @@ PermuteOp tilec::tile::transposeOf(Value v) {
 int tilec::tile::mmaOperandPlace(OpOperand &use) {
   Operation *user = use.getOwner();
   if (isa<MmaOp>(user))
-    return int(use.getOperandNumber());
+    return use.getOperandNumber() < 2 ? int(use.getOperandNumber()) : -1; // not the accumulator
   if (isa<PermuteOp>(user) && user->hasOneUse())
-    if (OpOperand &next = *user->getUses().begin(); isa<MmaOp>(next.getOwner()))
+    if (OpOperand &next = *user->getUses().begin();
+        isa<MmaOp>(next.getOwner()) && next.getOperandNumber() < 2)
       return int(next.getOperandNumber());
   return -1;
 }
