@@ -364,6 +364,14 @@ def sequence_check(torch, arch=None, device="cpu"):
     want_p = torch.softmax(q.float() @ k1.float().t() * 0.125, dim=-1)
     torch.testing.assert_close(p, want_p, rtol=1e-3, atol=1e-4)
     torch.testing.assert_close(o, want_p.bfloat16().float() @ v.float(), rtol=2e-2, atol=2e-2)
+    # mixed: A [300, 200] B [200, 64]; X [300, 130] W [64, 130]; W3 [64, 64].
+    a2, b2, x2, w2 = r(300, 200), r(200, 64) / 8, r(300, 130), r(64, 130) / 8
+    w3 = r(64, 64) / 8
+    y = torch.full((300, 64), 7.0, device=device)
+    lib.mixed(a2, b2, x2, w2, w3, y)
+    rs = torch.rsqrt((x2.float() ** 2).sum(1, keepdim=True) + 1.0)
+    h = ((a2.float() @ b2.float()) * (x2.float() @ w2.float().t()) * rs).bfloat16().float()
+    torch.testing.assert_close(y, h @ w3.float(), rtol=2e-2, atol=2e-2)
 
 
 CHECKS = {"chained": chained_check, "single_mma": single_mma_check, "loop_stores": loop_store_check,
