@@ -21,12 +21,10 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import compare_and_report, compare_setup  # noqa: E402
+from benchlib import compare_and_report, compare_setup, with_compile  # noqa: E402
 
-compile_too = "--compile" in sys.argv
-if compile_too:
-    sys.argv.remove("--compile")
-args, libs = compare_setup(tilec, "norm_linear.tile", "8192x4096x6144,8192x4096x14336,4096x8192x8192")
+args, libs = compare_setup(tilec, "norm_linear.tile", "8192x4096x6144,8192x4096x14336,4096x8192x8192",
+                           extra=with_compile)
 eps = 1e-5
 
 
@@ -34,7 +32,7 @@ def rms_linear(x, g, w):
     return F.linear(F.rms_norm(x, (x.shape[1],), g, eps), w)
 
 
-compiled = torch.compile(rms_linear) if compile_too else None
+compiled = torch.compile(rms_linear) if args.compile else None
 for shape in args.shapes.split(","):
     M, K, N = (int(s) for s in shape.split("x"))
     x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)

@@ -19,19 +19,17 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import compare_and_report, compare_setup  # noqa: E402
+from benchlib import compare_and_report, compare_setup, with_compile  # noqa: E402
 
-compile_too = "--compile" in sys.argv
-if compile_too:
-    sys.argv.remove("--compile")
-args, libs = compare_setup(tilec, "quantized.tile", "16x4096x4096,256x4096x14336,4096x4096x4096")
+args, libs = compare_setup(tilec, "quantized.tile", "16x4096x4096,256x4096x14336,4096x4096x4096",
+                           extra=with_compile)
 
 
 def dequant_linear(x, wq, s):
     return x @ (wq.to(x.dtype) * s[:, None].to(x.dtype)).t()
 
 
-compiled = torch.compile(dequant_linear) if compile_too else None
+compiled = torch.compile(dequant_linear) if args.compile else None
 for shape in args.shapes.split(","):
     M, K, N = (int(v) for v in shape.split("x"))
     x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)

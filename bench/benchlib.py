@@ -131,16 +131,23 @@ def bench_args(shapes, rounds=2, iters=20, reps=3, extra=None):
     return ap.parse_args()
 
 
+def with_compile(parser):
+    """`--compile`: also time torch.compile of the peer (an `extra` for
+    bench_args)."""
+    parser.add_argument("--compile", action="store_true",
+                        help="also time torch.compile of torch's version")
+
+
 def example_path(example):
     """examples/`example` of this checkout."""
     import os
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", example)
 
 
-def compare_setup(tilec, example, shapes, **defines):
-    """The command line of a script built on compare_and_report (bench_args)
-    and examples/`example` compiled as tilec_variants does: (args,
-    programs)."""
-    args = bench_args(shapes)
+def compare_setup(tilec, example, shapes, extra=None, **defines):
+    """The command line of a script built on compare_and_report (bench_args,
+    with what `extra(parser)` adds) and examples/`example` compiled as
+    tilec_variants does: (args, programs)."""
+    args = bench_args(shapes, extra=extra)
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     return args, tilec_variants(tilec, example_path(example), args.variant, **defines)

@@ -216,6 +216,13 @@ struct TileStageSharedPass
     return mk;
   }
 
+  /// The tensor parameter a staged load reads (stageableView checked that
+  /// its view is one).
+  static int64_t paramOf(tile::LoadOp load) {
+    return load.getView().getDefiningOp()->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName)
+        .getInt();
+  }
+
   /// Whether a tile loaded in the mma loop can also be read by the
   /// consumers from its stage into the accumulator layout (tile.smem
   /// `registers`): a [BM, N] tile of 1-, 2- or 4-byte elements that the
@@ -1254,9 +1261,7 @@ struct TileStageSharedPass
     for (Staged &st : staged) {
       if (!st.resident || !firstLoop->isBeforeInBlock(st.load))
         continue;
-      auto param = st.load.getView().getDefiningOp()->getAttrOfType<IntegerAttr>(
-          tile::kParamIndexAttrName);
-      if (written.contains(param.getInt()))
+      if (written.contains(paramOf(st.load)))
         return st.load.emitError()
                << "a tile loaded for an mma after the mma loop is loaded while the loop runs, "
                   "but this kernel also writes that tensor; load it from a tensor the kernel "
@@ -1326,9 +1331,7 @@ struct TileStageSharedPass
         writtenEarly.insert(p.getInt());
     });
     for (Staged &st : staged) {
-      auto p = st.load.getView().getDefiningOp()->getAttrOfType<IntegerAttr>(
-          tile::kParamIndexAttrName);
-      if (writtenEarly.contains(p.getInt()))
+      if (writtenEarly.contains(paramOf(st.load)))
         return st.load.emitError()
                << "a tile loaded for an mma is copied ahead of its use, but this kernel writes "
                   "that tensor in or between its mma loops; write it in another kernel (or "

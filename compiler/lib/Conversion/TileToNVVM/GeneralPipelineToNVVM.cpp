@@ -1218,16 +1218,20 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       });
     }
     {
+      // The ring's iteration of this run's iteration `local`: after the
+      // runs before (varying bounds), the outer iterations before, or the
+      // loops before.
+      auto ringIteration = [&](Value local) {
+        if (varying)
+          return e.add(consumerBase, local);
+        if (outer)
+          return e.add(e.mul(indexOf(outerCount), trips32), local);
+        return bases[k] ? e.add(bases[k], local) : local;
+      };
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(forOp.getBody());
-      Value i = indexOf(innerCount);
-      Value inner = i;
-      if (varying)
-        i = e.add(consumerBase, i);
-      else if (outer)
-        i = e.add(e.mul(indexOf(outerCount), trips32), i);
-      else if (bases[k])
-        i = e.add(bases[k], i);
+      Value inner = indexOf(innerCount);
+      Value i = ringIteration(inner);
       waitFull(i);
       Value stage = stageAt(i);
       for (Staged &st : staged)
@@ -1256,13 +1260,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         auto waited = tile::WgmmaWaitOp::create(b, loc, accs, /*pending=*/0);
         for (auto [acc, w] : llvm::zip(accs, waited.getResults()))
           acc.replaceAllUsesExcept(w, waited);
-        Value last = e.sub(trips32, e.i32(1));
-        if (varying)
-          last = e.add(consumerBase, last);
-        else if (outer)
-          last = e.add(e.mul(indexOf(outerCount), trips32), last);
-        else if (bases[k])
-          last = e.add(bases[k], last);
+        Value last = ringIteration(e.sub(trips32, e.i32(1)));
         Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
         e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))),
                  [&] { arriveEmpty(last); });

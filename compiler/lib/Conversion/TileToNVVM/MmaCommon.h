@@ -330,6 +330,15 @@ struct FragmentBoxes {
   /// stmatrix would write, ld.shared per group otherwise).
   void read(Emit &e, Value tid, Value tid64, int64_t i, Value box,
             MutableArrayRef<Value> groups) const;
+  /// The row of its warpgroup's boxes and the byte (0 or 16) that this
+  /// lane addresses for an x4 stmatrix / ldmatrix (+ 16 j for column
+  /// blocks j and j + 1; then swizzled).
+  struct MatrixLane {
+    Value row, half;
+  };
+  static MatrixLane matrixLane(Emit &e, Value tid);
+  /// The byte offset in its box of the thread's fragment group g.
+  Value groupOffset(Emit &e, Value tid64, int64_t g) const;
 
   tile::MmaEncodingAttr mma;
   RankedTensorType tileTy;

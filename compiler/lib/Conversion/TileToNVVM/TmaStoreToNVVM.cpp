@@ -116,7 +116,6 @@ void FragmentBoxes::write(Emit &e, Value values, Value tid, Value tid64, int64_t
   OpBuilder &b = e.b;
   Location loc = e.loc;
   MLIRContext *ctx = b.getContext();
-  ArrayRef<int64_t> shape = tileTy.getShape();
   VectorType groupTy = VectorType::get({width}, registerType(tileTy.getElementType()));
   // Group g's elements as one vector (from the elements: an
   // extract_strided_slice of the whole vector became a shuffle of one of
@@ -132,15 +131,9 @@ void FragmentBoxes::write(Emit &e, Value values, Value tid, Value tid64, int64_t
     return LLVM::BitcastOp::create(b, loc, b.getI32Type(), group(g)).getResult();
   };
   if (!pairs.empty()) {
-    // Lane l gives the address of row l % 8 of matrix l / 8.
-    Value t = e.zext64(e.remu(tid, e.i32(128)));
-    Value lane = e.remu(t, e.i64(32));
-    Value row = e.add(e.add(e.mul(e.divu(t, e.i64(32)), e.i64(16)),
-                            e.mul(e.band(e.shr(lane, e.i64(3)), e.i64(1)), e.i64(8))),
-                      e.band(lane, e.i64(7)));
-    Value half = e.mul(e.shr(lane, e.i64(4)), e.i64(16));
+    MatrixLane ml = matrixLane(e, tid);
     for (int64_t j = 0; j + 1 < boxCols / 8; j += 2) {
-      Value at = swizzledOffset(e, row, e.add(half, e.i64(j * 16)));
+      Value at = swizzledOffset(e, ml.row, e.add(ml.half, e.i64(j * 16)));
       SmallVector<Value> sources = {pair(pairs[i][j][0]), pair(pairs[i][j][1]),
                                     pair(pairs[i][j + 1][0]), pair(pairs[i][j + 1][1])};
       NVVM::StMatrixOp::create(b, loc, e.gep(box, at), sources, NVVM::MMALayout::row,
@@ -149,13 +142,27 @@ void FragmentBoxes::write(Emit &e, Value values, Value tid, Value tid64, int64_t
     }
   }
   for (int64_t g : pairs.empty() ? ArrayRef<int64_t>(groupsOfBox[i]) : ArrayRef<int64_t>()) {
-    // Row r of the box, the group's first byte in it.
-    Value flat = mma.emitGroupBase(b, loc, tid64, shape, g);
-    Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
-    Value byte = e.mul(e.remu(e.remu(flat, e.i64(N)), e.i64(boxCols)), e.i64(elemBytes));
-    Value at = swizzledOffset(e, r, byte);
+    Value at = groupOffset(e, tid64, g);
     LLVM::StoreOp::create(b, loc, group(g), e.gep(box, at), unsigned(width * elemBytes));
   }
+}
+
+FragmentBoxes::MatrixLane FragmentBoxes::matrixLane(Emit &e, Value tid) {
+  // Lane l gives the address of row l % 8 of matrix l / 8.
+  Value t = e.zext64(e.remu(tid, e.i32(128)));
+  Value lane = e.remu(t, e.i64(32));
+  Value row = e.add(e.add(e.mul(e.divu(t, e.i64(32)), e.i64(16)),
+                          e.mul(e.band(e.shr(lane, e.i64(3)), e.i64(1)), e.i64(8))),
+                    e.band(lane, e.i64(7)));
+  return {row, e.mul(e.shr(lane, e.i64(4)), e.i64(16))};
+}
+
+Value FragmentBoxes::groupOffset(Emit &e, Value tid64, int64_t g) const {
+  // Row r of the box, the group's first byte in it.
+  Value flat = mma.emitGroupBase(e.b, e.loc, tid64, tileTy.getShape(), g);
+  Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
+  Value byte = e.mul(e.remu(e.remu(flat, e.i64(N)), e.i64(boxCols)), e.i64(elemBytes));
+  return swizzledOffset(e, r, byte);
 }
 
 void FragmentBoxes::read(Emit &e, Value tid, Value tid64, int64_t i, Value box,
@@ -163,21 +170,14 @@ void FragmentBoxes::read(Emit &e, Value tid, Value tid64, int64_t i, Value box,
   OpBuilder &b = e.b;
   Location loc = e.loc;
   MLIRContext *ctx = b.getContext();
-  ArrayRef<int64_t> shape = tileTy.getShape();
   VectorType groupTy = VectorType::get({width}, registerType(tileTy.getElementType()));
   if (!pairs.empty()) {
-    // As write's stmatrix: lane l gives the address of row l % 8 of
-    // matrix l / 8, and register m of the x4 is the group of matrix m.
-    Value t = e.zext64(e.remu(tid, e.i32(128)));
-    Value lane = e.remu(t, e.i64(32));
-    Value row = e.add(e.add(e.mul(e.divu(t, e.i64(32)), e.i64(16)),
-                            e.mul(e.band(e.shr(lane, e.i64(3)), e.i64(1)), e.i64(8))),
-                      e.band(lane, e.i64(7)));
-    Value half = e.mul(e.shr(lane, e.i64(4)), e.i64(16));
+    // As write's stmatrix: register m of the x4 is the group of matrix m.
+    MatrixLane ml = matrixLane(e, tid);
     Type i32 = b.getI32Type();
     auto x4Ty = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
     for (int64_t j = 0; j + 1 < boxCols / 8; j += 2) {
-      Value at = swizzledOffset(e, row, e.add(half, e.i64(j * 16)));
+      Value at = swizzledOffset(e, ml.row, e.add(ml.half, e.i64(j * 16)));
       Value m = NVVM::LdMatrixOp::create(
           b, loc, x4Ty, e.gep(box, at), b.getI32IntegerAttr(4),
           NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
@@ -191,11 +191,8 @@ void FragmentBoxes::read(Emit &e, Value tid, Value tid64, int64_t i, Value box,
     return;
   }
   for (int64_t g : groupsOfBox[i]) {
-    Value flat = mma.emitGroupBase(b, loc, tid64, shape, g);
-    Value r = e.remu(e.divu(flat, e.i64(N)), e.i64(tile::kTmaStoreBoxRows));
-    Value byte = e.mul(e.remu(e.remu(flat, e.i64(N)), e.i64(boxCols)), e.i64(elemBytes));
-    groups[g] = LLVM::LoadOp::create(b, loc, groupTy, e.gep(box, swizzledOffset(e, r, byte)),
-                                     unsigned(width * elemBytes));
+    Value at = groupOffset(e, tid64, g);
+    groups[g] = LLVM::LoadOp::create(b, loc, groupTy, e.gep(box, at), unsigned(width * elemBytes));
   }
 }
 
