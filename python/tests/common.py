@@ -372,6 +372,12 @@ def sequence_check(torch, arch=None, device="cpu"):
     rs = torch.rsqrt((x2.float() ** 2).sum(1, keepdim=True) + 1.0)
     h = ((a2.float() @ b2.float()) * (x2.float() @ w2.float().t()) * rs).bfloat16().float()
     torch.testing.assert_close(y, h @ w3.float(), rtol=2e-2, atol=2e-2)
+    # mma_before: X0 [300, 40] (K0 below the tile) W0 [40, 64], then X W.
+    x0, w0 = r(300, 40), r(40, 64)
+    y2 = torch.full((300, 64), 7.0, device=device)
+    lib.mma_before(x2, w2.t().contiguous(), x0, w0, y2)
+    want_y2 = x0.float() @ w0.float() + x2.float() @ w2.float().t()
+    torch.testing.assert_close(y2, want_y2, rtol=1e-3, atol=5e-2)
 
 
 CHECKS = {"chained": chained_check, "single_mma": single_mma_check, "loop_stores": loop_store_check,

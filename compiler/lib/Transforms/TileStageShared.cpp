@@ -390,11 +390,13 @@ struct TileStageSharedPass
   /// operands' work that only it uses moved in (their loads, casts,
   /// transposes): the form the pipelines take (the matmul pipeline at the
   /// top level). A loop over tiles is one whose body stores and whose mma
-  /// starts from a value the loop does not carry (an mma loop cannot store;
-  /// a loop that carries the accumulator is a loop over K). Only where it is
+  /// starts from a value the loop does not carry (a loop that carries the
+  /// accumulator is a loop over K). Only where it is
   /// the one mma of its block and no loop beside it holds an mma (there it
-  /// is chained after that loop); an mma on f32 tiles without tf32 is the
-  /// CUDA cores' and needs no pipeline.
+  /// is chained after that loop), or, at the kernel's top level, where an
+  /// mma loop follows it (it becomes the first of loops one after the
+  /// other); an mma on f32 tiles without tf32 is the CUDA cores' and needs
+  /// no pipeline.
   static void loopStandaloneMma(func::FuncOp func) {
     SmallVector<tile::MmaOp> alone;
     func.walk([&](tile::MmaOp mma) {
@@ -413,11 +415,15 @@ struct TileStageSharedPass
       if (!(isa<func::FuncOp>(parent) || (isa<scf::ForOp>(parent) && overTiles())) ||
           (mma.getA().getType().getElementType().isF32() && !mma.getTf32()))
         return;
-      bool other = false;
+      bool other = false, loopAfter = false;
       for (Operation &op : *block)
-        if (&op != mma.getOperation())
+        if (&op != mma.getOperation()) {
           op.walk([&](tile::MmaOp) { other = true; });
-      if (!other)
+          auto loop = dyn_cast<scf::ForOp>(op);
+          loopAfter |= loop && mma->isBeforeInBlock(loop) &&
+                       !loop.getBody()->getOps<tile::MmaOp>().empty();
+        }
+      if (!other || (isa<func::FuncOp>(parent) && loopAfter))
         alone.push_back(mma);
     });
     for (tile::MmaOp mma : alone) {
