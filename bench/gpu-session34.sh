@@ -20,8 +20,8 @@ LIT_OPTS="--filter xyz_none" bash .device/gpu-tests.sh > /dev/null 2>&1
 source bench/device-env.sh
 if [ "$mode" = bench ]; then
   step 200 bench-norm python3 bench/bench_norm_linear.py --rounds 3 --compile
-  step 180 bench-w8 python3 bench/bench_w8a16.py --rounds 3 --compile
-  step 120 bench-probs python3 bench/bench_attention_probs.py --rounds 3
+  step 150 bench-w8 python3 bench/bench_w8a16.py --rounds 3
+  step 100 bench-probs python3 bench/bench_attention_probs.py --rounds 3
   exit 0
 fi
 LIT_OPTS="--max-time 150 --filter e2e/(norm_linear|quantized)\.test" step 150 lit bash .device/gpu-tests.sh

@@ -1241,7 +1241,16 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       // each): one arrival per consumer warp releases the stage. When every
       // mma only accumulates (acc = mma(.., acc), the matmul), each keeps its
       // group in flight and the stage of the iteration before is released.
+      // Where the threads read a staged tile too (ldmatrix, ld.shared), lane
+      // 0's arrival releases the stage for the whole warp: the warp meets
+      // first, so its reads come before the release (compute-sanitizer's
+      // racecheck saw the producer's next copy race with the other lanes'
+      // reads without it).
       b.setInsertionPoint(forOp.getBody()->getTerminator());
+      bool threadsRead = false;
+      forOp.walk([&](tile::ConvertLayoutOp c) { threadsRead |= tile::readsStage(c); });
+      if (threadsRead)
+        NVVM::SyncWarpOp::create(b, loc, e.i32(-1));
       if (!deferred) {
         e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); });
       } else {
