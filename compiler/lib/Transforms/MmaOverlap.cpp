@@ -34,15 +34,6 @@ bool collectChain(Value operand, scf::ForOp loop, llvm::DenseSet<Operation *> &i
   return true;
 }
 
-/// 32-bit registers per thread that `v` takes when spread over `threads`.
-int64_t registersOf(Value v, int64_t threads) {
-  auto ty = dyn_cast<RankedTensorType>(v.getType());
-  if (!ty)
-    return 1;
-  int64_t bits = ty.getNumElements() * ty.getElementType().getIntOrFloatBitWidth();
-  return (bits + 32 * threads - 1) / (32 * threads);
-}
-
 } // namespace
 
 std::optional<tilec::MmaOverlap> tilec::planMmaOverlap(scf::ForOp loop, int64_t threads) {
@@ -171,11 +162,19 @@ std::optional<tilec::MmaOverlap> tilec::planMmaOverlap(scf::ForOp loop, int64_t 
   }
   // The carried values twice: the new P is made while the previous
   // iteration's P V, which reads the old one, may still run.
-  plan.registers = registersOf(first.getResult(), threads) +
-                   registersOf(second.getResult(), threads);
+  plan.registers = tileRegisters(first.getResult(), threads) +
+                   tileRegisters(second.getResult(), threads);
   for (Value v : plan.cross)
-    plan.registers += 2 * registersOf(v, threads);
+    plan.registers += 2 * tileRegisters(v, threads);
   return plan;
+}
+
+int64_t tilec::tileRegisters(Value v, int64_t threads) {
+  auto ty = dyn_cast<RankedTensorType>(v.getType());
+  if (!ty)
+    return 1;
+  int64_t bits = ty.getNumElements() * ty.getElementType().getIntOrFloatBitWidth();
+  return (bits + 32 * threads - 1) / (32 * threads);
 }
 
 PipelineRegisters tilec::pipelineRegisters(int64_t consumers, bool busyProducer) {

@@ -88,6 +88,9 @@ struct PipelineRegisters {
 };
 PipelineRegisters pipelineRegisters(int64_t consumers, bool busyProducer);
 
+/// 32-bit registers per thread that `v` takes when spread over `threads`.
+int64_t tileRegisters(mlir::Value v, int64_t threads);
+
 /// Registers per consumer thread that the overlap may plan for: what the
 /// consumers get (setmaxnreg) less what the loop's other values, addresses
 /// and the softmax's temporaries take.
