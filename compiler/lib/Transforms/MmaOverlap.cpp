@@ -169,6 +169,22 @@ std::optional<tilec::MmaOverlap> tilec::planMmaOverlap(scf::ForOp loop, int64_t 
   return plan;
 }
 
+bool tilec::producerCanReplay(Operation *op, const llvm::DenseSet<int64_t> &written) {
+  WalkResult walk = op->walk([&](Operation *inner) {
+    if (isa<scf::IfOp, scf::ForOp, scf::WhileOp, scf::YieldOp, scf::ConditionOp>(inner))
+      return WalkResult::advance();
+    if (auto load = dyn_cast<tile::LoadScalarOp>(inner)) {
+      auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
+      auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName) : IntegerAttr();
+      return p && !written.contains(p.getInt()) ? WalkResult::advance()
+                                                : WalkResult::interrupt();
+    }
+    return inner->getNumRegions() || !isMemoryEffectFree(inner) ? WalkResult::interrupt()
+                                                                : WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
 int64_t tilec::tileRegisters(Value v, int64_t threads) {
   auto ty = dyn_cast<RankedTensorType>(v.getType());
   if (!ty)

@@ -478,6 +478,18 @@ struct TileStageSharedPass
     return at && (!def || def->isBeforeInBlock(at));
   }
 
+  /// Whether every value `op` uses (its regions' included) that is made
+  /// outside it satisfies `known`.
+  static bool usesOnly(Operation *op, llvm::function_ref<bool(Value)> known) {
+    WalkResult walk = op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (!op->isAncestor(operand.getParentBlock()->getParentOp()) && !known(operand))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return !walk.wasInterrupted();
+  }
+
   /// Whether `v` is available at `point`, after moving the side-effect
   /// free ops that compute it in front of it: a bound the body computes
   /// from the kernel's arguments, such as cdiv(A.shape[1], BK) in a loop
@@ -1112,16 +1124,7 @@ struct TileStageSharedPass
           Operation *def = v.getDefiningOp();
           if (!def)
             return v == loop.getInductionVar() || (outer && v == outer.getInductionVar());
-          if (auto scalar = dyn_cast<tile::LoadScalarOp>(def)) {
-            auto mk = scalar.getView().getDefiningOp<tile::MakeViewOp>();
-            auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName)
-                        : IntegerAttr();
-            if (!p || written.contains(p.getInt()))
-              return false;
-          } else if (def->getNumRegions() || !isMemoryEffectFree(def)) {
-            return false;
-          }
-          return llvm::all_of(def->getOperands(), known);
+          return producerCanReplay(def, written) && usesOnly(def, known);
         };
         auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
         auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName) : IntegerAttr();
@@ -1292,13 +1295,7 @@ struct TileStageSharedPass
           return hoistAbove(v, firstLoop);
         if (!def)
           return true;
-        WalkResult walk = def->walk([&](Operation *inner) {
-          for (Value operand : inner->getOperands())
-            if (!def->isAncestor(operand.getParentBlock()->getParentOp()) && !known(operand))
-              return WalkResult::interrupt();
-          return WalkResult::advance();
-        });
-        return !walk.wasInterrupted();
+        return producerCanReplay(def, written) && usesOnly(def, known);
       };
       for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
         if (!hoistAbove(bound, firstLoop))

@@ -88,6 +88,14 @@ struct PipelineRegisters {
 };
 PipelineRegisters pipelineRegisters(int64_t consumers, bool busyProducer);
 
+/// Whether the producer warpgroup of an mma pipeline can run `op` again,
+/// ahead of the consumers, to compute where a staged tile is: scalar code
+/// without memory effects, scalar loads from tensors the kernel does not
+/// write (`written`: tile::writtenParams), and the ifs and loops around
+/// such code. tile-stage-shared plans with it; the pipeline's lowering
+/// replays what it accepts.
+bool producerCanReplay(mlir::Operation *op, const llvm::DenseSet<int64_t> &written);
+
 /// 32-bit registers per thread that `v` takes when spread over `threads`.
 int64_t tileRegisters(mlir::Value v, int64_t threads);
 

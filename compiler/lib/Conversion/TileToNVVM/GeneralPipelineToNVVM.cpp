@@ -629,26 +629,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   }
   // The ops (of the mma loop's body, and of the outer loop's) that the
   // positions of the staged loads, and the parts (narrow) of tensors made
-  // in the outer loop that they read, are computed by: scalar code, scalar
-  // loads from tensors the kernel does not write (a grouped kernel's
-  // offsets), and the ifs and loops around such code, which the producer
-  // runs again.
+  // in the outer loop that they read, are computed by, which the producer
+  // runs again (producerCanReplay: scalar code, a grouped kernel's offsets).
   DenseSet<int64_t> writtenParams = tile::writtenParams(func);
-  auto replayable = [&](Operation *op) {
-    WalkResult walk = op->walk([&](Operation *inner) {
-      if (isa<scf::IfOp, scf::ForOp, scf::WhileOp, scf::YieldOp, scf::ConditionOp>(inner))
-        return WalkResult::advance();
-      if (auto load = dyn_cast<tile::LoadScalarOp>(inner)) {
-        auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
-        auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName) : IntegerAttr();
-        return p && !writtenParams.contains(p.getInt()) ? WalkResult::advance()
-                                                          : WalkResult::interrupt();
-      }
-      return inner->getNumRegions() || !isMemoryEffectFree(inner) ? WalkResult::interrupt()
-                                                                  : WalkResult::advance();
-    });
-    return !walk.wasInterrupted();
-  };
   SetVector<Operation *> slice;
   struct Root {
     SmallVector<Value> work;
@@ -690,7 +673,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
                     (outer && def->getBlock() == outer.getBody());
       if (!inside || slice.contains(def))
         continue;
-      if (!replayable(def))
+      if (!producerCanReplay(def, writtenParams))
         return at.emitError()
                << what << " must be computed from scalars (and scalar loads from tensors the "
                           "kernel does not write)";
