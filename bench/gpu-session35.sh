@@ -20,25 +20,32 @@ source bench/device-env.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
 a=examples/attention.tile
 if [ "$mode" = all ]; then
-  for d in 64 128; do
-    for c in 0 1; do
-      step 40 "check-d$d-c$c" build/bin/tilec-check $a --kernel attention -D D=$d -D CAUSAL=$c \
-        --shape 3x700x2100x$d --shape 2x2100x700x$d --shape 2x128x128x$d
-    done
-  done
-  step 40 check-mlp build/bin/tilec-check examples/mlp.tile --kernel mlp --shape 200x128x192x128 \
-    --shape 1000x100x700x300
-  step 60 san-d128-racecheck compute-sanitizer --tool racecheck build/bin/tilec-check $a \
-    --kernel attention -D D=128 --shape 2x300x333x128
-  step 45 san-norm-racecheck compute-sanitizer --tool racecheck build/bin/tilec-check \
-    examples/norm_linear.tile --shape 200x300x130
+  # In order of need: a call may be cut short by the device time left.
+  chk() { # chk D CAUSAL
+    step 40 "check-d$1-c$2" build/bin/tilec-check $a --kernel attention -D D=$1 -D CAUSAL=$2 \
+      --shape 3x700x2100x$1 --shape 2x2100x700x$1 --shape 2x128x128x$1
+  }
   xz -dc .old/tilec-check.xz > build/bin/tilec-check-old && chmod +x build/bin/tilec-check-old
   old="--old build/bin/tilec-check-old"
-  step 100 att-d128 python3 bench/bench_attention.py $old --shape 4x16x4096x128 --rounds 3
-  step 100 att-d128-causal python3 bench/bench_attention.py $old --shape 4x16x4096x128 --causal --rounds 3
-  step 60 mlp python3 bench/bench_mlp.py --old build/bin/tilec-check-old --rounds 3
+  chk 128 0
+  step 70 att-d128 python3 bench/bench_attention.py $old --shape 4x16x4096x128 --rounds 3
+  step 60 san-d128-racecheck compute-sanitizer --tool racecheck build/bin/tilec-check $a \
+    --kernel attention -D D=128 --shape 2x300x333x128
+  chk 128 1
+  step 60 att-d128-causal python3 bench/bench_attention.py $old --shape 4x16x4096x128 --causal --rounds 2
+  # exp2 with .ftz at D = 128 without the mask (slower in session 29, with
+  # the wait inside the turn): the new compiler with FTZ = 1 against FTZ = 0.
+  step 60 att-d128-ftz python3 bench/bench_attention.py --old build/bin/tilec-check \
+    --define FTZ=1 --old-define FTZ=0 --shape 4x16x4096x128 --rounds 2
+  step 40 check-mlp build/bin/tilec-check examples/mlp.tile --kernel mlp --shape 200x128x192x128 \
+    --shape 1000x100x700x300
+  step 50 mlp python3 bench/bench_mlp.py --old build/bin/tilec-check-old --rounds 2
+  step 45 san-norm-racecheck compute-sanitizer --tool racecheck build/bin/tilec-check \
+    examples/norm_linear.tile --shape 200x300x130
+  chk 64 0
+  chk 64 1
   step 90 att-d128-16k python3 bench/bench_attention.py $old --shape 1x16x16384x128 --rounds 2
-  step 60 pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "attention"
+  step 90 pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "attention"
   exit 0
 fi
 if [ "$mode" = bench ]; then

@@ -1176,7 +1176,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         forOp.getBody()->getOps<tile::SharedCopyOp>().empty()) {
       tile::MmaOp first = loopMmas.front(), last = loopMmas.back();
       Block *body = forOp.getBody();
-      auto isF32 = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); };
+      auto isF32 = [](Value v) {
+        return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+      };
       // While both are in flight a thread holds S, the accumulator and the
       // last mma's register operand (P) at once, beside what the loop
       // carries and the addresses: where that leaves less than 32 of the
@@ -1190,8 +1192,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
                   consumerRegs;
       if (fits && last->hasOneUse() && isa<scf::YieldOp>(*last->getUsers().begin()) &&
           isF32(first.getResult()) && isF32(last.getResult())) {
-        Value carried =
-            forOp.getRegionIterArg(last->getUses().begin()->getOperandNumber());
+        Value carried = forOp.getRegionIterArg(last->getUses().begin()->getOperandNumber());
         auto afterFirst = [&](OpOperand &use) {
           Operation *at = body->findAncestorOpInBlock(*use.getOwner());
           return at && first->isBeforeInBlock(at);
