@@ -152,8 +152,9 @@ def chained_check(torch, arch=None, device="cpu"):
 
 def computed_operand_check(torch, arch=None, device="cpu"):
     """Runs python/tests/computed_operands.tile's kernels (a computed b, a
-    transposed computed a and b, read from shared memory) and checks them
-    against torch, at ragged shapes."""
+    transposed computed a and b, read from shared memory; a computed a from
+    tiles staged for that work, one at a position computed in an `if`) and
+    checks them against torch, at ragged shapes."""
     lib = _test_tile("computed_operands.tile", arch)
     g = torch.Generator().manual_seed(17)
 
@@ -172,6 +173,14 @@ def computed_operand_check(torch, arch=None, device="cpu"):
     c = torch.full((200, 150), 7.0, device=device)
     lib.bt_computed(a, w, c)
     torch.testing.assert_close(c, a.float() @ (w.float() / 2).t(), rtol=1e-3, atol=1e-2)
+    # Block k of K scales by G's block k - k % 2 (BK = 64), K ragged.
+    x, gm, w = randn(200, 300), randn(200, 300), randn(300, 270)
+    y = torch.full((200, 270), 7.0, device=device)
+    lib.scaled_pairs(x, gm, w, y)
+    cols = torch.arange(300, device=device)
+    shared = cols // 128 * 128 + cols % 64
+    want = (x.float() * gm.float()[:, shared]).bfloat16().float() @ w.float()
+    torch.testing.assert_close(y, want, rtol=1e-3, atol=2e-2)
 
 
 def _attention_f32(q, k, v, scale, causal):
