@@ -169,16 +169,19 @@ std::optional<tilec::MmaOverlap> tilec::planMmaOverlap(scf::ForOp loop, int64_t 
   return plan;
 }
 
+bool tilec::readsUnwrittenParam(Value view, const llvm::DenseSet<int64_t> &written) {
+  auto mk = view.getDefiningOp<tile::MakeViewOp>();
+  auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName) : IntegerAttr();
+  return p && !written.contains(p.getInt());
+}
+
 bool tilec::producerCanReplay(Operation *op, const llvm::DenseSet<int64_t> &written) {
   WalkResult walk = op->walk([&](Operation *inner) {
     if (isa<scf::IfOp, scf::ForOp, scf::WhileOp, scf::YieldOp, scf::ConditionOp>(inner))
       return WalkResult::advance();
-    if (auto load = dyn_cast<tile::LoadScalarOp>(inner)) {
-      auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
-      auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName) : IntegerAttr();
-      return p && !written.contains(p.getInt()) ? WalkResult::advance()
-                                                : WalkResult::interrupt();
-    }
+    if (auto load = dyn_cast<tile::LoadScalarOp>(inner))
+      return readsUnwrittenParam(load.getView(), written) ? WalkResult::advance()
+                                                          : WalkResult::interrupt();
     return inner->getNumRegions() || !isMemoryEffectFree(inner) ? WalkResult::interrupt()
                                                                 : WalkResult::advance();
   });

@@ -1126,9 +1126,8 @@ struct TileStageSharedPass
             return v == loop.getInductionVar() || (outer && v == outer.getInductionVar());
           return producerCanReplay(def, written) && usesOnly(def, known);
         };
-        auto mk = load.getView().getDefiningOp<tile::MakeViewOp>();
-        auto p = mk ? mk->getAttrOfType<IntegerAttr>(tile::kParamIndexAttrName) : IntegerAttr();
-        return p && !written.contains(p.getInt()) && llvm::all_of(load->getOperands(), known);
+        return readsUnwrittenParam(load.getView(), written) &&
+               llvm::all_of(load->getOperands(), known);
       };
       for (scf::ForOp loop : loops)
         for (tile::LoadOp load : loop.getBody()->getOps<tile::LoadOp>())

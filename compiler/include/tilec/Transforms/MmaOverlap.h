@@ -88,6 +88,11 @@ struct PipelineRegisters {
 };
 PipelineRegisters pipelineRegisters(int64_t consumers, bool busyProducer);
 
+/// Whether `view` is a view of a tensor parameter (tile.param) that the
+/// kernel does not write (`written`: tile::writtenParams), which the
+/// producer may read ahead of the consumers.
+bool readsUnwrittenParam(mlir::Value view, const llvm::DenseSet<int64_t> &written);
+
 /// Whether the producer warpgroup of an mma pipeline can run `op` again,
 /// ahead of the consumers, to compute where a staged tile is: scalar code
 /// without memory effects, scalar loads from tensors the kernel does not
