@@ -389,7 +389,57 @@ def sequence_check(torch, arch=None, device="cpu"):
     torch.testing.assert_close(y2, want_y2, rtol=1e-3, atol=5e-2)
 
 
+def block_sparse_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/block_sparse.tile's kernels (mmas in an 'if',
+    skipped where a block's flag is 0) against torch, at shapes that are not
+    multiples of the tiles, with a random mask, an all-zero one (C is the
+    accumulator's start) and an all-one one (the dense product)."""
+    lib = _test_tile("block_sparse.tile", arch)
+    g = torch.Generator().manual_seed(41)
+    r = lambda *shape: torch.randn(*shape, generator=g).bfloat16().to(device)  # noqa: E731
+    M, K, N = 300, 450, 200  # 3 row blocks, 8 k blocks (the last partial)
+    a, b = r(M, K), r(K, N)
+
+    def masked(a, mask, bm=128, bk=64):
+        # A with the blocks whose flag is 0 zeroed (the padding rows too).
+        keep = mask.cpu().bool().repeat_interleave(bm, 0).repeat_interleave(bk, 1)
+        return a.float().cpu() * keep[:a.shape[0], :a.shape[1]]
+
+    rows, kblocks = (M + 127) // 128, (K + 63) // 64
+    masks = [torch.randint(0, 2, (rows, kblocks), generator=g, dtype=torch.int32),
+             torch.zeros(rows, kblocks, dtype=torch.int32),
+             torch.ones(rows, kblocks, dtype=torch.int32)]
+    for mask in masks:
+        md = mask.to(device)
+        want = (masked(a, mask) @ b.float().cpu()).to(device)
+        c = torch.full((M, N), 7.0, device=device)
+        lib.block_sparse(a, b, md, c)
+        torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-2)
+        res = torch.randn(M, N, generator=g).to(device)
+        c = torch.full((M, N), 7.0, device=device)
+        lib.residual(a, b, md, res, c)
+        torch.testing.assert_close(c, want + res, rtol=1e-3, atol=1e-2)
+        w = r(K, 64)
+        b64 = b[:, :64].contiguous()
+        c = torch.full((M, 64), 7.0, device=device)
+        lib.dense_and_sparse(a, b64, w, md, c)
+        want_ds = (a.float().cpu() @ b64.float().cpu() + 2.0 * masked(a, mask) @ w.float().cpu())
+        torch.testing.assert_close(c, want_ds.to(device), rtol=1e-3, atol=2e-2)
+        even = mask.clone()
+        even[:, 1::2] = 0
+        c = torch.full((M, N), 7.0, device=device)
+        lib.nested(a, b, md, c)
+        torch.testing.assert_close(c, (masked(a, even) @ b.float().cpu()).to(device),
+                                   rtol=1e-3, atol=1e-2)
+        a16, bt16 = a.half(), b.t().contiguous().half()
+        c = torch.full((M, N), 7.0, device=device)
+        lib.sparse_nt(a16, bt16, md, c)
+        want16 = masked(a16, mask) @ bt16.float().cpu().t()
+        torch.testing.assert_close(c, want16.to(device), rtol=1e-3, atol=1e-2)
+
+
 CHECKS = {"chained": chained_check, "single_mma": single_mma_check, "loop_stores": loop_store_check,
           "sequences": sequence_check,
           "shared_operands": shared_operand_check, "transposed_stores": transposed_store_check,
-          "column_slices": column_slice_check, "computed_operands": computed_operand_check}
+          "column_slices": column_slice_check, "computed_operands": computed_operand_check,
+          "block_sparse": block_sparse_check}

@@ -253,3 +253,11 @@ func.func @shared_copy_offset(%a: tensor<64x64xbf16>) {
   %b = tile.shared_copy %a {offset = 512 : i64} : tensor<64x64xbf16> -> tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
   return
 }
+
+// -----
+
+func.func @mma_pred_f32(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>, %on: i1) {
+  // expected-error @+1 {{a predicated mma needs f16, bf16 or f8 operands (the tensor-core pipeline's)}}
+  %d = tile.mma %a, %b, %c if %on : tensor<64x32xf32>, tensor<32x64xf32>, tensor<64x64xf32>
+  return
+}

@@ -68,6 +68,10 @@ func.func @more_ops(%p: !llvm.ptr<1>, %n: i64, %s: i64, %q: !llvm.ptr<1>, %m: i6
   %acc = arith.constant dense<0.0> : tensor<128x256xf32>
   // CHECK: tile.mma %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32>
   %mm = tile.mma %a, %bb, %acc : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32>
+  // A predicated mma (tile-stage-shared's form of `if c { acc = mma(..) }`).
+  %on = arith.cmpi slt, %b, %b : i32
+  // CHECK: tile.mma %{{.*}}, %{{.*}}, %{{.*}} if %{{.*}} : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32>
+  %mp = tile.mma %a, %bb, %mm if %on : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32>
   // CHECK: tile.shared_tile %{{.*}} : !llvm.ptr<3> -> tensor<64x256xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
   %st = tile.shared_tile %sh : !llvm.ptr<3> -> tensor<64x256xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
   // CHECK: tile.shared_copy %{{.*}} {offset = 2048 : i64} : tensor<128x64xbf16> -> tensor<64x128xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>

@@ -272,7 +272,7 @@ Value Gen::genCumsum(const Expr &e) {
 Value Gen::genMma(const Expr &e) {
   Location l = loc(e.loc);
   return tile::MmaOp::create(b, l, gen(*e.args[0]), gen(*e.args[1]), gen(*e.args[2]),
-                             e.tf32);
+                             /*pred=*/Value(), e.tf32);
 }
 
 /// pow, fma.

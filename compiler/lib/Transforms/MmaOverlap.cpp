@@ -46,7 +46,7 @@ std::optional<tilec::MmaOverlap> tilec::planMmaOverlap(scf::ForOp loop, int64_t 
     else
       nested = true;
   });
-  if (nested || mmas.size() != 2)
+  if (nested || mmas.size() != 2 || hasPredicatedMma(loop))
     return std::nullopt;
   // Stores, atomics, print and assert in the loop keep their iteration's
   // order (the rotated loop would run one iteration's work after the next
@@ -231,9 +231,14 @@ bool tilec::onlyAccumulates(scf::ForOp loop) {
   auto mmas = loop.getBody()->getOps<tile::MmaOp>();
   return !mmas.empty() && llvm::all_of(mmas, [&](tile::MmaOp mma) {
     auto arg = dyn_cast<BlockArgument>(mma.getAcc());
-    return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
-           arg.getOwner() == loop.getBody();
+    return !mma.getPred() && mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) &&
+           arg && arg.getOwner() == loop.getBody();
   });
+}
+
+bool tilec::hasPredicatedMma(scf::ForOp loop) {
+  return llvm::any_of(loop.getBody()->getOps<tile::MmaOp>(),
+                      [](tile::MmaOp mma) { return bool(mma.getPred()); });
 }
 
 bool tilec::mmaBound(scf::ForOp loop) {

@@ -90,6 +90,7 @@ struct TileStageSharedPass
         if (cvt.wasInterrupted())
           return signalPassFailure();
       }
+      predicateMmas(func);
       loopStandaloneMma(func);
       SmallVector<tile::MmaOp> mmas;
       func.walk([&](tile::MmaOp op) { mmas.push_back(op); });
@@ -254,7 +255,7 @@ struct TileStageSharedPass
   static bool isMatmulForm(tile::MmaOp mma, bool kMajorB) {
     auto forOp = dyn_cast<scf::ForOp>(mma->getParentOp());
     auto accArg = dyn_cast<BlockArgument>(mma.getAcc());
-    if (!forOp || !accArg || accArg.getOwner() != forOp.getBody() ||
+    if (!forOp || !accArg || accArg.getOwner() != forOp.getBody() || mma.getPred() ||
         forOp.getNumRegionIterArgs() != 1 || !mma->hasOneUse() ||
         !isa<scf::YieldOp>(*mma->getUsers().begin()))
       return false;
@@ -459,6 +460,64 @@ struct TileStageSharedPass
     }
   }
 
+  /// An `if` around tensor-core mmas, `if c { acc = mma(a, b, acc); }`,
+  /// becomes mmas predicated on c (tile.mma ... if %c) at the `if`'s place,
+  /// so that the pipeline planner sees them in their loop: where the `if`
+  /// yields mma results whose accumulators its else yields unchanged (from
+  /// outside the `if`), its other results unchanged too, and its
+  /// then-block has no effect but reads. That work then runs whatever c is
+  /// (the operands' loads are staged every iteration; a load is padded
+  /// where it lies outside its tensor); only the products are skipped. An
+  /// `if` in an `if` gives the conjunction. Other forms keep their `if`
+  /// (and the planner's error). f32 products on the CUDA cores keep theirs.
+  static void predicateMmas(func::FuncOp func) {
+    SmallVector<scf::IfOp> ifs;
+    func.walk<WalkOrder::PostOrder>([&](scf::IfOp op) { ifs.push_back(op); });
+    for (scf::IfOp ifOp : ifs) {
+      if (ifOp.getNumResults() == 0 || !ifOp.elseBlock() ||
+          ifOp.elseBlock()->getOperations().size() != 1)
+        continue;
+      Block *then = ifOp.thenBlock();
+      auto outside = [&](Value v) { return !ifOp->isAncestor(v.getParentBlock()->getParentOp()); };
+      bool fits = true, products = false;
+      for (auto [t, e] : llvm::zip(ifOp.thenYield().getOperands(), ifOp.elseYield().getOperands())) {
+        auto mma = t.getDefiningOp<tile::MmaOp>();
+        Type elem = mma ? mma.getA().getType().getElementType() : Type();
+        if (mma && mma->getBlock() == then && mma.getAcc() == e && outside(e) &&
+            mma->hasOneUse() && (elem.isBF16() || elem.isF16() || tile::isFloat8(elem)))
+          products = true;
+        else
+          fits &= t == e && outside(t);
+      }
+      for (Operation &op : then->without_terminator()) {
+        if (isa<tile::MmaOp>(op))
+          continue; // a yielded product, or another (then !fits above)
+        auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+        fits &= op.getNumRegions() == 0 &&
+                (isMemoryEffectFree(&op) ||
+                 (effects && effects.onlyHasEffect<MemoryEffects::Read>()));
+      }
+      for (tile::MmaOp mma : then->getOps<tile::MmaOp>())
+        fits &= mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin());
+      if (!fits || !products)
+        continue;
+      Value cond = ifOp.getCondition();
+      for (Operation &op : llvm::make_early_inc_range(then->without_terminator())) {
+        op.moveBefore(ifOp);
+        if (auto mma = dyn_cast<tile::MmaOp>(op)) {
+          Value pred = cond;
+          if (Value inner = mma.getPred()) {
+            OpBuilder b(mma);
+            pred = arith::AndIOp::create(b, mma.getLoc(), cond, inner);
+          }
+          mma.getPredMutable().assign(pred);
+        }
+      }
+      ifOp.replaceAllUsesWith(ifOp.thenYield().getOperands());
+      ifOp.erase();
+    }
+  }
+
   /// At most the stages a loop of a constant trip count fills (at least
   /// two): a loop of one iteration (a wrapped mma) needs no ring of four.
   static int64_t stagesUsed(scf::ForOp loop) {
@@ -556,8 +615,9 @@ struct TileStageSharedPass
     if (!forOp)
       return mmas.front().emitError()
              << "kernel '" << name
-             << "': an mma must be in a 'for' loop (the loop over K), at its top level (not "
-                "in an 'if')";
+             << "': an mma must be in a 'for' loop (the loop over K), at its top level or in "
+                "an 'if' there that only skips it (if c { acc = mma(a, b, acc); }: no store, no "
+                "other result and no else in that 'if')";
     auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
     Operation *around = forOp->getParentOp();
     // At the kernel's top level several mma loops may follow one another
@@ -596,9 +656,9 @@ struct TileStageSharedPass
         return mma.emitError()
                << "kernel '" << name
                << "': the mmas of a kernel must be in one loop (or, at the kernel's top "
-                  "level, in loops one after the other), at its top level (not in an 'if'), "
-                  "or follow the last such loop directly in the block around it (a chained "
-                  "product)";
+                  "level, in loops one after the other), at its top level or in an 'if' that "
+                  "only skips them (if c { acc = mma(a, b, acc); }), or follow the last such "
+                  "loop directly in the block around it (a chained product)";
       chained.insert(mma);
       mma->setAttr(tile::kChainedAttrName, UnitAttr::get(ctx));
     }
@@ -1431,7 +1491,7 @@ struct TileStageSharedPass
     // acc = mma(load(A), load(B), acc) inside a for loop.
     auto forOp = dyn_cast<scf::ForOp>(mma->getParentOp());
     auto accArg = dyn_cast<BlockArgument>(mma.getAcc());
-    if (!forOp || !accArg || accArg.getOwner() != forOp.getBody() ||
+    if (!forOp || !accArg || accArg.getOwner() != forOp.getBody() || mma.getPred() ||
         forOp.getNumRegionIterArgs() != 1 || !mma->hasOneUse() ||
         !isa<scf::YieldOp>(*mma->getUsers().begin()))
       return mma.emitError()

@@ -75,8 +75,16 @@ bool mmaBound(mlir::scf::ForOp loop);
 /// Whether every mma of `loop` only accumulates into what the loop carries
 /// (acc = mma(a, b, acc), the matmul form), and there is one: the pipeline
 /// then keeps a batch of wgmmas in flight across iterations, releases a
-/// stage one iteration late, and may alternate warpgroups over tiles.
+/// stage one iteration late, and may alternate warpgroups over tiles. Not
+/// with a predicated mma (`if c { acc = mma(..) }`): an iteration that
+/// skips its product commits no group, so it could not release the stage
+/// before it one iteration late.
 bool onlyAccumulates(mlir::scf::ForOp loop);
+
+/// Whether an mma of `loop`'s body has a predicate (tile.mma ... if %c):
+/// such a product is issued and waited for in its branch, with no wait
+/// moved, ping-pong turn or overlap around it.
+bool hasPredicatedMma(mlir::scf::ForOp loop);
 
 /// A warp-specialized pipeline's registers per thread (setmaxnreg) for its
 /// producer warpgroup and for each of its `consumers` warpgroups. A

@@ -34,6 +34,42 @@ Value tilec::mma::warpgroupIndex(Emit &e, Value tid) {
 
 namespace {
 
+/// The branch of a predicated mma (tile.mma ... if %pred): the product is
+/// emitted in its then-block, the accumulator passes through its else.
+/// The predicate is taken from lane 0 by a shuffle: wgmma, its fence and
+/// the warpgroup's commit and wait are .aligned, so ptxas must see every
+/// thread of a warp take the branch together (it cannot prove a loaded
+/// flag uniform). `begin` returns a null branch for an mma without one.
+struct PredicatedBranch {
+  scf::IfOp branch;
+
+  static PredicatedBranch begin(ConversionPatternRewriter &rewriter, Location loc,
+                                tile::MmaOp op, Value pred, Type resultType) {
+    if (!op.getPred())
+      return {};
+    Emit e{rewriter, loc};
+    Value word = arith::ExtUIOp::create(rewriter, loc, rewriter.getI32Type(), pred);
+    Value lane0 = NVVM::ShflOp::create(
+        rewriter, loc, rewriter.getI32Type(), e.i32(-1), word, e.i32(0), e.i32(0x1f),
+        NVVM::ShflKindAttr::get(rewriter.getContext(), NVVM::ShflKind::idx), UnitAttr());
+    auto branch = scf::IfOp::create(rewriter, loc, TypeRange{resultType}, e.ne(lane0, e.i32(0)),
+                                    /*addThenBlock=*/true, /*addElseBlock=*/true);
+    rewriter.setInsertionPointToStart(branch.thenBlock());
+    return {branch};
+  }
+
+  /// The mma's value: `product` where it ran, `acc` where it did not.
+  Value end(ConversionPatternRewriter &rewriter, Location loc, Value product, Value acc) {
+    if (!branch)
+      return product;
+    scf::YieldOp::create(rewriter, loc, product);
+    rewriter.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(rewriter, loc, acc);
+    rewriter.setInsertionPointAfter(branch);
+    return branch.getResult(0);
+  }
+};
+
 /// Whether an sm_80 general pipeline of C consumer warpgroups is bound by
 /// registers: with one warpgroup (4 warps, each holding two 16-row blocks
 /// of every result) it is, and two things keep values out of registers
@@ -137,6 +173,9 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     if (!aShared)
       aElems = unpackVector(rewriter, loc, adaptor.getA());
     auto wgmmaTypeA = wgmmaTypeOf(elem), wgmmaTypeB = wgmmaTypeOf(op.getB().getType().getElementType());
+    auto resultTy = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    PredicatedBranch branch =
+        PredicatedBranch::begin(rewriter, loc, op, adaptor.getPred(), resultTy);
     if (pingPong & kPingPongSync)
       pingPongSync(e, wg);
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
@@ -202,15 +241,15 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     // A pure accumulation keeps this group in flight (the pipeline waits
     // for it after the loop, see lowerGeneralPipeline); the overlap's mmas
     // are waited for by tile.wgmma_wait.
+    // (A predicated mma is waited for in its branch.)
     int64_t pending = 0;
-    if (auto attr = op->getAttrOfType<IntegerAttr>(kWgmmaWaitAttrName))
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kWgmmaWaitAttrName); attr && !branch.branch)
       pending = attr.getInt();
     if (pending >= 0)
       NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(pending));
-    rewriter.replaceOp(op, fromWgmmaStructs(
-                               rewriter, loc, accs,
-                               cast<VectorType>(getTypeConverter()->convertType(op.getType())),
-                               partFields));
+    rewriter.replaceOp(op, branch.end(rewriter, loc,
+                                      fromWgmmaStructs(rewriter, loc, accs, resultTy, partFields),
+                                      adaptor.getAcc()));
     return success();
   }
 };
@@ -251,6 +290,7 @@ struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
     Type elem = g.elem;
     bool aShared = g.aShared, bKMajor = g.bKMajor;
     auto accTy = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    PredicatedBranch branch = PredicatedBranch::begin(rewriter, loc, op, adaptor.getPred(), accTy);
     SmallVector<Value> acc;
     if (g.zeroAcc)
       acc.assign(accTy.getNumElements(),
@@ -345,8 +385,10 @@ struct MmaSyncLowering : OpConversionPattern<tile::MmaOp> {
                     MutableArrayRef<Value>(&acc[mb * fields + (2 * np + h) * 4], 4), elem);
       }
     }
-    rewriter.replaceOp(op, packVector(rewriter, loc, LLVM::UndefOp::create(rewriter, loc, accTy),
-                                      acc));
+    rewriter.replaceOp(
+        op, branch.end(rewriter, loc,
+                       packVector(rewriter, loc, LLVM::UndefOp::create(rewriter, loc, accTy), acc),
+                       adaptor.getAcc()));
     return success();
   }
 };
@@ -918,10 +960,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   // carries (the matmul): then WgmmaLowering keeps one group in flight
   // (below). Such consumers need no more than 200 registers, and their
   // producer spilled at 72 (A^T B at 128 x 128: 116 bytes in ptxas; the
-  // plain product with a carried scalar: 92).
+  // plain product with a carried scalar: 92; a predicated product, the
+  // block-sparse loop: 84).
   bool deferred = llvm::all_of(loops, [](scf::ForOp l) { return onlyAccumulates(l); });
   bool busyProducer =
-      copiesPerStage > 2 || (!outer && deferred) ||
+      copiesPerStage > 2 || (!outer && (deferred || llvm::any_of(loops, hasPredicatedMma))) ||
       (outer && !(perTile && outerDivisions <= kLightDivisions && boxesPerStage <= kLightBoxes));
   PipelineRegisters regs = pipelineRegisters(C, busyProducer);
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
@@ -1125,7 +1168,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     // k - 1's scaled add runs, then block k's product is carried on, as
     // examples/matmul_fp8.tile's matmul_fp8_block): its wait moves to that
     // first read, so the work before it runs while the tensor cores do.
-    if (!deferred && loopMmas.size() == 1) {
+    bool predicated = hasPredicatedMma(forOp);
+    if (!deferred && loopMmas.size() == 1 && !predicated) {
       tile::MmaOp mma = loopMmas.front();
       Block *body = forOp.getBody();
       Operation *firstRead = nullptr;
@@ -1179,7 +1223,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     // loop: that waits for both warpgroups, which the turns would hold apart.)
     bool copiesOperands = !forOp.getBody()->getOps<tile::SharedCopyOp>().empty();
     if (C == 2 && !deferred && !loopMmas.empty() && mmaBound(forOp) && !copiesOperands &&
-        !sequence) {
+        !sequence && !predicated) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(forOp);
       Value own = e.sub(wg, e.i32(1)); // 0 or 1

@@ -321,6 +321,9 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "the accumulator must be f32";
   if (getTf32() && !e.isF32())
     return emitOpError() << "tf32 needs f32 operands";
+  if (getPred() && e.isF32())
+    return emitOpError() << "a predicated mma needs f16, bf16 or f8 operands (the tensor-core "
+                            "pipeline's)";
   if (getType() != c)
     return emitOpError() << "result type must be the accumulator type";
   return success();

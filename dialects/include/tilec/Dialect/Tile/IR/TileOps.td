@@ -357,15 +357,23 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
     `tf32`, on the tensor cores with the operands rounded to TF32 (10-bit
     mantissa).
 
+    With `if %pred` the product is taken only where `pred` holds (the
+    result is `acc` otherwise): tile-stage-shared makes
+    `if c { acc = mma(a, b, acc); }` one (a block-sparse loop skips the
+    tensor-core work of its empty blocks), and the mma lowerings issue the
+    product in a branch on `pred` as lane 0 of each warp holds it.
+
     ```mlir
     %d = tile.mma %a, %b, %c : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
     %e = tile.mma %x, %y, %c {tf32} : tensor<128x32xf32>, tensor<32x128xf32>, tensor<128x128xf32>
+    %f = tile.mma %a, %b, %c if %nonzero : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
     ```
   }];
-  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$acc, UnitAttr:$tf32);
+  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$acc, Optional<I1>:$pred,
+                       UnitAttr:$tf32);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+    $a `,` $b `,` $acc (`if` $pred^)? attr-dict `:` type($a) `,` type($b) `,` type($acc)
   }];
   let hasVerifier = 1;
 }
