@@ -1208,6 +1208,55 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
           });
       }
     }
+    // Two mmas whose second only feeds the next iteration (attention's
+    // O += P V, carried): its group stays in flight into the next iteration,
+    // whose first mma (S = Q K^T) is issued behind it and waited for with it
+    // (tile.wgmma_wait over S and the carried accumulator, so that no read of
+    // either moves above the wait). The two mmas of a turn at the tensor
+    // cores then have no wait between them, and the stage of the iteration
+    // before is released after that wait, as an accumulating loop's is.
+    Operation *carriedWait = nullptr;
+    if (!deferred && loopMmas.size() == 2 &&
+        forOp.getBody()->getOps<tile::SharedCopyOp>().empty()) {
+      tile::MmaOp first = loopMmas.front(), last = loopMmas.back();
+      Block *body = forOp.getBody();
+      auto isF32 = [](Value v) {
+        return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+      };
+      // While both are in flight a thread holds S, the accumulator and the
+      // last mma's register operand (P) at once, beside what the loop
+      // carries and the addresses: where that leaves less than 32 of the
+      // consumers' registers, ptxas serializes the wgmmas (C7511, C7512:
+      // attention at D = 64 with BN = 256, 224 of 216; with three consumer
+      // warpgroups and BN = 128, 128 of 152).
+      int64_t threads = 128 * C;
+      bool fits = tileRegisters(first.getResult(), threads) +
+                      tileRegisters(last.getResult(), threads) +
+                      tileRegisters(last.getA(), threads) + 32 <=
+                  consumerRegs;
+      if (fits && last->hasOneUse() && isa<scf::YieldOp>(*last->getUsers().begin()) &&
+          isF32(first.getResult()) && isF32(last.getResult())) {
+        Value carried = forOp.getRegionIterArg(last->getUses().begin()->getOperandNumber());
+        auto afterFirst = [&](OpOperand &use) {
+          Operation *at = body->findAncestorOpInBlock(*use.getOwner());
+          return at && first->isBeforeInBlock(at);
+        };
+        if (llvm::all_of(carried.getUses(), afterFirst)) {
+          OpBuilder::InsertionGuard g(b);
+          first->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(-1));
+          last->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(-1));
+          b.setInsertionPointAfter(first);
+          SmallVector<Value> tiles{first.getResult(), carried};
+          auto waited = tile::WgmmaWaitOp::create(b, loc, tiles, /*pending=*/0);
+          for (auto [v, w] : llvm::zip(tiles, waited.getResults()))
+            v.replaceUsesWithIf(w, [&](OpOperand &use) {
+              return use.getOwner() != waited.getOperation() && afterFirst(use);
+            });
+          carriedWait = waited;
+        }
+      }
+    }
+    bool inFlight = deferred || carriedWait;
     // Two consumer warpgroups with several dependent mmas per iteration
     // (attention: S = QK^T, softmax, O += PV) take turns at the tensor cores,
     // so that one's softmax runs while the other's wgmmas do: a turn runs
@@ -1272,13 +1321,17 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       // 0's arrival releases the stage for the whole warp: the warp meets
       // first, so its reads come before the release (compute-sanitizer's
       // racecheck saw the producer's next copy race with the other lanes'
-      // reads without it).
+      // reads without it). With the last mma in flight into the next
+      // iteration, the stage before is released right after the wait for
+      // both, before the rest of the iteration's work.
       b.setInsertionPoint(forOp.getBody()->getTerminator());
+      if (carriedWait)
+        b.setInsertionPointAfter(carriedWait);
       bool threadsRead = false;
       forOp.walk([&](tile::ConvertLayoutOp c) { threadsRead |= tile::readsStage(c); });
       if (threadsRead)
         NVVM::SyncWarpOp::create(b, loc, e.i32(-1));
-      if (!deferred) {
+      if (!inFlight) {
         e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); });
       } else {
         e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), e.eq(lane, e.i32(0))),
@@ -1310,7 +1363,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       if (perTile) {
         if (residentAfterLoop)
           b.setInsertionPoint(outer.getBody()->getTerminator());
-        else if (!deferred)
+        else if (!inFlight)
           b.setInsertionPointAfter(forOp);
         e.ifThen(e.eq(lane, e.i32(0)), [&] {
           NVVM::MBarrierArriveOp::create(b, loc, Type(),
