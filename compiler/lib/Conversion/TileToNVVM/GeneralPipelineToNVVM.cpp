@@ -1216,7 +1216,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     // cores then have no wait between them, and the stage of the iteration
     // before is released after that wait, as an accumulating loop's is.
     Operation *carriedWait = nullptr;
-    if (!deferred && loopMmas.size() == 2 &&
+    if (!deferred && loopMmas.size() == 2 && !predicated &&
         forOp.getBody()->getOps<tile::SharedCopyOp>().empty()) {
       tile::MmaOp first = loopMmas.front(), last = loopMmas.back();
       Block *body = forOp.getBody();
