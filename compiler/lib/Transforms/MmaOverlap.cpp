@@ -231,8 +231,8 @@ bool tilec::onlyAccumulates(scf::ForOp loop) {
   auto mmas = loop.getBody()->getOps<tile::MmaOp>();
   return !mmas.empty() && llvm::all_of(mmas, [&](tile::MmaOp mma) {
     auto arg = dyn_cast<BlockArgument>(mma.getAcc());
-    return !mma.getPred() && mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) &&
-           arg && arg.getOwner() == loop.getBody();
+    return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
+           arg.getOwner() == loop.getBody();
   });
 }
 
@@ -266,4 +266,53 @@ bool tilec::mmaBound(scf::ForOp loop) {
     otherCycles += double(elements) / (mufu ? 16 : 128);
   }
   return mmaCycles >= otherCycles;
+}
+
+// (predicateMmas: MmaOverlap.h.)
+void tilec::predicateMmas(func::FuncOp func) {
+  SmallVector<scf::IfOp> ifs;
+  func.walk<WalkOrder::PostOrder>([&](scf::IfOp op) { ifs.push_back(op); });
+  for (scf::IfOp ifOp : ifs) {
+    if (ifOp.getNumResults() == 0 || !ifOp.elseBlock() ||
+        ifOp.elseBlock()->getOperations().size() != 1)
+      continue;
+    Block *then = ifOp.thenBlock();
+    auto outside = [&](Value v) { return !ifOp->isAncestor(v.getParentBlock()->getParentOp()); };
+    bool fits = true, products = false;
+    for (auto [t, e] : llvm::zip(ifOp.thenYield().getOperands(), ifOp.elseYield().getOperands())) {
+      auto mma = t.getDefiningOp<tile::MmaOp>();
+      Type elem = mma ? mma.getA().getType().getElementType() : Type();
+      if (mma && mma->getBlock() == then && mma.getAcc() == e && outside(e) &&
+          mma->hasOneUse() && (elem.isBF16() || elem.isF16() || tile::isFloat8(elem)))
+        products = true;
+      else
+        fits &= t == e && outside(t);
+    }
+    for (Operation &op : then->without_terminator()) {
+      if (isa<tile::MmaOp>(op))
+        continue; // a yielded product, or another (then !fits above)
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      fits &= op.getNumRegions() == 0 &&
+              (isMemoryEffectFree(&op) ||
+               (effects && effects.onlyHasEffect<MemoryEffects::Read>()));
+    }
+    for (tile::MmaOp mma : then->getOps<tile::MmaOp>())
+      fits &= mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin());
+    if (!fits || !products)
+      continue;
+    Value cond = ifOp.getCondition();
+    for (Operation &op : llvm::make_early_inc_range(then->without_terminator())) {
+      op.moveBefore(ifOp);
+      if (auto mma = dyn_cast<tile::MmaOp>(op)) {
+        Value pred = cond;
+        if (Value inner = mma.getPred()) {
+          OpBuilder b(mma);
+          pred = arith::AndIOp::create(b, mma.getLoc(), cond, inner);
+        }
+        mma.getPredMutable().assign(pred);
+      }
+    }
+    ifOp.replaceAllUsesWith(ifOp.thenYield().getOperands());
+    ifOp.erase();
+  }
 }

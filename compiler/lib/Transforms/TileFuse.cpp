@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Transforms/Passes.h"
+#include "tilec/Transforms/MmaOverlap.h"
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
@@ -374,6 +375,12 @@ static void fuseMmaInit(scf::ForOp loop) {
 
 struct TileFusePass : tilec::impl::TileFuseBase<TileFusePass> {
   void runOnOperation() override {
+    // `if c { acc = mma(..) }` as a predicated mma first, so that the loop
+    // below is seen as the accumulating loop it is.
+    getOperation().walk([](func::FuncOp func) {
+      if (func->hasAttr(tile::kKernelAttrName))
+        predicateMmas(func);
+    });
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseBroadcastOfLoad, SinkCastBelowBroadcast, RematerializeIndexBroadcast>(
         &getContext());

@@ -460,64 +460,6 @@ struct TileStageSharedPass
     }
   }
 
-  /// An `if` around tensor-core mmas, `if c { acc = mma(a, b, acc); }`,
-  /// becomes mmas predicated on c (tile.mma ... if %c) at the `if`'s place,
-  /// so that the pipeline planner sees them in their loop: where the `if`
-  /// yields mma results whose accumulators its else yields unchanged (from
-  /// outside the `if`), its other results unchanged too, and its
-  /// then-block has no effect but reads. That work then runs whatever c is
-  /// (the operands' loads are staged every iteration; a load is padded
-  /// where it lies outside its tensor); only the products are skipped. An
-  /// `if` in an `if` gives the conjunction. Other forms keep their `if`
-  /// (and the planner's error). f32 products on the CUDA cores keep theirs.
-  static void predicateMmas(func::FuncOp func) {
-    SmallVector<scf::IfOp> ifs;
-    func.walk<WalkOrder::PostOrder>([&](scf::IfOp op) { ifs.push_back(op); });
-    for (scf::IfOp ifOp : ifs) {
-      if (ifOp.getNumResults() == 0 || !ifOp.elseBlock() ||
-          ifOp.elseBlock()->getOperations().size() != 1)
-        continue;
-      Block *then = ifOp.thenBlock();
-      auto outside = [&](Value v) { return !ifOp->isAncestor(v.getParentBlock()->getParentOp()); };
-      bool fits = true, products = false;
-      for (auto [t, e] : llvm::zip(ifOp.thenYield().getOperands(), ifOp.elseYield().getOperands())) {
-        auto mma = t.getDefiningOp<tile::MmaOp>();
-        Type elem = mma ? mma.getA().getType().getElementType() : Type();
-        if (mma && mma->getBlock() == then && mma.getAcc() == e && outside(e) &&
-            mma->hasOneUse() && (elem.isBF16() || elem.isF16() || tile::isFloat8(elem)))
-          products = true;
-        else
-          fits &= t == e && outside(t);
-      }
-      for (Operation &op : then->without_terminator()) {
-        if (isa<tile::MmaOp>(op))
-          continue; // a yielded product, or another (then !fits above)
-        auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-        fits &= op.getNumRegions() == 0 &&
-                (isMemoryEffectFree(&op) ||
-                 (effects && effects.onlyHasEffect<MemoryEffects::Read>()));
-      }
-      for (tile::MmaOp mma : then->getOps<tile::MmaOp>())
-        fits &= mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin());
-      if (!fits || !products)
-        continue;
-      Value cond = ifOp.getCondition();
-      for (Operation &op : llvm::make_early_inc_range(then->without_terminator())) {
-        op.moveBefore(ifOp);
-        if (auto mma = dyn_cast<tile::MmaOp>(op)) {
-          Value pred = cond;
-          if (Value inner = mma.getPred()) {
-            OpBuilder b(mma);
-            pred = arith::AndIOp::create(b, mma.getLoc(), cond, inner);
-          }
-          mma.getPredMutable().assign(pred);
-        }
-      }
-      ifOp.replaceAllUsesWith(ifOp.thenYield().getOperands());
-      ifOp.erase();
-    }
-  }
-
   /// At most the stages a loop of a constant trip count fills (at least
   /// two): a loop of one iteration (a wrapped mma) needs no ring of four.
   static int64_t stagesUsed(scf::ForOp loop) {
@@ -955,8 +897,9 @@ struct TileStageSharedPass
     bool alternate = false;
     if (auto asked = func->getAttrOfType<IntegerAttr>(tile::kAlternateAttrName);
         tma && asked && asked.getInt() == 1) {
+      bool predicated = llvm::any_of(loops, hasPredicatedMma);
       if (!outer || !pureAccumulation || !chained.empty() || (BM != 64 && BM != 128) ||
-          accElems / 128 > 128)
+          accElems / 128 > 128 || predicated)
         return mmas.front().emitError()
                << "kernel '" << name << "': @launch(pingpong = 1) needs a persistent kernel "
                   "(the mma loop in an outer 'for') whose loop only accumulates (acc = mma(a, "
@@ -964,6 +907,7 @@ struct TileStageSharedPass
                   "(BM x BN <= 16384 f32); this one has "
                << (!outer ? std::string("no outer loop")
                    : !pureAccumulation ? std::string("other work on the mma results in the loop")
+                   : predicated        ? std::string("an mma in an 'if'")
                    : !chained.empty()  ? std::string("an mma after the mma loop")
                                        : "a " + std::to_string(BM) + " x " +
                                              std::to_string(accElems / BM) + " tile");

@@ -24,6 +24,7 @@
 #ifndef TILEC_TRANSFORMS_MMAOVERLAP_H
 #define TILEC_TRANSFORMS_MMAOVERLAP_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -61,6 +62,20 @@ struct MmaOverlap {
 /// the form above.
 std::optional<MmaOverlap> planMmaOverlap(mlir::scf::ForOp loop, int64_t threads);
 
+/// An `if` around tensor-core mmas, `if c { acc = mma(a, b, acc); }`,
+/// becomes mmas predicated on c (tile.mma ... if %c) at the `if`'s place,
+/// so that tile-fuse and the pipeline planner see them in their loop:
+/// where the `if` yields mma results whose accumulators its else yields
+/// unchanged (from outside the `if`), its other results unchanged too,
+/// and its then-block has no effect but reads. That work then runs
+/// whatever c is (the operands' loads are staged every iteration; a load
+/// is padded where it lies outside its tensor); only the products are
+/// skipped. An `if` in an `if` gives the conjunction. Other forms keep
+/// their `if` (and the planner's error), and so do f32 products on the
+/// CUDA cores. tile-fuse runs it first, tile-stage-shared again (for IR
+/// that skipped tile-fuse).
+void predicateMmas(mlir::func::FuncOp func);
+
 /// Whether the mmas of `loop` take at least as long as its other tile work,
 /// estimated per iteration and SM: wgmma at 4096 flops a cycle (bf16/f16
 /// dense), other tile work at 128 elements a cycle, transcendentals (MUFU)
@@ -75,15 +90,15 @@ bool mmaBound(mlir::scf::ForOp loop);
 /// Whether every mma of `loop` only accumulates into what the loop carries
 /// (acc = mma(a, b, acc), the matmul form), and there is one: the pipeline
 /// then keeps a batch of wgmmas in flight across iterations, releases a
-/// stage one iteration late, and may alternate warpgroups over tiles. Not
-/// with a predicated mma (`if c { acc = mma(..) }`): an iteration that
-/// skips its product commits no group, so it could not release the stage
-/// before it one iteration late.
+/// stage one iteration late, and may alternate warpgroups over tiles. So
+/// does a predicated mma (`if c { acc = mma(..) }`); an iteration that
+/// skips its product commits no group and waits for all (WgmmaLowering),
+/// so the stage before it may still be released one iteration late.
 bool onlyAccumulates(mlir::scf::ForOp loop);
 
 /// Whether an mma of `loop`'s body has a predicate (tile.mma ... if %c):
-/// such a product is issued and waited for in its branch, with no wait
-/// moved, ping-pong turn or overlap around it.
+/// such a product is issued in its branch, with no wait moved, ping-pong
+/// turn, alternation of warpgroups or overlap around it.
 bool hasPredicatedMma(mlir::scf::ForOp loop);
 
 /// A warp-specialized pipeline's registers per thread (setmaxnreg) for its

@@ -58,12 +58,16 @@ struct PredicatedBranch {
     return {branch};
   }
 
-  /// The mma's value: `product` where it ran, `acc` where it did not.
-  Value end(ConversionPatternRewriter &rewriter, Location loc, Value product, Value acc) {
+  /// The mma's value: `product` where it ran, `acc` where it did not
+  /// (after `orElse`, when given).
+  Value end(ConversionPatternRewriter &rewriter, Location loc, Value product, Value acc,
+            llvm::function_ref<void()> orElse = {}) {
     if (!branch)
       return product;
     scf::YieldOp::create(rewriter, loc, product);
     rewriter.setInsertionPointToStart(branch.elseBlock());
+    if (orElse)
+      orElse();
     scf::YieldOp::create(rewriter, loc, acc);
     rewriter.setInsertionPointAfter(branch);
     return branch.getResult(0);
@@ -241,15 +245,21 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     // A pure accumulation keeps this group in flight (the pipeline waits
     // for it after the loop, see lowerGeneralPipeline); the overlap's mmas
     // are waited for by tile.wgmma_wait.
-    // (A predicated mma is waited for in its branch.)
     int64_t pending = 0;
-    if (auto attr = op->getAttrOfType<IntegerAttr>(kWgmmaWaitAttrName); attr && !branch.branch)
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kWgmmaWaitAttrName))
       pending = attr.getInt();
     if (pending >= 0)
       NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(pending));
+    // A predicated mma of an accumulating loop that skips its product
+    // commits no group: it waits for them all, so that the stage the
+    // pipeline releases next (the iteration before's) is read out.
     rewriter.replaceOp(op, branch.end(rewriter, loc,
                                       fromWgmmaStructs(rewriter, loc, accs, resultTy, partFields),
-                                      adaptor.getAcc()));
+                                      adaptor.getAcc(), [&] {
+                                        if (pending > 0)
+                                          NVVM::WgmmaWaitGroupSyncOp::create(
+                                              rewriter, loc, rewriter.getI64IntegerAttr(0));
+                                      }));
     return success();
   }
 };
