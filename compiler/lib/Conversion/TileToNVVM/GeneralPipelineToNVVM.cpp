@@ -702,6 +702,67 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   if (varying)
     roots.push_back({SmallVector<Value>(forOp->getOperands()), staged.front().o.load,
                      "the bounds of an mma loop inside an outer loop"});
+  // A loop whose staged tiles feed only mmas predicated on one flag (a
+  // block-sparse loop, `if c { acc = mma(load(..), load(..), acc); }`): the
+  // producer computes the flag too, and where it fails arrives on the
+  // stage's full barrier without copying (the consumers skip the products
+  // and release the stage unread). With TMA, not in a pair of programs,
+  // and where the producer can compute the flag (scalar code over scalar
+  // loads of tensors the kernel does not write, the loop variable).
+  DenseMap<Operation *, Value> skipFlags;
+  auto replayable = [&](Value flag) {
+    SmallVector<Value> work{flag};
+    DenseSet<Operation *> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (llvm::any_of(loops, [&](scf::ForOp l) {
+              return arg.getOwner() == l.getBody() && arg != l.getInductionVar();
+            }) || (outer && arg.getOwner() == outer.getBody() && arg != outer.getInductionVar()))
+          return false;
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      bool inside = llvm::any_of(loops, [&](scf::ForOp l) { return def->getBlock() == l.getBody(); }) ||
+                    (outer && def->getBlock() == outer.getBody());
+      if (!inside || !seen.insert(def).second)
+        continue;
+      if (!producerCanReplay(def, writtenParams))
+        return false;
+      def->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          if (!def->isAncestor(operand.getParentRegion()->getParentOp()))
+            work.push_back(operand);
+      });
+    }
+    return true;
+  };
+  if (!async && !mc)
+    for (scf::ForOp l : loops) {
+      Value flag;
+      bool only = true, any = false;
+      for (Staged &st : staged) {
+        if (st.resident || st.loop != l)
+          continue;
+        any = true;
+        for (Operation *user : st.chain.back()->getResult(0).getUsers()) {
+          SmallVector<Operation *> uses{user};
+          if (isa<tile::PermuteOp>(user))
+            uses.assign(user->getUsers().begin(), user->getUsers().end());
+          for (Operation *u : uses) {
+            auto mma = dyn_cast<tile::MmaOp>(u);
+            only &= mma && mma.getPred() && (!flag || mma.getPred() == flag);
+            if (only)
+              flag = mma.getPred();
+          }
+        }
+      }
+      if (any && only && flag && replayable(flag)) {
+        skipFlags[l] = flag;
+        roots.push_back({SmallVector<Value>{flag}, staged.front().o.load,
+                         "the flag of an mma in an 'if'"});
+      }
+    }
   for (Root &root : roots) {
     SmallVector<Value> &work = root.work;
     tile::LoadOp at = root.at;
@@ -1035,7 +1096,24 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(S), s64)), parity,
                                             e.i32(10000000));
       Value stage = e.gep(smem, e.add(e.i64(ringOffset), e.mul(s64, e.i64(stageBytes))));
+      Value flag = skipFlags.lookup(mmaLoop);
+      if (!flag) {
+        copyInto(o, i, stage, barrierAt(s64), /*resident=*/false, mmaLoop);
+        continue;
+      }
+      IRMapping map = outerMap;
+      map.map(mmaLoop.getInductionVar(), ivAt(innerCount, i));
+      for (Operation &op : mmaLoop.getBody()->without_terminator())
+        if (slice.contains(&op))
+          b.clone(op, map);
+      auto branch = scf::IfOp::create(b, loc, TypeRange{}, map.lookupOrDefault(flag),
+                                      /*addElseBlock=*/true);
+      b.setInsertionPointToStart(branch.thenBlock());
       copyInto(o, i, stage, barrierAt(s64), /*resident=*/false, mmaLoop);
+      b.setInsertionPointToStart(branch.elseBlock());
+      e.ifThen(e.eq(tid, e.i32(0)), [&] {
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(s64), Value());
+      });
     }
     b.setInsertionPoint(exitBlock, exitPoint);
     // In a pair: wait for the other program's last releases (the ring ran
