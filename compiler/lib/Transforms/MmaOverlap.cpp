@@ -231,8 +231,13 @@ bool tilec::onlyAccumulates(scf::ForOp loop) {
   auto mmas = loop.getBody()->getOps<tile::MmaOp>();
   return !mmas.empty() && llvm::all_of(mmas, [&](tile::MmaOp mma) {
     auto arg = dyn_cast<BlockArgument>(mma.getAcc());
+    // (A predicated one only from zeros: an accumulator the loop starts
+    // from computed registers, passed on where the product is skipped,
+    // made ptxas serialize the wgmmas, C7515.)
     return mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin()) && arg &&
-           arg.getOwner() == loop.getBody();
+           arg.getOwner() == loop.getBody() &&
+           (!mma.getPred() ||
+            matchPattern(loop.getInitArgs()[arg.getArgNumber() - 1], m_AnyZeroFloat()));
   });
 }
 
