@@ -710,32 +710,40 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   // and where the producer can compute the flag (scalar code over scalar
   // loads of tensors the kernel does not write, the loop variable).
   DenseMap<Operation *, Value> skipFlags;
-  auto replayable = [&](Value flag) {
-    SmallVector<Value> work{flag};
-    DenseSet<Operation *> seen;
+  // Adds to `into` the ops of the loops' bodies (and the outer loop's) that
+  // `work`'s values are computed by; says which value stops the producer
+  // from computing them again: one the loops carry, or one it cannot
+  // replay (producerCanReplay).
+  enum class Replay { ok, carried, unreplayable };
+  auto collectSlice = [&](SmallVector<Value> work, SetVector<Operation *> &into) {
     while (!work.empty()) {
       Value v = work.pop_back_val();
       if (auto arg = dyn_cast<BlockArgument>(v)) {
-        if (llvm::any_of(loops, [&](scf::ForOp l) {
-              return arg.getOwner() == l.getBody() && arg != l.getInductionVar();
-            }) || (outer && arg.getOwner() == outer.getBody() && arg != outer.getInductionVar()))
-          return false;
+        bool carried = llvm::any_of(loops, [&](scf::ForOp l) {
+                         return arg.getOwner() == l.getBody() && arg != l.getInductionVar();
+                       }) ||
+                       (outer && arg.getOwner() == outer.getBody() &&
+                        arg != outer.getInductionVar());
+        if (carried)
+          return Replay::carried;
         continue;
       }
       Operation *def = v.getDefiningOp();
       bool inside = llvm::any_of(loops, [&](scf::ForOp l) { return def->getBlock() == l.getBody(); }) ||
                     (outer && def->getBlock() == outer.getBody());
-      if (!inside || !seen.insert(def).second)
+      if (!inside || into.contains(def))
         continue;
       if (!producerCanReplay(def, writtenParams))
-        return false;
+        return Replay::unreplayable;
+      into.insert(def);
+      // The values it uses, its regions' too (those made outside them).
       def->walk([&](Operation *inner) {
         for (Value operand : inner->getOperands())
           if (!def->isAncestor(operand.getParentRegion()->getParentOp()))
             work.push_back(operand);
       });
     }
-    return true;
+    return Replay::ok;
   };
   if (!async && !mc)
     for (scf::ForOp l : loops) {
@@ -757,47 +765,23 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
           }
         }
       }
-      if (any && only && flag && replayable(flag)) {
+      SetVector<Operation *> flagSlice;
+      if (any && only && flag && collectSlice({flag}, flagSlice) == Replay::ok) {
         skipFlags[l] = flag;
         roots.push_back({SmallVector<Value>{flag}, staged.front().o.load,
                          "the flag of an mma in an 'if'"});
       }
     }
   for (Root &root : roots) {
-    SmallVector<Value> &work = root.work;
-    tile::LoadOp at = root.at;
-    const char *what = root.what;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      if (auto arg = dyn_cast<BlockArgument>(v)) {
-        bool carried = llvm::any_of(loops, [&](scf::ForOp l) {
-                         return arg.getOwner() == l.getBody() && arg != l.getInductionVar();
-                       }) ||
-                       (outer && arg.getOwner() == outer.getBody() &&
-                        arg != outer.getInductionVar());
-        if (carried)
-          return at.emitError()
-                 << what << " may depend on the loop variable but not on values the loop "
-                            "carries";
-        continue;
-      }
-      Operation *def = v.getDefiningOp();
-      bool inside = llvm::any_of(loops, [&](scf::ForOp l) { return def->getBlock() == l.getBody(); }) ||
-                    (outer && def->getBlock() == outer.getBody());
-      if (!inside || slice.contains(def))
-        continue;
-      if (!producerCanReplay(def, writtenParams))
-        return at.emitError()
-               << what << " must be computed from scalars (and scalar loads from tensors the "
-                          "kernel does not write)";
-      slice.insert(def);
-      // The values it uses, its regions' too (those made outside them).
-      def->walk([&](Operation *inner) {
-        for (Value operand : inner->getOperands())
-          if (!def->isAncestor(operand.getParentRegion()->getParentOp()))
-            work.push_back(operand);
-      });
-    }
+    Replay r = collectSlice(root.work, slice);
+    if (r == Replay::carried)
+      return root.at.emitError() << root.what
+                                 << " may depend on the loop variable but not on values the "
+                                    "loop carries";
+    if (r == Replay::unreplayable)
+      return root.at.emitError() << root.what
+                                 << " must be computed from scalars (and scalar loads from "
+                                    "tensors the kernel does not write)";
   }
   // The outer loop's part of the positions, made once per outer iteration
   // (at the top of the producer's outer loop): it may hold 64-bit
