@@ -1417,16 +1417,41 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         // read of them (the epilogue's casts) is moved above it: ptxas would
         // serialize every wgmma of the loop (C7514).
         b.setInsertionPointAfter(forOp);
-        SmallVector<Value> accs;
+        SmallVector<Value> accs, inits;
         auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
         for (auto [pos, v] : llvm::enumerate(yield.getOperands()))
-          if (v.getDefiningOp<tile::MmaOp>())
+          if (v.getDefiningOp<tile::MmaOp>()) {
             accs.push_back(forOp.getResult(pos));
-        auto waited = tile::WgmmaWaitOp::create(b, loc, accs, /*pending=*/0);
-        for (auto [acc, w] : llvm::zip(accs, waited.getResults()))
-          acc.replaceAllUsesExcept(w, waited);
+            inits.push_back(forOp.getInitArgs()[pos]);
+          }
+        Value ran;
+        // In an outer loop of a constant trip count LLVM put the copies of a
+        // loop of no iterations (its starting accumulators) before this
+        // wait, on their own path into it, and ptxas serialized the loop's
+        // wgmmas (C7515). There the wait runs only where the loop did, and
+        // that path joins after it with the starting values. (Not
+        // elsewhere: in matmul_tn and grouped_mm_persistent the branch made
+        // ptxas spill 724 and 72 bytes.)
+        auto constant = [](Value v) { return getConstantIntValue(v).has_value(); };
+        if (outer && llvm::all_of(outer->getOperands().take_front(3), constant)) {
+          ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
+          auto guard = scf::IfOp::create(
+              b, loc, ran,
+              [&](OpBuilder &tb, Location l) {
+                auto waited = tile::WgmmaWaitOp::create(tb, l, accs, /*pending=*/0);
+                scf::YieldOp::create(tb, l, waited.getResults());
+              },
+              [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, inits); });
+          for (auto [acc, w] : llvm::zip(accs, guard.getResults()))
+            acc.replaceUsesWithIf(w, [&](OpOperand &use) { return !guard->isAncestor(use.getOwner()); });
+        } else {
+          auto waited = tile::WgmmaWaitOp::create(b, loc, accs, /*pending=*/0);
+          for (auto [acc, w] : llvm::zip(accs, waited.getResults()))
+            acc.replaceAllUsesExcept(w, waited);
+        }
         Value last = ringIteration(e.sub(trips32, e.i32(1)));
-        Value ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
+        if (!ran)
+          ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
         e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))),
                  [&] { arriveEmpty(last); });
         // Alternating warpgroups: this tile's stages are all waited for; the
