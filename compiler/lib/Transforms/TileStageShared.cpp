@@ -90,7 +90,6 @@ struct TileStageSharedPass
         if (cvt.wasInterrupted())
           return signalPassFailure();
       }
-      predicateMmas(func);
       loopStandaloneMma(func);
       SmallVector<tile::MmaOp> mmas;
       func.walk([&](tile::MmaOp op) { mmas.push_back(op); });

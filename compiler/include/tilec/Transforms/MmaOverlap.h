@@ -72,8 +72,7 @@ std::optional<MmaOverlap> planMmaOverlap(mlir::scf::ForOp loop, int64_t threads)
 /// is padded where it lies outside its tensor); only the products are
 /// skipped. An `if` in an `if` gives the conjunction. Other forms keep
 /// their `if` (and the planner's error), and so do f32 products on the
-/// CUDA cores. tile-fuse runs it first, tile-stage-shared again (for IR
-/// that skipped tile-fuse).
+/// CUDA cores. tile-fuse runs it, before tile-stage-shared plans.
 void predicateMmas(mlir::func::FuncOp func);
 
 /// Whether the mmas of `loop` take at least as long as its other tile work,

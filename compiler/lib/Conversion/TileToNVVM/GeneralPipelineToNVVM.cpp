@@ -23,23 +23,27 @@ using namespace mlir;
 using namespace tilec;
 using namespace tilec::mma;
 
-/// The warpgroup index of thread `tid`, made visibly warp-uniform (a
-/// shuffle from lane 0) so that ptxas does not treat wgmma code as divergent.
-Value tilec::mma::warpgroupIndex(Emit &e, Value tid) {
-  return NVVM::ShflOp::create(e.b, e.loc, e.b.getI32Type(), e.i32(-1),
-                              e.divu(tid, e.i32(128)), e.i32(0), e.i32(0x1f),
+/// `v` (i32) as lane 0 of the warp holds it: visibly warp-uniform (a
+/// shuffle), so that ptxas does not treat the wgmma code it steers as
+/// divergent (wgmma and its fence, commit and wait are .aligned).
+static Value fromLane0(Emit &e, Value v) {
+  return NVVM::ShflOp::create(e.b, e.loc, e.b.getI32Type(), e.i32(-1), v, e.i32(0), e.i32(0x1f),
                               NVVM::ShflKindAttr::get(e.b.getContext(), NVVM::ShflKind::idx),
                               UnitAttr());
+}
+
+/// The warpgroup index of thread `tid`, made visibly warp-uniform.
+Value tilec::mma::warpgroupIndex(Emit &e, Value tid) {
+  return fromLane0(e, e.divu(tid, e.i32(128)));
 }
 
 namespace {
 
 /// The branch of a predicated mma (tile.mma ... if %pred): the product is
 /// emitted in its then-block, the accumulator passes through its else.
-/// The predicate is taken from lane 0 by a shuffle: wgmma, its fence and
-/// the warpgroup's commit and wait are .aligned, so ptxas must see every
-/// thread of a warp take the branch together (it cannot prove a loaded
-/// flag uniform). `begin` returns a null branch for an mma without one.
+/// The predicate is taken from lane 0 (fromLane0): ptxas must see every
+/// thread of a warp take the branch together, and cannot prove a loaded
+/// flag uniform. `begin` returns a null branch for an mma without one.
 struct PredicatedBranch {
   scf::IfOp branch;
 
@@ -48,10 +52,8 @@ struct PredicatedBranch {
     if (!op.getPred())
       return {};
     Emit e{rewriter, loc};
-    Value word = arith::ExtUIOp::create(rewriter, loc, rewriter.getI32Type(), pred);
-    Value lane0 = NVVM::ShflOp::create(
-        rewriter, loc, rewriter.getI32Type(), e.i32(-1), word, e.i32(0), e.i32(0x1f),
-        NVVM::ShflKindAttr::get(rewriter.getContext(), NVVM::ShflKind::idx), UnitAttr());
+    Value lane0 =
+        fromLane0(e, arith::ExtUIOp::create(rewriter, loc, rewriter.getI32Type(), pred));
     auto branch = scf::IfOp::create(rewriter, loc, TypeRange{resultType}, e.ne(lane0, e.i32(0)),
                                     /*addThenBlock=*/true, /*addElseBlock=*/true);
     rewriter.setInsertionPointToStart(branch.thenBlock());
@@ -753,23 +755,17 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         if (st.resident || st.loop != l)
           continue;
         any = true;
-        for (Operation *user : st.chain.back()->getResult(0).getUsers()) {
-          SmallVector<Operation *> uses{user};
-          if (isa<tile::PermuteOp>(user))
-            uses.assign(user->getUsers().begin(), user->getUsers().end());
-          for (Operation *u : uses) {
-            auto mma = dyn_cast<tile::MmaOp>(u);
-            only &= mma && mma.getPred() && (!flag || mma.getPred() == flag);
-            if (only)
-              flag = mma.getPred();
-          }
+        for (OpOperand &use : st.chain.back()->getResult(0).getUses()) {
+          tile::MmaOp mma = tile::mmaOfOperand(use);
+          only &= mma && mma.getPred() && (!flag || mma.getPred() == flag);
+          if (only)
+            flag = mma.getPred();
         }
       }
       SetVector<Operation *> flagSlice;
       if (any && only && flag && collectSlice({flag}, flagSlice) == Replay::ok) {
         skipFlags[l] = flag;
-        roots.push_back({SmallVector<Value>{flag}, staged.front().o.load,
-                         "the flag of an mma in an 'if'"});
+        slice.insert(flagSlice.begin(), flagSlice.end());
       }
     }
   for (Root &root : roots) {
@@ -1015,8 +1011,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   // carries (the matmul): then WgmmaLowering keeps one group in flight
   // (below). Such consumers need no more than 200 registers, and their
   // producer spilled at 72 (A^T B at 128 x 128: 116 bytes in ptxas; the
-  // plain product with a carried scalar: 92; a predicated product, the
-  // block-sparse loop: 84).
+  // plain product with a carried scalar: 92). So did a loop of predicated
+  // products waited for in their branch (block_sparse in that form: 84),
+  // as one that starts from computed registers still is.
   bool deferred = llvm::all_of(loops, [](scf::ForOp l) { return onlyAccumulates(l); });
   bool busyProducer =
       copiesPerStage > 2 || (!outer && (deferred || llvm::any_of(loops, hasPredicatedMma))) ||

@@ -446,15 +446,24 @@ PermuteOp tilec::tile::transposeOf(Value v) {
   return perm.size() == 2 && perm[0] == 1 && perm[1] == 0 ? permute : PermuteOp();
 }
 
+/// The a or b operand of an mma that `use` is, directly or through a
+/// transpose whose only use it is; null for any other use (the
+/// accumulator among them).
+static OpOperand *mmaOperandUse(OpOperand &use) {
+  OpOperand *at = &use;
+  if (Operation *user = use.getOwner(); isa<PermuteOp>(user) && user->hasOneUse())
+    at = &*user->getUses().begin();
+  return isa<MmaOp>(at->getOwner()) && at->getOperandNumber() < 2 ? at : nullptr;
+}
+
 int tilec::tile::mmaOperandPlace(OpOperand &use) {
-  Operation *user = use.getOwner();
-  if (isa<MmaOp>(user))
-    return use.getOperandNumber() < 2 ? int(use.getOperandNumber()) : -1; // not the accumulator
-  if (isa<PermuteOp>(user) && user->hasOneUse())
-    if (OpOperand &next = *user->getUses().begin();
-        isa<MmaOp>(next.getOwner()) && next.getOperandNumber() < 2)
-      return int(next.getOperandNumber());
-  return -1;
+  OpOperand *at = mmaOperandUse(use);
+  return at ? int(at->getOperandNumber()) : -1;
+}
+
+MmaOp tilec::tile::mmaOfOperand(OpOperand &use) {
+  OpOperand *at = mmaOperandUse(use);
+  return at ? cast<MmaOp>(at->getOwner()) : MmaOp();
 }
 
 /// Whether every use of `tile` is an mma operand, directly or through a

@@ -173,6 +173,8 @@ PermuteOp transposeOf(mlir::Value v);
 /// Which operand of an mma (0: a, 1: b) `use` is, directly or through a
 /// transpose whose only use is that operand; -1 for any other use.
 int mmaOperandPlace(mlir::OpOperand &use);
+/// The mma of which `use` is an operand as mmaOperandPlace says, or null.
+MmaOp mmaOfOperand(mlir::OpOperand &use);
 
 /// Whether `op` takes whole columns of an mma kernel's [R, N] tile: all R
 /// rows, a column offset and width that are multiples of 8 (one 8-column

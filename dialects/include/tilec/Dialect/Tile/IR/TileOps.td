@@ -358,7 +358,7 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
     mantissa).
 
     With `if %pred` the product is taken only where `pred` holds (the
-    result is `acc` otherwise): tile-fuse (and tile-stage-shared) make
+    result is `acc` otherwise): tile-fuse makes
     `if c { acc = mma(a, b, acc); }` one (a block-sparse loop skips the
     tensor-core work of its empty blocks), and the mma lowerings issue the
     product in a branch on `pred` as lane 0 of each warp holds it.
