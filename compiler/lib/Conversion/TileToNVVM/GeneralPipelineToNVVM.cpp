@@ -496,6 +496,17 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   // epilogue overlaps another's wgmmas; one warpgroup then releases a stage.
   bool alternate = bool(plan.get("alternate"));
   int64_t releasers = alternate ? 1 : C;
+  // Who releases a stage (and a resident slot): lane 0 of each consumer
+  // warp, after the wgmma wait that covers its warp's reads; where the
+  // consumer threads read a staged tile themselves (ldmatrix, ld.shared),
+  // every consumer thread after its own reads. (Lane 0 releasing after the
+  // warp met is ordered the same in the memory model, but compute-
+  // sanitizer's racecheck takes only a thread's own arrival as ordering its
+  // reads: it reported the producer's next copy racing with the other
+  // lanes' reads.) One count for the ring, which all the loops share.
+  bool threadsRead = false;
+  func.walk([&](tile::ConvertLayoutOp c) { threadsRead |= tile::readsStage(c); });
+  int64_t releasesPerWarpgroup = threadsRead ? 128 : 4;
   int64_t residentBytes = cast<IntegerAttr>(plan.get("resident_bytes")).getInt();
   // A persistent kernel's tiles loaded before the mma loop (attention's Q)
   // are loaded per outer iteration into `slots` buffers (two where they
@@ -571,6 +582,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value wg = warpgroupIndex(e, tid);
   Value lane = e.remu(tid, e.i32(32));
+  auto releases = [&]() -> Value {
+    return threadsRead ? arith::ConstantOp::create(b, loc, b.getBoolAttr(true)).getResult()
+                       : e.eq(lane, e.i32(0));
+  };
   bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
   // sm_80 (layout mma_sync): no producer, no mbarriers (the cp.async ring
   // below).
@@ -588,22 +603,26 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     if (st.multicast)
       mc = clusterPair(b, loc, &st.o);
   if (!async) {
-    Value emptyCount = emptyArrivals(b, loc, 4 * releasers, mc ? &*mc : nullptr);
+    Value emptyCount =
+        emptyArrivals(b, loc, releasesPerWarpgroup * releasers, mc ? &*mc : nullptr);
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
-        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(s)), e.i32(1), Value());
+        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(s)), e.i32(kProducerArrivals),
+                                     Value());
         NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(S + s)), emptyCount, Value());
       }
       if (mc)
         NVVM::FenceMbarrierInitOp::create(b, loc);
       if (anyResident)
-        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(1), Value());
+        NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S)), e.i32(kProducerArrivals),
+                                     Value());
       if (perTile) {
         if (slots == 2)
-          NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S + 1)), e.i32(1), Value());
+          NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S + 1)),
+                                       e.i32(kProducerArrivals), Value());
         for (int64_t slot = 0; slot < slots; ++slot)
           NVVM::MBarrierInitOp::create(b, loc, barrierAt(e.i64(2 * S + 2 + slot)),
-                                       e.i32(4 * releasers), Value());
+                                       e.i32(releasesPerWarpgroup * releasers), Value());
       }
     });
     NVVM::Barrier0Op::create(b, loc);
@@ -1093,7 +1112,8 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       copyInto(o, i, stage, barrierAt(s64), /*resident=*/false, mmaLoop);
       b.setInsertionPointToStart(branch.elseBlock());
       e.ifThen(e.eq(tid, e.i32(0)), [&] {
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(s64), Value());
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(s64),
+                                       e.i32(kProducerArrivals));
       });
     }
     b.setInsertionPoint(exitBlock, exitPoint);
@@ -1219,7 +1239,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         waitFull(i);
         return stageAt(i);
       };
-      ring.release = [&](Value i) { e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); }); };
+      ring.release = [&](Value i) { e.ifThen(releases(), [&] { arriveEmpty(i); }); };
       for (Staged &st : staged)
         if (!st.resident)
           ring.chains.push_back({st.chain, st.o.smemOffset});
@@ -1387,27 +1407,20 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         if (!st.resident && st.loop == forOp)
           replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
       // Every mma of the iteration has completed (WgmmaLowering waits for
-      // each): one arrival per consumer warp releases the stage. When every
-      // mma only accumulates (acc = mma(.., acc), the matmul), each keeps its
-      // group in flight and the stage of the iteration before is released.
-      // Where the threads read a staged tile too (ldmatrix, ld.shared), lane
-      // 0's arrival releases the stage for the whole warp: the warp meets
-      // first, so its reads come before the release (compute-sanitizer's
-      // racecheck saw the producer's next copy race with the other lanes'
-      // reads without it). With the last mma in flight into the next
+      // each): the releasers (`releases`: lane 0 of each consumer warp, or
+      // every consumer thread where the threads read a staged tile) release
+      // the stage. When every mma only accumulates (acc = mma(.., acc), the
+      // matmul), each keeps its group in flight and the stage of the
+      // iteration before is released. With the last mma in flight into the next
       // iteration, the stage before is released right after the wait for
       // both, before the rest of the iteration's work.
       b.setInsertionPoint(forOp.getBody()->getTerminator());
       if (carriedWait)
         b.setInsertionPointAfter(carriedWait);
-      bool threadsRead = false;
-      forOp.walk([&](tile::ConvertLayoutOp c) { threadsRead |= tile::readsStage(c); });
-      if (threadsRead)
-        NVVM::SyncWarpOp::create(b, loc, e.i32(-1));
       if (!inFlight) {
-        e.ifThen(e.eq(lane, e.i32(0)), [&] { arriveEmpty(i); });
+        e.ifThen(releases(), [&] { arriveEmpty(i); });
       } else {
-        e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), e.eq(lane, e.i32(0))),
+        e.ifThen(arith::AndIOp::create(b, loc, e.ne(inner, e.i32(0)), releases()),
                  [&] { arriveEmpty(e.sub(i, e.i32(1))); });
         // After the loop: the last group, then the last iteration's stage.
         // The wait defines the accumulators anew (tile.wgmma_wait), so no
@@ -1449,7 +1462,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         Value last = ringIteration(e.sub(trips32, e.i32(1)));
         if (!ran)
           ran = e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0));
-        e.ifThen(arith::AndIOp::create(b, loc, ran, e.eq(lane, e.i32(0))),
+        e.ifThen(arith::AndIOp::create(b, loc, ran, releases()),
                  [&] { arriveEmpty(last); });
         // Alternating warpgroups: this tile's stages are all waited for; the
         // other warpgroup's turn.
@@ -1457,13 +1470,13 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
           pingPongArrive(e, wg);
       }
       // Every mma reading this tile's Q has completed: its buffer is free
-      // (one arrival per consumer warp).
+      // (the stages' releasers arrive).
       if (perTile) {
         if (residentAfterLoop)
           b.setInsertionPoint(outer.getBody()->getTerminator());
         else if (!inFlight)
           b.setInsertionPointAfter(forOp);
-        e.ifThen(e.eq(lane, e.i32(0)), [&] {
+        e.ifThen(releases(), [&] {
           NVVM::MBarrierArriveOp::create(b, loc, Type(),
                                          barrierAt(e.add(e.i64(2 * S + 2), residentSlot)), Value());
         });

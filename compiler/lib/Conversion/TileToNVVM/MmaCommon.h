@@ -32,6 +32,9 @@ using namespace mlir;
 /// shared boxes, the reductions over an accumulator's rows). 0 is the
 /// block's, 1 the producer's, 2 and 3 the ping-pong turns.
 inline constexpr int32_t kFirstEpilogueBarrier = 4, kAllConsumersBarrier = 7;
+/// Arrivals that complete a full barrier of a TMA pipeline (its count):
+/// one per producer thread (copyStage).
+inline constexpr int32_t kProducerArrivals = 128;
 
 /// Small builders over one OpBuilder and location.
 struct Emit {
@@ -466,9 +469,9 @@ void mmaSync(OpBuilder &b, Location loc, ValueRange a, ValueRange bRegs, Mutable
              Type elem);
 /// The producer warpgroup's copy of the tiles `ops` of one stage (at
 /// `origins`, each at its smemOffset from `base`), complete on mbarrier
-/// `bar()` (built where thread 0 uses it): the tiles TMA cannot take are
-/// copied by the 128 threads, then thread 0 expects the bytes of the others
-/// and issues their TMA. A tile of a part of a tensor (narrow) goes by TMA
+/// `bar()`, initialized with kProducerArrivals: the tiles TMA cannot take
+/// are copied by the 128 threads, each of which then arrives, and thread 0
+/// expects the bytes of the others and issues their TMA. A tile of a part of a tensor (narrow) goes by TMA
 /// only when it lies inside the part: the descriptor's bounds are the
 /// parameter's, so past the part's end TMA would read the rest of the
 /// tensor instead of zeros.

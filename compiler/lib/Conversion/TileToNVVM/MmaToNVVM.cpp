@@ -7,8 +7,10 @@
 //   for i: wait empty[s]           for i: wait full[s]
 //          stage A, B into s              wgmma over BK/16 steps
 //          (TMA, or loads when the        commit; wait for batch i-1;
-//           view cannot use TMA)          arrive empty[(i-1) % S]
-//          arrive full[s] (+tx)
+//           view cannot use TMA)          arrive empty[(i-1) % S] (lane 0
+//          arrive full[s] (+tx: each      of each warp; on the CUDA cores
+//           thread that copied, or        every thread after its reads)
+//           thread 0 for all 128)
 //   exit                           wait for all; accumulator -> registers
 //
 // Shared memory (dynamic, 1024-byte aligned): per stage the A tile as BK/64
@@ -346,17 +348,34 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
       copyByThreads(b, loc, *o, origins[k], e.gep(base, e.i64(o->smemOffset)), tid, 128);
     });
   }
-  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-                             NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-  namedBarrier(e, e.i32(1), 128);
+  // Every producer thread arrives on the full barrier (kProducerArrivals):
+  // a thread that stored part of a tile releases its own stores, after its
+  // fence for the async proxy (wgmma reads them). One thread arriving for
+  // all after a named barrier is ordered the same in the memory model, but
+  // compute-sanitizer's racecheck does not follow it and reported the
+  // consumers' reads racing with the other threads' stores. Where every
+  // tile goes by TMA nobody stores: thread 0 arrives for all at once.
+  Value anyByThreads = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+  for (Value viaTma : tma)
+    anyByThreads = e.bor(anyByThreads, e.bxor(viaTma, arith::ConstantOp::create(
+                                                          b, loc, b.getBoolAttr(true))));
+  Value full = bar();
+  e.ifThen(anyByThreads, [&] {
+    NVVM::FenceProxyOp::create(b, loc,
+                               NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    e.ifThen(e.ne(tid, e.i32(0)),
+             [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value()); });
+  });
   e.ifThen(e.eq(tid, e.i32(0)), [&] {
     Value tx = e.i32(0);
     for (size_t k = 0; k < ops.size(); ++k)
       tx = e.add(tx, arith::SelectOp::create(b, loc, tma[k], e.i32(ops[k]->bytes()),
                                              e.i32(0)));
-    Value full = bar();
-    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, tx, NVVM::MemScopeKindAttr(),
-                                           BoolAttr(), Value());
+    NVVM::MBarrierExpectTxOp::create(b, loc, full, tx);
+    Value count = arith::SelectOp::create(b, loc, anyByThreads, e.i32(1),
+                                          e.i32(kProducerArrivals));
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), full, count);
     for (size_t k = 0; k < ops.size(); ++k)
       e.ifThen(tma[k], [&] {
         issueTMA(b, loc, *ops[k], origins[k], e.gep(base, e.i64(ops[k]->smemOffset)), full,
@@ -506,10 +525,16 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     std::optional<Multicast> mc;
     if (auto shared = plan.getAs<IntegerAttr>("multicast"))
       mc = clusterPair(rewriter, loc, shared.getInt() == 1 ? &B : &A);
-    Value emptyCount = emptyArrivals(rewriter, loc, 4 * C, mc ? &*mc : nullptr);
+    // The releases: lane 0 of each consumer warp after its wgmma wait, or
+    // on the CUDA cores (fma), where the threads read the stage themselves,
+    // every consumer thread after its reads (compute-sanitizer's racecheck
+    // takes only a thread's own arrival as ordering its reads).
+    bool fma = cast<tile::MmaEncodingAttr>(layout).getKind() == tile::MmaKind::fma;
+    Value emptyCount = emptyArrivals(rewriter, loc, (fma ? 128 : 4) * C, mc ? &*mc : nullptr);
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
-        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)), e.i32(1),
+        NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)),
+                                     e.i32(kProducerArrivals),
                                      Value());
         NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(1), e.i64(s)), emptyCount,
                                      Value());
@@ -578,9 +603,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     if (regs)
       setMaxRegisters(rewriter, loc, regs->consumer, true);
     Value init = adaptor.getInitArgs()[0];
-    Value result = cast<tile::MmaEncodingAttr>(layout).getKind() == tile::MmaKind::fma ? fmaConsumers(rewriter, loc, A, B, S, C, init, smem, tid, lane,
-                                             trips32, barrier)
-                              : Value();
+    Value result = fma ? fmaConsumers(rewriter, loc, A, B, S, C, init, smem, tid, lane, trips32,
+                                      barrier)
+                       : Value();
     if (!result) {
     Value consumer = e.sub(wg, e.i32(1));
     int64_t wgmmaN = swapped ? BM : BN;
@@ -819,11 +844,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         }
       }
     }
-    // Every lane has read the stage: lane 0 releases it for the producer.
-    NVVM::SyncWarpOp::create(b, loc, e.i32(-1));
-    e.ifThen(e.eq(lane, e.i32(0)), [&] {
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(e.i64(1), s64), Value());
-    });
+    // The thread has read the stage: it releases it for the producer.
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(e.i64(1), s64), Value());
     scf::YieldOp::create(b, loc, packVector(b, loc, accVec, acc));
     return loop.getResult(0);
   }

@@ -25,7 +25,9 @@
 // describe the tensor (its valid flag is 0: a row pitch or base that is
 // not 16-byte aligned, an inner stride other than 1), the warpgroup's
 // threads copy each box from shared memory instead, one element each per
-// step of a loop, checking the tensor's bounds: the slow path stays small
+// step of a loop, checking the tensor's bounds (where every box has a
+// buffer of its own, once after the last box, in a loop over the boxes):
+// the slow path stays small
 // (the per-thread store it replaces, kept beside the TMA path, made the
 // matmul's compile 40% slower).
 //
@@ -270,20 +272,46 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
     int64_t mb = i / colBoxes, q = i % colBoxes;
     Value row0 = e.add(rowOrigin, e.i64(mb * tile::kTmaStoreBoxRows));
     Value col0 = e.add(colOrigin, e.i64(q * boxCols));
+    auto issue = [&] {
+      e.ifThen(leader, [&] {
+        SmallVector<Value> coords = {e.trunc32(col0), e.trunc32(row0)};
+        if (rank == 3)
+          coords.push_back(e.trunc32(e.sext64(indices[0])));
+        NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, tmap, box, coords, Value(),
+                                                           NVVM::TMAStoreMode::TILE, Value());
+        NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+      });
+    };
+    if (ring) {
+      e.ifThen(viaTma, issue);
+      continue;
+    }
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, viaTma, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    e.ifThen(leader, [&] {
-      SmallVector<Value> coords = {e.trunc32(col0), e.trunc32(row0)};
-      if (rank == 3)
-        coords.push_back(e.trunc32(e.sext64(indices[0])));
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, tmap, box, coords, Value(),
-                                                         NVVM::TMAStoreMode::TILE, Value());
-      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-    });
+    issue();
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     copyBoxByThreads(e, view, rank == 3 ? e.sext64(indices[0]) : Value(), row0, col0, box,
                      e.zext64(e.remu(tid, e.i32(128))), elemBytes);
+  }
+  // In the ring every box has a buffer of its own, so where TMA cannot
+  // store, the threads copy the boxes after the last one is written, in
+  // one loop over the boxes: one copy loop in the kernel instead of one
+  // per box (a third of the matmul's PTX).
+  if (ring) {
+    Value byThreads = e.bxor(viaTma, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    e.ifThen(byThreads, [&] {
+      auto loop = scf::ForOp::create(b, loc, e.i64(0), e.i64(boxes), e.i64(1));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value i = loop.getInductionVar();
+      Value row0 = e.add(rowOrigin, e.mul(e.divu(i, e.i64(colBoxes)),
+                                          e.i64(tile::kTmaStoreBoxRows)));
+      Value col0 = e.add(colOrigin, e.mul(e.remu(i, e.i64(colBoxes)), e.i64(boxCols)));
+      copyBoxByThreads(e, view, rank == 3 ? e.sext64(indices[0]) : Value(), row0, col0,
+                       e.gep(region, e.mul(i, e.i64(kBoxBytes))),
+                       e.zext64(e.remu(tid, e.i32(128))), elemBytes);
+    });
   }
 }
 
