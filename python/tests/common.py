@@ -440,6 +440,23 @@ def block_sparse_check(torch, arch=None, device="cpu"):
         want16 = masked(a16, mask) @ bt16.float().cpu().t()
         torch.testing.assert_close(c, want16.to(device), rtol=1e-3, atol=1e-2)
 
+    # Block-sparse attention: query blocks of 128, key blocks of 64; the
+    # reference masks the skipped blocks' scores (and keys past Sk), and a
+    # row with no key left gives zeros.
+    sq, sk, d, scale = 300, 450, 64, 0.125
+    q, k, v = r(sq, d), r(sk, d), r(sk, d)
+    qb, kb = (sq + 127) // 128, (sk + 63) // 64
+    for mask in [torch.randint(0, 2, (qb, kb), generator=g, dtype=torch.int32),
+                 torch.zeros(qb, kb, dtype=torch.int32), torch.ones(qb, kb, dtype=torch.int32)]:
+        keep = mask.bool().repeat_interleave(128, 0).repeat_interleave(64, 1)[:sq, :sk]
+        s = (q.float().cpu() @ k.float().cpu().t()) * scale
+        s = s.masked_fill(~keep, float("-inf"))
+        p = torch.softmax(s, dim=1).nan_to_num(0.0)
+        want = p @ v.float().cpu()
+        o = torch.full((sq, d), 7.0, device=device).bfloat16()
+        lib.block_sparse_attention(q, k, v, mask.to(device), o, scale)
+        torch.testing.assert_close(o.float().cpu(), want, rtol=2e-2, atol=2e-2)
+
 
 CHECKS = {"chained": chained_check, "single_mma": single_mma_check, "loop_stores": loop_store_check,
           "sequences": sequence_check,

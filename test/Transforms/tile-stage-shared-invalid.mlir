@@ -46,7 +46,7 @@ func.func @in_if(%ap: !llvm.ptr<1>, %n: i64, %s: i64, %c: i1) attributes {tile.k
   %ta = tile.load %a[%c0, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<128x64xbf16>
   %tb = tile.load %a[%c0, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x128xbf16>
   scf.if %c {
-    // expected-error @+1 {{kernel 'in_if': an mma must be in a 'for' loop (the loop over K), at its top level or in an 'if' there that only skips it}}
+    // expected-error @+1 {{kernel 'in_if': an mma must be in a 'for' loop (the loop over K), at its top level or in an 'if' there whose mmas are skipped where it fails}}
     %y = tile.mma %ta, %tb, %zero : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
   }
   return

@@ -283,27 +283,31 @@ void tilec::predicateMmas(func::FuncOp func) {
       continue;
     Block *then = ifOp.thenBlock();
     auto outside = [&](Value v) { return !ifOp->isAncestor(v.getParentBlock()->getParentOp()); };
-    bool fits = true, products = false;
-    for (auto [t, e] : llvm::zip(ifOp.thenYield().getOperands(), ifOp.elseYield().getOperands())) {
-      auto mma = t.getDefiningOp<tile::MmaOp>();
-      Type elem = mma ? mma.getA().getType().getElementType() : Type();
-      if (mma && mma->getBlock() == then && mma.getAcc() == e && outside(e) &&
-          mma->hasOneUse() && (elem.isBF16() || elem.isF16() || tile::isFloat8(elem)))
-        products = true;
-      else
-        fits &= t == e && outside(t);
-    }
+    // The 'if' only holds mmas and work without side effects (loads
+    // included), and its 'else' yields values from outside: every mma is
+    // predicated on the condition and the rest runs whatever it is (its
+    // results are then not taken). A result that is a product of the
+    // accumulator the 'else' yields (acc = mma(a, b, acc)) is the
+    // predicated product itself; any other is chosen by the condition.
+    bool fits = !then->getOps<tile::MmaOp>().empty();
     for (Operation &op : then->without_terminator()) {
-      if (isa<tile::MmaOp>(op))
-        continue; // a yielded product, or another (then !fits above)
+      if (auto mma = dyn_cast<tile::MmaOp>(op)) {
+        Type elem = mma.getA().getType().getElementType();
+        fits &= elem.isBF16() || elem.isF16() || tile::isFloat8(elem);
+        continue;
+      }
+      // (A reduction's combiner is a region; an 'if' left in the 'if'
+      // holds an mma this did not predicate.)
       auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-      fits &= op.getNumRegions() == 0 &&
-              (isMemoryEffectFree(&op) ||
-               (effects && effects.onlyHasEffect<MemoryEffects::Read>()));
+      bool nestedMma = op.getNumRegions() != 0 &&
+                       op.walk([](tile::MmaOp) { return WalkResult::interrupt(); })
+                           .wasInterrupted();
+      fits &= !nestedMma && (isMemoryEffectFree(&op) ||
+                             (effects && effects.onlyHasEffect<MemoryEffects::Read>()));
     }
-    for (tile::MmaOp mma : then->getOps<tile::MmaOp>())
-      fits &= mma->hasOneUse() && isa<scf::YieldOp>(*mma->getUsers().begin());
-    if (!fits || !products)
+    for (Value e : ifOp.elseYield().getOperands())
+      fits &= outside(e);
+    if (!fits)
       continue;
     Value cond = ifOp.getCondition();
     for (Operation &op : llvm::make_early_inc_range(then->without_terminator())) {
@@ -317,7 +321,16 @@ void tilec::predicateMmas(func::FuncOp func) {
         mma.getPredMutable().assign(pred);
       }
     }
-    ifOp.replaceAllUsesWith(ifOp.thenYield().getOperands());
+    OpBuilder b(ifOp);
+    SmallVector<Value> results;
+    for (auto [t, e] : llvm::zip(ifOp.thenYield().getOperands(), ifOp.elseYield().getOperands())) {
+      auto mma = t.getDefiningOp<tile::MmaOp>();
+      if (t == e || (mma && mma.getAcc() == e))
+        results.push_back(t);
+      else
+        results.push_back(arith::SelectOp::create(b, ifOp.getLoc(), cond, t, e));
+    }
+    ifOp.replaceAllUsesWith(results);
     ifOp.erase();
   }
 }

@@ -557,8 +557,8 @@ struct TileStageSharedPass
       return mmas.front().emitError()
              << "kernel '" << name
              << "': an mma must be in a 'for' loop (the loop over K), at its top level or in "
-                "an 'if' there that only skips it (if c { acc = mma(a, b, acc); }: no store, no "
-                "other result and no else in that 'if')";
+                "an 'if' there whose mmas are skipped where it fails (if c { acc = mma(a, b, "
+                "acc); }: no store, atomic or print and no else in that 'if')";
     auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
     Operation *around = forOp->getParentOp();
     // At the kernel's top level several mma loops may follow one another
@@ -597,9 +597,9 @@ struct TileStageSharedPass
         return mma.emitError()
                << "kernel '" << name
                << "': the mmas of a kernel must be in one loop (or, at the kernel's top "
-                  "level, in loops one after the other), at its top level or in an 'if' that "
-                  "only skips them (if c { acc = mma(a, b, acc); }), or follow the last such "
-                  "loop directly in the block around it (a chained product)";
+                  "level, in loops one after the other), at its top level or in an 'if' whose "
+                  "mmas are skipped where it fails (if c { acc = mma(a, b, acc); }), or follow "
+                  "the last such loop directly in the block around it (a chained product)";
       chained.insert(mma);
       mma->setAttr(tile::kChainedAttrName, UnitAttr::get(ctx));
     }

@@ -62,17 +62,18 @@ struct MmaOverlap {
 /// the form above.
 std::optional<MmaOverlap> planMmaOverlap(mlir::scf::ForOp loop, int64_t threads);
 
-/// An `if` around tensor-core mmas, `if c { acc = mma(a, b, acc); }`,
-/// becomes mmas predicated on c (tile.mma ... if %c) at the `if`'s place,
-/// so that tile-fuse and the pipeline planner see them in their loop:
-/// where the `if` yields mma results whose accumulators its else yields
-/// unchanged (from outside the `if`), its other results unchanged too,
-/// and its then-block has no effect but reads. That work then runs
-/// whatever c is (the operands' loads are staged every iteration; a load
-/// is padded where it lies outside its tensor); only the products are
-/// skipped. An `if` in an `if` gives the conjunction. Other forms keep
-/// their `if` (and the planner's error), and so do f32 products on the
-/// CUDA cores. tile-fuse runs it, before tile-stage-shared plans.
+/// An `if` around tensor-core mmas, `if c { acc = mma(a, b, acc); }` or a
+/// whole step of block-sparse attention, becomes mmas predicated on c
+/// (tile.mma ... if %c) at the `if`'s place, so that tile-fuse and the
+/// pipeline planner see them in their loop: where the `if`'s then-block
+/// has no effect but reads and its else yields values from outside it.
+/// The other work then runs whatever c is (the operands' loads are staged
+/// every iteration; a load is padded where it lies outside its tensor);
+/// only the products are skipped, and c chooses each result (arith.select)
+/// but an mma's whose accumulator the else yields (a skipped product is its
+/// accumulator). An `if` in an `if` gives the conjunction. Other forms
+/// keep their `if` (and the planner's error), and so do f32 products on
+/// the CUDA cores. tile-fuse runs it, before tile-stage-shared plans.
 void predicateMmas(mlir::func::FuncOp func);
 
 /// Whether the mmas of `loop` take at least as long as its other tile work,
