@@ -457,6 +457,22 @@ def block_sparse_check(torch, arch=None, device="cpu"):
         lib.block_sparse_attention(q, k, v, mask.to(device), o, scale)
         torch.testing.assert_close(o.float().cpu(), want, rtol=2e-2, atol=2e-2)
 
+    # flagged_mean: flags 0, 1, 2; the mean over the blocks flagged 2 of
+    # A's block times B's (first 64 columns).
+    flags = torch.randint(0, 3, (rows, kblocks), generator=g, dtype=torch.int32)
+    b64 = b[:, :64].float().cpu()
+    want = torch.zeros(M, 64)
+    for i in range(rows):
+        rs = slice(128 * i, min(M, 128 * i + 128))
+        picked = [kk for kk in range(kblocks) if flags[i, kk] == 2]
+        for kk in picked:
+            ks = slice(64 * kk, min(K, 64 * kk + 64))
+            want[rs] += a[rs, ks].float().cpu() @ b64[ks]
+        want[rs] /= max(len(picked), 1)
+    y = torch.full((M, 64), 7.0, device=device)
+    lib.flagged_mean(a, b[:, :64].contiguous(), flags.to(device), y)
+    torch.testing.assert_close(y.cpu(), want, rtol=1e-3, atol=1e-2)
+
 
 CHECKS = {"chained": chained_check, "single_mma": single_mma_check, "loop_stores": loop_store_check,
           "sequences": sequence_check,

@@ -582,10 +582,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value wg = warpgroupIndex(e, tid);
   Value lane = e.remu(tid, e.i32(32));
-  auto releases = [&]() -> Value {
-    return threadsRead ? arith::ConstantOp::create(b, loc, b.getBoolAttr(true)).getResult()
-                       : e.eq(lane, e.i32(0));
-  };
+  auto releases = [&] { return threadsRead ? e.i1(true) : e.eq(lane, e.i32(0)); };
   bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
   // sm_80 (layout mma_sync): no producer, no mbarriers (the cp.async ring
   // below).
@@ -1411,9 +1408,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       // every consumer thread where the threads read a staged tile) release
       // the stage. When every mma only accumulates (acc = mma(.., acc), the
       // matmul), each keeps its group in flight and the stage of the
-      // iteration before is released. With the last mma in flight into the next
-      // iteration, the stage before is released right after the wait for
-      // both, before the rest of the iteration's work.
+      // iteration before is released. With the last mma in flight into the
+      // next iteration, the stage before is released right after the wait
+      // for both, before the rest of the iteration's work.
       b.setInsertionPoint(forOp.getBody()->getTerminator());
       if (carriedWait)
         b.setInsertionPointAfter(carriedWait);

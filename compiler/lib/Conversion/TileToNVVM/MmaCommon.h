@@ -50,6 +50,8 @@ struct Emit {
   Value band(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
   Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
   Value bxor(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+  Value i1(bool v) { return arith::ConstantOp::create(b, loc, b.getBoolAttr(v)); }
+  Value bnot(Value x) { return bxor(x, i1(true)); }
   Value shl(Value x, Value y) { return arith::ShLIOp::create(b, loc, x, y); }
   Value shr(Value x, Value y) { return arith::ShRUIOp::create(b, loc, x, y); }
   Value cmp(arith::CmpIPredicate p, Value x, Value y) { return arith::CmpIOp::create(b, loc, p, x, y); }
@@ -471,10 +473,10 @@ void mmaSync(OpBuilder &b, Location loc, ValueRange a, ValueRange bRegs, Mutable
 /// `origins`, each at its smemOffset from `base`), complete on mbarrier
 /// `bar()`, initialized with kProducerArrivals: the tiles TMA cannot take
 /// are copied by the 128 threads, each of which then arrives, and thread 0
-/// expects the bytes of the others and issues their TMA. A tile of a part of a tensor (narrow) goes by TMA
-/// only when it lies inside the part: the descriptor's bounds are the
-/// parameter's, so past the part's end TMA would read the rest of the
-/// tensor instead of zeros.
+/// expects the bytes of the others and issues their TMA. A tile of a part
+/// of a tensor (narrow) goes by TMA only when it lies inside the part: the
+/// descriptor's bounds are the parameter's, so past the part's end TMA
+/// would read the rest of the tensor instead of zeros.
 /// With `mc`, its shared operand goes by issueTMA's multicast (its bytes
 /// still counted in full: the other program's half lands here too).
 void copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,

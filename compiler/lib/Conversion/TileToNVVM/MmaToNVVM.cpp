@@ -343,8 +343,7 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
       }
     }
     tma.push_back(viaTma);
-    Value byThreads = e.bxor(viaTma, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
-    e.ifThen(byThreads, [&] {
+    e.ifThen(e.bnot(viaTma), [&] {
       copyByThreads(b, loc, *o, origins[k], e.gep(base, e.i64(o->smemOffset)), tid, 128);
     });
   }
@@ -355,10 +354,9 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
   // compute-sanitizer's racecheck does not follow it and reported the
   // consumers' reads racing with the other threads' stores. Where every
   // tile goes by TMA nobody stores: thread 0 arrives for all at once.
-  Value anyByThreads = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+  Value anyByThreads = e.i1(false);
   for (Value viaTma : tma)
-    anyByThreads = e.bor(anyByThreads, e.bxor(viaTma, arith::ConstantOp::create(
-                                                          b, loc, b.getBoolAttr(true))));
+    anyByThreads = e.bor(anyByThreads, e.bnot(viaTma));
   Value full = bar();
   e.ifThen(anyByThreads, [&] {
     NVVM::FenceProxyOp::create(b, loc,
@@ -534,8 +532,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
         NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)),
-                                     e.i32(kProducerArrivals),
-                                     Value());
+                                     e.i32(kProducerArrivals), Value());
         NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(1), e.i64(s)), emptyCount,
                                      Value());
       }

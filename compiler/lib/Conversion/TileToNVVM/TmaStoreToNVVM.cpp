@@ -299,8 +299,7 @@ void tilec::mma::lowerTmaStore(OpBuilder &b, tile::StoreOp op, Value values,
   // one loop over the boxes: one copy loop in the kernel instead of one
   // per box (a third of the matmul's PTX).
   if (ring) {
-    Value byThreads = e.bxor(viaTma, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
-    e.ifThen(byThreads, [&] {
+    e.ifThen(e.bnot(viaTma), [&] {
       auto loop = scf::ForOp::create(b, loc, e.i64(0), e.i64(boxes), e.i64(1));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# What session 37 left for the GPU, in order of need, for one device call
+# each (after scripts/device-bundle.sh; carry .device):
+#   bash bench/gpu-session38.sh tests OUTDIR   (under 8 minutes)
+#   bash bench/gpu-session38.sh h200 OUTDIR    (on an H200, under 10 minutes)
+# tests: the block-sparse kernels (block_sparse_attention is new) against
+# torch on sm_90a and sm_80 and under racecheck; the e2e lit suite with
+# time enough (sanitizer.test's norm_linear racecheck, failing until
+# session 37's releases). h200: the attention sweep against cuDNN,
+# FLASH_ATTENTION and Triton, and the matmul table against cuBLAS, burst
+# and sustained.
+set -u
+mode=${1:?usage: gpu-session38.sh tests|h200 OUTDIR}
+out=${2:?usage: gpu-session38.sh tests|h200 OUTDIR}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+LIT_OPTS="--filter xyz_none" bash .device/gpu-tests.sh > /dev/null 2>&1
+source bench/device-env.sh
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
+if [ "$mode" = tests ]; then
+  step 120 bs-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and block_sparse"
+  step 200 bs-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 -m pytest -q \
+    python/tests/test_gpu.py -k "tile_checks and block_sparse"
+  LIT_OPTS="--max-time 280 --filter e2e/" step 300 e2e bash .device/gpu-tests.sh
+fi
+if [ "$mode" = h200 ]; then
+  step 330 attention-sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --rounds 2 \
+    --csv $out/attention-sweep.csv
+  shapes=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
+  (cd bench && step 250 matmul-table python3 bench_skinny.py --rounds 2 --sustain 5 --shapes $shapes --configs matmul:default)
+fi
