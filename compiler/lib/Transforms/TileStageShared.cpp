@@ -571,13 +571,25 @@ struct TileStageSharedPass
           parent && parent->getBlock() == forOp->getBlock() && !llvm::is_contained(loops, parent))
         loops.push_back(parent);
     llvm::sort(loops, [](scf::ForOp a, scf::ForOp b) { return a->isBeforeInBlock(b); });
+    // In an outer loop (a persistent kernel) too, where every loop's bounds
+    // are the same in each outer iteration: the ring then runs the loops'
+    // iterations in turn, outer iteration after outer iteration.
     if (loops.size() > 1 && !isa<func::FuncOp>(around)) {
       FileLineColLoc first = tile::sourcePosition(loops.front().getLoc());
-      return loops[1].emitError()
-             << "kernel '" << name << "': a second mma loop beside the one"
-             << (first ? " at line " + std::to_string(first.getLine()) : std::string())
-             << " inside an outer loop is not supported; put the products in one loop (each "
-                "with its own accumulator), or the loops at the kernel's top level";
+      auto beside = [&](const Twine &why) {
+        return loops[1].emitError()
+               << "kernel '" << name << "': a second mma loop beside the one"
+               << (first ? " at line " + std::to_string(first.getLine()) : std::string())
+               << " inside an outer loop " << why;
+      };
+      if (around != outer.getOperation())
+        return beside("is not supported; put the products in one loop (each with its own "
+                      "accumulator), or the loops at the kernel's top level");
+      for (scf::ForOp loop : loops)
+        for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+          if (!hoistAbove(bound, outer))
+            return beside("needs every such loop's bounds computed from scalars known before "
+                          "the outer loop (the same in each of its iterations)");
     }
     forOp = loops.back();
     scf::ForOp firstLoop = loops.front();
@@ -914,6 +926,12 @@ struct TileStageSharedPass
       consumers = 2;
     }
     bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
+    if (outer && loops.size() > 1 && (alternate || anyResident))
+      return loops[1].emitError()
+             << "kernel '" << name << "': mma loops one after the other in an outer loop "
+             << (alternate ? "cannot alternate their consumers (@launch(pingpong = 1))"
+                           : "take their operands from their own loops only (a tile loaded "
+                             "for an mma before the loops is not supported there)");
     if (alternate && (varyingBounds || (outer && anyResident)))
       return mmas.front().emitError()
              << "kernel '" << name << "': @launch(pingpong = 1) needs the mma loop's bounds "
@@ -1063,6 +1081,9 @@ struct TileStageSharedPass
       if (varyingBounds || llvm::any_of(staged, [](const Staged &st) { return st.resident; }))
         return refuse("needs an mma loop whose bounds do not change with the outer loop and "
                       "operands loaded in it");
+      if (loops.size() > 1)
+        return refuse("pairs the programs of one mma loop in the outer loop, not of several "
+                      "one after the other");
       bool atomics = false;
       func.walk([&](tile::AtomicOp) { atomics = true; });
       if (atomics)

@@ -670,8 +670,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     innerCount = counterOf(forOp);
     trips32 = innerCount.trips32;
   }
-  // Loops one after the other (never varying: not in an outer loop): each
-  // one's bounds (known before the first, tile-stage-shared checked), and
+  // Loops one after the other (never varying: in an outer loop their
+  // bounds are known before it, tile-stage-shared checked): each one's
+  // bounds (known before the first), and
   // the ring's iterations before it (`bases`, null for the first).
   SmallVector<Counter> counts{innerCount};
   SmallVector<Value> bases{Value()};
@@ -679,6 +680,16 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     counts.push_back(counterOf(loops[k]));
     bases.push_back(k == 1 ? counts[0].trips32 : e.add(bases[k - 1], counts[k - 1].trips32));
   }
+  // In an outer loop the ring runs all the loops' iterations (`perOuter`)
+  // in each of its iterations.
+  Value perOuter;
+  if (sequence && outer)
+    perOuter = e.add(bases.back(), counts.back().trips32);
+  // The ring's iteration of loop k's iteration i (in outer iteration o).
+  auto inSequence = [&](size_t k, Value o, Value i) {
+    Value at = bases[k] ? e.add(bases[k], i) : i;
+    return outer ? e.add(e.mul(o, perOuter), at) : at;
+  };
   // Makes loop k the current one: innerCount and trips32 are its.
   auto enter = [&](size_t k) {
     innerCount = counts[k];
@@ -1085,7 +1096,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       b.setInsertionPointToStart(loop.getBody());
       Value i = loop.getInductionVar();
       // The ring's iteration.
-      Value gi = sequence ? (bases[k] ? e.add(bases[k], i) : i)
+      Value gi = sequence  ? inSequence(k, o, i)
                  : varying ? e.add(base, i)
                            : e.add(e.mul(o, trips32), i);
       Value s64 = stageIndex(gi);
@@ -1390,9 +1401,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       auto ringIteration = [&](Value local) {
         if (varying)
           return e.add(consumerBase, local);
+        if (sequence)
+          return inSequence(k, outer ? indexOf(outerCount) : Value(), local);
         if (outer)
           return e.add(e.mul(indexOf(outerCount), trips32), local);
-        return bases[k] ? e.add(bases[k], local) : local;
+        return local;
       };
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(forOp.getBody());
