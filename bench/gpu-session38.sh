@@ -17,9 +17,9 @@ LIT_OPTS="--filter xyz_none" bash .device/gpu-tests.sh > /dev/null 2>&1
 source bench/device-env.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
 if [ "$mode" = tests ]; then
-  step 120 bs-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and block_sparse"
+  step 120 bs-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and (block_sparse or sequences)"
   step 200 bs-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 -m pytest -q \
-    python/tests/test_gpu.py -k "tile_checks and block_sparse"
+    python/tests/test_gpu.py -k "tile_checks and (block_sparse or sequences)"
   LIT_OPTS="--max-time 280 --filter e2e/" step 300 e2e bash .device/gpu-tests.sh
 fi
 if [ "$mode" = h200 ]; then
