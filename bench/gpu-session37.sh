@@ -9,13 +9,7 @@
 # one that is (TMA), with the PTX kept and its SASS (ptxas + cuobjdump) so
 # that the offsets racecheck names can be read; then the block-sparse
 # kernels (block_sparse_persistent is new) against torch and under racecheck.
-set -u
-mode=${1:?usage: gpu-session37.sh race|verify OUTDIR}
-out=${2:?usage: gpu-session37.sh race|verify OUTDIR}
-mkdir -p "$out" && out=$(cd "$out" && pwd)
-LIT_OPTS="--filter xyz_none" bash .device/gpu-tests.sh > /dev/null 2>&1
-source bench/device-env.sh
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
+source bench/session-start.sh "gpu-session37.sh race|verify|exp|final|store OUTDIR" "$@"
 if [ "$mode" = race ]; then
   rc="compute-sanitizer --tool racecheck --racecheck-report all --print-limit 12"
   for f in norm_linear:rmsnorm_linear_folded quantized:linear_w8a16; do

@@ -9,13 +9,7 @@
 # session 37's releases). h200: the attention sweep against cuDNN,
 # FLASH_ATTENTION and Triton, and the matmul table against cuBLAS, burst
 # and sustained.
-set -u
-mode=${1:?usage: gpu-session38.sh tests|h200 OUTDIR}
-out=${2:?usage: gpu-session38.sh tests|h200 OUTDIR}
-mkdir -p "$out" && out=$(cd "$out" && pwd)
-LIT_OPTS="--filter xyz_none" bash .device/gpu-tests.sh > /dev/null 2>&1
-source bench/device-env.sh
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
+source bench/session-start.sh "gpu-session38.sh tests|h200 OUTDIR" "$@"
 if [ "$mode" = tests ]; then
   step 120 bs-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and (block_sparse or sequences)"
   step 200 bs-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 -m pytest -q \
