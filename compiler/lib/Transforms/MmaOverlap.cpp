@@ -284,11 +284,7 @@ void tilec::predicateMmas(func::FuncOp func) {
     Block *then = ifOp.thenBlock();
     auto outside = [&](Value v) { return !ifOp->isAncestor(v.getParentBlock()->getParentOp()); };
     // The 'if' only holds mmas and work without side effects (loads
-    // included), and its 'else' yields values from outside: every mma is
-    // predicated on the condition and the rest runs whatever it is (its
-    // results are then not taken). A result that is a product of the
-    // accumulator the 'else' yields (acc = mma(a, b, acc)) is the
-    // predicated product itself; any other is chosen by the condition.
+    // included), and its 'else' yields values from outside.
     bool fits = !then->getOps<tile::MmaOp>().empty();
     for (Operation &op : then->without_terminator()) {
       if (auto mma = dyn_cast<tile::MmaOp>(op)) {
@@ -310,7 +306,93 @@ void tilec::predicateMmas(func::FuncOp func) {
     if (!fits)
       continue;
     Value cond = ifOp.getCondition();
+    // The work that depends on a product of the 'if' (between its mmas and
+    // after them: attention's softmax) stays under the condition, as one
+    // 'if' per run of it between two mmas; the rest (the loads that feed
+    // the mmas, what their positions are computed from) moves before it,
+    // and every mma is predicated. A run's 'if' yields in its else what a
+    // skipped step must leave: the value the outer 'else' yields where the
+    // run's value is yielded, or is the accumulator of an mma whose product
+    // is yielded (a skipped product is its accumulator); zeros where it
+    // only feeds skipped work.
+    DenseSet<Operation *> dependent;
+    for (Operation &op : then->without_terminator()) {
+      if (isa<tile::MmaOp>(op))
+        continue;
+      bool dep = false;
+      op.walk([&](Operation *inner) {
+        for (Value v : inner->getOperands())
+          if (Operation *def = v.getDefiningOp();
+              def && def->getBlock() == then && (dependent.contains(def) || isa<tile::MmaOp>(def)))
+            dep = true;
+      });
+      if (dep)
+        dependent.insert(&op);
+    }
+    auto thenYield = ifOp.thenYield();
+    auto elseValues = ifOp.elseYield().getOperands();
+    // What a skipped step leaves in place of `v` (null: nothing required).
+    auto fallbackOf = [&](Value v) -> Value {
+      Value found;
+      bool clash = false;
+      auto offer = [&](Value e) {
+        clash |= found && found != e;
+        found = e;
+      };
+      for (auto [t, e] : llvm::zip(thenYield.getOperands(), elseValues)) {
+        if (t == v)
+          offer(e);
+        if (auto mma = t.getDefiningOp<tile::MmaOp>(); mma && mma.getAcc() == v)
+          offer(e);
+      }
+      return clash ? Value() : found;
+    };
+    DenseMap<Value, Value> leaves; // a run's 'if' result -> what it is when skipped
+    SmallVector<Operation *> run;
+    auto flush = [&] {
+      if (run.empty())
+        return;
+      DenseSet<Operation *> inRun(run.begin(), run.end());
+      SmallVector<Value> exported;
+      for (Operation *op : run)
+        for (Value r : op->getResults())
+          if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+                return !inRun.contains(then->findAncestorOpInBlock(*user));
+              }))
+            exported.push_back(r);
+      OpBuilder b(ifOp);
+      SmallVector<Type> types;
+      for (Value v : exported)
+        types.push_back(v.getType());
+      auto part = scf::IfOp::create(b, ifOp.getLoc(), types, cond, /*withElseRegion=*/true);
+      OpBuilder tb = OpBuilder::atBlockEnd(part.thenBlock());
+      for (Operation *op : run)
+        op->moveBefore(part.thenBlock(), part.thenBlock()->end());
+      scf::YieldOp::create(tb, ifOp.getLoc(), exported);
+      OpBuilder eb = OpBuilder::atBlockEnd(part.elseBlock());
+      SmallVector<Value> skipped;
+      for (Value v : exported) {
+        Value e = fallbackOf(v);
+        skipped.push_back(e ? e
+                            : arith::ConstantOp::create(eb, ifOp.getLoc(),
+                                                        cast<TypedAttr>(eb.getZeroAttr(v.getType())))
+                                  .getResult());
+      }
+      scf::YieldOp::create(eb, ifOp.getLoc(), skipped);
+      for (auto [v, r, e] : llvm::zip(exported, part.getResults(), skipped)) {
+        v.replaceUsesWithIf(r, [&](OpOperand &use) { return !part->isAncestor(use.getOwner()); });
+        if (fallbackOf(r) == e)
+          leaves[r] = e;
+      }
+      run.clear();
+    };
     for (Operation &op : llvm::make_early_inc_range(then->without_terminator())) {
+      if (dependent.contains(&op)) {
+        run.push_back(&op);
+        continue;
+      }
+      if (isa<tile::MmaOp>(op))
+        flush();
       op.moveBefore(ifOp);
       if (auto mma = dyn_cast<tile::MmaOp>(op)) {
         Value pred = cond;
@@ -321,11 +403,14 @@ void tilec::predicateMmas(func::FuncOp func) {
         mma.getPredMutable().assign(pred);
       }
     }
+    flush();
     OpBuilder b(ifOp);
     SmallVector<Value> results;
-    for (auto [t, e] : llvm::zip(ifOp.thenYield().getOperands(), ifOp.elseYield().getOperands())) {
+    for (auto [t, e] : llvm::zip(thenYield.getOperands(), elseValues)) {
       auto mma = t.getDefiningOp<tile::MmaOp>();
-      if (t == e || (mma && mma.getAcc() == e))
+      Value acc = mma ? mma.getAcc() : Value();
+      auto leavesE = [&](Value v) { return v == e || leaves.lookup(v) == e; };
+      if (t == e || leaves.lookup(t) == e || (acc && leavesE(acc)))
         results.push_back(t);
       else
         results.push_back(arith::SelectOp::create(b, ifOp.getLoc(), cond, t, e));

@@ -67,13 +67,15 @@ std::optional<MmaOverlap> planMmaOverlap(mlir::scf::ForOp loop, int64_t threads)
 /// (tile.mma ... if %c) at the `if`'s place, so that tile-fuse and the
 /// pipeline planner see them in their loop: where the `if`'s then-block
 /// has no effect but reads and its else yields values from outside it.
-/// The other work then runs whatever c is (the operands' loads are staged
-/// every iteration; a load is padded where it lies outside its tensor);
-/// only the products are skipped, and c chooses each result (arith.select)
-/// but an mma's whose accumulator the else yields (a skipped product is its
-/// accumulator). An `if` in an `if` gives the conjunction. Other forms
-/// keep their `if` (and the planner's error), and so do f32 products on
-/// the CUDA cores. tile-fuse runs it, before tile-stage-shared plans.
+/// The work that depends on a product (attention's softmax between its
+/// mmas) stays under c, one `if` per run of it between two mmas, whose else
+/// yields what a skipped step leaves (the outer else's values; zeros where
+/// only skipped work reads it); the rest (the operands' loads, staged every
+/// iteration, padded outside their tensors) runs whatever c is. A result
+/// that is neither is chosen by c (arith.select). An `if` in an `if` gives
+/// the conjunction. Other forms keep their `if` (and the planner's error),
+/// and so do f32 products on the CUDA cores. tile-fuse runs it, before
+/// tile-stage-shared plans.
 void predicateMmas(mlir::func::FuncOp func);
 
 /// Whether the mmas of `loop` take at least as long as its other tile work,
