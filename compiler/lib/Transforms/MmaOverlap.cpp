@@ -300,6 +300,10 @@ void tilec::predicateMmas(func::FuncOp func) {
                            .wasInterrupted();
       fits &= !nestedMma && (isMemoryEffectFree(&op) ||
                              (effects && effects.onlyHasEffect<MemoryEffects::Read>()));
+      // (A value kept under the condition may need a zero for a skipped
+      // step.)
+      for (Type ty : op.getResultTypes())
+        fits &= bool(Builder(ifOp.getContext()).getZeroAttr(ty));
     }
     for (Value e : ifOp.elseYield().getOperands())
       fits &= outside(e);
