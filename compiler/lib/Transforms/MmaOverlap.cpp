@@ -351,7 +351,7 @@ void tilec::predicateMmas(func::FuncOp func) {
       }
       return clash ? Value() : found;
     };
-    DenseMap<Value, Value> leaves; // a run's 'if' result -> what it is when skipped
+    DenseMap<Value, Value> leaves; // a run's 'if' result -> its value when skipped
     SmallVector<Operation *> run;
     auto flush = [&] {
       if (run.empty())
@@ -385,8 +385,7 @@ void tilec::predicateMmas(func::FuncOp func) {
       scf::YieldOp::create(eb, ifOp.getLoc(), skipped);
       for (auto [v, r, e] : llvm::zip(exported, part.getResults(), skipped)) {
         v.replaceUsesWithIf(r, [&](OpOperand &use) { return !part->isAncestor(use.getOwner()); });
-        if (fallbackOf(r) == e)
-          leaves[r] = e;
+        leaves[r] = e;
       }
       run.clear();
     };
@@ -411,10 +410,10 @@ void tilec::predicateMmas(func::FuncOp func) {
     OpBuilder b(ifOp);
     SmallVector<Value> results;
     for (auto [t, e] : llvm::zip(thenYield.getOperands(), elseValues)) {
+      // Whether a skipped step leaves `v` as the else's value.
+      auto skippedIsE = [&](Value v) { return v == e || leaves.lookup(v) == e; };
       auto mma = t.getDefiningOp<tile::MmaOp>();
-      Value acc = mma ? mma.getAcc() : Value();
-      auto leavesE = [&](Value v) { return v == e || leaves.lookup(v) == e; };
-      if (t == e || leaves.lookup(t) == e || (acc && leavesE(acc)))
+      if (skippedIsE(t) || (mma && skippedIsE(mma.getAcc())))
         results.push_back(t);
       else
         results.push_back(arith::SelectOp::create(b, ifOp.getLoc(), cond, t, e));

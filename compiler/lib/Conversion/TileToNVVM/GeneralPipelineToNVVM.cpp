@@ -496,17 +496,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   // epilogue overlaps another's wgmmas; one warpgroup then releases a stage.
   bool alternate = bool(plan.get("alternate"));
   int64_t releasers = alternate ? 1 : C;
-  // Who releases a stage (and a resident slot): lane 0 of each consumer
-  // warp, after the wgmma wait that covers its warp's reads; where the
-  // consumer threads read a staged tile themselves (ldmatrix, ld.shared),
-  // every consumer thread after its own reads. (Lane 0 releasing after the
-  // warp met is ordered the same in the memory model, but compute-
-  // sanitizer's racecheck takes only a thread's own arrival as ordering its
-  // reads: it reported the producer's next copy racing with the other
-  // lanes' reads.) One count for the ring, which all the loops share.
+  // Who releases a stage (and a resident slot): stageReleasesPerWarpgroup,
+  // one count for the ring, which all the loops share.
   bool threadsRead = false;
   func.walk([&](tile::ConvertLayoutOp c) { threadsRead |= tile::readsStage(c); });
-  int64_t releasesPerWarpgroup = threadsRead ? 128 : 4;
+  int64_t releasesPerWarpgroup = stageReleasesPerWarpgroup(threadsRead);
   int64_t residentBytes = cast<IntegerAttr>(plan.get("resident_bytes")).getInt();
   // A persistent kernel's tiles loaded before the mma loop (attention's Q)
   // are loaded per outer iteration into `slots` buffers (two where they

@@ -35,6 +35,14 @@ inline constexpr int32_t kFirstEpilogueBarrier = 4, kAllConsumersBarrier = 7;
 /// Arrivals that complete a full barrier of a TMA pipeline (its count):
 /// one per producer thread (copyStage).
 inline constexpr int32_t kProducerArrivals = 128;
+/// Arrivals per consumer warpgroup that release a stage: lane 0 of each
+/// warp (4), after the wgmma wait that covers its warp's reads; or, where
+/// the consumer threads read the stage themselves (ldmatrix, ld.shared, the
+/// CUDA-core consumers), every thread after its own reads (128). Lane 0
+/// releasing after the warp met is ordered the same in the PTX memory
+/// model, but compute-sanitizer's racecheck takes only a thread's own
+/// arrival as ordering its reads.
+inline int64_t stageReleasesPerWarpgroup(bool threadsRead) { return threadsRead ? 128 : 4; }
 
 /// Small builders over one OpBuilder and location.
 struct Emit {

@@ -523,12 +523,11 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     std::optional<Multicast> mc;
     if (auto shared = plan.getAs<IntegerAttr>("multicast"))
       mc = clusterPair(rewriter, loc, shared.getInt() == 1 ? &B : &A);
-    // The releases: lane 0 of each consumer warp after its wgmma wait, or
-    // on the CUDA cores (fma), where the threads read the stage themselves,
-    // every consumer thread after its reads (compute-sanitizer's racecheck
-    // takes only a thread's own arrival as ordering its reads).
+    // The releases (stageReleasesPerWarpgroup): the CUDA-core (fma)
+    // consumers read the stage themselves.
     bool fma = cast<tile::MmaEncodingAttr>(layout).getKind() == tile::MmaKind::fma;
-    Value emptyCount = emptyArrivals(rewriter, loc, (fma ? 128 : 4) * C, mc ? &*mc : nullptr);
+    Value emptyCount =
+        emptyArrivals(rewriter, loc, stageReleasesPerWarpgroup(fma) * C, mc ? &*mc : nullptr);
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
         NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)),
