@@ -3,18 +3,35 @@
 # each (after scripts/device-bundle.sh; carry .device):
 #   bash bench/gpu-session38.sh tests OUTDIR   (under 8 minutes)
 #   bash bench/gpu-session38.sh h200 OUTDIR    (on an H200, under 10 minutes)
+#   bash bench/gpu-session38.sh tree OUTDIR    (session 38's experiment: the
+#     accumulator row reductions as a pairwise tree, TILEC_XTREE=1 max/min,
+#     2 every built-in kind, against 0, the chain, in the same rounds)
 # tests: the block-sparse kernels (block_sparse_attention is new) against
 # torch on sm_90a and sm_80 and under racecheck; the e2e lit suite with
 # time enough (sanitizer.test's norm_linear racecheck, failing until
 # session 37's releases). h200: the attention sweep against cuDNN,
 # FLASH_ATTENTION and Triton, and the matmul table against cuBLAS, burst
 # and sustained.
-source bench/session-start.sh "gpu-session38.sh tests|h200 OUTDIR" "$@"
+source bench/session-start.sh "gpu-session38.sh tests|h200|tree OUTDIR" "$@"
+if [ "$mode" = tree ]; then
+  for m in 0 1 2; do
+    printf '#!/bin/sh\nTILEC_XTREE=%s exec %s/build/bin/tilec-check "$@"\n' $m "$PWD" > $out/tc$m
+    chmod +x $out/tc$m
+  done
+  for sh in "4x16x4096x128" "16x16x1024x128" "4x16x4096x128 --causal" "4x32x4096x64" "4x32x4096x64 --causal"; do
+    for m in 1 2; do
+      step 90 tree$m-${sh// /} python3 bench/bench_attention.py --tilec-check $out/tc$m --old $out/tc0 \
+        --rounds 3 --shape $sh
+      cat $out/tree$m-${sh// /}.txt
+    done
+  done
+  rm -f $out/tc0 $out/tc1 $out/tc2
+fi
 if [ "$mode" = tests ]; then
-  step 120 bs-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and (block_sparse or sequences)"
-  step 200 bs-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 -m pytest -q \
+  step 100 bs-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and (block_sparse or sequences)"
+  step 170 bs-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 -m pytest -q \
     python/tests/test_gpu.py -k "tile_checks and (block_sparse or sequences)"
-  LIT_OPTS="--max-time 280 --filter e2e/" step 300 e2e bash .device/gpu-tests.sh
+  LIT_OPTS="--max-time 270 --filter e2e/" step 280 e2e bash .device/gpu-tests.sh
 fi
 if [ "$mode" = h200 ]; then
   step 330 attention-sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --rounds 2 \
