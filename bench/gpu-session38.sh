@@ -5,7 +5,8 @@
 #   bash bench/gpu-session38.sh h200 OUTDIR    (on an H200, under 10 minutes)
 #   bash bench/gpu-session38.sh tree OUTDIR    (session 38's experiment: the
 #     accumulator row reductions as a pairwise tree, TILEC_XTREE=1 max/min,
-#     2 every built-in kind, against 0, the chain, in the same rounds)
+#     2 every built-in kind, against 0, the chain, in the same rounds; the
+#     toggle is on branch s38-tree-reduce only: bundle that branch's build)
 # tests: the block-sparse kernels (block_sparse_attention is new) against
 # torch on sm_90a and sm_80 and under racecheck; the e2e lit suite with
 # time enough (sanitizer.test's norm_linear racecheck, failing until
@@ -20,8 +21,8 @@ if [ "$mode" = tree ]; then
   done
   for sh in "4x16x4096x128" "16x16x1024x128" "4x16x4096x128 --causal" "4x32x4096x64" "4x32x4096x64 --causal"; do
     for m in 1 2; do
-      step 90 tree$m-${sh// /} python3 bench/bench_attention.py --tilec-check $out/tc$m --old $out/tc0 \
-        --rounds 3 --shape $sh
+      step 60 tree$m-${sh// /} python3 bench/bench_attention.py --tilec-check $out/tc$m --old $out/tc0 \
+        --rounds 2 --shape $sh
       cat $out/tree$m-${sh// /}.txt
     done
   done
