@@ -363,6 +363,21 @@ def sequence_check(torch, arch=None, device="cpu"):
     c = torch.full((300, 130), 7.0, device=device)
     lib.two_products_persistent(a, b, x, w, c)
     torch.testing.assert_close(c, want, rtol=1e-3, atol=5e-2)
+    # two_products_varying: row block m takes A's first (m + 1) * 64
+    # columns, column block n X's and W's from (n % 2) * 64 on; with X of
+    # one block of K, the second loop of column block 1 runs no iteration.
+    def varying_want(x, w):
+        out = torch.empty(300, 130, device=device)
+        for m in range(3):
+            for n in range(2):
+                rows, cols, kp, k0 = slice(128 * m, 128 * m + 128), slice(128 * n, 128 * n + 128), 64 * (m + 1), 64 * (n % 2)
+                out[rows, cols] = (a[rows, :kp].float() @ b[:kp, cols].float()
+                                   + x[rows, k0:].float() @ w[cols, k0:].float().t())
+        return out
+    for x3, w3 in ((x, w), (r(300, 50), r(130, 50))):
+        c = torch.full((300, 130), 7.0, device=device)
+        lib.two_products_varying(a, b, x3, w3, c)
+        torch.testing.assert_close(c, varying_want(x3, w3), rtol=1e-3, atol=5e-2)
     q, k1, k2 = r(200, 64), r(300, 64), r(100, 64)
     s = torch.full((200, 64), 7.0, device=device)
     lib.shared_q(q, k1, k2, s)

@@ -585,11 +585,6 @@ struct TileStageSharedPass
       if (around != outer.getOperation())
         return beside("is not supported; put the products in one loop (each with its own "
                       "accumulator), or the loops at the kernel's top level");
-      for (scf::ForOp loop : loops)
-        for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
-          if (!hoistAbove(bound, outer))
-            return beside("needs every such loop's bounds computed from scalars known before "
-                          "the outer loop (the same in each of its iterations)");
     }
     forOp = loops.back();
     scf::ForOp firstLoop = loops.front();
@@ -628,11 +623,12 @@ struct TileStageSharedPass
     }
     // The bounds may change with the outer loop (a causal attention's key
     // blocks per query block): the TMA ring counts on across the runs of
-    // the loop, the cp.async ring of sm_80 is filled and drained per run.
+    // the loops, the cp.async ring of sm_80 is filled and drained per run.
     bool varyingBounds = false;
     if (outer)
-      for (Value bound : {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()})
-        varyingBounds |= !hoistAbove(bound, outer);
+      for (scf::ForOp loop : loops)
+        for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+          varyingBounds |= !hoistAbove(bound, outer);
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
         s && s.getInt() != 0 && (s.getInt() < 2 || s.getInt() > 8))
       return mmas.front().emitError()

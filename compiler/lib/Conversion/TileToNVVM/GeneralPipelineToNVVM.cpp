@@ -516,10 +516,13 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   // inner index where the mma loop's bounds do not change with it, else
   // (`varying`: a causal attention's key blocks) g = the runs' trip counts
   // so far + inner index, and the producer computes each run's bounds
-  // again.
+  // again. With loops one after the other in the outer loop, any of whose
+  // bounds change with it, that running total counts every loop's runs.
   auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
-  bool varying = outer && llvm::any_of(forOp->getOperands(), [&](Value bound) {
-                   return outer->isAncestor(bound.getParentBlock()->getParentOp());
+  bool varying = outer && llvm::any_of(loops, [&](scf::ForOp loop) {
+                   return llvm::any_of(loop->getOperands(), [&](Value bound) {
+                     return outer->isAncestor(bound.getParentBlock()->getParentOp());
+                   });
                  });
   OpBuilder b(outer ? outer.getOperation() : forOp.getOperation());
   Emit e{b, loc};
@@ -664,28 +667,31 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     innerCount = counterOf(forOp);
     trips32 = innerCount.trips32;
   }
-  // Loops one after the other (never varying: in an outer loop their
-  // bounds are known before it, tile-stage-shared checked): each one's
-  // bounds (known before the first), and
-  // the ring's iterations before it (`bases`, null for the first).
+  // Loops one after the other whose bounds are the same in every outer
+  // iteration (or with no outer loop): each one's bounds (known before the
+  // first), and the ring's iterations before it (`bases`, null for the
+  // first). Varying ones count their runs as one loop's (`ringBase`).
   SmallVector<Counter> counts{innerCount};
   SmallVector<Value> bases{Value()};
-  for (size_t k = 1; k < loops.size(); ++k) {
+  for (size_t k = 1; k < loops.size() && !varying; ++k) {
     counts.push_back(counterOf(loops[k]));
     bases.push_back(k == 1 ? counts[0].trips32 : e.add(bases[k - 1], counts[k - 1].trips32));
   }
   // In an outer loop the ring runs all the loops' iterations (`perOuter`)
   // in each of its iterations.
   Value perOuter;
-  if (sequence && outer)
+  if (sequence && outer && !varying)
     perOuter = e.add(bases.back(), counts.back().trips32);
   // The ring's iteration of loop k's iteration i (in outer iteration o).
   auto inSequence = [&](size_t k, Value o, Value i) {
     Value at = bases[k] ? e.add(bases[k], i) : i;
     return outer ? e.add(e.mul(o, perOuter), at) : at;
   };
-  // Makes loop k the current one: innerCount and trips32 are its.
+  // Makes loop k the current one: innerCount and trips32 are its (with
+  // varying bounds computed where the loop's run starts, below).
   auto enter = [&](size_t k) {
+    if (varying)
+      return;
     innerCount = counts[k];
     trips32 = counts[k].trips32;
   };
@@ -723,8 +729,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     roots.push_back({work, st.o.load, "the position of a tile loaded for an mma"});
   }
   if (varying)
-    roots.push_back({SmallVector<Value>(forOp->getOperands()), staged.front().o.load,
-                     "the bounds of an mma loop inside an outer loop"});
+    for (scf::ForOp loop : loops)
+      roots.push_back({SmallVector<Value>(loop->getOperands()), staged.front().o.load,
+                       "the bounds of an mma loop inside an outer loop"});
   // A loop whose staged tiles feed only mmas predicated on one flag (a
   // block-sparse loop, `if c { acc = mma(load(..), load(..), acc); }`): the
   // producer computes the flag too, and where it fails arrives on the
@@ -1073,26 +1080,26 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
                  barrierAt(e.add(e.i64(2 * S), slot)), /*resident=*/true);
       }
     }
-    Value base; // the ring's iterations before this run
-    if (varying) {
-      innerCount = counterOf(forOp, &outerMap);
-      trips32 = innerCount.trips32;
-      base = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
-      LLVM::StoreOp::create(b, loc, e.add(base, trips32), ringBase);
-    }
     // Each loop's copies in turn (one, or several one after the other).
     for (size_t k = 0; k < loops.size(); ++k) {
       scf::ForOp mmaLoop = loops[k];
       if (sequence)
         enter(k);
+      Value base; // the ring's iterations before this run
+      if (varying) {
+        innerCount = counterOf(mmaLoop, &outerMap);
+        trips32 = innerCount.trips32;
+        base = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
+        LLVM::StoreOp::create(b, loc, e.add(base, trips32), ringBase);
+      }
       auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1));
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       Value i = loop.getInductionVar();
       // The ring's iteration.
-      Value gi = sequence  ? inSequence(k, o, i)
-                 : varying ? e.add(base, i)
-                           : e.add(e.mul(o, trips32), i);
+      Value gi = varying    ? e.add(base, i)
+                 : sequence ? inSequence(k, o, i)
+                            : e.add(e.mul(o, trips32), i);
       Value s64 = stageIndex(gi);
       Value parity = e.bxor(phaseOf(gi, S), e.i32(1));
       NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierAt(e.add(e.i64(S), s64)), parity,
@@ -1175,40 +1182,41 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       if (st.resident)
         replaceChain(st, e.gep(smem, e.i64(st.o.smemOffset)));
   }
-  // Per outer iteration: this run's trip count and the ring's iterations
-  // before it (varying bounds), and this tile's Q in buffer o % slots
-  // (per-tile resident tiles), released after the loop, or at the end of
-  // the outer iteration where a chained mma reads them (below).
+  // Per outer iteration: this tile's Q in buffer o % slots (per-tile
+  // resident tiles), released after the loop, or at the end of the outer
+  // iteration where a chained mma reads them (below); with varying bounds,
+  // each run's trip count and the ring's iterations before it (below, per
+  // loop).
   Value consumerBase, residentSlot;
   if (varying)
     LLVM::StoreOp::create(b, loc, e.i32(0), ringBase);
-  if (varying || perTile) {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(forOp);
-    if (varying) {
-      innerCount = counterOf(forOp);
-      trips32 = innerCount.trips32;
-      consumerBase = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
-      LLVM::StoreOp::create(b, loc, e.add(consumerBase, trips32), ringBase);
-    }
-    if (perTile) {
-      Value o = indexOf(outerCount);
-      residentSlot = slotOf(o, slots);
-      NVVM::MBarrierTryWaitParityOp::create(b, loc,
-                                            barrierAt(e.add(e.i64(2 * S), residentSlot)),
-                                            phaseOf(o, slots),
-                                            e.i32(10000000));
-      for (Staged &st : staged)
-        if (st.resident)
-          replaceChain(st, e.gep(smem, e.add(e.i64(st.o.smemOffset),
-                                             e.mul(residentSlot, e.i64(slotBytes)))));
-    }
-  }
   // Each loop in turn (one, or several one after the other).
   for (size_t k = 0; k < loops.size(); ++k) {
     scf::ForOp forOp = loops[k];
     if (sequence)
       enter(k);
+    if (varying || perTile) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(forOp);
+      if (varying) {
+        innerCount = counterOf(forOp);
+        trips32 = innerCount.trips32;
+        consumerBase = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
+        LLVM::StoreOp::create(b, loc, e.add(consumerBase, trips32), ringBase);
+      }
+      // (Per-tile resident tiles come with one loop only.)
+      if (perTile) {
+        Value o = indexOf(outerCount);
+        residentSlot = slotOf(o, slots);
+        NVVM::MBarrierTryWaitParityOp::create(b, loc,
+                                              barrierAt(e.add(e.i64(2 * S), residentSlot)),
+                                              phaseOf(o, slots), e.i32(10000000));
+        for (Staged &st : staged)
+          if (st.resident)
+            replaceChain(st, e.gep(smem, e.add(e.i64(st.o.smemOffset),
+                                               e.mul(residentSlot, e.i64(slotBytes)))));
+      }
+    }
     bool deferred = onlyAccumulates(forOp);
     SmallVector<tile::MmaOp> loopMmas(forOp.getBody()->getOps<tile::MmaOp>());
     if (alternate && !deferred)
@@ -1311,7 +1319,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     // 36, B4 H16 S4096 D128), causal 511-518 -> 546-552 TF/s, without the
     // mask 616-617 -> 605-607.
     Operation *carriedWait = nullptr;
-    if (!deferred && loopMmas.size() == 2 && !predicated && varying &&
+    if (!deferred && loopMmas.size() == 2 && !predicated && varying && !sequence &&
         forOp.getBody()->getOps<tile::SharedCopyOp>().empty()) {
       tile::MmaOp first = loopMmas.front(), last = loopMmas.back();
       Block *body = forOp.getBody();
