@@ -378,6 +378,24 @@ def sequence_check(torch, arch=None, device="cpu"):
         c = torch.full((300, 130), 7.0, device=device)
         lib.two_products_varying(a, b, x3, w3, c)
         torch.testing.assert_close(c, varying_want(x3, w3), rtol=1e-3, atol=5e-2)
+    # three_products_varying and own_outer_varying: A [300, 200] (4 blocks
+    # of K), B [200, 130] (3 column blocks of 64).
+    def part(m, n, k0, k1):
+        rows, cols = slice(128 * m, 128 * m + 128), slice(64 * n, 64 * n + 64)
+        return a[rows, 64 * k0:64 * k1].float() @ b[64 * k0:64 * k1, cols].float()
+    want3 = torch.empty(300, 130, device=device)
+    want_own = torch.empty(300, 130, device=device)
+    for m in range(3):
+        for n in range(3):
+            rows, cols = slice(128 * m, 128 * m + 128), slice(64 * n, 64 * n + 64)
+            want3[rows, cols] = part(m, n, 0, 2) + 2.0 * part(m, n, 0, m + 1) + 3.0 * part(m, n, n, 4)
+            want_own[rows, cols] = part(m, n, 0, m + 1) - part(m, n, m, 4)
+    c = torch.full((300, 130), 7.0, device=device)
+    lib.three_products_varying(a, b, c)
+    torch.testing.assert_close(c, want3, rtol=1e-3, atol=5e-2)
+    c = torch.full((300, 130), 7.0, device=device)
+    lib.own_outer_varying(a, b, c)
+    torch.testing.assert_close(c, want_own, rtol=1e-3, atol=5e-2)
     q, k1, k2 = r(200, 64), r(300, 64), r(100, 64)
     s = torch.full((200, 64), 7.0, device=device)
     lib.shared_q(q, k1, k2, s)
