@@ -519,8 +519,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   // again. With loops one after the other in the outer loop, any of whose
   // bounds change with it, that running total counts every loop's runs.
   auto outer = dyn_cast<scf::ForOp>(forOp->getParentOp());
+  auto boundsOf = [](scf::ForOp loop) -> SmallVector<Value> {
+    return {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
+  };
   bool varying = outer && llvm::any_of(loops, [&](scf::ForOp loop) {
-                   return llvm::any_of(loop->getOperands(), [&](Value bound) {
+                   return llvm::any_of(boundsOf(loop), [&](Value bound) {
                      return outer->isAncestor(bound.getParentBlock()->getParentOp());
                    });
                  });
@@ -730,7 +733,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   }
   if (varying)
     for (scf::ForOp loop : loops)
-      roots.push_back({SmallVector<Value>(loop->getOperands()), staged.front().o.load,
+      roots.push_back({boundsOf(loop), staged.front().o.load,
                        "the bounds of an mma loop inside an outer loop"});
   // A loop whose staged tiles feed only mmas predicated on one flag (a
   // block-sparse loop, `if c { acc = mma(load(..), load(..), acc); }`): the
