@@ -363,38 +363,38 @@ def sequence_check(torch, arch=None, device="cpu"):
     c = torch.full((300, 130), 7.0, device=device)
     lib.two_products_persistent(a, b, x, w, c)
     torch.testing.assert_close(c, want, rtol=1e-3, atol=5e-2)
+    # The loops whose lengths change with the tile: output block (m, n) of
+    # width bn is a sum of products of K-column ranges [k0, k1) of the
+    # operands (p [rows, K] times q [K, cols]).
+    def part(p, q, m, n, bn, k0, k1=None):
+        rows, cols = slice(128 * m, 128 * m + 128), slice(bn * n, bn * n + bn)
+        return p[rows, k0:k1].float() @ q[k0:k1, cols].float()
+
+    def blocks(f, n_blocks, bn):
+        out = torch.empty(300, 130, device=device)
+        for m in range(3):
+            for n in range(n_blocks):
+                out[128 * m:128 * m + 128, bn * n:bn * n + bn] = f(m, n)
+        return out
     # two_products_varying: row block m takes A's first (m + 1) * 64
     # columns, column block n X's and W's from (n % 2) * 64 on; with X of
     # one block of K, the second loop of column block 1 runs no iteration.
-    def varying_want(x, w):
-        out = torch.empty(300, 130, device=device)
-        for m in range(3):
-            for n in range(2):
-                rows, cols, kp, k0 = slice(128 * m, 128 * m + 128), slice(128 * n, 128 * n + 128), 64 * (m + 1), 64 * (n % 2)
-                out[rows, cols] = (a[rows, :kp].float() @ b[:kp, cols].float()
-                                   + x[rows, k0:].float() @ w[cols, k0:].float().t())
-        return out
     for x3, w3 in ((x, w), (r(300, 50), r(130, 50))):
         c = torch.full((300, 130), 7.0, device=device)
         lib.two_products_varying(a, b, x3, w3, c)
-        torch.testing.assert_close(c, varying_want(x3, w3), rtol=1e-3, atol=5e-2)
+        want_v = blocks(lambda m, n: part(a, b, m, n, 128, 0, 64 * (m + 1))
+                        + part(x3, w3.t(), m, n, 128, 64 * (n % 2)), 2, 128)
+        torch.testing.assert_close(c, want_v, rtol=1e-3, atol=5e-2)
     # three_products_varying and own_outer_varying: A [300, 200] (4 blocks
     # of K), B [200, 130] (3 column blocks of 64).
-    def part(m, n, k0, k1):
-        rows, cols = slice(128 * m, 128 * m + 128), slice(64 * n, 64 * n + 64)
-        return a[rows, 64 * k0:64 * k1].float() @ b[64 * k0:64 * k1, cols].float()
-    want3 = torch.empty(300, 130, device=device)
-    want_own = torch.empty(300, 130, device=device)
-    for m in range(3):
-        for n in range(3):
-            rows, cols = slice(128 * m, 128 * m + 128), slice(64 * n, 64 * n + 64)
-            want3[rows, cols] = part(m, n, 0, 2) + 2.0 * part(m, n, 0, m + 1) + 3.0 * part(m, n, n, 4)
-            want_own[rows, cols] = part(m, n, 0, m + 1) - part(m, n, m, 4)
     c = torch.full((300, 130), 7.0, device=device)
     lib.three_products_varying(a, b, c)
+    want3 = blocks(lambda m, n: part(a, b, m, n, 64, 0, 128) + 2.0 * part(a, b, m, n, 64, 0, 64 * (m + 1))
+                   + 3.0 * part(a, b, m, n, 64, 64 * n), 3, 64)
     torch.testing.assert_close(c, want3, rtol=1e-3, atol=5e-2)
     c = torch.full((300, 130), 7.0, device=device)
     lib.own_outer_varying(a, b, c)
+    want_own = blocks(lambda m, n: part(a, b, m, n, 64, 0, 64 * (m + 1)) - part(a, b, m, n, 64, 64 * m), 3, 64)
     torch.testing.assert_close(c, want_own, rtol=1e-3, atol=5e-2)
     q, k1, k2 = r(200, 64), r(300, 64), r(100, 64)
     s = torch.full((200, 64), 7.0, device=device)
