@@ -409,6 +409,11 @@ def sequence_check(torch, arch=None, device="cpu"):
     want_p = torch.softmax(q.float() @ k1.float().t() * 0.125, dim=-1)
     torch.testing.assert_close(p, want_p, rtol=1e-3, atol=1e-4)
     torch.testing.assert_close(o, want_p.bfloat16().float() @ v.float(), rtol=2e-2, atol=2e-2)
+    p = torch.full((200, 300), 7.0, device=device)
+    o = torch.full((200, 64), 7.0, device=device)
+    lib.attention_probs_persistent(q, k1, v, p, o, 0.125)
+    torch.testing.assert_close(p, want_p, rtol=1e-3, atol=1e-4)
+    torch.testing.assert_close(o, want_p.bfloat16().float() @ v.float(), rtol=2e-2, atol=2e-2)
     # mixed: A [300, 200] B [200, 64]; X [300, 130] W [64, 130]; W3 [64, 64].
     a2, b2, x2, w2 = r(300, 200), r(200, 64) / 8, r(300, 130), r(64, 130) / 8
     w3 = r(64, 64) / 8

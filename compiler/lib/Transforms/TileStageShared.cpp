@@ -922,12 +922,10 @@ struct TileStageSharedPass
       consumers = 2;
     }
     bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
-    if (outer && loops.size() > 1 && (alternate || anyResident))
+    if (outer && loops.size() > 1 && alternate)
       return loops[1].emitError()
              << "kernel '" << name << "': mma loops one after the other in an outer loop "
-             << (alternate ? "cannot alternate their consumers (@launch(pingpong = 1))"
-                           : "take their operands from their own loops only (a tile loaded "
-                             "for an mma before the loops is not supported there)");
+             << "cannot alternate their consumers (@launch(pingpong = 1))";
     if (alternate && (varyingBounds || (outer && anyResident)))
       return mmas.front().emitError()
              << "kernel '" << name << "': @launch(pingpong = 1) needs the mma loop's bounds "

@@ -946,10 +946,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       b.setInsertionPoint(forOp);
       if (viewsInOuter)
         askFast();
-      // A persistent kernel's Q: copied again at the top of each run, after
-      // the barrier that ends the run before (every thread's reads of the
-      // old one are done); the first iteration's wait covers its group.
-      if (perTile) {
+      // A persistent kernel's Q: copied again at the top of each outer
+      // iteration (before its first loop), after the barrier that ends the
+      // run before (every thread's reads of the old one are done); the
+      // first iteration's wait covers its group.
+      if (perTile && k == 0) {
         // Read after the loop too: every thread is done with the last
         // iteration's before the copy replaces it.
         if (residentAfterLoop)
@@ -1207,8 +1208,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         consumerBase = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
         LLVM::StoreOp::create(b, loc, e.add(consumerBase, trips32), ringBase);
       }
-      // (Per-tile resident tiles come with one loop only.)
-      if (perTile) {
+      // This tile's Q, before the first loop (the loops after it read the
+      // same buffer).
+      if (perTile && k == 0) {
         Value o = indexOf(outerCount);
         residentSlot = slotOf(o, slots);
         NVVM::MBarrierTryWaitParityOp::create(b, loc,
@@ -1484,9 +1486,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         if (alternate)
           pingPongArrive(e, wg);
       }
-      // Every mma reading this tile's Q has completed: its buffer is free
-      // (the stages' releasers arrive).
-      if (perTile) {
+      // Every mma reading this tile's Q has completed (after the last
+      // loop): its buffer is free (the stages' releasers arrive).
+      if (perTile && k + 1 == loops.size()) {
         if (residentAfterLoop)
           b.setInsertionPoint(outer.getBody()->getTerminator());
         else if (!inFlight)
