@@ -7,9 +7,10 @@
 #   bash bench/gpu-session38.sh tree OUTDIR    (built from branch s38-tree-reduce)
 # tests: python/tests/sequences.tile (two_products_varying is new: loops one
 # after the other in a persistent kernel whose lengths change with the tile,
-# one run of no iterations) against torch on sm_90a and sm_80, then under
-# compute-sanitizer racecheck and synccheck; test/e2e/sequences-style lit
-# tests with mma in their name.
+# one run of no iterations; attention_probs_persistent: q loaded before two
+# loops of a persistent kernel) against torch on sm_90a and sm_80, then
+# under compute-sanitizer racecheck and synccheck; then test/e2e/mlp.test
+# and sanitizer.test.
 source bench/session-start.sh "gpu-session39.sh tests OUTDIR" "$@"
 if [ "$mode" = tests ]; then
   step 100 seq-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and sequences"
@@ -17,5 +18,5 @@ if [ "$mode" = tests ]; then
     python/tests/test_gpu.py -k "tile_checks and sequences"
   step 150 seq-synccheck compute-sanitizer --tool synccheck --error-exitcode 1 python3 -m pytest -q \
     python/tests/test_gpu.py -k "tile_checks and sequences"
-  LIT_OPTS="--max-time 150 --filter e2e/(mma|mlp|sanitizer)" step 160 e2e bash .device/gpu-tests.sh
+  LIT_OPTS="--max-time 150 --filter e2e/(mlp|sanitizer)" step 160 e2e bash .device/gpu-tests.sh
 fi
