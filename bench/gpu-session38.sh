@@ -5,8 +5,9 @@
 #   bash bench/gpu-session38.sh h200 OUTDIR    (on an H200, under 10 minutes)
 #   bash bench/gpu-session38.sh tree OUTDIR    (session 38's experiment on the
 #     softmax's row reductions, TILEC_XTREE=1..4 (below) against 0 in the
-#     same rounds; the toggle is on branch s38-tree-reduce only: bundle that
-#     branch's build)
+#     same rounds; the toggle is on branch s38-tree-reduce only, also kept
+#     as bench/experiments/s38-tree-reduce.patch (git apply it, build,
+#     bundle; never land the environment variable itself))
 # tests: the block-sparse kernels (block_sparse_attention is new) against
 # torch on sm_90a and sm_80 and under racecheck; the e2e lit suite with
 # time enough (sanitizer.test's norm_linear racecheck, failing until
