@@ -584,7 +584,8 @@ struct TileStageSharedPass
       };
       if (around != outer.getOperation())
         return beside("is not supported; put the products in one loop (each with its own "
-                      "accumulator), or the loops at the kernel's top level");
+                      "accumulator), or the loops directly in the outer loop's body or at the "
+                      "kernel's top level");
     }
     forOp = loops.back();
     scf::ForOp firstLoop = loops.front();
