@@ -571,21 +571,17 @@ struct TileStageSharedPass
           parent && parent->getBlock() == forOp->getBlock() && !llvm::is_contained(loops, parent))
         loops.push_back(parent);
     llvm::sort(loops, [](scf::ForOp a, scf::ForOp b) { return a->isBeforeInBlock(b); });
-    // In an outer loop (a persistent kernel) too, where every loop's bounds
-    // are the same in each outer iteration: the ring then runs the loops'
-    // iterations in turn, outer iteration after outer iteration.
-    if (loops.size() > 1 && !isa<func::FuncOp>(around)) {
+    // Directly in an outer loop's body (a persistent kernel) too: the ring
+    // then runs the loops' iterations in turn, outer iteration after outer
+    // iteration (their bounds may change with it).
+    if (loops.size() > 1 && !isa<func::FuncOp>(around) && around != outer.getOperation()) {
       FileLineColLoc first = tile::sourcePosition(loops.front().getLoc());
-      auto beside = [&](const Twine &why) {
-        return loops[1].emitError()
-               << "kernel '" << name << "': a second mma loop beside the one"
-               << (first ? " at line " + std::to_string(first.getLine()) : std::string())
-               << " inside an outer loop " << why;
-      };
-      if (around != outer.getOperation())
-        return beside("is not supported; put the products in one loop (each with its own "
-                      "accumulator), or the loops directly in the outer loop's body or at the "
-                      "kernel's top level");
+      return loops[1].emitError()
+             << "kernel '" << name << "': a second mma loop beside the one"
+             << (first ? " at line " + std::to_string(first.getLine()) : std::string())
+             << " inside an outer loop is not supported; put the products in one loop (each "
+                "with its own accumulator), or the loops directly in the outer loop's body or "
+                "at the kernel's top level";
     }
     forOp = loops.back();
     scf::ForOp firstLoop = loops.front();
@@ -1073,7 +1069,7 @@ struct TileStageSharedPass
         return refuse("pairs the programs of a persistent kernel (persistent = 1), or of one "
                       "mma loop at the kernel's top level (acc = mma(load(A, ...), load(B, ...), "
                       "acc)); this kernel is neither");
-      if (varyingBounds || llvm::any_of(staged, [](const Staged &st) { return st.resident; }))
+      if (varyingBounds || anyResident)
         return refuse("needs an mma loop whose bounds do not change with the outer loop and "
                       "operands loaded in it");
       if (loops.size() > 1)

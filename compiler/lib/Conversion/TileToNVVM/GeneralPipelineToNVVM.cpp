@@ -690,14 +690,6 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     Value at = bases[k] ? e.add(bases[k], i) : i;
     return outer ? e.add(e.mul(o, perOuter), at) : at;
   };
-  // Makes loop k the current one: innerCount and trips32 are its (with
-  // varying bounds computed where the loop's run starts, below).
-  auto enter = [&](size_t k) {
-    if (varying)
-      return;
-    innerCount = counts[k];
-    trips32 = counts[k].trips32;
-  };
   Counter outerCount;
   if (outer)
     outerCount = counterOf(outer);
@@ -711,6 +703,25 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     ringBase = LLVM::AllocaOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
                                       b.getI32Type(), e.i32(1));
   }
+  // Makes loop k the current one, where its run starts: innerCount and
+  // trips32 are its. With varying bounds they are computed there (by the
+  // producer from its copy of the outer body, `map`), and where the ring
+  // counts on across the runs (TMA) the run's base, the ring's iterations
+  // before it, is read from ringBase and the run's trip count added.
+  auto enter = [&](size_t k, IRMapping *map = nullptr) -> Value {
+    if (!varying) {
+      innerCount = counts[k];
+      trips32 = counts[k].trips32;
+      return Value();
+    }
+    innerCount = counterOf(loops[k], map);
+    trips32 = innerCount.trips32;
+    if (!ringBase)
+      return Value();
+    Value base = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
+    LLVM::StoreOp::create(b, loc, e.add(base, trips32), ringBase);
+    return base;
+  };
   // The ops (of the mma loop's body, and of the outer loop's) that the
   // positions of the staged loads, and the parts (narrow) of tensors made
   // in the outer loop that they read, are computed by, which the producer
@@ -941,8 +952,6 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       scf::ForOp forOp = loops[k];
       current = forOp;
       copier = tid;
-      if (sequence)
-        enter(k);
       b.setInsertionPoint(forOp);
       if (viewsInOuter)
         askFast();
@@ -957,10 +966,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
           NVVM::Barrier0Op::create(b, loc);
         copyResident();
       }
-      if (varying) {
-        innerCount = counterOf(forOp);
-        trips32 = innerCount.trips32;
-      }
+      enter(k);
       for (int64_t s = 0; s + 1 < S; ++s) {
         e.ifThen(e.ult(e.i32(s), trips32),
                  [&] { copyAsyncInto(e.i32(s), stageAt(e.i32(s)), /*resident=*/false); });
@@ -1087,15 +1093,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     // Each loop's copies in turn (one, or several one after the other).
     for (size_t k = 0; k < loops.size(); ++k) {
       scf::ForOp mmaLoop = loops[k];
-      if (sequence)
-        enter(k);
-      Value base; // the ring's iterations before this run
-      if (varying) {
-        innerCount = counterOf(mmaLoop, &outerMap);
-        trips32 = innerCount.trips32;
-        base = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
-        LLVM::StoreOp::create(b, loc, e.add(base, trips32), ringBase);
-      }
+      Value base = enter(k, &outerMap); // the ring's iterations before this run
       auto loop = scf::ForOp::create(b, loc, e.i32(0), trips32, e.i32(1));
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -1197,17 +1195,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   // Each loop in turn (one, or several one after the other).
   for (size_t k = 0; k < loops.size(); ++k) {
     scf::ForOp forOp = loops[k];
-    if (sequence)
-      enter(k);
-    if (varying || perTile) {
+    {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(forOp);
-      if (varying) {
-        innerCount = counterOf(forOp);
-        trips32 = innerCount.trips32;
-        consumerBase = LLVM::LoadOp::create(b, loc, b.getI32Type(), ringBase);
-        LLVM::StoreOp::create(b, loc, e.add(consumerBase, trips32), ringBase);
-      }
+      consumerBase = enter(k);
       // This tile's Q, before the first loop (the loops after it read the
       // same buffer).
       if (perTile && k == 0) {
