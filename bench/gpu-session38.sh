@@ -36,7 +36,7 @@ if [ "$mode" = tree ]; then
     $out/tc$m examples/matmul_softmax.tile --shape 300x200x130 2>&1 | grep -E "PASS|FAIL" | sed "s/^/mode $m: /"
   done
   for sh in "4x16x4096x128" "16x16x1024x128" "4x16x4096x128 --causal" "4x32x4096x64" "4x32x4096x64 --causal"; do
-    for m in 1 3 4; do
+    for m in ${TREE_MODES:-1 3 4}; do
       case "$sh:$m" in *x64*:1|*x64*:4) continue;; esac
       step 60 tree$m-${sh// /} python3 bench/bench_attention.py --tilec-check $out/tc$m --old $out/tc0 \
         --rounds 2 --shape $sh
