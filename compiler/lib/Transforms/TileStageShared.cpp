@@ -1271,6 +1271,9 @@ struct TileStageSharedPass
       plan.append("alternate", b.getUnitAttr());
     if (multicast >= 0)
       plan.append("multicast", b.getI32IntegerAttr(multicast));
+    // The lowering's producer and ring read this instead of deciding again.
+    if (varyingBounds)
+      plan.append("varying_bounds", b.getUnitAttr());
     for (scf::ForOp loop : loops)
       loop->setAttr(tile::kPipelineAttrName, plan.getDictionary(ctx));
     func->setAttr(tile::kEncodingAttrName, encoding);

@@ -522,11 +522,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   auto boundsOf = [](scf::ForOp loop) -> SmallVector<Value> {
     return {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
   };
-  bool varying = outer && llvm::any_of(loops, [&](scf::ForOp loop) {
-                   return llvm::any_of(boundsOf(loop), [&](Value bound) {
-                     return outer->isAncestor(bound.getParentBlock()->getParentOp());
-                   });
-                 });
+  // (tile-stage-shared decided it: the bounds it could not hoist out of the
+  // outer loop.)
+  bool varying = bool(plan.get("varying_bounds"));
   OpBuilder b(outer ? outer.getOperation() : forOp.getOperation());
   Emit e{b, loc};
 
