@@ -250,21 +250,60 @@ TEST_F(EncodingTest, RowSliceOfBlockedHoldsEachRowWhereItsElementsAre) {
 }
 
 
-TEST_F(EncodingTest, WholeColumnSlicesOfAnAccumulatorAreTheThreadsOwnRegisters) {
-  // A slice of all rows and whole 8-column chunks (tile::registerSliceGroups)
-  // keeps every element in its thread: result slot g * width + v of every
-  // consumer thread holds the source element (r, c + offset) of the source
-  // slot map[g] * width + v. Offsets or widths off the chunks, fma and
-  // swapped layouts have no such map.
+/// Checks registerLocalMask's answer for `op` against `expected` and, where
+/// it gives a mask, that result register i of every thread holds the source
+/// element that `sourceOf` names for the result element there.
+static void expectRegisterLocal(Operation *op, bool expected,
+                                llvm::function_ref<int64_t(ArrayRef<int64_t>)> sourceOf) {
+  std::optional<SmallVector<int64_t>> mask = registerLocalMask(op);
+  ASSERT_EQ(mask.has_value(), expected);
+  if (!mask)
+    return;
+  auto fromTy = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto toTy = cast<RankedTensorType>(op->getResult(0).getType());
+  auto src = cast<DistributedEncodingAttr>(fromTy.getEncoding());
+  auto dst = cast<DistributedEncodingAttr>(toTy.getEncoding());
+  ArrayRef<int64_t> to = toTy.getShape();
+  unsigned sw = src.getGroupWidth(), dw = dst.getGroupWidth();
+  ASSERT_EQ(int64_t(mask->size()), dst.getGroups(to) * dw);
+  for (unsigned t = 0; t < dst.getThreadsPerBlock(); ++t)
+    for (int64_t i = 0; i < int64_t(mask->size()); ++i) {
+      int64_t e = dst.getGroupBase(to, t, i / dw) + i % dw;
+      if (e >= toTy.getNumElements())
+        continue;
+      SmallVector<int64_t> c(to.size());
+      int64_t f = e;
+      for (int64_t d = int64_t(to.size()) - 1; d >= 0; --d) {
+        c[d] = f % to[d];
+        f /= to[d];
+      }
+      int64_t m = (*mask)[i];
+      ASSERT_EQ(src.getGroupBase(fromTy.getShape(), t, m / sw) + m % sw, sourceOf(c))
+          << "thread " << t << " register " << i;
+    }
+}
+
+TEST_F(EncodingTest, RegisterLocalOpsSelectTheThreadsOwnRegisters) {
+  // A slice of all rows and whole 8-column chunks of an accumulator keeps
+  // every element in its thread (offsets off the chunks do not); so does a
+  // [BN] row broadcast over a blocked [R, BN] tile, whose threads hold the
+  // row's columns in every group; a transpose moves elements between
+  // threads.
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
   auto module = ModuleOp::create(loc);
   b.setInsertionPointToStart(module.getBody());
+  auto constant = [&](RankedTensorType t) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, t,
+        DenseElementsAttr::get(RankedTensorType::get(t.getShape(), b.getF32Type()), 0.0f)
+            .reshape(t));
+  };
   struct Case {
     MmaKind kind;
     unsigned consumers;
     int64_t rows, cols, offset, width;
-    bool lines;
+    bool local;
   };
   for (Case c : {Case{MmaKind::wgmma, 1, 64, 256, 128, 128, true},
                  Case{MmaKind::wgmma, 2, 128, 128, 64, 64, true},
@@ -272,31 +311,32 @@ TEST_F(EncodingTest, WholeColumnSlicesOfAnAccumulatorAreTheThreadsOwnRegisters) 
                  Case{MmaKind::mma_sync, 1, 128, 128, 16, 32, true},
                  Case{MmaKind::mma_sync, 2, 128, 64, 0, 32, true},
                  Case{MmaKind::wgmma, 2, 128, 128, 4, 64, false},
-                 Case{MmaKind::wgmma, 2, 128, 128, 0, 60, false},
-                 Case{MmaKind::fma, 2, 128, 128, 0, 64, false}}) {
+                 Case{MmaKind::mma_sync, 2, 128, 64, 2, 32, false}}) {
     SCOPED_TRACE("kind " + std::to_string(int(c.kind)) + ", " + std::to_string(c.rows) + " x " +
                  std::to_string(c.cols) + " from " + std::to_string(c.offset) + ", " +
                  std::to_string(c.width) + " wide");
     auto mma = MmaEncodingAttr::get(&ctx, c.kind, c.consumers);
     auto from = RankedTensorType::get({c.rows, c.cols}, b.getF32Type(), mma);
     auto to = RankedTensorType::get({c.rows, c.width}, b.getF32Type(), mma);
-    Value src = arith::ConstantOp::create(b, loc, from, DenseElementsAttr::get(
-                                                            RankedTensorType::get(from.getShape(), b.getF32Type()), 0.0f).reshape(from));
-    auto slice = SliceOp::create(b, loc, to, src, b.getDenseI64ArrayAttr({0, c.offset}));
-    std::optional<SmallVector<int64_t>> map = registerSliceGroups(mma, slice);
-    ASSERT_EQ(map.has_value(), c.lines);
-    if (!map)
-      continue;
-    ArrayRef<int64_t> fs = from.getShape(), ts = to.getShape();
-    ASSERT_EQ(int64_t(map->size()), mma.getGroups(ts));
-    for (unsigned t = mma.getLeaderThread(); t < mma.getThreadsPerBlock(); ++t)
-      for (int64_t g = 0; g < mma.getGroups(ts); ++g)
-        for (unsigned v = 0; v < mma.getGroupWidth(); ++v) {
-          int64_t e = mma.getGroupBase(ts, t, g) + v, s = mma.getGroupBase(fs, t, (*map)[g]) + v;
-          ASSERT_EQ(s / fs[1], e / ts[1]) << "thread " << t << " group " << g;
-          ASSERT_EQ(s % fs[1], e % ts[1] + c.offset) << "thread " << t << " group " << g;
-        }
+    auto slice = SliceOp::create(b, loc, to, constant(from), b.getDenseI64ArrayAttr({0, c.offset}));
+    expectRegisterLocal(slice, c.local, [&](ArrayRef<int64_t> rc) {
+      return rc[0] * c.cols + rc[1] + c.offset;
+    });
   }
+  auto blocked = BlockedEncodingAttr::get(&ctx, /*vec=*/4, /*warps=*/8);
+  for (auto [rows, n, local] : {std::tuple<int64_t, int64_t, bool>{4, 1024, true},
+                                {16, 1024, true},
+                                {4, 512, false}}) {
+    SCOPED_TRACE(std::to_string(n) + " broadcast over " + std::to_string(rows) + " rows");
+    auto row = RankedTensorType::get({n}, b.getF32Type(), blocked);
+    auto tile = RankedTensorType::get({rows, n}, b.getF32Type(), blocked);
+    auto broadcast = BroadcastOp::create(b, loc, tile, constant(row));
+    expectRegisterLocal(broadcast, local, [&](ArrayRef<int64_t> rc) { return rc[1]; });
+  }
+  auto square = RankedTensorType::get({64, 64}, b.getF32Type(), blocked);
+  auto transpose =
+      PermuteOp::create(b, loc, square, constant(square), b.getDenseI64ArrayAttr({1, 0}));
+  expectRegisterLocal(transpose, false, [](ArrayRef<int64_t>) { return 0; });
   module->erase();
 }
 

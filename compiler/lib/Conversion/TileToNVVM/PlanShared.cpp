@@ -40,10 +40,6 @@ bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   // others).
   if (pipelined && isa<tile::PermuteOp>(op))
     return false;
-  // Whole columns of an accumulator-layout tile are registers its threads
-  // hold (RegisterSliceLowering).
-  if (auto slice = dyn_cast<tile::SliceOp>(op); pipelined && slice && tile::slicesWholeColumns(slice))
-    return false;
   // The accumulator layout relabelled as an mma's A operand moves nothing.
   if (auto convert = dyn_cast<tile::ConvertLayoutOp>(op); convert && tile::isRelabelling(convert))
     return false;
@@ -60,6 +56,11 @@ bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   if (auto rows = reduce ? dyn_cast<RankedTensorType>(reduce.getType()) : RankedTensorType();
       rows && isa_and_nonnull<tile::SliceEncodingAttr>(rows.getEncoding()))
     return rowReduceScratchBytes(reduce) > 0;
+  // Elements every thread holds already, at the same registers in every
+  // thread (e.g. whole columns of an accumulator-layout tile, a row
+  // broadcast over a blocked tile of its length): RegisterLocalLowering.
+  if (isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp>(op) && tile::registerLocalMask(op))
+    return false;
   return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,
              tile::TakeOp>(op) ||
          (reduce && reduce.getAxis()) || (isa<tile::MmaOp>(op) && !pipelined);

@@ -206,27 +206,21 @@ struct AccToDotOperandLowering : OpConversionPattern<tile::ConvertLayoutOp> {
   }
 };
 
-/// Whole columns of a tile in an mma kernel's accumulator layout
-/// (tile::slicesWholeColumns): every thread holds the part's elements
-/// already, so the result is a selection of its registers, group by group
-/// (tile::registerSliceGroups).
-struct RegisterSliceLowering : OpConversionPattern<tile::SliceOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(tile::SliceOp op, OpAdaptor adaptor,
+/// A broadcast, conversion, permute or slice whose result's elements every
+/// thread already holds, each at the same register in every thread
+/// (tile::registerLocalMask): a selection of the thread's registers, with no
+/// shared memory and no barrier. Whole columns of an accumulator-layout tile
+/// (tile::slicesWholeColumns) are one case; a [BN] row broadcast over the
+/// rows of a blocked tile whose rows are BN long another.
+template <typename OpTy> struct RegisterLocalLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    auto mma = dyn_cast_or_null<tile::MmaEncodingAttr>(op.getTile().getType().getEncoding());
-    if (!mma || op.getType().getEncoding() != mma)
-      return rewriter.notifyMatchFailure(op, "not a slice in an accumulator layout");
-    std::optional<SmallVector<int64_t>> groups = tile::registerSliceGroups(mma, op);
-    if (!groups)
-      return rewriter.notifyMatchFailure(op, "the part is not in the same registers");
-    int64_t width = mma.getGroupWidth();
-    SmallVector<int64_t> mask;
-    for (int64_t s : *groups)
-      for (int64_t x = 0; x < width; ++x)
-        mask.push_back(s * width + x);
+    std::optional<SmallVector<int64_t>> mask = tile::registerLocalMask(op);
+    if (!mask)
+      return rewriter.notifyMatchFailure(op, "some thread needs another thread's elements");
     Value src = adaptor.getTile();
-    rewriter.replaceOp(op, vector::ShuffleOp::create(rewriter, op.getLoc(), src, src, mask));
+    rewriter.replaceOp(op, vector::ShuffleOp::create(rewriter, op.getLoc(), src, src, *mask));
     return success();
   }
 };
@@ -761,8 +755,11 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            ThreadLayout layout,
                                            RewritePatternSet &patterns) {
-  patterns.add<SliceBroadcastLowering, AccToDotOperandLowering, RegisterSliceLowering>(
-      converter, patterns.getContext(), /*benefit=*/2);
+  patterns.add<SliceBroadcastLowering, AccToDotOperandLowering>(converter, patterns.getContext(),
+                                                               /*benefit=*/2);
+  patterns.add<RegisterLocalLowering<tile::SliceOp>, RegisterLocalLowering<tile::BroadcastOp>,
+               RegisterLocalLowering<tile::PermuteOp>, RegisterLocalLowering<tile::ConvertLayoutOp>>(converter, patterns.getContext(),
+                                                       /*benefit=*/2);
   patterns.add<BroadcastLowering, ConvertLayoutLowering, PermuteLowering, SliceLowering,
                AxisReduceLowering,
                ScanLowering, TakeLowering, MmaBlockedLowering>(

@@ -398,36 +398,73 @@ bool tilec::tile::slicesWholeColumns(SliceOp op) {
          offsets[1] % 8 == 0 && to.getDimSize(1) % 8 == 0;
 }
 
-std::optional<SmallVector<int64_t>> tilec::tile::registerSliceGroups(MmaEncodingAttr mma,
-                                                                     SliceOp op) {
-  if (mma.getKind() == MmaKind::fma || mma.getSwapped() || !slicesWholeColumns(op))
+std::optional<SmallVector<int64_t>> tilec::tile::registerLocalMask(Operation *op) {
+  if (!isa<BroadcastOp, ConvertLayoutOp, PermuteOp, SliceOp>(op))
     return std::nullopt;
-  ArrayRef<int64_t> from = op.getTile().getType().getShape(), to = op.getType().getShape();
-  int64_t c0 = op.getOffsets()[1];
-  int64_t groups = mma.getGroups(to), srcGroups = mma.getGroups(from);
-  // A group's first element in the result, at (r, c), is the source's
-  // element (r, c + c0) (a group is consecutive columns of one row in both).
-  auto sourceFlat = [&](unsigned thread, int64_t g) {
-    int64_t flat = mma.getGroupBase(to, thread, g);
-    return (flat / to[1]) * from[1] + flat % to[1] + c0;
+  auto fromTy = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto toTy = cast<RankedTensorType>(op->getResult(0).getType());
+  auto src = dyn_cast_or_null<DistributedEncodingAttr>(fromTy.getEncoding());
+  auto dst = dyn_cast_or_null<DistributedEncodingAttr>(toTy.getEncoding());
+  if (!src || !dst || src.getThreadsPerBlock() != dst.getThreadsPerBlock())
+    return std::nullopt;
+  ArrayRef<int64_t> from = fromTy.getShape(), to = toTy.getShape();
+  int64_t fromNumel = fromTy.getNumElements(), toNumel = toTy.getNumElements();
+  // The source's flat index of the result's flat index `flat`.
+  SmallVector<int64_t> c(to.size()), sc(from.size());
+  auto sourceFlat = [&](int64_t flat) {
+    for (int64_t d = int64_t(to.size()) - 1; d >= 0; --d) {
+      c[d] = flat % to[d];
+      flat /= to[d];
+    }
+    if (isa<BroadcastOp>(op)) {
+      // Source dimensions align at the innermost; size 1 broadcasts.
+      size_t lead = to.size() - from.size();
+      for (size_t d = 0; d < from.size(); ++d)
+        sc[d] = from[d] == 1 ? 0 : c[d + lead];
+    } else if (auto permute = dyn_cast<PermuteOp>(op)) {
+      for (auto [d, p] : llvm::enumerate(permute.getPermutation()))
+        sc[size_t(p)] = c[d];
+    } else if (auto slice = dyn_cast<SliceOp>(op)) {
+      for (auto [d, o] : llvm::enumerate(slice.getOffsets()))
+        sc[d] = c[d] + o;
+    } else {
+      sc.assign(c.begin(), c.end());
+    }
+    int64_t f = 0;
+    for (size_t d = 0; d < from.size(); ++d)
+      f = f * from[d] + sc[d];
+    return f;
   };
-  unsigned lead = mma.getLeaderThread();
-  SmallVector<int64_t> map;
-  for (int64_t g = 0; g < groups; ++g) {
-    int64_t want = sourceFlat(lead, g), found = -1;
-    for (int64_t s = 0; s < srcGroups && found < 0; ++s)
-      if (mma.getGroupBase(from, lead, s) == want)
-        found = s;
-    if (found < 0)
-      return std::nullopt;
-    map.push_back(found);
+  int64_t srcWidth = src.getGroupWidth(), dstWidth = dst.getGroupWidth();
+  int64_t srcGroups = src.getGroups(from), dstGroups = dst.getGroups(to);
+  SmallVector<int64_t> mask(dstGroups * dstWidth, -1);
+  DenseMap<int64_t, int64_t> held; // source flat index -> this thread's register
+  for (unsigned t = 0; t < src.getThreadsPerBlock(); ++t) {
+    held.clear();
+    for (int64_t g = 0; g < srcGroups; ++g) {
+      int64_t base = src.getGroupBase(from, t, g);
+      for (int64_t v = 0; v < srcWidth; ++v)
+        if (base + v < fromNumel)
+          held.try_emplace(base + v, g * srcWidth + v);
+    }
+    for (int64_t g = 0; g < dstGroups; ++g) {
+      int64_t base = dst.getGroupBase(to, t, g);
+      for (int64_t v = 0; v < dstWidth; ++v) {
+        if (base + v >= toNumel)
+          continue;
+        auto it = held.find(sourceFlat(base + v));
+        if (it == held.end())
+          return std::nullopt;
+        int64_t &m = mask[g * dstWidth + v];
+        if (m >= 0 && m != it->second)
+          return std::nullopt;
+        m = it->second;
+      }
+    }
   }
-  // The same source group for every thread that holds values.
-  for (unsigned t = lead; t < mma.getThreadsPerBlock(); ++t)
-    for (int64_t g = 0; g < groups; ++g)
-      if (mma.getGroupBase(from, t, map[g]) != sourceFlat(t, g))
-        return std::nullopt;
-  return map;
+  for (int64_t &m : mask)
+    m = std::max<int64_t>(m, 0);
+  return mask;
 }
 
 bool tilec::tile::reshapedToRows(Value tile) {

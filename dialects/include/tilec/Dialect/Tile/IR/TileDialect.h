@@ -181,12 +181,14 @@ MmaOp mmaOfOperand(mlir::OpOperand &use);
 /// chunk of the wgmma / mma.sync fragments per quad of lanes), so that in
 /// the accumulator layout every thread already holds the part's elements.
 bool slicesWholeColumns(SliceOp op);
-/// For such a slice whose source and result are in `mma`'s layout (wgmma
-/// or mma.sync, not swapped): the source fragment group of each of the
-/// result's groups, the same for every thread (checked for each); nullopt
-/// where the layouts do not line up.
-std::optional<llvm::SmallVector<int64_t>> registerSliceGroups(MmaEncodingAttr mma,
-                                                              SliceOp op);
+/// For a broadcast, layout conversion, permute or slice between
+/// distributed encodings where every thread already holds every source
+/// element of its result, each at the same register in every thread: the
+/// source register of each result register (padding registers take 0), so
+/// that the op is a selection of the thread's registers with no shared
+/// memory. Computed on the host from the encodings' getGroupBase for every
+/// thread of the block; nullopt where some thread needs another's element.
+std::optional<llvm::SmallVector<int64_t>> registerLocalMask(mlir::Operation *op);
 
 /// Whether `tile` (a [1, R] tile) is used only by reshapes to [R] or
 /// [R, 1]: a row of a matrix read as the rows' values of an mma kernel.
