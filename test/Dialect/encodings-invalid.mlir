@@ -167,3 +167,20 @@ func.func @f() attributes {tile.e = #tile.slice<dim = 1, parent = #tile.mma<kind
 
 // expected-error @+1 {{#tile.slice of #tile.blocked<vec = 4, warps = 2> holds [R] or [R, 1] tiles, not [1, 4]}}
 func.func @f(%a: tensor<1x4xf32, #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 2>, size = 64>>) { return }
+
+// -----
+
+// Row values broadcast back over the tile they were reduced from only.
+func.func @f(%r: tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>>) {
+  // expected-error @+1 {{a tile of row (or column) values broadcasts to its slice's parent encoding only}}
+  %b = tile.broadcast %r : tensor<128x1xf32, #tile.slice<dim = 1, parent = #tile.mma<kind = wgmma, consumers = 2>>> -> tensor<128x64xf32, #tile.blocked<vec = 4, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @f(%r: tensor<16x1xf32, #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 2>, size = 64>>) {
+  // expected-error @+1 {{a column of row values broadcasts over rows of its slice's length 64 only}}
+  %b = tile.broadcast %r : tensor<16x1xf32, #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 2>, size = 64>> -> tensor<16x32xf32, #tile.blocked<vec = 4, warps = 2>>
+  return
+}

@@ -46,10 +46,6 @@ bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   // A staged tile read into registers reads its stage.
   if (auto convert = dyn_cast<tile::ConvertLayoutOp>(op); convert && tile::readsStage(convert))
     return false;
-  // Row values broadcast back over their rows are already in place.
-  if (auto broadcast = dyn_cast<tile::BroadcastOp>(op);
-      broadcast && isa<tile::SliceEncodingAttr>(broadcast.getTile().getType().getEncoding()))
-    return false;
   auto reduce = dyn_cast<tile::ReduceOp>(op);
   // A reduction into the rows of a blocked tile needs the buffer only for
   // rows wider than a warp.
@@ -57,8 +53,9 @@ bool writesRelayoutBuffer(Operation *op, bool pipelined) {
       rows && isa_and_nonnull<tile::SliceEncodingAttr>(rows.getEncoding()))
     return rowReduceScratchBytes(reduce) > 0;
   // Elements every thread holds already, at the same registers in every
-  // thread (e.g. whole columns of an accumulator-layout tile, a row
-  // broadcast over a blocked tile of its length): RegisterLocalLowering.
+  // thread (row values broadcast back over their rows, whole columns of an
+  // accumulator-layout tile, a row broadcast over a blocked tile of its
+  // length): RegisterLocalLowering.
   if (isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp>(op) && tile::registerLocalMask(op))
     return false;
   return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,

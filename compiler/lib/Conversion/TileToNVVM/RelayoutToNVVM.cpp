@@ -209,9 +209,11 @@ struct AccToDotOperandLowering : OpConversionPattern<tile::ConvertLayoutOp> {
 /// A broadcast, conversion, permute or slice whose result's elements every
 /// thread already holds, each at the same register in every thread
 /// (tile::registerLocalMask): a selection of the thread's registers, with no
-/// shared memory and no barrier. Whole columns of an accumulator-layout tile
-/// (tile::slicesWholeColumns) are one case; a [BN] row broadcast over the
-/// rows of a blocked tile whose rows are BN long another.
+/// shared memory and no barrier. Cases: row (or column) values of a
+/// #tile.slice broadcast back over its parent (each thread holds the rows of
+/// its fragments or groups); whole columns of an accumulator-layout tile
+/// (tile::slicesWholeColumns); a [BN] row broadcast over the rows of a
+/// blocked tile whose rows are one pass of its vectors.
 template <typename OpTy> struct RegisterLocalLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
@@ -221,49 +223,6 @@ template <typename OpTy> struct RegisterLocalLowering : OpConversionPattern<OpTy
       return rewriter.notifyMatchFailure(op, "some thread needs another thread's elements");
     Value src = adaptor.getTile();
     rewriter.replaceOp(op, vector::ShuffleOp::create(rewriter, op.getLoc(), src, src, *mask));
-    return success();
-  }
-};
-
-/// A [BM, 1] column of row values or a [1, BN] row of column values
-/// (#tile.slice of the accumulator, dim 1 or 0) broadcast to the
-/// accumulator: every thread already holds the rows (or columns) of its
-/// fragments, so it only repeats them: both slots of fragment group g take
-/// row register rowRegisterOfGroup(g), or slot v of group g takes column
-/// register 2 * columnGroupOfGroup(g) + v.
-struct SliceBroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(tile::BroadcastOp op, OpAdaptor adaptor,
-                                ConversionPatternRewriter &rewriter) const override {
-    auto srcTy = cast<RankedTensorType>(op.getTile().getType());
-    auto slice = dyn_cast_or_null<tile::SliceEncodingAttr>(srcTy.getEncoding());
-    if (!slice)
-      return rewriter.notifyMatchFailure(op, "not a broadcast of accumulator rows");
-    auto resTy = cast<RankedTensorType>(op.getType());
-    if (resTy.getEncoding() != slice.getParent())
-      return op.emitError("a column of accumulator rows (or a row of its columns) broadcasts to "
-                          "that accumulator only");
-    int64_t slots = encodingOf(resTy).getElemsPerThread(resTy.getShape());
-    SmallVector<int64_t> mask;
-    if (auto blocked = dyn_cast<tile::BlockedEncodingAttr>(slice.getParent())) {
-      // Rows of a blocked tile: slot s (parent group s / vec) takes the
-      // register of its row, group s / vec / repeat.
-      if (resTy.getShape().back() != slice.getSize())
-        return op.emitError("a column of row values broadcasts over rows of its own length only");
-      for (int64_t s = 0; s < slots; ++s)
-        mask.push_back(s / blocked.getVec() / slice.getRowRepeat());
-      rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getTile(), adaptor.getTile(),
-                                                     mask);
-      return success();
-    }
-    // Register s of the accumulator (group s / 2) takes its row's register,
-    // or its column's (the chunk's, then the column within the pair).
-    int64_t chunks = resTy.getShape().back() / 8;
-    for (int64_t s = 0; s < slots; ++s)
-      mask.push_back(slice.getDim() == 1
-                         ? tile::MmaEncodingAttr::rowRegisterOfGroup(s / 2, chunks)
-                         : tile::MmaEncodingAttr::columnGroupOfGroup(s / 2, chunks) * 2 + s % 2);
-    rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getTile(), adaptor.getTile(), mask);
     return success();
   }
 };
@@ -755,8 +714,7 @@ struct TakeLowering : LayoutPattern<tile::TakeOp> {
 void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            ThreadLayout layout,
                                            RewritePatternSet &patterns) {
-  patterns.add<SliceBroadcastLowering, AccToDotOperandLowering>(converter, patterns.getContext(),
-                                                               /*benefit=*/2);
+  patterns.add<AccToDotOperandLowering>(converter, patterns.getContext(), /*benefit=*/2);
   patterns.add<RegisterLocalLowering<tile::SliceOp>, RegisterLocalLowering<tile::BroadcastOp>,
                RegisterLocalLowering<tile::PermuteOp>, RegisterLocalLowering<tile::ConvertLayoutOp>>(converter, patterns.getContext(),
                                                        /*benefit=*/2);

@@ -299,6 +299,19 @@ static LogicalResult verifyBroadcastShape(Operation *op, RankedTensorType from,
 LogicalResult BroadcastOp::verify() {
   if (getTile().getType().getElementType() != getType().getElementType())
     return emitOpError() << "cannot change the element type";
+  // Row (or column) values broadcast back over the tile they were reduced
+  // from: to the slice's parent, over rows of the slice's length.
+  if (auto slice = dyn_cast_or_null<SliceEncodingAttr>(getTile().getType().getEncoding());
+      slice && getType().getEncoding()) {
+    if (getType().getEncoding() != slice.getParent())
+      return emitOpError() << "a tile of row (or column) values broadcasts to its slice's "
+                              "parent encoding only";
+    if (isa<BlockedEncodingAttr>(slice.getParent()) &&
+        getType().getShape().back() != slice.getSize())
+      return emitOpError() << "a column of row values broadcasts over rows of its slice's "
+                              "length "
+                           << slice.getSize() << " only";
+  }
   return verifyBroadcastShape(*this, getTile().getType(), getType());
 }
 

@@ -191,17 +191,10 @@ def Tile_MmaEncodingAttr : Tile_Attr<"MmaEncoding", "mma",
     /// all of it).
     unsigned getShare() const { return getAlternate() ? 1 : getConsumers(); }
     /// wgmma / mma.sync fragments of a tile `chunks` 8-column chunks wide:
-    /// the group (of 2 registers) for 64-row block mb, chunk j, half h, and
-    /// the register of the row slice (#tile.slice) that holds a group's row.
+    /// the group (of 2 registers) for 64-row block mb, chunk j, half h.
     static int64_t fragmentGroup(int64_t mb, int64_t j, int64_t h, int64_t chunks) {
       return (mb * chunks + j) * 2 + h;
     }
-    static int64_t rowRegisterOfGroup(int64_t g, int64_t chunks) {
-      return g / (2 * chunks) * 2 + g % 2;
-    }
-    /// The group of the column slice (#tile.slice<dim = 0>) that holds a
-    /// fragment group's columns: its 8-column chunk.
-    static int64_t columnGroupOfGroup(int64_t g, int64_t chunks) { return g / 2 % chunks; }
   }];
 }
 
