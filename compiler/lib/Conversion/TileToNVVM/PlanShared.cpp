@@ -56,7 +56,8 @@ bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   // thread (row values broadcast back over their rows, whole columns of an
   // accumulator-layout tile, a row broadcast over a blocked tile of its
   // length): RegisterLocalLowering.
-  if (isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp>(op) && tile::registerLocalMask(op))
+  if (isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp>(op) &&
+      tile::registerLocalMask(op))
     return false;
   return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,
              tile::TakeOp>(op) ||
