@@ -249,14 +249,20 @@ TEST_F(EncodingTest, RowSliceOfBlockedHoldsEachRowWhereItsElementsAre) {
 }
 
 
-/// Checks registerLocalMask's answer for `op` against `expected` and, where
-/// it gives a mask, that result register i of every thread holds the source
-/// element that `sourceOf` names for the result element there.
-static void expectRegisterLocal(Operation *op, bool expected,
-                                llvm::function_ref<int64_t(ArrayRef<int64_t>)> sourceOf) {
-  std::optional<SmallVector<int64_t>> mask = registerLocalMask(op);
-  ASSERT_EQ(mask.has_value(), expected);
-  if (!mask)
+enum class Moves { registers, shuffles, shared };
+
+/// Checks how warpRelayout runs `op` against `expected` and, where it runs
+/// in registers, that result register i of every thread reads (from the lane
+/// and register the plan names) the source element that `sourceOf` names
+/// for the result element there.
+static void expectWarpRelayout(Operation *op, Moves expected,
+                               llvm::function_ref<int64_t(ArrayRef<int64_t>)> sourceOf) {
+  std::optional<WarpRelayout> plan = warpRelayout(op);
+  Moves got = !plan ? Moves::shared
+              : plan->isRegisterLocal() ? Moves::registers
+                                        : Moves::shuffles;
+  ASSERT_EQ(int(got), int(expected));
+  if (!plan)
     return;
   auto fromTy = cast<RankedTensorType>(op->getOperand(0).getType());
   auto toTy = cast<RankedTensorType>(op->getResult(0).getType());
@@ -264,9 +270,10 @@ static void expectRegisterLocal(Operation *op, bool expected,
   auto dst = cast<DistributedEncodingAttr>(toTy.getEncoding());
   ArrayRef<int64_t> to = toTy.getShape();
   unsigned sw = src.getGroupWidth(), dw = dst.getGroupWidth();
-  ASSERT_EQ(int64_t(mask->size()), dst.getGroups(to) * dw);
+  int64_t srcRegs = src.getGroups(fromTy.getShape()) * sw;
+  ASSERT_EQ(int64_t(plan->reg.size()), dst.getGroups(to) * dw);
   for (unsigned t = 0; t < dst.getThreadsPerBlock(); ++t)
-    for (int64_t i = 0; i < int64_t(mask->size()); ++i) {
+    for (int64_t i = 0; i < int64_t(plan->reg.size()); ++i) {
       int64_t e = dst.getGroupBase(to, t, i / dw) + i % dw;
       if (e >= toTy.getNumElements())
         continue;
@@ -276,18 +283,28 @@ static void expectRegisterLocal(Operation *op, bool expected,
         c[d] = f % to[d];
         f /= to[d];
       }
-      int64_t m = (*mask)[i];
-      ASSERT_EQ(src.getGroupBase(fromTy.getShape(), t, m / sw) + m % sw, sourceOf(c))
+      unsigned lane = plan->lane[i];
+      int64_t m = plan->reg[i];
+      for (int bit = 0; bit < 5; ++bit)
+        if (t >> bit & 1) {
+          lane ^= plan->laneCols[bit];
+          m ^= plan->regCols[bit];
+        }
+      ASSERT_TRUE(m >= 0 && m < srcRegs) << "thread " << t << " register " << i;
+      ASSERT_EQ(src.getGroupBase(fromTy.getShape(), t / 32 * 32 + lane, m / sw) + m % sw,
+                sourceOf(c))
           << "thread " << t << " register " << i;
     }
 }
 
-TEST_F(EncodingTest, RegisterLocalOpsSelectTheThreadsOwnRegisters) {
+TEST_F(EncodingTest, RelayoutsWithinWarpsRunInRegisters) {
   // A slice of all rows and whole 8-column chunks of an accumulator keeps
-  // every element in its thread (offsets off the chunks do not); so does a
-  // [BN] row broadcast over a blocked [R, BN] tile, whose threads hold the
-  // row's columns in every group; a transpose moves elements between
-  // threads.
+  // every element in its thread (offsets off the chunks move elements to
+  // the next chunk's registers in some lanes: no map of the lanes' bits,
+  // so shared memory); so does a [BN] row broadcast over a blocked [R, BN]
+  // tile, whose threads hold the row's columns in every group (a row of
+  // half the block's width is in other warps); a transpose moves elements
+  // between warps.
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
   auto module = ModuleOp::create(loc);
@@ -302,15 +319,15 @@ TEST_F(EncodingTest, RegisterLocalOpsSelectTheThreadsOwnRegisters) {
     MmaKind kind;
     unsigned consumers;
     int64_t rows, cols, offset, width;
-    bool local;
+    Moves moves;
   };
-  for (Case c : {Case{MmaKind::wgmma, 1, 64, 256, 128, 128, true},
-                 Case{MmaKind::wgmma, 2, 128, 128, 64, 64, true},
-                 Case{MmaKind::wgmma, 3, 192, 64, 8, 24, true},
-                 Case{MmaKind::mma_sync, 1, 128, 128, 16, 32, true},
-                 Case{MmaKind::mma_sync, 2, 128, 64, 0, 32, true},
-                 Case{MmaKind::wgmma, 2, 128, 128, 4, 64, false},
-                 Case{MmaKind::mma_sync, 2, 128, 64, 2, 32, false}}) {
+  for (Case c : {Case{MmaKind::wgmma, 1, 64, 256, 128, 128, Moves::registers},
+                 Case{MmaKind::wgmma, 2, 128, 128, 64, 64, Moves::registers},
+                 Case{MmaKind::wgmma, 3, 192, 64, 8, 24, Moves::registers},
+                 Case{MmaKind::mma_sync, 1, 128, 128, 16, 32, Moves::registers},
+                 Case{MmaKind::mma_sync, 2, 128, 64, 0, 32, Moves::registers},
+                 Case{MmaKind::wgmma, 2, 128, 128, 4, 64, Moves::shared},
+                 Case{MmaKind::mma_sync, 2, 128, 64, 2, 32, Moves::shared}}) {
     SCOPED_TRACE("kind " + std::to_string(int(c.kind)) + ", " + std::to_string(c.rows) + " x " +
                  std::to_string(c.cols) + " from " + std::to_string(c.offset) + ", " +
                  std::to_string(c.width) + " wide");
@@ -318,24 +335,52 @@ TEST_F(EncodingTest, RegisterLocalOpsSelectTheThreadsOwnRegisters) {
     auto from = RankedTensorType::get({c.rows, c.cols}, b.getF32Type(), mma);
     auto to = RankedTensorType::get({c.rows, c.width}, b.getF32Type(), mma);
     auto slice = SliceOp::create(b, loc, to, constant(from), b.getDenseI64ArrayAttr({0, c.offset}));
-    expectRegisterLocal(slice, c.local, [&](ArrayRef<int64_t> rc) {
+    expectWarpRelayout(slice, c.moves, [&](ArrayRef<int64_t> rc) {
       return rc[0] * c.cols + rc[1] + c.offset;
     });
   }
   auto blocked = BlockedEncodingAttr::get(&ctx, /*vec=*/4, /*warps=*/8);
-  for (auto [rows, n, local] : {std::tuple<int64_t, int64_t, bool>{4, 1024, true},
-                                {16, 1024, true},
-                                {4, 512, false}}) {
+  for (auto [rows, n, moves] : {std::tuple<int64_t, int64_t, Moves>{4, 1024, Moves::registers},
+                                {16, 1024, Moves::registers},
+                                {4, 512, Moves::shared}}) {
     SCOPED_TRACE(std::to_string(n) + " broadcast over " + std::to_string(rows) + " rows");
     auto row = RankedTensorType::get({n}, b.getF32Type(), blocked);
     auto tile = RankedTensorType::get({rows, n}, b.getF32Type(), blocked);
     auto broadcast = BroadcastOp::create(b, loc, tile, constant(row));
-    expectRegisterLocal(broadcast, local, [&](ArrayRef<int64_t> rc) { return rc[1]; });
+    expectWarpRelayout(broadcast, moves, [&](ArrayRef<int64_t> rc) { return rc[1]; });
+  }
+  // examples/fold.tile: the halves of a [4, 64] tile of one warp (a row is
+  // 16 lanes; a half's row is 8 lanes) come from lanes whose register
+  // depends on the lane.
+  auto oneWarp = BlockedEncodingAttr::get(&ctx, /*vec=*/4, /*warps=*/1);
+  for (int64_t offset : {0, 32}) {
+    SCOPED_TRACE("half from column " + std::to_string(offset));
+    auto whole = RankedTensorType::get({4, 64}, b.getF32Type(), oneWarp);
+    auto half = RankedTensorType::get({4, 32}, b.getF32Type(), oneWarp);
+    auto slice =
+        SliceOp::create(b, loc, half, constant(whole), b.getDenseI64ArrayAttr({0, offset}));
+    expectWarpRelayout(slice, Moves::shuffles,
+                       [&](ArrayRef<int64_t> rc) { return rc[0] * 64 + rc[1] + offset; });
+  }
+  // Between vector widths: 4 to 2 over 64 elements takes 2 shuffles per
+  // result register; 4 to 1 over 1024 would take 4 (more than the stores
+  // and loads through shared memory).
+  for (auto [n, from, to, moves] : {std::tuple<int64_t, unsigned, unsigned, Moves>{
+                                        64, 4, 2, Moves::shuffles},
+                                    {1024, 4, 1, Moves::shared}}) {
+    SCOPED_TRACE(std::to_string(n) + " from vec " + std::to_string(from) + " to " +
+                 std::to_string(to));
+    auto fromTy = RankedTensorType::get({n}, b.getF32Type(),
+                                        BlockedEncodingAttr::get(&ctx, from, /*warps=*/1));
+    auto toTy =
+        RankedTensorType::get({n}, b.getF32Type(), BlockedEncodingAttr::get(&ctx, to, 1));
+    auto convert = ConvertLayoutOp::create(b, loc, toTy, constant(fromTy));
+    expectWarpRelayout(convert, moves, [&](ArrayRef<int64_t> c) { return c[0]; });
   }
   auto square = RankedTensorType::get({64, 64}, b.getF32Type(), blocked);
   auto transpose =
       PermuteOp::create(b, loc, square, constant(square), b.getDenseI64ArrayAttr({1, 0}));
-  expectRegisterLocal(transpose, false, [](ArrayRef<int64_t>) { return 0; });
+  expectWarpRelayout(transpose, Moves::shared, [](ArrayRef<int64_t>) { return 0; });
   module->erase();
 }
 

@@ -52,12 +52,12 @@ bool writesRelayoutBuffer(Operation *op, bool pipelined) {
   if (auto rows = reduce ? dyn_cast<RankedTensorType>(reduce.getType()) : RankedTensorType();
       rows && isa_and_nonnull<tile::SliceEncodingAttr>(rows.getEncoding()))
     return rowReduceScratchBytes(reduce) > 0;
-  // Elements every thread holds already, at the same registers in every
-  // thread (row values broadcast back over their rows, whole columns of an
-  // accumulator-layout tile, a row broadcast over a blocked tile of its
-  // length): RegisterLocalLowering.
+  // Elements the thread's warp holds already (row values broadcast back
+  // over their rows, whole columns of an accumulator-layout tile, a row
+  // broadcast over a blocked tile of its length, relayouts by shuffles):
+  // WarpRelayoutLowering.
   if (isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp>(op) &&
-      tile::registerLocalMask(op))
+      tile::warpRelayout(op))
     return false;
   return isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp, tile::SliceOp,
              tile::TakeOp>(op) ||

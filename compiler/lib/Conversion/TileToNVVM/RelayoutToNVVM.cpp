@@ -2,7 +2,9 @@
 //
 // A broadcast of a computed tile (a loaded one is fused into
 // tile.broadcast_load by tile-fuse) or a transpose/permute needs elements
-// that other threads hold: every thread writes its source elements to a
+// that other threads hold. Where they are in the reading thread's warp
+// (tile::warpRelayout) it reads them by shuffles (WarpRelayoutLowering);
+// otherwise every thread writes its source elements to a
 // shared-memory buffer, the block synchronizes, and every thread reads the
 // source elements of the result slots it holds, then the block synchronizes
 // again so that the buffer can be reused.
@@ -206,23 +208,73 @@ struct AccToDotOperandLowering : OpConversionPattern<tile::ConvertLayoutOp> {
   }
 };
 
-/// A broadcast, conversion, permute or slice whose result's elements every
-/// thread already holds, each at the same register in every thread
-/// (tile::registerLocalMask): a selection of the thread's registers, with no
-/// shared memory and no barrier. Cases: row (or column) values of a
-/// #tile.slice broadcast back over its parent (each thread holds the rows of
-/// its fragments or groups); whole columns of an accumulator-layout tile
-/// (tile::slicesWholeColumns); a [BN] row broadcast over the rows of a
-/// blocked tile whose rows are one pass of its vectors.
-template <typename OpTy> struct RegisterLocalLowering : OpConversionPattern<OpTy> {
+/// A broadcast, conversion, permute or slice that stays within warps
+/// (tile::warpRelayout), with no shared memory and no barrier. Where every
+/// thread holds its result's elements at the same registers in every thread
+/// (row or column values of a #tile.slice broadcast back over its parent;
+/// whole columns of an accumulator-layout tile; a [BN] row broadcast over
+/// the rows of a blocked tile whose rows are one pass of its vectors) it is
+/// a selection of the thread's registers; otherwise each result register
+/// is a shfl.sync.idx from the lane the plan names, one per source register
+/// it may come from, chosen by the lane's bits.
+template <typename OpTy> struct WarpRelayoutLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    std::optional<SmallVector<int64_t>> mask = tile::registerLocalMask(op);
-    if (!mask)
-      return rewriter.notifyMatchFailure(op, "some thread needs another thread's elements");
+    std::optional<tile::WarpRelayout> plan = tile::warpRelayout(op);
+    if (!plan)
+      return rewriter.notifyMatchFailure(op, "some thread needs an element of another warp");
+    Location loc = op.getLoc();
     Value src = adaptor.getTile();
-    rewriter.replaceOp(op, vector::ShuffleOp::create(rewriter, op.getLoc(), src, src, *mask));
+    if (plan->isRegisterLocal()) {
+      SmallVector<int64_t> mask(plan->reg);
+      for (int64_t &m : mask)
+        m = std::max<int64_t>(m, 0);
+      rewriter.replaceOp(op, vector::ShuffleOp::create(rewriter, loc, src, src, mask));
+      return success();
+    }
+    auto c32 = [&](int32_t v) { return constI32(rewriter, loc, v); };
+    Value lane = arith::AndIOp::create(
+        rewriter, loc, NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type()), c32(31));
+    // XOR of cols[i] over the set bits i of the lane.
+    auto overLaneBits = [&](ArrayRef<int32_t> cols) {
+      Value x = c32(0);
+      for (auto [i, col] : llvm::enumerate(cols))
+        if (col) {
+          Value bit = arith::AndIOp::create(
+              rewriter, loc, arith::ShRUIOp::create(rewriter, loc, lane, c32(int32_t(i))), c32(1));
+          x = arith::XOrIOp::create(rewriter, loc, x,
+                                    arith::MulIOp::create(rewriter, loc, bit, c32(col)));
+        }
+      return x;
+    };
+    Value fromLane = overLaneBits(plan->laneCols);
+    SmallVector<int32_t> choices = plan->regChoices();
+    Value choice = choices.size() > 1 ? overLaneBits(plan->regCols) : Value();
+    auto srcTy = cast<VectorType>(src.getType());
+    auto outTy = cast<VectorType>(this->getTypeConverter()->convertType(op.getType()));
+    Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
+    for (auto [m, reg] : llvm::enumerate(plan->reg)) {
+      if (reg < 0)
+        continue;
+      Value from = arith::XOrIOp::create(rewriter, loc, fromLane, c32(plan->lane[m]));
+      Value x;
+      for (int32_t k : choices) {
+        int64_t r = reg ^ k;
+        if (r >= srcTy.getNumElements())
+          continue;
+        Value y = shuffleValue(rewriter, loc,
+                               vector::ExtractOp::create(rewriter, loc, src, ArrayRef<int64_t>{r}),
+                               from, NVVM::ShflKind::idx);
+        x = x ? arith::SelectOp::create(
+                    rewriter, loc,
+                    arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, choice, c32(k)),
+                    y, x)
+              : y;
+      }
+      result = vector::InsertOp::create(rewriter, loc, x, result, ArrayRef<int64_t>{int64_t(m)});
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -715,9 +767,10 @@ void tilec::populateRelayoutToNVVMPatterns(const TypeConverter &converter,
                                            ThreadLayout layout,
                                            RewritePatternSet &patterns) {
   patterns.add<AccToDotOperandLowering>(converter, patterns.getContext(), /*benefit=*/2);
-  patterns.add<RegisterLocalLowering<tile::SliceOp>, RegisterLocalLowering<tile::BroadcastOp>,
-               RegisterLocalLowering<tile::PermuteOp>, RegisterLocalLowering<tile::ConvertLayoutOp>>(converter, patterns.getContext(),
-                                                       /*benefit=*/2);
+  patterns.add<WarpRelayoutLowering<tile::SliceOp>, WarpRelayoutLowering<tile::BroadcastOp>,
+               WarpRelayoutLowering<tile::PermuteOp>,
+               WarpRelayoutLowering<tile::ConvertLayoutOp>>(converter, patterns.getContext(),
+                                                            /*benefit=*/2);
   patterns.add<BroadcastLowering, ConvertLayoutLowering, PermuteLowering, SliceLowering,
                AxisReduceLowering,
                ScanLowering, TakeLowering, MmaBlockedLowering>(

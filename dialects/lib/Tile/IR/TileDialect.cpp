@@ -411,7 +411,77 @@ bool tilec::tile::slicesWholeColumns(SliceOp op) {
          offsets[1] % 8 == 0 && to.getDimSize(1) % 8 == 0;
 }
 
-std::optional<SmallVector<int64_t>> tilec::tile::registerLocalMask(Operation *op) {
+bool tilec::tile::WarpRelayout::isRegisterLocal() const {
+  for (int i = 0; i < 5; ++i)
+    if (laneCols[i] != 1 << i || regCols[i])
+      return false;
+  return llvm::all_of(lane, [](int32_t l) { return l == 0; });
+}
+
+SmallVector<int32_t> tilec::tile::WarpRelayout::regChoices() const {
+  SmallVector<int32_t> choices;
+  for (int32_t l = 0; l < 32; ++l) {
+    int32_t k = 0;
+    for (int i = 0; i < 5; ++i)
+      if (l >> i & 1)
+        k ^= regCols[i];
+    choices.push_back(k);
+  }
+  llvm::sort(choices);
+  choices.erase(std::unique(choices.begin(), choices.end()), choices.end());
+  return choices;
+}
+
+namespace {
+/// Fits `out = c ^ (XOR of col_i over the set bits i of lane)` over GF(2) to
+/// the (lane, out) pairs added; lanes that add nothing are free (their bits
+/// evaluate as 0).
+class LaneAffineFit {
+public:
+  /// Adds a pair; false if it contradicts the earlier ones.
+  bool add(unsigned lane, int64_t out) {
+    unsigned in = lane | 32u; // bit 5: the constant term
+    for (int bit = 5; bit >= 0; --bit) {
+      if (!(in >> bit & 1))
+        continue;
+      if (!basis[bit]) {
+        basis[bit] = {in, out};
+        return true;
+      }
+      in ^= basis[bit]->first;
+      out ^= basis[bit]->second;
+    }
+    return out == 0;
+  }
+  bool empty() const {
+    return llvm::none_of(basis, [](auto &b) { return b.has_value(); });
+  }
+  /// c (lane = -1) or col_i (lane = i).
+  int64_t term(int lane) const {
+    int64_t c = eval(32u);
+    return lane < 0 ? c : eval(32u | 1u << lane) ^ c;
+  }
+
+private:
+  int64_t eval(unsigned in) const {
+    int64_t out = 0;
+    for (int bit = 5; bit >= 0; --bit) {
+      if (!(in >> bit & 1))
+        continue;
+      if (basis[bit]) {
+        in ^= basis[bit]->first;
+        out ^= basis[bit]->second;
+      } else {
+        in ^= 1u << bit;
+      }
+    }
+    return out;
+  }
+  std::array<std::optional<std::pair<unsigned, int64_t>>, 6> basis;
+};
+} // namespace
+
+std::optional<WarpRelayout> tilec::tile::warpRelayout(Operation *op) {
   if (!isa<BroadcastOp, ConvertLayoutOp, PermuteOp, SliceOp>(op))
     return std::nullopt;
   auto fromTy = cast<RankedTensorType>(op->getOperand(0).getType());
@@ -448,36 +518,106 @@ std::optional<SmallVector<int64_t>> tilec::tile::registerLocalMask(Operation *op
       f = f * from[d] + sc[d];
     return f;
   };
+  unsigned threads = src.getThreadsPerBlock();
   int64_t srcWidth = src.getGroupWidth(), dstWidth = dst.getGroupWidth();
   int64_t srcGroups = src.getGroups(from), dstGroups = dst.getGroups(to);
-  SmallVector<int64_t> mask(dstGroups * dstWidth, -1);
+  int64_t srcRegs = srcGroups * srcWidth, dstRegs = dstGroups * dstWidth;
+  // Calls fn(t, m, source flat index) for every element of every thread's
+  // result, stopping at the first false.
+  auto forEachResult = [&](llvm::function_ref<bool(unsigned, int64_t, int64_t)> fn) {
+    for (unsigned t = 0; t < threads; ++t)
+      for (int64_t g = 0; g < dstGroups; ++g) {
+        int64_t base = dst.getGroupBase(to, t, g);
+        for (int64_t v = 0; v < dstWidth; ++v)
+          if (base + v < toNumel && !fn(t, g * dstWidth + v, sourceFlat(base + v)))
+            return false;
+      }
+    return true;
+  };
+
+  // Register-local: every thread holds its result's elements, at the same
+  // registers in every thread.
+  WarpRelayout plan;
+  plan.reg.assign(dstRegs, -1);
+  plan.lane.assign(dstRegs, 0);
+  for (int i = 0; i < 5; ++i)
+    plan.laneCols[i] = 1 << i;
   DenseMap<int64_t, int64_t> held; // source flat index -> this thread's register
-  for (unsigned t = 0; t < src.getThreadsPerBlock(); ++t) {
-    held.clear();
+  unsigned heldBy = threads;
+  bool local = forEachResult([&](unsigned t, int64_t m, int64_t flat) {
+    if (heldBy != t) {
+      held.clear();
+      for (int64_t g = 0; g < srcGroups; ++g) {
+        int64_t base = src.getGroupBase(from, t, g);
+        for (int64_t v = 0; v < srcWidth; ++v)
+          if (base + v < fromNumel)
+            held.try_emplace(base + v, g * srcWidth + v);
+      }
+      heldBy = t;
+    }
+    auto it = held.find(flat);
+    if (it == held.end() || (plan.reg[m] >= 0 && plan.reg[m] != it->second))
+      return false;
+    plan.reg[m] = it->second;
+    return true;
+  });
+  if (local)
+    return plan;
+
+  // Within warps: the lowest lane of the thread's warp that holds the
+  // element, fitted per result register as a GF(2)-affine map of the lane.
+  if (threads % 32)
+    return std::nullopt;
+  unsigned warps = threads / 32;
+  std::vector<int64_t> holder(size_t(fromNumel) * warps, -1); // lane << 32 | register
+  for (unsigned t = 0; t < threads; ++t)
     for (int64_t g = 0; g < srcGroups; ++g) {
       int64_t base = src.getGroupBase(from, t, g);
       for (int64_t v = 0; v < srcWidth; ++v)
-        if (base + v < fromNumel)
-          held.try_emplace(base + v, g * srcWidth + v);
+        if (base + v < fromNumel) {
+          int64_t &h = holder[size_t(base + v) * warps + t / 32];
+          if (h < 0)
+            h = int64_t(t % 32) << 32 | (g * srcWidth + v);
+        }
     }
-    for (int64_t g = 0; g < dstGroups; ++g) {
-      int64_t base = dst.getGroupBase(to, t, g);
-      for (int64_t v = 0; v < dstWidth; ++v) {
-        if (base + v >= toNumel)
-          continue;
-        auto it = held.find(sourceFlat(base + v));
-        if (it == held.end())
-          return std::nullopt;
-        int64_t &m = mask[g * dstWidth + v];
-        if (m >= 0 && m != it->second)
-          return std::nullopt;
-        m = it->second;
-      }
+  SmallVector<LaneAffineFit> fits(dstRegs);
+  bool fitted = forEachResult([&](unsigned t, int64_t m, int64_t flat) {
+    int64_t h = holder[size_t(flat) * warps + t / 32];
+    // The source register above the lane's 5 bits.
+    return h >= 0 && fits[m].add(t % 32, (h & 0xffffffff) << 5 | h >> 32);
+  });
+  if (!fitted)
+    return std::nullopt;
+  std::optional<std::array<int64_t, 5>> cols;
+  for (int64_t m = 0; m < dstRegs; ++m) {
+    if (fits[m].empty()) {
+      plan.reg[m] = -1;
+      continue;
     }
+    std::array<int64_t, 5> mine;
+    for (int i = 0; i < 5; ++i)
+      mine[i] = fits[m].term(i);
+    // One map of the lanes for every register.
+    if (cols && *cols != mine)
+      return std::nullopt;
+    cols = mine;
+    int64_t c0 = fits[m].term(-1);
+    plan.lane[m] = int32_t(c0 & 31);
+    plan.reg[m] = c0 >> 5;
   }
-  for (int64_t &m : mask)
-    m = std::max<int64_t>(m, 0);
-  return mask;
+  if (!cols)
+    return std::nullopt;
+  for (int i = 0; i < 5; ++i) {
+    plan.laneCols[i] = int32_t((*cols)[i] & 31);
+    plan.regCols[i] = int32_t((*cols)[i] >> 5);
+  }
+  int64_t used = llvm::count_if(plan.reg, [](int64_t r) { return r >= 0; });
+  if (used * int64_t(plan.regChoices().size()) > srcRegs + dstRegs)
+    return std::nullopt;
+  for (int64_t m = 0; m < dstRegs; ++m)
+    if (plan.reg[m] >= srcRegs)
+      return std::nullopt;
+  return plan;
 }
 
 bool tilec::tile::reshapedToRows(Value tile) {

@@ -19,6 +19,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <array>
 #include <string>
 
 #include "tilec/Dialect/Tile/IR/TileOpsDialect.h.inc"
@@ -181,14 +182,32 @@ MmaOp mmaOfOperand(mlir::OpOperand &use);
 /// chunk of the wgmma / mma.sync fragments per quad of lanes), so that in
 /// the accumulator layout every thread already holds the part's elements.
 bool slicesWholeColumns(SliceOp op);
-/// For a broadcast, layout conversion, permute or slice between
-/// distributed encodings where every thread already holds every source
-/// element of its result, each at the same register in every thread: the
-/// source register of each result register (padding registers take 0), so
-/// that the op is a selection of the thread's registers with no shared
-/// memory. Computed on the host from the encodings' getGroupBase for every
-/// thread of the block; nullopt where some thread needs another's element.
-std::optional<llvm::SmallVector<int64_t>> registerLocalMask(mlir::Operation *op);
+/// How a broadcast, layout conversion, permute or slice between distributed
+/// encodings runs in registers, within each warp, with no shared memory:
+/// result register m of lane l is source register `reg[m] ^ R(l)` of lane
+/// `lane[m] ^ L(l)`, where L and R are linear over GF(2) in the bits of l
+/// (lane bit i flips `laneCols[i]` of the source lane and `regCols[i]` of
+/// the source register). Register-local (every thread holds its result's
+/// elements itself, at the same registers in every thread): L is the
+/// identity, R and every lane[m] 0, and the op selects registers. A
+/// padding register (no element in any thread) has reg[m] = -1.
+struct WarpRelayout {
+  llvm::SmallVector<int64_t> reg;
+  llvm::SmallVector<int32_t> lane;
+  std::array<int32_t, 5> laneCols{};
+  std::array<int32_t, 5> regCols{};
+  bool isRegisterLocal() const;
+  /// The values of R(l) over the 32 lanes, ascending: the source registers
+  /// `reg[m] ^ k` among which each result register chooses by R(l) == k.
+  llvm::SmallVector<int32_t> regChoices() const;
+};
+/// The WarpRelayout of `op`, computed on the host from the encodings'
+/// getGroupBase for every thread of the block (a source element held by
+/// several lanes of a warp is read from the lowest); nullopt where some
+/// thread needs an element that no lane of its warp holds, where the lanes
+/// and registers read are not such a map, or where the shuffles would
+/// outnumber the shared-memory path's stores and loads.
+std::optional<WarpRelayout> warpRelayout(mlir::Operation *op);
 
 /// Whether `tile` (a [1, R] tile) is used only by reshapes to [R] or
 /// [R, 1]: a row of a matrix read as the rows' values of an mma kernel.
