@@ -8,18 +8,23 @@
 #   bash bench/gpu-session40.sh tree OUTDIR    the row-reduction experiment at the
 #     other shapes: .old/tilec-check-tree.xz is tilec-check built with
 #     bench/experiments/s38-tree-reduce.patch (TILEC_XTREE=0 is main's PTX)
-source bench/session-start.sh "gpu-session40.sh tests|tree OUTDIR" "$@"
-if [ "$mode" = tests ]; then
-  LIT_OPTS="--max-time 290 --filter e2e/" step 300 e2e bash .device/gpu-tests.sh
+#   bash bench/gpu-session40.sh both OUTDIR    tests (in 250 s), then tree with
+#     TREE_MODES=1 (the row maximum as a tree: branch s40-tree-max's PTX)
+source bench/session-start.sh "gpu-session40.sh tests|tree|both OUTDIR" "$@"
+if [ "$mode" = both ]; then
+  export TREE_MODES=${TREE_MODES:-1} E2E_TIME=250
+fi
+if [ "$mode" = tests ] || [ "$mode" = both ]; then
+  LIT_OPTS="--max-time ${E2E_TIME:-290} --filter e2e/" step 300 e2e bash .device/gpu-tests.sh
   grep -E "^(FAIL|PASS|UNSUPPORTED|TIMEOUT):|Passed|Failed|Unsupported" $out/e2e.txt | grep -v "^PASS" | head -40
 fi
-if [ "$mode" = tree ]; then
+if [ "$mode" = tree ] || [ "$mode" = both ]; then
   xz -dc .old/tilec-check-tree.xz > build/bin/tilec-check-tree && chmod +x build/bin/tilec-check-tree
   for m in 0 1 3 4; do
     printf '#!/bin/sh\nTILEC_XTREE=%s exec %s/build/bin/tilec-check-tree "$@"\n' $m "$PWD" > $out/tc$m
     chmod +x $out/tc$m
   done
-  for m in 3 4; do
+  for m in ${TREE_MODES:-1 3}; do
     for d in 64 128; do
       for c in 0 1; do
         $out/tc$m examples/attention.tile --kernel attention -D D=$d -D CAUSAL=$c --shape 6x333x517x$d 2>&1 | grep -E "PASS|FAIL" | sed "s/^/mode $m: /"
