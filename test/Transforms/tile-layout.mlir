@@ -155,18 +155,20 @@ func.func @per_tile(%v: !tile.view<f32, 2>, %w: !tile.view<f32, 1>, %i: i32) att
 // -----
 
 // A class of tiles that meets the others only where data moves anyway
-// (a one-element tile made by a splat and stored; an [R] load reshaped to
-// [R, 1] and broadcast over the rows) takes a vector width of its own
-// instead of narrowing the kernel's: the kernel stays at 4, the classes
-// get 1 and no tile.convert_layout appears between their reshapes.
+// (a one-element tile made by a splat and stored) takes a vector width of
+// its own instead of narrowing the kernel's: the kernel stays at 4, the
+// class gets 1. An [R] load reshaped to [R, 1] and broadcast over the rows
+// of [R, 1024] takes the rows' slice (each thread loads the rows it holds;
+// the broadcast picks registers), and no tile.convert_layout appears
+// between its reshapes.
 // CHECK-LABEL: func.func @own_width
 // CHECK-SAME: tile.encoding = #tile.blocked<vec = 4, warps = 8>
 // CHECK: tile.load {{.*}} -> tensor<4x1024xf32, #tile.blocked<vec = 4, warps = 8>>
 // CHECK: tile.splat {{.*}} -> tensor<1xf32, #tile.blocked<vec = 1, warps = 8>>
-// CHECK: tile.load {{.*}} -> tensor<4xf32, #tile.blocked<vec = 1, warps = 8>>
+// CHECK: tile.load {{.*}} -> tensor<4xf32, #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 8>, size = 1024>>
 // CHECK-NOT: tile.convert_layout
-// CHECK: tile.reshape {{.*}} -> tensor<4x1xf32, #tile.blocked<vec = 1, warps = 8>>
-// CHECK: tile.broadcast {{.*}} : tensor<4x1xf32, #tile.blocked<vec = 1, warps = 8>> -> tensor<4x1024xf32, #tile.blocked<vec = 4, warps = 8>>
+// CHECK: tile.reshape {{.*}} -> tensor<4x1xf32, #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 8>, size = 1024>>
+// CHECK: tile.broadcast {{.*}} : tensor<4x1xf32, #tile.slice<dim = 1, parent = #tile.blocked<vec = 4, warps = 8>, size = 1024>> -> tensor<4x1024xf32, #tile.blocked<vec = 4, warps = 8>>
 func.func @own_width(%v: !tile.view<f32, 2>, %w: !tile.view<f32, 1>, %i: i32) attributes {tile.kernel} {
   %t = tile.load %v[%i, %i] : !tile.view<f32, 2>, i32, i32 -> tensor<4x1024xf32>
   %m = tile.reduce "max" %t : tensor<4x1024xf32> -> f32

@@ -298,7 +298,8 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
 
   /// The tiles of a blocked kernel that hold row values: the classes of
   /// tiles that must share an encoding (EncodingClasses) which hold a
-  /// reduction over axis 1 of an [R, N] tile, with the N of their rows.
+  /// reduction over axis 1 of an [R, N] tile or an [R, 1] tile broadcast
+  /// to [R, N], with the N of their rows.
   /// A class qualifies when every tile in it is [R] or [R, 1], all its
   /// reductions have rows of one length N, and nothing in it or using it
   /// needs the elements laid out otherwise: it is made by those reductions,
@@ -323,6 +324,21 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
         return;
       Value root = classes.find(reduce.getResult());
       std::pair<int64_t, int64_t> shape{from.getDimSize(1), from.getDimSize(0)};
+      auto [it, inserted] = rowShape.try_emplace(root, shape);
+      if (!inserted && it->second != shape)
+        it->second = {-1, -1};
+    });
+    // So is a class broadcast over the rows of an [R, N] tile (a loaded or
+    // computed [R] of row values, e.g. the ids of an embedding's rows):
+    // each thread then makes the rows it holds, and the broadcast picks
+    // registers instead of going through shared memory.
+    func.walk([&](tile::BroadcastOp broadcast) {
+      RankedTensorType from = broadcast.getTile().getType(), to = broadcast.getType();
+      if (from.getRank() != 2 || to.getRank() != 2 || from.getDimSize(1) != 1 ||
+          from.getDimSize(0) != to.getDimSize(0))
+        return;
+      Value root = classes.find(broadcast.getTile());
+      std::pair<int64_t, int64_t> shape{to.getDimSize(1), to.getDimSize(0)};
       auto [it, inserted] = rowShape.try_emplace(root, shape);
       if (!inserted && it->second != shape)
         it->second = {-1, -1};
