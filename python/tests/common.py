@@ -515,8 +515,43 @@ def block_sparse_check(torch, arch=None, device="cpu"):
     torch.testing.assert_close(y.cpu(), want, rtol=1e-3, atol=1e-2)
 
 
+def accumulator_argmax_check(torch, arch=None, device="cpu"):
+    """Runs python/tests/accumulator_argmax.tile's kernels (argmax and argmin
+    over an mma accumulator's columns, per column tile) against torch at a
+    ragged shape: each picked column lies in its tile, its reference value
+    is the tile's best up to the f32 sums' rounding, and the best value
+    matches."""
+    lib = _test_tile("accumulator_argmax.tile", arch)
+    g = torch.Generator().manual_seed(31)
+    M, K, N = 200, 130, 300
+    x = torch.randn(M, K, generator=g).bfloat16()
+    w = torch.randn(K, N, generator=g).bfloat16()
+    ref = x.double() @ w.double()
+
+    def check_picks(picks, scores, bn, better):
+        for t in range(-(-N // bn)):
+            lo, hi = bn * t, min(N, bn * t + bn)
+            col = picks[:, t].long()
+            assert ((col >= lo) & (col < hi)).all(), (t, col.min(), col.max())
+            best = better(scores[:, lo:hi])
+            picked = scores.gather(1, col[:, None])[:, 0]
+            assert ((best - picked).abs() <= 1e-4 * best.abs().clamp(min=1)).all(), t
+
+    tiles = -(-N // 128)
+    v = torch.full((M, tiles), 7.0, device=device)
+    i = torch.full((M, tiles), -1, dtype=torch.int32, device=device)
+    lib.lm_head_argmax(x.to(device), w.to(device), v, i)
+    check_picks(i.cpu(), ref, 128, lambda s: s.max(dim=1).values)
+    want = torch.stack([ref[:, 128 * t:128 * t + 128].max(dim=1).values for t in range(tiles)], 1)
+    torch.testing.assert_close(v.cpu().double(), want, rtol=1e-4, atol=1e-3)
+    w2 = (w.double() ** 2).sum(0, keepdim=True)
+    i = torch.full((M, -(-N // 64)), -1, dtype=torch.int32, device=device)
+    lib.nearest(x.to(device), w.to(device), w2.float().to(device), i)
+    check_picks(i.cpu(), w2 - 2 * ref, 64, lambda s: s.min(dim=1).values)
+
+
 CHECKS = {"chained": chained_check, "single_mma": single_mma_check, "loop_stores": loop_store_check,
           "sequences": sequence_check,
           "shared_operands": shared_operand_check, "transposed_stores": transposed_store_check,
           "column_slices": column_slice_check, "computed_operands": computed_operand_check,
-          "block_sparse": block_sparse_check}
+          "block_sparse": block_sparse_check, "accumulator_argmax": accumulator_argmax_check}

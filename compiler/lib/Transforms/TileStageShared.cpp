@@ -1695,11 +1695,12 @@ struct TileStageSharedPass
         StringRef kind = reduce.getKind();
         RankedTensorType from = reduce.getTile().getType();
         if (fma || !reduce.getAxis() || from.getRank() != 2 || !accShaped(from) ||
-            kind == "argmax" || kind == "argmin") {
+            ((kind == "argmax" || kind == "argmin") && *reduce.getAxis() != 1)) {
           tile::emitUserError(op) << "in a kernel with mma, a reduction must run over the columns "
                                      "(axis = 1) or the rows (axis = 0) of the ["
                                   << BM << ", " << BN
-                                  << "] accumulator (sum, max, min, prod or a combiner"
+                                  << "] accumulator (sum, max, min, prod or a combiner; argmax "
+                                     "and argmin over the columns only"
                                   << (fma ? ", with bf16/f16 operands" : "")
                                   << "); other reductions are not supported yet";
           return WalkResult::interrupt();

@@ -408,7 +408,8 @@ static unsigned rowStateWords(tile::ReduceOp op) {
 /// of one row, and the 4 lanes of a quad hold the rest of the row. Each
 /// thread combines its 2 * chunks values of the row, then two butterfly
 /// shuffles (lane ^ 1, lane ^ 2) combine the quad; every lane of the quad
-/// ends with the row's value (#tile.slice holds it in all four).
+/// ends with the row's value (#tile.slice holds it in all four). argmax and
+/// argmin carry each value's column (the first of equal values wins).
 struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
@@ -424,6 +425,39 @@ struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
     VectorType outTy = perThreadType(resTy);
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
     Value src = adaptor.getTile();
+    StringRef kind = op.getKind();
+    if (kind == "argmax" || kind == "argmin") {
+      // (value, column) pairs: group j's columns are 8j + 2 (lane % 4) + v.
+      auto c32 = [&](int32_t v) { return constI32(rewriter, loc, v); };
+      Value quadColumn = arith::ShLIOp::create(
+          rewriter, loc,
+          arith::AndIOp::create(
+              rewriter, loc, NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type()),
+              c32(3)),
+          c32(1));
+      for (int64_t r = 0; r < rows.getGroups(resTy.getShape()); ++r) {
+        int64_t mb = r / 2, h = r % 2;
+        SmallVector<Value, 2> acc;
+        for (int64_t j = 0; j < chunks; ++j)
+          for (int64_t v = 0; v < 2; ++v) {
+            Value x = combine.accumulate(
+                Value(), src, tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v);
+            Value col = arith::AddIOp::create(rewriter, loc, quadColumn, c32(int32_t(8 * j + v)));
+            acc = acc.empty() ? SmallVector<Value, 2>{x, col}
+                              : combineArgExtreme(rewriter, loc, kind == "argmax", acc,
+                                                  ValueRange{x, col});
+          }
+        for (int32_t offset : {1, 2}) {
+          SmallVector<Value, 2> other;
+          for (Value x : acc)
+            other.push_back(shuffleValue(rewriter, loc, x, c32(offset), NVVM::ShflKind::bfly));
+          acc = combineArgExtreme(rewriter, loc, kind == "argmax", acc, other);
+        }
+        result = vector::InsertOp::create(rewriter, loc, acc[1], result, ArrayRef<int64_t>{r});
+      }
+      rewriter.replaceOp(op, result);
+      return success();
+    }
     for (int64_t r = 0; r < rows.getGroups(resTy.getShape()); ++r) {
       int64_t mb = r / 2, h = r % 2;
       Value acc;
