@@ -2,8 +2,9 @@
 # What session 39 left for the GPU (after scripts/device-bundle.sh; carry
 # .device and .old; remove .device/unit, .device/litpkg/lit/__pycache__ and
 # .device/bin/tilec-bench.xz to stay under 64 MiB):
-#   bash bench/gpu-session40.sh tests OUTDIR   the whole e2e lit suite (gate.test's
-#     register-local broadcast for the first time on a GPU)
+#   bash bench/gpu-session40.sh tests OUTDIR   python/tests/accumulator_argmax.tile against
+#     torch, then the whole e2e lit suite (gate.test's register-local broadcast and
+#     fold.test's shuffles for the first time on a GPU)
 #   bash bench/gpu-session39.sh nothing OUTDIR [REGEX]   the "nothing slower" rerun
 #   bash bench/gpu-session40.sh tree OUTDIR    the row-reduction experiment at the
 #     other shapes: .old/tilec-check-tree.xz is tilec-check built with
@@ -15,6 +16,7 @@ if [ "$mode" = both ]; then
   export TREE_MODES=${TREE_MODES:-1} E2E_TIME=250
 fi
 if [ "$mode" = tests ] || [ "$mode" = both ]; then
+  step 120 argmax-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and accumulator_argmax"
   LIT_OPTS="--max-time ${E2E_TIME:-290} --filter e2e/" step 300 e2e bash .device/gpu-tests.sh
   grep -E "^(FAIL|PASS|UNSUPPORTED|TIMEOUT):|Passed|Failed|Unsupported" $out/e2e.txt | grep -v "^PASS" | head -40
 fi
