@@ -318,15 +318,15 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     });
     // Per class: its rows' length and count, or -1 once it is disqualified.
     DenseMap<Value, std::pair<int64_t, int64_t>> rowShape;
+    auto seed = [&](Value member, int64_t n, int64_t rows) {
+      auto [it, inserted] = rowShape.try_emplace(classes.find(member), n, rows);
+      if (!inserted && it->second != std::make_pair(n, rows))
+        it->second = {-1, -1};
+    };
     func.walk([&](tile::ReduceOp reduce) {
       RankedTensorType from = reduce.getTile().getType();
-      if (!reduce.getAxis() || *reduce.getAxis() != 1 || from.getRank() != 2)
-        return;
-      Value root = classes.find(reduce.getResult());
-      std::pair<int64_t, int64_t> shape{from.getDimSize(1), from.getDimSize(0)};
-      auto [it, inserted] = rowShape.try_emplace(root, shape);
-      if (!inserted && it->second != shape)
-        it->second = {-1, -1};
+      if (reduce.getAxis() && *reduce.getAxis() == 1 && from.getRank() == 2)
+        seed(reduce.getResult(), from.getDimSize(1), from.getDimSize(0));
     });
     // So is a class broadcast over the rows of an [R, N] tile (a loaded or
     // computed [R] of row values, e.g. the ids of an embedding's rows):
@@ -334,14 +334,9 @@ struct TileLayoutPass : tilec::impl::TileLayoutBase<TileLayoutPass> {
     // registers instead of going through shared memory.
     func.walk([&](tile::BroadcastOp broadcast) {
       RankedTensorType from = broadcast.getTile().getType(), to = broadcast.getType();
-      if (from.getRank() != 2 || to.getRank() != 2 || from.getDimSize(1) != 1 ||
-          from.getDimSize(0) != to.getDimSize(0))
-        return;
-      Value root = classes.find(broadcast.getTile());
-      std::pair<int64_t, int64_t> shape{to.getDimSize(1), to.getDimSize(0)};
-      auto [it, inserted] = rowShape.try_emplace(root, shape);
-      if (!inserted && it->second != shape)
-        it->second = {-1, -1};
+      if (from.getRank() == 2 && to.getRank() == 2 && from.getDimSize(1) == 1 &&
+          from.getDimSize(0) == to.getDimSize(0))
+        seed(broadcast.getTile(), to.getDimSize(1), to.getDimSize(0));
     });
     DenseMap<Value, int64_t> result;
     for (auto &entry : rowShape) {
