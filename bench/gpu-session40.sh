@@ -13,11 +13,15 @@
 #     TREE_MODES=1 (the row maximum as a tree: branch s40-tree-max's PTX)
 source bench/session-start.sh "gpu-session40.sh tests|tree|both OUTDIR" "$@"
 if [ "$mode" = both ]; then
-  export TREE_MODES=${TREE_MODES:-1} E2E_TIME=250
+  # The e2e tests this session's changes touch (the warp relayouts of fold
+  # and gate, the embedding's row slice in irregular.test, the sanitizers),
+  # then the tree at four shapes.
+  export TREE_MODES=${TREE_MODES:-1} E2E_TIME=150 E2E_FILTER="e2e/(fold|gate|irregular|sanitizer)"
+  export TREE_SHAPES="4x16x4096x128,4x16x4096x128 --causal,4x32x4096x64,16x16x1024x64"
 fi
 if [ "$mode" = tests ] || [ "$mode" = both ]; then
   step 120 argmax-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and accumulator_argmax"
-  LIT_OPTS="--max-time ${E2E_TIME:-290} --filter e2e/" step 300 e2e bash .device/gpu-tests.sh
+  LIT_OPTS="--max-time ${E2E_TIME:-290} --filter ${E2E_FILTER:-e2e/}" step 300 e2e bash .device/gpu-tests.sh
   grep -E "^(FAIL|PASS|UNSUPPORTED|TIMEOUT):|Passed|Failed|Unsupported" $out/e2e.txt | grep -v "^PASS" | head -40
 fi
 if [ "$mode" = tree ] || [ "$mode" = both ]; then
@@ -33,8 +37,8 @@ if [ "$mode" = tree ] || [ "$mode" = both ]; then
       done
     done
   done
-  printf '%s\n' "4x16x4096x128" "16x16x1024x128" "4x16x4096x128 --causal" "4x32x4096x64" \
-    "16x16x1024x64" "4x32x4096x64 --causal" | while read -r sh; do
+  echo "${TREE_SHAPES:-4x16x4096x128,16x16x1024x128,4x16x4096x128 --causal,4x32x4096x64,16x16x1024x64,4x32x4096x64 --causal}" |
+    tr ',' '\n' | while read -r sh; do
     for m in ${TREE_MODES:-1 3}; do
       step 60 tree$m-${sh// /} python3 bench/bench_attention.py --tilec-check $out/tc$m --old $out/tc0 \
         --rounds 2 --shape $sh
