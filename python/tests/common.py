@@ -538,11 +538,11 @@ def accumulator_argmax_check(torch, arch=None, device="cpu"):
             assert ((best - picked).abs() <= 1e-4 * best.abs().clamp(min=1)).all(), t
 
     tiles = -(-N // 128)
-    v = torch.full((M, tiles), 7.0, device=device)
+    v = torch.full((tiles, M), 7.0, device=device)
     i = torch.full((M, tiles), -1, dtype=torch.int32, device=device)
     lib.lm_head_argmax(x.to(device), w.to(device), v, i)
     check_picks(i.cpu(), ref, 128, lambda s: s.max(dim=1).values)
-    want = torch.stack([ref[:, 128 * t:128 * t + 128].max(dim=1).values for t in range(tiles)], 1)
+    want = torch.stack([ref[:, 128 * t:128 * t + 128].max(dim=1).values for t in range(tiles)])
     torch.testing.assert_close(v.cpu().double(), want, rtol=1e-4, atol=1e-3)
     w2 = (w.double() ** 2).sum(0, keepdim=True)
     i = torch.full((M, -(-N // 64)), -1, dtype=torch.int32, device=device)

@@ -87,7 +87,7 @@ func.func @epilogue_shape(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.
     %y = tile.mma %ta, %tb, %x : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32>
     scf.yield %y : tensor<128x128xf32>
   }
-  // expected-error @+1 {{in a kernel with mma, every tile outside the mma loop must have the accumulator's shape [128, 128] or be a [BM] / [BM, 1] tile of row values or a [BN] / [1, BN] tile of column values (a reduction over axis 0); this one is tile<f32>[16384] (a loaded tile may be broadcast to it)}}
+  // expected-error @+1 {{in a kernel with mma, every tile outside the mma loop must have the accumulator's shape [128, 128] or be a [BM] / [BM, 1] tile of row values (or [1, BM] reshaped from them to be stored in a row) or a [BN] / [1, BN] tile of column values (a reduction over axis 0); this one is tile<f32>[16384] (a loaded tile may be broadcast to it)}}
   %r = tile.reshape %acc : tensor<128x128xf32> -> tensor<16384xf32>
   return
 }

@@ -52,6 +52,17 @@ namespace tilec {
 using namespace mlir;
 using namespace tilec;
 
+/// A [1, BM] tile of row values: reshaped from [BM] rows, to be stored in a
+/// row, or loaded from a row of a matrix, to be reshaped to [BM] / [BM, 1]
+/// rows (a backward pass's log-sum-exp per query row).
+static bool rowOfRows(Operation *op, RankedTensorType tt, int64_t BM) {
+  if (tt.getRank() != 2 || tt.getDimSize(0) != 1 || tt.getDimSize(1) != BM)
+    return false;
+  if (auto reshape = dyn_cast<tile::ReshapeOp>(op))
+    return reshape.getTile().getType().getDimSize(0) == BM;
+  return isa<tile::LoadOp>(op) && tile::reshapedToRows(op->getResult(0));
+}
+
 namespace {
 
 /// Alignment slack (the swizzled buffers need 1024-byte alignment) plus
@@ -966,16 +977,6 @@ struct TileStageSharedPass
     FailureOr<DenseSet<Value>> columns = findAccumulatorColumns(func, BM);
     if (failed(columns))
       return failure();
-    // [1, BM] row values reshaped from [BM] rows, to be stored in a row.
-    // Or loaded from a row of a matrix, to be reshaped to [BM] / [BM, 1]
-    // rows (a backward pass's log-sum-exp per query row).
-    auto rowOfRows = [&](Operation *op, RankedTensorType tt) {
-      if (tt.getRank() != 2 || tt.getDimSize(0) != 1 || tt.getDimSize(1) != BM)
-        return false;
-      if (auto reshape = dyn_cast<tile::ReshapeOp>(op))
-        return reshape.getTile().getType().getDimSize(0) == BM;
-      return isa<tile::LoadOp>(op) && tile::reshapedToRows(op->getResult(0));
-    };
     // How the errors below name the kernel's form.
     std::string form = mmas.size() > 1 ? "in a kernel with several mmas"
                        : outer         ? "in a persistent kernel (an mma loop in an outer loop)"
@@ -1041,7 +1042,7 @@ struct TileStageSharedPass
       }
       for (Value result : op->getResults())
         if (auto tt = dyn_cast<RankedTensorType>(result.getType());
-            tt && !accShaped(tt) && !rowsShaped(tt) && !rowOfRows(op, tt) &&
+            tt && !accShaped(tt) && !rowsShaped(tt) && !rowOfRows(op, tt, BM) &&
             !columns->contains(result)) {
           tile::emitUserError(op) << form << ", every tile must have " << BM
                                   << " rows and a multiple of 8 columns, or be a [" << BM << "] / ["
@@ -1743,13 +1744,15 @@ struct TileStageSharedPass
       }
       for (Value result : op->getResults())
         if (auto tt = dyn_cast<RankedTensorType>(result.getType());
-            tt && !accShaped(tt) && !rowsShaped(tt) && !columns.contains(result)) {
+            tt && !accShaped(tt) && !rowsShaped(tt) && !columns.contains(result) &&
+            !(!fma && !swapped && rowOfRows(op, tt, BM))) {
           tile::emitUserError(op)
               << "in a kernel with mma, every tile outside the mma "
                  "loop must have the accumulator's shape ["
               << BM << ", " << BN << "]"
               << (fma || swapped ? ""
-                                 : " or be a [BM] / [BM, 1] tile of row values or a [BN] / [1, "
+                                 : " or be a [BM] / [BM, 1] tile of row values (or [1, BM] "
+                                   "reshaped from them to be stored in a row) or a [BN] / [1, "
                                    "BN] tile of column values (a reduction over axis 0)")
               << "; this one is " << shapeStr(tt) << " (a loaded tile may be broadcast to it"
               << (swapped ? "; with BM < 64, tiles of row values are not supported: "
