@@ -11,8 +11,13 @@
 #     bench/experiments/s38-tree-reduce.patch (TILEC_XTREE=0 is main's PTX)
 #   bash bench/gpu-session40.sh both OUTDIR    tests (in 250 s), then tree with
 #     TREE_MODES=1 (the row maximum as a tree: branch s40-tree-max's PTX)
-source bench/session-start.sh "gpu-session40.sh tests|tree|both OUTDIR" "$@"
-if [ "$mode" = both ]; then
+#   bash bench/gpu-session40.sh short OUTDIR   as both, with fold/gate/irregular and two shapes
+source bench/session-start.sh "gpu-session40.sh tests|tree|both|short OUTDIR" "$@"
+if [ "$mode" = short ]; then
+  mode=both
+  export TREE_MODES=1 E2E_TIME=100 E2E_FILTER="e2e/(fold|gate|irregular)"
+  export TREE_SHAPES="4x16x4096x128,4x32x4096x64"
+elif [ "$mode" = both ]; then
   # The e2e tests this session's changes touch (the warp relayouts of fold
   # and gate, the embedding's row slice in irregular.test, the sanitizers),
   # then the tree at four shapes.
