@@ -1745,7 +1745,7 @@ struct TileStageSharedPass
       for (Value result : op->getResults())
         if (auto tt = dyn_cast<RankedTensorType>(result.getType());
             tt && !accShaped(tt) && !rowsShaped(tt) && !columns.contains(result) &&
-            !(!fma && !swapped && rowOfRows(op, tt, BM))) {
+            !(!fma && !swapped && isa<tile::ReshapeOp>(op) && rowOfRows(op, tt, BM))) {
           tile::emitUserError(op)
               << "in a kernel with mma, every tile outside the mma "
                  "loop must have the accumulator's shape ["
