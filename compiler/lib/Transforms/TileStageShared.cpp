@@ -52,15 +52,23 @@ namespace tilec {
 using namespace mlir;
 using namespace tilec;
 
-/// A [1, BM] tile of row values: reshaped from [BM] rows, to be stored in a
-/// row, or loaded from a row of a matrix, to be reshaped to [BM] / [BM, 1]
-/// rows (a backward pass's log-sum-exp per query row).
+static bool isRowOfBM(RankedTensorType tt, int64_t BM) {
+  return tt.getRank() == 2 && tt.getDimSize(0) == 1 && tt.getDimSize(1) == BM;
+}
+
+/// A [1, BM] tile of row values reshaped from [BM] rows, to be stored in a
+/// row (both pipelines).
+static bool rowOfRowsToStore(Operation *op, RankedTensorType tt, int64_t BM) {
+  auto reshape = dyn_cast<tile::ReshapeOp>(op);
+  return reshape && isRowOfBM(tt, BM) && reshape.getTile().getType().getDimSize(0) == BM;
+}
+
+/// That, or a [1, BM] row loaded from a matrix, to be reshaped to [BM] /
+/// [BM, 1] rows (a backward pass's log-sum-exp per query row; the general
+/// pipeline only).
 static bool rowOfRows(Operation *op, RankedTensorType tt, int64_t BM) {
-  if (tt.getRank() != 2 || tt.getDimSize(0) != 1 || tt.getDimSize(1) != BM)
-    return false;
-  if (auto reshape = dyn_cast<tile::ReshapeOp>(op))
-    return reshape.getTile().getType().getDimSize(0) == BM;
-  return isa<tile::LoadOp>(op) && tile::reshapedToRows(op->getResult(0));
+  return rowOfRowsToStore(op, tt, BM) ||
+         (isa<tile::LoadOp>(op) && isRowOfBM(tt, BM) && tile::reshapedToRows(op->getResult(0)));
 }
 
 namespace {
@@ -1745,7 +1753,7 @@ struct TileStageSharedPass
       for (Value result : op->getResults())
         if (auto tt = dyn_cast<RankedTensorType>(result.getType());
             tt && !accShaped(tt) && !rowsShaped(tt) && !columns.contains(result) &&
-            !(!fma && !swapped && isa<tile::ReshapeOp>(op) && rowOfRows(op, tt, BM))) {
+            !(!fma && !swapped && rowOfRowsToStore(op, tt, BM))) {
           tile::emitUserError(op)
               << "in a kernel with mma, every tile outside the mma "
                  "loop must have the accumulator's shape ["

@@ -425,51 +425,43 @@ struct AccRowReduceLowering : OpConversionPattern<tile::ReduceOp> {
     VectorType outTy = perThreadType(resTy);
     Value result = arith::ConstantOp::create(rewriter, loc, outTy, rewriter.getZeroAttr(outTy));
     Value src = adaptor.getTile();
+    // The state of a row: its value, and for argmax / argmin the value's
+    // column (group j's columns are 8j + 2 (lane % 4) + v).
     StringRef kind = op.getKind();
-    if (kind == "argmax" || kind == "argmin") {
-      // (value, column) pairs: group j's columns are 8j + 2 (lane % 4) + v.
-      auto c32 = [&](int32_t v) { return constI32(rewriter, loc, v); };
-      Value quadColumn = arith::ShLIOp::create(
+    bool arg = kind == "argmax" || kind == "argmin";
+    auto c32 = [&](int32_t v) { return constI32(rewriter, loc, v); };
+    Value quadColumn;
+    if (arg)
+      quadColumn = arith::ShLIOp::create(
           rewriter, loc,
           arith::AndIOp::create(
               rewriter, loc, NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type()),
               c32(3)),
           c32(1));
-      for (int64_t r = 0; r < rows.getGroups(resTy.getShape()); ++r) {
-        int64_t mb = r / 2, h = r % 2;
-        SmallVector<Value, 2> acc;
-        for (int64_t j = 0; j < chunks; ++j)
-          for (int64_t v = 0; v < 2; ++v) {
-            Value x = combine.accumulate(
-                Value(), src, tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v);
-            Value col = arith::AddIOp::create(rewriter, loc, quadColumn, c32(int32_t(8 * j + v)));
-            acc = acc.empty() ? SmallVector<Value, 2>{x, col}
-                              : combineArgExtreme(rewriter, loc, kind == "argmax", acc,
-                                                  ValueRange{x, col});
-          }
-        for (int32_t offset : {1, 2}) {
-          SmallVector<Value, 2> other;
-          for (Value x : acc)
-            other.push_back(shuffleValue(rewriter, loc, x, c32(offset), NVVM::ShflKind::bfly));
-          acc = combineArgExtreme(rewriter, loc, kind == "argmax", acc, other);
-        }
-        result = vector::InsertOp::create(rewriter, loc, acc[1], result, ArrayRef<int64_t>{r});
-      }
-      rewriter.replaceOp(op, result);
-      return success();
-    }
+    auto combineStates = [&](ArrayRef<Value> x, ArrayRef<Value> y) -> SmallVector<Value, 2> {
+      if (arg)
+        return combineArgExtreme(rewriter, loc, kind == "argmax", x, y);
+      return {combine(x[0], y[0])};
+    };
     for (int64_t r = 0; r < rows.getGroups(resTy.getShape()); ++r) {
       int64_t mb = r / 2, h = r % 2;
-      Value acc;
+      SmallVector<Value, 2> acc;
       for (int64_t j = 0; j < chunks; ++j)
-        for (int64_t v = 0; v < 2; ++v)
-          acc = combine.accumulate(
-              acc, src, tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v);
-      for (int32_t offset : {1, 2})
-        acc = combine(acc, shuffleValue(rewriter, loc, acc, constI32(rewriter, loc, offset),
-                                        NVVM::ShflKind::bfly));
-      acc = combine.narrow(acc);
-      result = vector::InsertOp::create(rewriter, loc, acc, result, ArrayRef<int64_t>{r});
+        for (int64_t v = 0; v < 2; ++v) {
+          SmallVector<Value, 2> x{combine.accumulate(
+              Value(), src, tile::MmaEncodingAttr::fragmentGroup(mb, j, h, chunks) * 2 + v)};
+          if (arg)
+            x.push_back(arith::AddIOp::create(rewriter, loc, quadColumn, c32(int32_t(8 * j + v))));
+          acc = acc.empty() ? x : combineStates(acc, x);
+        }
+      for (int32_t offset : {1, 2}) {
+        SmallVector<Value, 2> other;
+        for (Value x : acc)
+          other.push_back(shuffleValue(rewriter, loc, x, c32(offset), NVVM::ShflKind::bfly));
+        acc = combineStates(acc, other);
+      }
+      Value row = arg ? acc[1] : combine.narrow(acc[0]);
+      result = vector::InsertOp::create(rewriter, loc, row, result, ArrayRef<int64_t>{r});
     }
     rewriter.replaceOp(op, result);
     return success();
