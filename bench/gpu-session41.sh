@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# What session 41 runs on the GPU (after scripts/device-bundle.sh; carry
+# .device and .old; remove .device/unit, .device/litpkg/lit/__pycache__ and
+# .device/bin/tilec-bench.xz to stay under 64 MiB):
+#   bash bench/gpu-session41.sh tests OUTDIR      python/tests/accumulator_argmax.tile
+#     against torch (sm_90a, sm_80), the same under compute-sanitizer racecheck,
+#     then the whole e2e lit suite
+#   bash bench/gpu-session41.sh sustained OUTDIR  issue 14's attention shapes, burst
+#     and 5 s sustained, against cuDNN, FLASH_ATTENTION and Triton
+#   bash bench/gpu-session39.sh nothing OUTDIR    the "nothing slower" rerun
+source bench/session-start.sh "gpu-session41.sh tests|sustained OUTDIR" "$@"
+if [ "$mode" = tests ]; then
+  step 100 argmax-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and accumulator_argmax"
+  step 150 argmax-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 -m pytest -q \
+    python/tests/test_gpu.py -k "tile_checks and accumulator_argmax"
+  LIT_OPTS="--max-time ${E2E_TIME:-280} --filter ${E2E_FILTER:-e2e/}" step 300 e2e bash .device/gpu-tests.sh
+  grep -E "^(FAIL|PASS|UNSUPPORTED|TIMEOUT):|Passed|Failed|Unsupported|Timed" $out/e2e.txt | grep -v "^PASS" | head -40
+fi
+if [ "$mode" = sustained ]; then
+  step 250 sweep-4096 python3 bench/bench_attention_sweep.py --seqs 4096 --rounds 2 --sustain 5 \
+    --csv $out/attention-4096.csv
+  step 120 sweep-1024 python3 bench/bench_attention_sweep.py --seqs 1024 --dims 64 --causal 0 --rounds 2 \
+    --sustain 5 --csv $out/attention-1024.csv
+  grep -h "D=" $out/sweep-4096.txt $out/sweep-1024.txt
+fi
