@@ -130,6 +130,108 @@ public:
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
     opaqueTid64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), opaqueCopy(b, loc, tid));
   }
+
+  /// Whether every slot's coordinates are the thread's first slot's plus
+  /// constants (slotDelta), the same for every thread: decided on the host
+  /// from the encoding's getGroupBase. Then the thread's coordinates are
+  /// computed once (threadCoords) and each slot adds its constants, instead
+  /// of each slot rebuilding its flat index from the thread index and
+  /// dividing it back into coordinates: hundreds of udiv / urem per access
+  /// that the canonicalizer, the LLVM conversions and InstCombine then had
+  /// to fold. Tiles that may hold padding keep the flat indices. For the
+  /// slot-by-slot accesses of a tile load or store, after positionsInPlace.
+  void planSlotCoordinates() {
+    slotDelta.clear();
+    threadCoords.clear();
+    if (layout.mayPad(shape))
+      return;
+    int64_t groups = reps(), rank = shape.size();
+    auto coordsOf = [&](int64_t e) {
+      SmallVector<int64_t> c(rank);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        c[d] = e % shape[d];
+        e /= shape[d];
+      }
+      return c;
+    };
+    SmallVector<SmallVector<int64_t>> delta(groups);
+    SmallVector<int64_t> first = coordsOf(layout.getGroupBase(shape, 0, 0));
+    for (int64_t g = 0; g < groups; ++g) {
+      delta[g] = coordsOf(layout.getGroupBase(shape, 0, g));
+      for (int64_t d = 0; d < rank; ++d)
+        delta[g][d] -= first[d];
+    }
+    for (unsigned t = 1, n = layout.getThreadsPerBlock(); t < n; ++t) {
+      SmallVector<int64_t> c0 = coordsOf(layout.getGroupBase(shape, t, 0));
+      for (int64_t g = 1; g < groups; ++g) {
+        SmallVector<int64_t> c = coordsOf(layout.getGroupBase(shape, t, g));
+        for (int64_t d = 0; d < rank; ++d)
+          if (c[d] - c0[d] != delta[g][d])
+            return;
+      }
+    }
+    slotDelta = std::move(delta);
+    threadCoords = coordinatesOf(slotBase(0), /*wrapOutermost=*/false);
+    for (size_t d = 0; d < threadCoords.size(); ++d)
+      threadCoords[d] = arith::AddIOp::create(b, loc, origins[d], threadCoords[d]);
+  }
+
+  /// The tile coordinates of flat tile index `e` (the outermost one taken
+  /// modulo its size only when `wrapOutermost`: e beyond the tile).
+  SmallVector<Value> coordinatesOf(Value e, bool wrapOutermost) {
+    SmallVector<Value> coords(shape.size());
+    int64_t inner = 1;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      Value c = e;
+      if (inner > 1)
+        c = arith::DivUIOp::create(b, loc, c, c64(inner));
+      if (d > 0 || wrapOutermost)
+        c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
+      inner *= shape[d];
+      coords[d] = c;
+    }
+    return coords;
+  }
+
+  /// The view coordinates (tile origin plus coordinates in the tile) of
+  /// the tile coordinates `coords`.
+  SmallVector<Value> inView(SmallVector<Value> coords) {
+    for (size_t d = 0; d < coords.size(); ++d)
+      coords[d] = arith::AddIOp::create(b, loc, origins[d], coords[d]);
+    return coords;
+  }
+
+  /// The view coordinates of slot r's first element: with planned slots
+  /// the thread's (its tile origin added first, so that each slot's
+  /// constant is added to a value of this tile) plus the slot's constants.
+  SmallVector<Value> slotCoordinates(int64_t r, bool wrapOutermost) {
+    if (slotDelta.empty())
+      return inView(coordinatesOf(slotBase(r), wrapOutermost));
+    SmallVector<Value> coords(threadCoords);
+    for (size_t d = 0; d < coords.size(); ++d)
+      if (slotDelta[r][d])
+        coords[d] = arith::AddIOp::create(b, loc, coords[d], c64(slotDelta[r][d]));
+    return coords;
+  }
+
+  /// Slot r's flat index where the fast path needs it (the slot may hold
+  /// padding, or the slots have no planned coordinates), else null; and
+  /// the fast path's element offset of slot r from it (or from the
+  /// slot's coordinates).
+  Value fastSlotBase(int64_t r) {
+    return slotDelta.empty() || slotNeedsGuard(r) ? slotBase(r) : Value();
+  }
+  Value fastSlotOffset(int64_t r, Value base) {
+    return base ? offsetOf(base, unitInnerOnFastPath(), nullptr)
+                : slotOffset(r, unitInnerOnFastPath(), nullptr);
+  }
+
+  /// Element offset of slot r's first element; see offsetAt.
+  Value slotOffset(int64_t r, bool unitInner, Value *inBounds) {
+    if (slotDelta.empty())
+      return offsetOf(slotBase(r), unitInner, inBounds);
+    return offsetAt(slotCoordinates(r, inBounds != nullptr), unitInner, inBounds, Value());
+  }
   /// First flat tile index of this thread's slot r.
   Value slotBase(int64_t r) {
     if (opaqueTid64)
@@ -201,7 +303,7 @@ public:
   /// and, in `inBounds`, whether the slot's vector lies inside the view
   /// (see maskedVectorCondition).
   Value slotVector(int64_t r, Value *inBounds) {
-    return offsetOf(slotBase(r), /*unitInner=*/true, inBounds);
+    return slotOffset(r, /*unitInner=*/true, inBounds);
   }
 
   /// A vector of `vecTy` (the slot's width of elemTy) loaded from `addr`
@@ -276,17 +378,17 @@ public:
   /// receives the bounds check of that element. `unitInner` substitutes the
   /// known innermost stride 1 on the fast path.
   Value offsetOf(Value e, bool unitInner, Value *inBounds) {
+    return offsetAt(inView(coordinatesOf(e, inBounds != nullptr)), unitInner, inBounds, e);
+  }
+
+  /// Element offset of the element at view coordinates `coords`; when
+  /// `inBounds` is given it receives its bounds check (and, where the tile
+  /// may hold padding, that its flat index `e` is inside the tile).
+  Value offsetAt(ArrayRef<Value> coords, bool unitInner, Value *inBounds, Value e) {
     Value offset;
-    int64_t inner = 1;
     Value guard;
     for (int64_t d = shape.size() - 1; d >= 0; --d) {
-      Value c = e;
-      if (inner > 1)
-        c = arith::DivUIOp::create(b, loc, c, c64(inner));
-      if (d > 0 || inBounds)
-        c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
-      inner *= shape[d];
-      Value g = arith::AddIOp::create(b, loc, origins[d], c);
+      Value g = coords[d];
       if (inBounds)
         guard = andI(guard, cmp(arith::CmpIPredicate::ult, g, sizes[d]));
       bool unit = unitInner && d == int64_t(shape.size()) - 1;
@@ -308,8 +410,14 @@ public:
   /// each element adds v to the innermost (and v times its stride).
   void slotElements(int64_t r, unsigned width, SmallVectorImpl<Value> &offsets,
                     SmallVectorImpl<Value> &inBounds) {
-    Value base = slotBase(r);
+    if (width == 1 && !slotDelta.empty()) {
+      Value guard;
+      offsets.push_back(slotOffset(r, false, &guard));
+      inBounds.push_back(guard);
+      return;
+    }
     if (width == 1 || shape.back() % width != 0) {
+      Value base = slotBase(r);
       for (unsigned v = 0; v < width; ++v) {
         Value e = v ? Value(arith::AddIOp::create(b, loc, base, c64(v))) : base;
         Value guard;
@@ -319,15 +427,10 @@ public:
       return;
     }
     Value outer, offset, innerG;
-    int64_t inner = 1;
     int64_t last = shape.size() - 1;
+    SmallVector<Value> coords = slotCoordinates(r, /*wrapOutermost=*/true);
     for (int64_t d = last; d >= 0; --d) {
-      Value c = base;
-      if (inner > 1)
-        c = arith::DivUIOp::create(b, loc, c, c64(inner));
-      c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
-      inner *= shape[d];
-      Value g = arith::AddIOp::create(b, loc, origins[d], c);
+      Value g = coords[d];
       if (d == last)
         innerG = g;
       else
@@ -336,6 +439,7 @@ public:
       offset = offset ? Value(arith::AddIOp::create(b, loc, offset, term)) : term;
     }
     bool pad = layout.mayPad(shape);
+    Value base = pad ? slotBase(r) : Value();
     for (unsigned v = 0; v < width; ++v) {
       Value g = v ? Value(arith::AddIOp::create(b, loc, innerG, c64(v))) : innerG;
       Value guard = andI(outer, cmp(arith::CmpIPredicate::ult, g, sizes[last]));
@@ -390,6 +494,11 @@ public:
   RankedTensorType tileTy_;
   Value tidBase; ///< blocked layout: tid * vec
   Value opaqueTid64; ///< positionsInPlace: the opaque copy of the thread index, i64
+  /// planSlotCoordinates: per slot, its coordinates minus the first slot's
+  /// (empty where they are not the same for every thread), and the
+  /// thread's first slot's coordinates.
+  SmallVector<SmallVector<int64_t>> slotDelta;
+  SmallVector<Value> threadCoords;
 };
 
 /// The concatenation of `parts` (1-D vectors of one element type), as a
@@ -465,6 +574,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
         mma && mma.getKind() != tile::MmaKind::fma && tileTy.getRank() == 2 &&
         op->getParentOfType<scf::ForOp>())
       acc.positionsInPlace();
+    acc.planSlotCoordinates();
     Value padVec = splatConst(rewriter, loc, vecTy, padAttr);
     Value padScalar = arith::ConstantOp::create(rewriter, loc, padAttr);
     unsigned align = encoding.getGroupWidth() * acc.elemBytes();
@@ -477,9 +587,9 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
     auto fastPath = [&]() -> Value {
       SmallVector<Value> parts;
       for (int64_t r = 0; r < acc.reps(); ++r) {
-        Value base = acc.slotBase(r);
+        Value base = acc.fastSlotBase(r);
         auto loadSlot = [&]() -> Value {
-          Value addr = acc.address(acc.offsetOf(base, acc.unitInnerOnFastPath(), nullptr));
+          Value addr = acc.address(acc.fastSlotOffset(r, base));
           return acc.load(vecTy, addr, align);
         };
         Value v = acc.slotNeedsGuard(r)
@@ -581,6 +691,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
     if (op->hasAttr(kPositionsInPlaceAttrName))
       acc.positionsInPlace();
+    acc.planSlotCoordinates();
     unsigned align = encoding.getGroupWidth() * acc.elemBytes();
 
     auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, acc.fastCondition(),
@@ -597,10 +708,10 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
         int64_t r1 = std::min(acc.reps(), r0 + chunk);
         SmallVector<Value> bases, addrs, loaded;
         for (int64_t r = r0; r < r1; ++r) {
-          bases.push_back(acc.slotBase(r));
+          bases.push_back(acc.fastSlotBase(r));
           if (!addend)
             continue;
-          addrs.push_back(acc.address(acc.offsetOf(bases.back(), acc.unitInnerOnFastPath(), nullptr)));
+          addrs.push_back(acc.address(acc.fastSlotOffset(r, bases.back())));
           VectorType vecTy = VectorType::get({width}, registerType(tileTy.getElementType()));
           auto loadSlot = [&]() -> Value { return acc.load(vecTy, addrs.back(), align); };
           loaded.push_back(
@@ -619,7 +730,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
                 rewriter, loc, values, ArrayRef<int64_t>{r * width}, ArrayRef<int64_t>{width},
                 ArrayRef<int64_t>{1});
             Value addr = addend ? addrs[r - r0]
-                                : acc.address(acc.offsetOf(bases[r - r0], acc.unitInnerOnFastPath(), nullptr));
+                                : acc.address(acc.fastSlotOffset(r, bases[r - r0]));
             if (addend)
               v = sum(loaded[r - r0], v);
             acc.store(v, addr, align);
