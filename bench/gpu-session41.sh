@@ -8,7 +8,26 @@
 #   bash bench/gpu-session41.sh sustained OUTDIR  issue 14's attention shapes, burst
 #     and 5 s sustained, against cuDNN, FLASH_ATTENTION and Triton
 #   bash bench/gpu-session39.sh nothing OUTDIR    the "nothing slower" rerun
-source bench/session-start.sh "gpu-session41.sh tests|sustained OUTDIR" "$@"
+#   bash bench/gpu-session41.sh coords OUTDIR     after 57035a4 (slot coordinates): the
+#     e2e suite, then attention against .old/tilec-check-prev.xz (1b62f81's
+#     tilec-check) in the same rounds (sm_90a D128, D64, causal D128; sm_80 D128)
+#   bash bench/gpu-session41.sh prev OUTDIR [REGEX]  bench/nothing-slower.sh against
+#     1b62f81's tilec-check on the same examples
+source bench/session-start.sh "gpu-session41.sh tests|sustained|coords|prev OUTDIR" "$@"
+if [ "$mode" = coords ] || [ "$mode" = prev ]; then
+  xz -dc .old/tilec-check-prev.xz > build/bin/tilec-check-prev && chmod +x build/bin/tilec-check-prev
+fi
+if [ "$mode" = coords ]; then
+  LIT_OPTS="--max-time 240 --filter e2e/" step 260 e2e bash .device/gpu-tests.sh
+  grep -E "^(FAIL|TIMEOUT):|Passed|Failed|Timed" $out/e2e.txt | head -20
+  for sh in "4x16x4096x128" "4x32x4096x64" "4x16x4096x128 --causal" "4x16x4096x128 --arch sm_80"; do
+    step 80 attn-${sh// /} python3 bench/bench_attention.py --old build/bin/tilec-check-prev --rounds 2 --shape $sh
+    grep "^round" $out/attn-${sh// /}.txt | head -8
+  done
+fi
+if [ "$mode" = prev ]; then
+  bash bench/nothing-slower.sh build/bin/tilec-check-prev examples $out 2 "${3:-.}"
+fi
 if [ "$mode" = tests ]; then
   step 100 argmax-pytest python3 -m pytest -q -x python/tests/test_gpu.py -k "tile_checks and accumulator_argmax"
   step 150 argmax-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 python3 -m pytest -q \
