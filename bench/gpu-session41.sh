@@ -13,8 +13,11 @@
 #     tilec-check) in the same rounds (sm_90a D128, D64, causal D128; sm_80 D128)
 #   bash bench/gpu-session41.sh prev OUTDIR [REGEX]  bench/nothing-slower.sh against
 #     1b62f81's tilec-check on the same examples
-source bench/session-start.sh "gpu-session41.sh tests|sustained|coords|prev OUTDIR" "$@"
-if [ "$mode" = coords ] || [ "$mode" = prev ]; then
+#   bash bench/gpu-session41.sh fix OUTDIR        the kernels whose PTX the per-block thread
+#     coordinates (blocked tiles in loops) changed against 57035a4: the prefix sums and the
+#     segmented sum against 1b62f81, and SGEMM (T = f32) at 2048^3 and 4096^3
+source bench/session-start.sh "gpu-session41.sh tests|sustained|coords|prev|fix OUTDIR" "$@"
+if [ "$mode" = coords ] || [ "$mode" = prev ] || [ "$mode" = fix ]; then
   xz -dc .old/tilec-check-prev.xz > build/bin/tilec-check-prev && chmod +x build/bin/tilec-check-prev
 fi
 if [ "$mode" = coords ]; then
@@ -41,4 +44,15 @@ if [ "$mode" = sustained ]; then
   step 120 sweep-1024 python3 bench/bench_attention_sweep.py --seqs 1024 --dims 64 --causal 0 --rounds 2 \
     --sustain 5 --csv $out/attention-1024.csv
   grep -h "D=" $out/sweep-4096.txt $out/sweep-1024.txt
+fi
+if [ "$mode" = fix ]; then
+  LIT_OPTS="--max-time 150 --filter e2e/(matmul-f32|matmul-fp8|prefix_sum|segment_sum|attention|differential)" \
+    step 160 e2e bash .device/gpu-tests.sh
+  grep -E "^(FAIL|TIMEOUT):|Passed|Failed|Timed" $out/e2e.txt | head -20
+  bash bench/nothing-slower.sh build/bin/tilec-check-prev examples $out 2 "^(prefix_sum|segment_sum)"
+  for sh in 2048x2048x2048 4096x4096x4096; do
+    step 100 sgemm-$sh bash bench/ab.sh build/bin/tilec-check-prev build/bin/tilec-check 3 20 \
+      examples/matmul.tile --kernel matmul -D T=f32 -D BM=128 -D BN=128 -D BK=32 --shape $sh
+    grep -E "BENCH" $out/sgemm-$sh.txt | head -12
+  done
 fi
