@@ -16,8 +16,11 @@
 #   bash bench/gpu-session41.sh fix OUTDIR        the kernels whose PTX the per-block thread
 #     coordinates (blocked tiles in loops) changed against 57035a4: the prefix sums and the
 #     segmented sum against 1b62f81, and SGEMM (T = f32) at 2048^3 and 4096^3
-source bench/session-start.sh "gpu-session41.sh tests|sustained|coords|prev|fix OUTDIR" "$@"
-if [ "$mode" = coords ] || [ "$mode" = prev ] || [ "$mode" = fix ]; then
+#   bash bench/gpu-session41.sh mix OUTDIR        the slot coordinates for every encoding but
+#     blocked tiles: fused2d and transpose (the two benchmarks whose PTX is neither 1b62f81's
+#     nor 57035a4's) against 1b62f81
+source bench/session-start.sh "gpu-session41.sh tests|sustained|coords|prev|fix|mix OUTDIR" "$@"
+if [ "$mode" = coords ] || [ "$mode" = prev ] || [ "$mode" = fix ] || [ "$mode" = mix ]; then
   xz -dc .old/tilec-check-prev.xz > build/bin/tilec-check-prev && chmod +x build/bin/tilec-check-prev
 fi
 if [ "$mode" = coords ]; then
@@ -55,4 +58,7 @@ if [ "$mode" = fix ]; then
       examples/matmul.tile --kernel matmul -D T=f32 -D BM=128 -D BN=128 -D BK=32 --shape $sh
     grep -E "BENCH" $out/sgemm-$sh.txt | head -12
   done
+fi
+if [ "$mode" = mix ]; then
+  bash bench/nothing-slower.sh build/bin/tilec-check-prev examples $out 3 "^(fused2d|transpose)"
 fi

@@ -138,13 +138,17 @@ public:
   /// of each slot rebuilding its flat index from the thread index and
   /// dividing it back into coordinates: hundreds of udiv / urem per access
   /// that the canonicalizer, the LLVM conversions and InstCombine then had
-  /// to fold. Tiles that may hold padding keep the flat indices. For the
-  /// slot-by-slot accesses of a tile load or store, after positionsInPlace.
-  void planSlotCoordinates(bool coordinatesPerBlock) {
-    perBlock = coordinatesPerBlock;
+  /// to fold. Tiles that may hold padding keep the flat indices, and so do
+  /// blocked tiles (the thread index times the width: little to fold):
+  /// their coordinates computed once before the paths branch cost
+  /// scan_offsets' serial loop two adds per iteration of its fast path
+  /// (2.4-2.7% slower on the H200 and H100), and computed in each path its
+  /// PTX still differed and stayed as slow. For the slot-by-slot accesses
+  /// of a tile load or store, after positionsInPlace.
+  void planSlotCoordinates() {
     slotDelta.clear();
     threadCoords.clear();
-    if (layout.mayPad(shape))
+    if (layout.mayPad(shape) || isa<tile::BlockedEncodingAttr>(layout))
       return;
     int64_t groups = reps(), rank = shape.size();
     auto coordsOf = [&](int64_t e) {
@@ -172,26 +176,9 @@ public:
       }
     }
     slotDelta = std::move(delta);
-    if (!perBlock)
-      threadCoordinates();
-  }
-
-  /// The thread's view coordinates (tile origin plus its first slot's
-  /// coordinates), computed once per access before its paths branch, or
-  /// with `perBlock` (planSlotCoordinates) once in each block that uses
-  /// them, so that each path computes its own where it runs, as each
-  /// slot's flat index was before: a blocked tile's in a loop, whose
-  /// coordinates computed before the branch cost scan_offsets' serial loop
-  /// two adds per iteration on its fast path (2.4% slower on the H200).
-  ArrayRef<Value> threadCoordinates() {
-    Block *where = perBlock ? b.getInsertionBlock() : nullptr;
-    SmallVector<Value> &coords = threadCoords[where];
-    if (coords.empty()) {
-      coords = coordinatesOf(slotBase(0), /*wrapOutermost=*/false);
-      for (size_t d = 0; d < coords.size(); ++d)
-        coords[d] = arith::AddIOp::create(b, loc, origins[d], coords[d]);
-    }
-    return coords;
+    threadCoords = coordinatesOf(slotBase(0), /*wrapOutermost=*/false);
+    for (size_t d = 0; d < threadCoords.size(); ++d)
+      threadCoords[d] = arith::AddIOp::create(b, loc, origins[d], threadCoords[d]);
   }
 
   /// The tile coordinates of flat tile index `e` (the outermost one taken
@@ -225,7 +212,7 @@ public:
   SmallVector<Value> slotCoordinates(int64_t r, bool wrapOutermost) {
     if (slotDelta.empty())
       return inView(coordinatesOf(slotBase(r), wrapOutermost));
-    SmallVector<Value> coords(threadCoordinates());
+    SmallVector<Value> coords(threadCoords);
     for (size_t d = 0; d < coords.size(); ++d)
       if (slotDelta[r][d])
         coords[d] = arith::AddIOp::create(b, loc, coords[d], c64(slotDelta[r][d]));
@@ -513,18 +500,11 @@ public:
   Value tidBase; ///< blocked layout: tid * vec
   Value opaqueTid64; ///< positionsInPlace: the opaque copy of the thread index, i64
   /// planSlotCoordinates: per slot, its coordinates minus the first slot's
-  /// (empty where they are not the same for every thread); per block, the
-  /// thread's view coordinates (threadCoordinates).
+  /// (empty where they are not the same for every thread), and the
+  /// thread's first slot's coordinates.
   SmallVector<SmallVector<int64_t>> slotDelta;
-  llvm::DenseMap<Block *, SmallVector<Value>> threadCoords;
-  bool perBlock = false;
+  SmallVector<Value> threadCoords;
 };
-
-/// Whether a tile access computes the thread's coordinates in each of its
-/// paths (TileAccess::threadCoordinates): a blocked tile's in a loop.
-static bool coordinatesPerBlock(Operation *op, ThreadLayout encoding) {
-  return isa<tile::BlockedEncodingAttr>(encoding) && op->getParentOfType<LoopLikeOpInterface>();
-}
 
 /// The concatenation of `parts` (1-D vectors of one element type), as a
 /// balanced tree of vector.shuffle: each level joins neighbours.
@@ -599,7 +579,7 @@ struct LoadLowering : LayoutPattern<tile::LoadOp> {
         mma && mma.getKind() != tile::MmaKind::fma && tileTy.getRank() == 2 &&
         op->getParentOfType<scf::ForOp>())
       acc.positionsInPlace();
-    acc.planSlotCoordinates(coordinatesPerBlock(op, encoding));
+    acc.planSlotCoordinates();
     Value padVec = splatConst(rewriter, loc, vecTy, padAttr);
     Value padScalar = arith::ConstantOp::create(rewriter, loc, padAttr);
     unsigned align = encoding.getGroupWidth() * acc.elemBytes();
@@ -716,7 +696,7 @@ struct StoreLowering : LayoutPattern<tile::StoreOp> {
     TileAccess acc(rewriter, loc, mk, tileTy, adaptor.getIndices(), encoding);
     if (op->hasAttr(kPositionsInPlaceAttrName))
       acc.positionsInPlace();
-    acc.planSlotCoordinates(coordinatesPerBlock(op, encoding));
+    acc.planSlotCoordinates();
     unsigned align = encoding.getGroupWidth() * acc.elemBytes();
 
     auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, acc.fastCondition(),
