@@ -181,21 +181,9 @@ public:
       threadCoords[d] = arith::AddIOp::create(b, loc, origins[d], threadCoords[d]);
   }
 
-  /// The tile coordinates of flat tile index `e` (the outermost one taken
-  /// modulo its size only when `wrapOutermost`: e beyond the tile).
+  /// The tile coordinates of flat tile index `e` (tilec::tileCoords).
   SmallVector<Value> coordinatesOf(Value e, bool wrapOutermost) {
-    SmallVector<Value> coords(shape.size());
-    int64_t inner = 1;
-    for (int64_t d = shape.size() - 1; d >= 0; --d) {
-      Value c = e;
-      if (inner > 1)
-        c = arith::DivUIOp::create(b, loc, c, c64(inner));
-      if (d > 0 || wrapOutermost)
-        c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
-      inner *= shape[d];
-      coords[d] = c;
-    }
-    return coords;
+    return tileCoords(b, loc, e, shape, wrapOutermost);
   }
 
   /// The view coordinates (tile origin plus coordinates in the tile) of

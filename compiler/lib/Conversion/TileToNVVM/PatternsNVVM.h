@@ -108,9 +108,12 @@ void ifThen(mlir::OpBuilder &b, mlir::Location loc, mlir::Value cond,
             llvm::function_ref<void()> body);
 
 /// The coordinates (i64, outermost first) of row-major flat index `flat` in
-/// `shape`, and back; a null coordinate in `tileFlat` counts as 0.
+/// `shape` (the outermost one modulo its size only with `wrapOutermost`,
+/// for a flat index that may lie beyond the shape), and back; a null
+/// coordinate in `tileFlat` counts as 0.
 llvm::SmallVector<mlir::Value> tileCoords(mlir::OpBuilder &b, mlir::Location loc,
-                                          mlir::Value flat, llvm::ArrayRef<int64_t> shape);
+                                          mlir::Value flat, llvm::ArrayRef<int64_t> shape,
+                                          bool wrapOutermost = false);
 mlir::Value tileFlat(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<mlir::Value> coords,
                      llvm::ArrayRef<int64_t> shape);
 /// The source coordinates a numpy broadcast from `from` reads for result

@@ -109,7 +109,7 @@ Value tilec::fromMemory(OpBuilder &b, Location loc, Value v, Type elem) {
 }
 
 SmallVector<Value> tilec::tileCoords(OpBuilder &b, Location loc, Value flat,
-                                     ArrayRef<int64_t> shape) {
+                                     ArrayRef<int64_t> shape, bool wrapOutermost) {
   auto c64 = [&](int64_t v) { return constI64(b, loc, v); };
   SmallVector<Value> coords(shape.size());
   int64_t inner = 1;
@@ -117,7 +117,7 @@ SmallVector<Value> tilec::tileCoords(OpBuilder &b, Location loc, Value flat,
     Value c = flat;
     if (inner > 1)
       c = arith::DivUIOp::create(b, loc, c, c64(inner));
-    if (d > 0)
+    if (d > 0 || wrapOutermost)
       c = arith::RemUIOp::create(b, loc, c, c64(shape[d]));
     inner *= shape[d];
     coords[d] = c;
