@@ -20,6 +20,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <map>
@@ -151,14 +152,8 @@ public:
     if (layout.mayPad(shape) || isa<tile::BlockedEncodingAttr>(layout))
       return;
     int64_t groups = reps(), rank = shape.size();
-    auto coordsOf = [&](int64_t e) {
-      SmallVector<int64_t> c(rank);
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        c[d] = e % shape[d];
-        e /= shape[d];
-      }
-      return c;
-    };
+    SmallVector<int64_t> tileStrides = computeStrides(shape);
+    auto coordsOf = [&](int64_t e) { return delinearize(e, tileStrides); };
     SmallVector<SmallVector<int64_t>> delta(groups);
     SmallVector<int64_t> first = coordsOf(layout.getGroupBase(shape, 0, 0));
     for (int64_t g = 0; g < groups; ++g) {
@@ -207,13 +202,11 @@ public:
     return coords;
   }
 
-  /// Slot r's flat index where the fast path needs it (the slot may hold
-  /// padding, or the slots have no planned coordinates), else null; and
-  /// the fast path's element offset of slot r from it (or from the
-  /// slot's coordinates).
-  Value fastSlotBase(int64_t r) {
-    return slotDelta.empty() || slotNeedsGuard(r) ? slotBase(r) : Value();
-  }
+  /// Slot r's flat index where the fast path needs it (the slots have no
+  /// planned coordinates, which includes every slot that may hold
+  /// padding), else null; and the fast path's element offset of slot r
+  /// from it (or from the slot's coordinates).
+  Value fastSlotBase(int64_t r) { return slotDelta.empty() ? slotBase(r) : Value(); }
   Value fastSlotOffset(int64_t r, Value base) {
     return base ? offsetOf(base, unitInnerOnFastPath(), nullptr)
                 : slotOffset(r, unitInnerOnFastPath(), nullptr);

@@ -8,6 +8,7 @@
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -493,12 +494,10 @@ std::optional<WarpRelayout> tilec::tile::warpRelayout(Operation *op) {
   ArrayRef<int64_t> from = fromTy.getShape(), to = toTy.getShape();
   int64_t fromNumel = fromTy.getNumElements(), toNumel = toTy.getNumElements();
   // The source's flat index of the result's flat index `flat`.
-  SmallVector<int64_t> c(to.size()), sc(from.size());
+  SmallVector<int64_t> toStrides = computeStrides(to), fromStrides = computeStrides(from);
+  SmallVector<int64_t> sc(from.size());
   auto sourceFlat = [&](int64_t flat) {
-    for (int64_t d = int64_t(to.size()) - 1; d >= 0; --d) {
-      c[d] = flat % to[d];
-      flat /= to[d];
-    }
+    SmallVector<int64_t> c = delinearize(flat, toStrides);
     if (isa<BroadcastOp>(op)) {
       // Source dimensions align at the innermost; size 1 broadcasts.
       size_t lead = to.size() - from.size();
@@ -513,15 +512,21 @@ std::optional<WarpRelayout> tilec::tile::warpRelayout(Operation *op) {
     } else {
       sc.assign(c.begin(), c.end());
     }
-    int64_t f = 0;
-    for (size_t d = 0; d < from.size(); ++d)
-      f = f * from[d] + sc[d];
-    return f;
+    return linearize(sc, fromStrides);
   };
   unsigned threads = src.getThreadsPerBlock();
   int64_t srcWidth = src.getGroupWidth(), dstWidth = dst.getGroupWidth();
   int64_t srcGroups = src.getGroups(from), dstGroups = dst.getGroups(to);
   int64_t srcRegs = srcGroups * srcWidth, dstRegs = dstGroups * dstWidth;
+  // Calls fn(source flat index, register) for every element thread t holds.
+  auto forEachSource = [&](unsigned t, llvm::function_ref<void(int64_t, int64_t)> fn) {
+    for (int64_t g = 0; g < srcGroups; ++g) {
+      int64_t base = src.getGroupBase(from, t, g);
+      for (int64_t v = 0; v < srcWidth; ++v)
+        if (base + v < fromNumel)
+          fn(base + v, g * srcWidth + v);
+    }
+  };
   // Calls fn(t, m, source flat index) for every element of every thread's
   // result, stopping at the first false.
   auto forEachResult = [&](llvm::function_ref<bool(unsigned, int64_t, int64_t)> fn) {
@@ -547,12 +552,7 @@ std::optional<WarpRelayout> tilec::tile::warpRelayout(Operation *op) {
   bool local = forEachResult([&](unsigned t, int64_t m, int64_t flat) {
     if (heldBy != t) {
       held.clear();
-      for (int64_t g = 0; g < srcGroups; ++g) {
-        int64_t base = src.getGroupBase(from, t, g);
-        for (int64_t v = 0; v < srcWidth; ++v)
-          if (base + v < fromNumel)
-            held.try_emplace(base + v, g * srcWidth + v);
-      }
+      forEachSource(t, [&](int64_t flat, int64_t reg) { held.try_emplace(flat, reg); });
       heldBy = t;
     }
     auto it = held.find(flat);
@@ -571,15 +571,11 @@ std::optional<WarpRelayout> tilec::tile::warpRelayout(Operation *op) {
   unsigned warps = threads / 32;
   std::vector<int64_t> holder(size_t(fromNumel) * warps, -1); // lane << 32 | register
   for (unsigned t = 0; t < threads; ++t)
-    for (int64_t g = 0; g < srcGroups; ++g) {
-      int64_t base = src.getGroupBase(from, t, g);
-      for (int64_t v = 0; v < srcWidth; ++v)
-        if (base + v < fromNumel) {
-          int64_t &h = holder[size_t(base + v) * warps + t / 32];
-          if (h < 0)
-            h = int64_t(t % 32) << 32 | (g * srcWidth + v);
-        }
-    }
+    forEachSource(t, [&](int64_t flat, int64_t reg) {
+      int64_t &h = holder[size_t(flat) * warps + t / 32];
+      if (h < 0)
+        h = int64_t(t % 32) << 32 | reg;
+    });
   SmallVector<LaneAffineFit> fits(dstRegs);
   bool fitted = forEachResult([&](unsigned t, int64_t m, int64_t flat) {
     int64_t h = holder[size_t(flat) * warps + t / 32];
