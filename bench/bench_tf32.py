@@ -12,7 +12,8 @@ cannot copy: its producer copies it).
 Each result is first checked against an f32 product.
 
 usage: bench/bench_tf32.py [--shapes MxNxK,...] [--layouts nt,nn]
-                           [--configs BMxBN[:STAGES],...] [--rounds R]
+                           [--configs BMxBN[:STAGES]|default,...] [--rounds R]
+("default": the kernel's own @heuristic choice)
 """
 import argparse
 import os
@@ -56,10 +57,13 @@ for shape in args.shapes.split(","):
         c_ref = torch.empty(m, n, device="cuda")
         impls = {"cuBLAS TF32": lambda: torch.mm(a, second, out=c_ref)}
         for cfg in args.configs.split(","):
-            parts = cfg.split(":")
-            bm, bn = (int(v) for v in parts[0].split("x"))
-            stages = int(parts[1]) if len(parts) > 1 else 0
-            kern = kernel.with_defines(BM=bm, BN=bn, STAGES=stages)
+            if cfg == "default":  # the kernel's @heuristic
+                kern = kernel
+            else:
+                parts = cfg.split(":")
+                bm, bn = (int(v) for v in parts[0].split("x"))
+                stages = int(parts[1]) if len(parts) > 1 else 0
+                kern = kernel.with_defines(BM=bm, BN=bn, STAGES=stages)
             c = torch.empty(m, n, device="cuda")
             kern(a, w, c)
             err = ((c - want).abs().max() / want.abs().max()).item()

@@ -636,77 +636,112 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       Value aBase = e.add(stageAddr, e.mul(consumer64, e.i64(rowsPerWG * 128)));
       Value bBase = e.add(stageAddr, e.i64(B.smemOffset));
       SmallVector<Value> cur(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-      // B^T's fragments in registers are all written before the fence
-      // (wgmma.fence orders register writes before the wgmmas that read
-      // them).
-      SmallVector<SmallVector<Value, 4>> fragments;
-      if (registerA) {
-        Value stage = e.gep(smem, e.mul(s64, e.i64(stageBytes)));
-        for (int64_t kk = 0; kk < BK / kStep; ++kk)
+      // B^T's fragments of k steps [k0, k1), read from the stage into
+      // registers (all written before the fence that precedes their wgmmas:
+      // wgmma.fence orders register writes before the wgmmas that read them).
+      Value stage = registerA ? e.gep(smem, e.mul(s64, e.i64(stageBytes))) : Value();
+      auto loadFragments = [&](int64_t k0, int64_t k1) {
+        SmallVector<SmallVector<Value, 4>> fragments;
+        for (int64_t kk = k0; kk < k1; ++kk)
           for (int64_t mb = 0; mb < mBlocks; ++mb)
             fragments.push_back(tf32BTFragments(
                 e, B, BK, stage, e.add(e.mul(consumer, e.i32(rowsPerWG)), e.i32(mb * 64)),
                 lane, kk));
-      }
-      NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-      for (int64_t kk = 0; kk < BK / kStep; ++kk)
-      for (int64_t p = 0, nOff = 0; p < nParts; nOff += partCols[p++]) {
-        // b K-major: [BN, BK] rows, as a's; MN-major: [BK, BN] rows (part
-        // p from box nOff / 64). Swapped, wgmma's B is a's [BM, BK] tile
-        // (K-major, all of it).
-        Value descB = swapped   ? wgmmaKMajorDescriptor(e, stageAddr, BM, kk)
-                      : bKMajor ? wgmmaKMajorDescriptor(e, bBase, BN, kk, nOff * 128)
-                                : wgmmaMNMajorDescriptor(
-                                      e, bBase, BK, kk,
-                                      nOff ? e.i64(nOff / 64 * BK * 128) : Value());
-        Type partTy = wgmmaAccType(ctx, partFields[p]);
-        for (int64_t mb = 0; mb < mBlocks; ++mb) {
-          Value &acc = cur[mb * nParts + p];
-          if (registerA) {
-            acc = tf32RegisterAStep(e, acc, partTy, partFields[p], partCols[p], descB,
-                                    fragments[kk * mBlocks + mb]);
-            continue;
+        return fragments;
+      };
+      // The wgmmas of k steps [k0, k1) (fragments: loadFragments(k0, k1)).
+      auto issueSteps = [&](int64_t k0, int64_t k1,
+                            ArrayRef<SmallVector<Value, 4>> fragments) {
+        for (int64_t kk = k0; kk < k1; ++kk)
+        for (int64_t p = 0, nOff = 0; p < nParts; nOff += partCols[p++]) {
+          // b K-major: [BN, BK] rows, as a's; MN-major: [BK, BN] rows (part
+          // p from box nOff / 64). Swapped, wgmma's B is a's [BM, BK] tile
+          // (K-major, all of it).
+          Value descB = swapped   ? wgmmaKMajorDescriptor(e, stageAddr, BM, kk)
+                        : bKMajor ? wgmmaKMajorDescriptor(e, bBase, BN, kk, nOff * 128)
+                                  : wgmmaMNMajorDescriptor(
+                                        e, bBase, BK, kk,
+                                        nOff ? e.i64(nOff / 64 * BK * 128) : Value());
+          Type partTy = wgmmaAccType(ctx, partFields[p]);
+          for (int64_t mb = 0; mb < mBlocks; ++mb) {
+            Value &acc = cur[mb * nParts + p];
+            if (registerA) {
+              acc = tf32RegisterAStep(e, acc, partTy, partFields[p], partCols[p], descB,
+                                      fragments[(kk - k0) * mBlocks + mb]);
+              continue;
+            }
+            Value descA;
+            if (swapped) {
+              // wgmma's A: the consumer's 64-column block mb of b (64 rows of
+              // the K-major tile, or the 64-column box of the [BK, BN] rows).
+              Value block = e.add(e.mul(consumer64, e.i64(rowsPerWG / 64)), e.i64(mb));
+              descA = bKMajor ? wgmmaKMajorDescriptor(e, bBase, BN, kk, 0,
+                                                      e.mul(block, e.i64(64 * 128)))
+                              : wgmmaMNMajorDescriptor(e, bBase, BK, kk,
+                                                       e.mul(block, e.i64(BK * 128)));
+            } else {
+              descA = wgmmaKMajorDescriptor(e, aBase, BM, kk, mb * 64 * 128);
+            }
+            acc = NVVM::WgmmaMmaAsyncOp::create(
+                rewriter, loc, partTy, acc, descA, descB,
+                NVVM::MMAShapeAttr::get(ctx, 64, int(partCols[p]), int(kStep)),
+                NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeA),
+                NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeB),
+                NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+                NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+                NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+                NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+                // a K-major as A: row; b K-major as B: col. Swapped, b is A
+                // (row K-major, col MN-major) and a is B (K-major: col).
+                NVVM::MMALayoutAttr::get(ctx, swapped && !bKMajor ? NVVM::MMALayout::col
+                                                                  : NVVM::MMALayout::row),
+                NVVM::MMALayoutAttr::get(ctx, bKMajor || swapped ? NVVM::MMALayout::col
+                                                                 : NVVM::MMALayout::row),
+                NVVM::MMAIntOverflowAttr());
           }
-          Value descA;
-          if (swapped) {
-            // wgmma's A: the consumer's 64-column block mb of b (64 rows of
-            // the K-major tile, or the 64-column box of the [BK, BN] rows).
-            Value block = e.add(e.mul(consumer64, e.i64(rowsPerWG / 64)), e.i64(mb));
-            descA = bKMajor ? wgmmaKMajorDescriptor(e, bBase, BN, kk, 0,
-                                                    e.mul(block, e.i64(64 * 128)))
-                            : wgmmaMNMajorDescriptor(e, bBase, BK, kk,
-                                                     e.mul(block, e.i64(BK * 128)));
-          } else {
-            descA = wgmmaKMajorDescriptor(e, aBase, BM, kk, mb * 64 * 128);
-          }
-          acc = NVVM::WgmmaMmaAsyncOp::create(
-              rewriter, loc, partTy, acc, descA, descB,
-              NVVM::MMAShapeAttr::get(ctx, 64, int(partCols[p]), int(kStep)),
-              NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeA),
-              NVVM::WGMMATypesAttr::get(ctx, wgmmaTypeB),
-              NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-              NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
-              NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-              NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-              // a K-major as A: row; b K-major as B: col. Swapped, b is A
-              // (row K-major, col MN-major) and a is B (K-major: col).
-              NVVM::MMALayoutAttr::get(ctx, swapped && !bKMajor ? NVVM::MMALayout::col
-                                                                : NVVM::MMALayout::row),
-              NVVM::MMALayoutAttr::get(ctx, bKMajor || swapped ? NVVM::MMALayout::col
-                                                               : NVVM::MMALayout::row),
-              NVVM::MMAIntOverflowAttr());
+        }
+      };
+      auto releasePrevious = [&] {
+        // Batch i-1 is done: its stage may be refilled (one arrival per warp).
+        e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)), e.eq(lane, e.i32(0))),
+                 [&] { release(e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)))); });
+      };
+      int64_t steps = BK / kStep;
+      if (!registerA || steps < 2) {
+        SmallVector<SmallVector<Value, 4>> fragments =
+            registerA ? loadFragments(0, steps) : SmallVector<SmallVector<Value, 4>>();
+        NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+        issueSteps(0, steps, fragments);
+        NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+        // One batch stays in flight, except where A comes from registers
+        // in a single batch per stage: the next iteration writes the same
+        // (PTX) registers, which a wgmma still in flight may not yet have
+        // read (undefined behaviour: on the H200 the TF32 B^T A^T product
+        // was wrong where stages were refilled).
+        NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc,
+                                           rewriter.getI64IntegerAttr(registerA ? 0 : 1));
+        releasePrevious();
+      } else {
+        // A from registers: the stage in two batches, each with its own
+        // fragments (distinct PTX registers), so that one batch stays in
+        // flight while the other's fragments are read: the first half's
+        // reads overlap the previous stage's second batch, the second
+        // half's this stage's first. A batch's registers are written again
+        // (the same half of the next stage) only after the wait that
+        // follows the other batch, which leaves at most that one in flight.
+        int64_t half = steps / 2;
+        for (auto [k0, k1] : {std::pair<int64_t, int64_t>{0, half}, {half, steps}}) {
+          SmallVector<SmallVector<Value, 4>> fragments = loadFragments(k0, k1);
+          NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+          issueSteps(k0, k1, fragments);
+          NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+          NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(1));
+          // After the first half's wait the previous stage's second batch
+          // is done: the whole previous stage has been read.
+          if (k0 == 0)
+            releasePrevious();
         }
       }
-      NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-      // One batch stays in flight, except where A comes from registers: the
-      // next iteration writes the same (PTX) registers, which a wgmma still
-      // in flight may not yet have read (undefined behaviour: on the H200
-      // the TF32 B^T A^T product was wrong where stages were refilled).
-      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc,
-                                         rewriter.getI64IntegerAttr(registerA ? 0 : 1));
-      // Batch i-1 is done: its stage may be refilled (one arrival per warp).
-      e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)), e.eq(lane, e.i32(0))),
-               [&] { release(e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)))); });
       scf::YieldOp::create(rewriter, loc, cur);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
