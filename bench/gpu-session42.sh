@@ -13,8 +13,23 @@
 #     kernel's own choice (@heuristic) against cuBLAS's TF32
 #   bash bench/gpu-session42.sh final OUTDIR  the TF32 e2e tests with the @heuristic, other group
 #     sizes at 8192^3 against the previous compiler, and the kernel's own choice against cuBLAS
+#   bash bench/gpu-session42.sh check OUTDIR  the committed TF32 change: its e2e tests, compute-sanitizer
+#     racecheck and memcheck on matmul_tf32, and the table against cuBLAS's TF32 (burst, 3 rounds)
 #   bash bench/gpu-session42.sh tests OUTDIR  the whole e2e lit suite
-source bench/session-start.sh "gpu-session42.sh tf32|tf32ab|group|final|tests OUTDIR" "$@"
+source bench/session-start.sh "gpu-session42.sh tf32|tf32ab|group|final|check|tests OUTDIR" "$@"
+if [ "$mode" = check ]; then
+  LIT_OPTS="--max-time 150 --filter e2e/matmul-f32" step 160 e2e bash .device/gpu-tests.sh
+  grep -E "^(FAIL|TIMEOUT):|Passed|Failed|Timed" $out/e2e.txt | head -20
+  for args in "--shape 300x200x1000" "-D BM=256 -D GROUP=8 --shape 1300x700x600" "-D BM=256 -D BN=64 --shape 260x130x999"; do
+    for tool in racecheck memcheck; do
+      step 150 san-$tool-${args// /} compute-sanitizer --tool $tool --error-exitcode 1 \
+        build/bin/tilec-check examples/matmul.tile --kernel matmul_tf32 $args
+    done
+  done
+  step 200 tf32-table python3 bench/bench_tf32.py --rounds 3 --layouts nn,nt \
+    --shapes 2048x2048x2048,4096x4096x4096,8192x8192x8192 --configs default
+  grep -E "SUMMARY" $out/tf32-table.txt | head -40
+fi
 if [ "$mode" = final ]; then
   xz -dc .old/tilec-check-base.xz > build/bin/tilec-check-base && chmod +x build/bin/tilec-check-base
   LIT_OPTS="--max-time 100 --filter e2e/matmul-f32" step 110 e2e bash .device/gpu-tests.sh
