@@ -559,6 +559,29 @@ def test_kernel_with_defines_compiles_it_alone():
                                atol=1e-3)
 
 
+def test_tf32_heuristic_chooses_the_tile_and_order():
+    # examples/matmul.tile's matmul_tf32 on sm_90a: 256 rows of A per
+    # program from 2048 x 2048 outputs (above 128 rows), grouped order above
+    # 1024 rows with K > 2048; on sm_80 the 128 x 128 tile in launch order.
+    def arrays(m, n, kk):
+        return (np.zeros((m, kk), np.float32), np.zeros((kk, n), np.float32),
+                np.zeros((m, n), np.float32))
+    k = tilec.load(example("matmul.tile")).matmul_tf32
+    assert k.heuristics == ["BM", "GROUP"]
+    assert k.choose(*arrays(2048, 2048, 64)) == {"BM": 256, "GROUP": 0}
+    assert k.choose(*arrays(2048, 2048, 4096)) == {"BM": 256, "GROUP": 8}
+    assert k.choose(*arrays(1024, 1024, 4096)) == {"BM": 128, "GROUP": 0}
+    assert k.choose(*arrays(1100, 1024, 4096)) == {"BM": 128, "GROUP": 8}
+    assert k.choose(*arrays(128, 32768, 64)) == {"BM": 128, "GROUP": 0}
+    k80 = tilec.load(example("matmul.tile"), arch="sm_80").matmul_tf32
+    assert k80.choose(*arrays(2048, 2048, 4096)) == {"BM": 128, "GROUP": 0}
+    a = np.random.default_rng(0).standard_normal((40, 24)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((24, 36)).astype(np.float32)
+    c = np.zeros((40, 36), np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=2e-2, atol=2e-2)
+
+
 def test_heuristic_chooses_the_tile_from_the_shapes():
     # examples/matmul.tile's @heuristic: BM 16 up to 16 rows, 64 up to 128,
     # BN 64 up to 64 rows; rows not on 128-byte boundaries (a pitch of 32
