@@ -707,19 +707,12 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
                  [&] { release(e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)))); });
       };
       int64_t steps = BK / kStep;
-      if (!registerA || steps < 2) {
-        SmallVector<SmallVector<Value, 4>> fragments =
-            registerA ? loadFragments(0, steps) : SmallVector<SmallVector<Value, 4>>();
+      if (!registerA) {
         NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-        issueSteps(0, steps, fragments);
+        issueSteps(0, steps, {});
         NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-        // One batch stays in flight, except where A comes from registers
-        // in a single batch per stage: the next iteration writes the same
-        // (PTX) registers, which a wgmma still in flight may not yet have
-        // read (undefined behaviour: on the H200 the TF32 B^T A^T product
-        // was wrong where stages were refilled).
-        NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc,
-                                           rewriter.getI64IntegerAttr(registerA ? 0 : 1));
+        // One batch stays in flight.
+        NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(1));
         releasePrevious();
       } else {
         // A from registers: the stage in two batches, each with its own
@@ -729,6 +722,9 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         // half's this stage's first. A batch's registers are written again
         // (the same half of the next stage) only after the wait that
         // follows the other batch, which leaves at most that one in flight.
+        // (The stage's 128-byte swizzle makes BK a multiple of 32 f32: four
+        // k8 steps at least.)
+        assert(steps >= 2 && "a tf32 stage has at least two k8 steps");
         int64_t half = steps / 2;
         for (auto [k0, k1] : {std::pair<int64_t, int64_t>{0, half}, {half, steps}}) {
           SmallVector<SmallVector<Value, 4>> fragments = loadFragments(k0, k1);
