@@ -15,8 +15,24 @@
 #     sizes at 8192^3 against the previous compiler, and the kernel's own choice against cuBLAS
 #   bash bench/gpu-session42.sh check OUTDIR  the committed TF32 change: its e2e tests, compute-sanitizer
 #     racecheck and memcheck on matmul_tf32, and the table against cuBLAS's TF32 (burst, 3 rounds)
+#   bash bench/gpu-session42.sh release OUTDIR  every consumer thread releasing a TF32 stage:
+#     racecheck where the producer copies b by threads, the TF32 e2e tests, and the previous
+#     compiler (.old/tilec-check-base.xz) against this one at 2048^3 and 4096^3
 #   bash bench/gpu-session42.sh tests OUTDIR  the whole e2e lit suite
-source bench/session-start.sh "gpu-session42.sh tf32|tf32ab|group|final|check|tests OUTDIR" "$@"
+source bench/session-start.sh "gpu-session42.sh tf32|tf32ab|group|final|check|release|tests OUTDIR" "$@"
+if [ "$mode" = release ]; then
+  for a in "" "-D BM=256 -D BN=64"; do
+    compute-sanitizer --tool racecheck build/bin/tilec-check examples/matmul.tile --kernel matmul_tf32 $a \
+      --shape 260x130x333 2>&1 | tail -2
+  done
+  LIT_OPTS="--max-time 150 --filter e2e/matmul-f32" step 160 e2e bash .device/gpu-tests.sh
+  grep -E "^(FAIL|TIMEOUT):|Passed|Failed|Timed" $out/e2e.txt | head -20
+  xz -dc .old/tilec-check-base.xz > build/bin/tilec-check-base && chmod +x build/bin/tilec-check-base
+  for sh in 2048x2048x2048 4096x4096x4096; do
+    timeout 60 bash bench/ab.sh build/bin/tilec-check-base build/bin/tilec-check 2 20 examples/matmul.tile \
+      --kernel matmul_tf32 -D BM=256 -D BN=128 --shape $sh --no-verify | grep "BENCH tilec"
+  done
+fi
 if [ "$mode" = check ]; then
   LIT_OPTS="--max-time 150 --filter e2e/matmul-f32" step 160 e2e bash .device/gpu-tests.sh
   grep -E "^(FAIL|TIMEOUT):|Passed|Failed|Timed" $out/e2e.txt | head -20

@@ -524,10 +524,16 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     if (auto shared = plan.getAs<IntegerAttr>("multicast"))
       mc = clusterPair(rewriter, loc, shared.getInt() == 1 ? &B : &A);
     // The releases (stageReleasesPerWarpgroup): the CUDA-core (fma)
-    // consumers read the stage themselves.
+    // consumers read the stage themselves, and so do the wgmma consumers
+    // of a TF32 product with b as loaded (B^T's fragments, registerA
+    // below).
     bool fma = cast<tile::MmaEncodingAttr>(layout).getKind() == tile::MmaKind::fma;
-    Value emptyCount =
-        emptyArrivals(rewriter, loc, stageReleasesPerWarpgroup(fma) * C, mc ? &*mc : nullptr);
+    bool swapped = cast<tile::MmaEncodingAttr>(layout).getSwapped();
+    // TF32 with b as loaded (MN-major): wgmma reads tf32 only K-major, so
+    // B^T's fragments come from registers (tf32RegisterAStep).
+    bool registerA = !fma && swapped && !bKMajor && A.elemBytes == 4;
+    Value emptyCount = emptyArrivals(rewriter, loc, stageReleasesPerWarpgroup(fma || registerA) * C,
+                                     mc ? &*mc : nullptr);
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
         NVVM::MBarrierInitOp::create(rewriter, loc, barrier(e.i64(0), e.i64(s)),
@@ -558,7 +564,6 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     // A^T, M over BN (the consumer's columns in 64-column blocks) and N
     // over BM. A skinny tile's few accumulators need no registers moved
     // from the producer (ptxas ignores setmaxnreg in a kernel that small).
-    bool swapped = cast<tile::MmaEncodingAttr>(layout).getSwapped();
     bool isWgmma = cast<tile::MmaEncodingAttr>(layout).getKind() != tile::MmaKind::fma;
     std::optional<PipelineRegisters> regs;
     if (isWgmma && C >= 2 && (!swapped || BM * BN / (128 * C) >= 64))
@@ -605,9 +610,6 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     if (!result) {
     Value consumer = e.sub(wg, e.i32(1));
     int64_t wgmmaN = swapped ? BM : BN;
-    // TF32 with b as loaded (MN-major): wgmma reads tf32 only K-major, so
-    // B^T's fragments come from registers (tf32RegisterAStep).
-    bool registerA = swapped && !bKMajor && A.elemBytes == 4;
     int64_t rowsPerWG = (swapped ? BN : BM) / C, mBlocks = rowsPerWG / 64;
     SmallVector<int64_t> partCols =
         swapped ? SmallVector<int64_t>{wgmmaN} : wgmmaParts(wgmmaN);
@@ -702,8 +704,12 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         }
       };
       auto releasePrevious = [&] {
-        // Batch i-1 is done: its stage may be refilled (one arrival per warp).
-        e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)), e.eq(lane, e.i32(0))),
+        // Batch i-1 is done: its stage may be refilled (one arrival per
+        // warp, or per thread where the threads read B^T's fragments from
+        // the stage: compute-sanitizer's racecheck reported their reads
+        // against a producer's stores by threads when only lane 0 arrived).
+        Value releases = registerA ? e.i1(true) : e.eq(lane, e.i32(0));
+        e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)), releases),
                  [&] { release(e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)))); });
       };
       int64_t steps = BK / kStep;
