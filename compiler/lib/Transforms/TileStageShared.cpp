@@ -301,10 +301,17 @@ struct TileStageSharedPass
                       (!f8 || tile::getSharedOperand(first.getB()).transpose);
     if ((f8 || tensorCores) && !matmulForm)
       return planGeneral(func, mmas);
-    if (mmas.size() > 1)
+    // Several mmas per kernel (and mmas outside the matmul loop form) take
+    // the general pipeline, which multiplies on the tensor cores only.
+    if (mmas.size() > 1) {
+      std::string elemName;
+      llvm::raw_string_ostream(elemName) << elem0;
       return mmas[1]->emitError()
-             << "kernel '" << name
-             << "' has more than one mma; this version supports one mma loop per kernel";
+             << "kernel '" << name << "' has more than one mma of " << elemName
+             << " tiles; several mmas per kernel need bf16, f16 or f8 operands (f32 operands, "
+                "on the CUDA cores or with tf32 = true, allow one mma loop per kernel): cast "
+                "them, e.g. cast<bf16>(...)";
+    }
     tile::MmaOp mma = mmas.front();
     if (auto asked = func->getAttrOfType<IntegerAttr>(tile::kAlternateAttrName);
         arch == "sm_90a" && asked && asked.getInt() == 1)
