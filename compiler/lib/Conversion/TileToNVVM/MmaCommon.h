@@ -78,6 +78,13 @@ struct Emit {
   void ifThen(Value cond, llvm::function_ref<void()> body) { tilec::ifThen(b, loc, cond, body); }
 };
 
+/// Whether this consumer thread arrives when it releases a stage (as
+/// stageReleasesPerWarpgroup counts them): every thread where the threads
+/// read the stage themselves, else lane 0 of each warp.
+inline Value releasesStage(Emit &e, bool threadsRead, Value lane) {
+  return threadsRead ? e.i1(true) : e.eq(lane, e.i32(0));
+}
+
 /// The elements of a vector value, and a vector of `like`'s type made of
 /// `elements`: the accumulator is a vector between loop iterations and
 /// scalars inside them.

@@ -708,8 +708,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         // warp, or per thread where the threads read B^T's fragments from
         // the stage: compute-sanitizer's racecheck reported their reads
         // against a producer's stores by threads when only lane 0 arrived).
-        Value releases = registerA ? e.i1(true) : e.eq(lane, e.i32(0));
-        e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)), releases),
+        e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)),
+                                       releasesStage(e, registerA, lane)),
                  [&] { release(e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)))); });
       };
       int64_t steps = BK / kStep;
@@ -747,11 +747,12 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       scf::YieldOp::create(rewriter, loc, cur);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, rewriter.getI64IntegerAttr(0));
-    // The last stage: only a pair's producers wait for its release.
+    // The last stage: only a pair's producers wait for its release (by
+    // the same threads as the others: they count on all of them).
     if (mc)
       e.ifThen(arith::AndIOp::create(rewriter, loc,
                                      e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0)),
-                                     e.eq(lane, e.i32(0))),
+                                     releasesStage(e, registerA, lane)),
                [&] { release(e.zext64(e.remu(e.sub(trips32, e.i32(1)), e.i32(S)))); });
     result = fromWgmmaStructs(rewriter, loc, loop.getResults(),
                               cast<VectorType>(init.getType()), partFields);
