@@ -580,7 +580,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value wg = warpgroupIndex(e, tid);
   Value lane = e.remu(tid, e.i32(32));
-  auto releases = [&] { return threadsRead ? e.i1(true) : e.eq(lane, e.i32(0)); };
+  auto releases = [&] { return releasesStage(e, threadsRead, lane); };
   bool anyResident = llvm::any_of(staged, [](const Staged &st) { return st.resident; });
   // sm_80 (layout mma_sync): no producer, no mbarriers (the cp.async ring
   // below).

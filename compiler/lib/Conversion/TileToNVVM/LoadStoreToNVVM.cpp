@@ -171,9 +171,7 @@ public:
       }
     }
     slotDelta = std::move(delta);
-    threadCoords = coordinatesOf(slotBase(0), /*wrapOutermost=*/false);
-    for (size_t d = 0; d < threadCoords.size(); ++d)
-      threadCoords[d] = arith::AddIOp::create(b, loc, origins[d], threadCoords[d]);
+    threadCoords = inView(coordinatesOf(slotBase(0), /*wrapOutermost=*/false));
   }
 
   /// The tile coordinates of flat tile index `e` (tilec::tileCoords).
