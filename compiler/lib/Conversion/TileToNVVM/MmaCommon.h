@@ -125,10 +125,16 @@ inline Value wgmmaDescriptor(Emit &e, Value addr, int64_t lbo, int64_t sbo) {
   return e.bor(d, e.i64(int64_t(hi)));
 }
 
-/// `base` + (`offset` +) `bytes`: the address of a step's operand in a
-/// stage, with a run-time offset (a consumer's block) when given.
-inline Value stepAddress(Emit &e, Value base, Value offset, int64_t bytes) {
-  return e.add(base, offset ? e.add(offset, e.i64(bytes)) : e.i64(bytes));
+/// The descriptor of the operand `bytes` (a multiple of 16) past shared-window
+/// address `base` (+ `offset`): `base`'s descriptor plus bytes / 16 in its
+/// start-address field. The sum cannot carry out of the field (shared-window
+/// addresses stay under 2^18), so the steps of an operand share one computed
+/// descriptor and each adds a constant (one add instead of an add, a shift,
+/// a mask and an or per step).
+inline Value wgmmaDescriptorAt(Emit &e, Value base, Value offset, int64_t bytes, int64_t lbo,
+                               int64_t sbo) {
+  Value d = wgmmaDescriptor(e, offset ? e.add(base, offset) : base, lbo, sbo);
+  return bytes ? e.add(d, e.i64(bytes >> 4)) : d;
 }
 
 /// The descriptor of step kk (32 bytes of K) of a K-major staged tile of
@@ -136,9 +142,8 @@ inline Value stepAddress(Emit &e, Value base, Value offset, int64_t bytes) {
 /// box) at `base`, from `rowBytes` (+ `offset`) into it (128 bytes a row).
 inline Value wgmmaKMajorDescriptor(Emit &e, Value base, int64_t rows, int64_t kk,
                                    int64_t rowBytes = 0, Value offset = {}) {
-  return wgmmaDescriptor(
-      e, stepAddress(e, base, offset, rowBytes + (kk / 4) * (rows * 128) + (kk % 4) * 32), 16,
-      1024);
+  return wgmmaDescriptorAt(e, base, offset, rowBytes + (kk / 4) * (rows * 128) + (kk % 4) * 32,
+                           16, 1024);
 }
 
 /// The descriptor of step kk (16 rows of K) of an MN-major staged tile of
@@ -146,7 +151,7 @@ inline Value wgmmaKMajorDescriptor(Emit &e, Value base, int64_t rows, int64_t kk
 /// `base` (+ `offset`).
 inline Value wgmmaMNMajorDescriptor(Emit &e, Value base, int64_t kRows, int64_t kk,
                                     Value offset = {}) {
-  return wgmmaDescriptor(e, stepAddress(e, base, offset, kk * 16 * 128), kRows * 128, 1024);
+  return wgmmaDescriptorAt(e, base, offset, kk * 16 * 128, kRows * 128, 1024);
 }
 
 /// The columns of each wgmma that multiplies an accumulator of `n` columns.

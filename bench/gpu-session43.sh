@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# What session 43 runs on the GPU (after scripts/device-bundle.sh; carry
+# .device; remove .device/unit, .device/litpkg/lit/__pycache__ and
+# .device/bin/tilec-bench.xz to stay under 64 MiB):
+#   bash bench/gpu-session43.sh regs OUTDIR   attention at D = 128 with other divisions of the
+#     registers between the producer and the two consumer warpgroups (TILEC_X_REGS=P,C, an
+#     experiment's knob of the working tree, not committed), persistent and one program per
+#     tile (the intra-warpgroup overlap), each against the default in the same rounds with
+#     cuDNN; first their results against the CPU interpreter; then 8758a4a's TF32 pair
+#   bash bench/gpu-session43.sh tests OUTDIR  the whole e2e lit suite
+#   bash bench/gpu-session43.sh ftz OUTDIR    attention at D = 128 with only exp2 flushing
+#     subnormals (TILEC_X_EX2FTZ=1, an experiment's knob) and with the whole kernel flushing
+#     (FTZ = 1), each against the default in the same rounds with cuDNN; the SASS of the
+#     three (cuobjdump); Nsight Compute on one launch of each and of cuDNN
+#   bash bench/gpu-session43.sh desc OUTDIR   wgmma descriptors as one per operand plus a
+#     constant per step: results against the CPU interpreter, then attention and matmul
+#     against .old/tilec-check-base.xz (21a50d1) in the same rounds, with cuDNN; the SASS
+source bench/session-start.sh "gpu-session43.sh regs|ftz|desc|tests OUTDIR" "$@"
+if [ "$mode" = desc ]; then
+  xz -dc .old/tilec-check-base.xz > build/bin/tilec-check-base && chmod +x build/bin/tilec-check-base
+  for d in 64 128 256; do
+    for c in 0 1; do
+      tilec-check examples/attention.tile --kernel attention -D D=$d -D CAUSAL=$c --shape 6x333x517x$d 2>&1 \
+        | grep -E "PASS|FAIL|rror"
+    done
+  done
+  for sh in 300x200x1000 1300x700x600 1000x3000x777; do
+    tilec-check examples/matmul.tile --kernel matmul --shape $sh 2>&1 | grep -E "PASS|FAIL|rror"
+  done
+  tilec-check examples/mlp.tile 2>&1 | grep -E "PASS|FAIL|rror" | head -5
+  for sh in "4x16x4096x128" "4x16x4096x128 --causal" "4x32x4096x64" "1x16x16384x128"; do
+    step 100 attn-${sh// /} python3 bench/bench_attention.py --old build/bin/tilec-check-base --rounds 3 --shape $sh
+    grep "^round" $out/attn-${sh// /}.txt
+  done
+  for sh in 8192x8192x8192 4096x4096x4096; do
+    step 100 mm-$sh bash bench/ab.sh build/bin/tilec-check-base build/bin/tilec-check 3 20 \
+      examples/matmul.tile --kernel matmul --shape $sh --no-verify
+    grep "BENCH tilec" $out/mm-$sh.txt
+  done
+  tilec examples/attention.tile --kernel attention -D D=128 --emit=cubin -o $out/new.cubin
+  cuobjdump -sass $out/new.cubin > $out/sass-new.txt
+  cuobjdump -sass .old/attn128-old.cubin > $out/sass-old.txt
+  (cd $out && tar cJf all.tar.xz *.txt && rm -f *.txt *.cubin)
+fi
+if [ "$mode" = ftz ]; then
+  printf '#!/bin/sh\nTILEC_X_EX2FTZ=1 exec %s/build/bin/tilec-check "$@"\n' "$PWD" > $out/tcex2
+  chmod +x $out/tcex2
+  for c in 0 1; do
+    $out/tcex2 examples/attention.tile --kernel attention -D D=128 -D CAUSAL=$c --shape 6x333x517x128 2>&1 \
+      | grep -E "PASS|FAIL|rror" | sed "s/^/ex2ftz C=$c: /"
+  done
+  step 100 ex2-d128 python3 bench/bench_attention.py --tilec-check $out/tcex2 --old build/bin/tilec-check \
+    --rounds 3 --shape 4x16x4096x128
+  grep "^round" $out/ex2-d128.txt | sed "s/^/ex2 vs default: /"
+  step 100 ftz-d128 python3 bench/bench_attention.py --define FTZ=1 --old build/bin/tilec-check \
+    --old-define FTZ=0 --rounds 3 --shape 4x16x4096x128
+  grep "^round" $out/ftz-d128.txt | sed "s/^/FTZ=1 vs FTZ=0: /"
+  step 100 ex2-d128c python3 bench/bench_attention.py --tilec-check $out/tcex2 --old build/bin/tilec-check \
+    --define FTZ=0 --old-define FTZ=1 --rounds 2 --shape 4x16x4096x128 --causal
+  grep "^round" $out/ex2-d128c.txt | sed "s/^/causal ex2 (FTZ=0) vs FTZ=1: /"
+  for v in default ftz ex2; do
+    a="-D D=128"; e=""
+    [ $v = ftz ] && a="$a -D FTZ=1"
+    [ $v = ex2 ] && e="TILEC_X_EX2FTZ=1"
+    env $e tilec examples/attention.tile --kernel attention $a --emit=cubin -o $out/$v.cubin
+    cuobjdump -sass $out/$v.cubin > $out/sass-$v.txt
+    echo "$v: $(grep -cE '^\s+/\*[0-9a-f]+\*/' $out/sass-$v.txt) SASS instructions"
+    grep -oE '^\s+/\*[0-9a-f]+\*/\s+(@!?U?P[0-9T] )?[A-Z0-9_.]+' $out/sass-$v.txt | awk '{print $NF}' \
+      | sed 's/\..*//' | sort | uniq -c | sort -rn | head -14 | tr '\n' ' '; echo
+  done
+  for v in default ex2; do
+    e=""; [ $v = ex2 ] && e="TILEC_X_EX2FTZ=1"
+    env $e timeout 120 ncu --launch-skip 2 --launch-count 1 -k regex:attention --section SpeedOfLight \
+      --section WarpStateStats --section InstructionStats --section ComputeWorkloadAnalysis \
+      python3 bench/ncu_attention_once.py > $out/ncu-$v.txt 2>&1
+    grep -E "Duration|Executed Instructions |Issue Slots Busy|SM Busy|Stall|Warp Cycles Per Issued" $out/ncu-$v.txt | head -12 | sed "s/^/$v /"
+  done
+  timeout 120 ncu --launch-skip 2 --launch-count 1 -k regex:"cudnn|sm90|fmha|flash" --section SpeedOfLight \
+    --section WarpStateStats --section InstructionStats --section ComputeWorkloadAnalysis \
+    python3 bench/ncu_attention_once.py > $out/ncu-cudnn.txt 2>&1
+  grep -E "Duration|Executed Instructions |Issue Slots Busy|SM Busy|Stall|Warp Cycles Per Issued" $out/ncu-cudnn.txt | head -12 | sed "s/^/cudnn /"
+fi
+if [ "$mode" = regs ]; then
+  for v in 40,232 24,240; do
+    printf '#!/bin/sh\nTILEC_X_REGS=%s exec %s/build/bin/tilec-check "$@"\n' $v "$PWD" > $out/tc-$v
+    chmod +x $out/tc-$v
+  done
+  for v in 40,232 24,240; do
+    for p in 1 0; do
+      for c in 0 1; do
+        $out/tc-$v examples/attention.tile --kernel attention -D D=128 -D CAUSAL=$c -D PERSISTENT=$p \
+          --shape 6x333x517x128 2>&1 | grep -E "PASS|FAIL|rror" | sed "s/^/$v P=$p C=$c: /"
+      done
+    done
+  done
+  for p in 1 0; do
+    for v in 40,232 24,240; do
+      step 100 attn-$v-p$p python3 bench/bench_attention.py --tilec-check $out/tc-$v \
+        --old build/bin/tilec-check --rounds 3 --shape 4x16x4096x128 --define PERSISTENT=$p
+      grep "^round" $out/attn-$v-p$p.txt | sed "s/^/$v P=$p /"
+    done
+  done
+  step 100 attn-16k-40 python3 bench/bench_attention.py --tilec-check $out/tc-40,232 \
+    --old build/bin/tilec-check --rounds 2 --shape 1x16x16384x128
+  grep "^round" $out/attn-16k-40.txt | sed "s/^/16k 40,232 /"
+  for args in "--shape 300x200x1000" "--shape 1300x700x600"; do
+    tilec-check test/Target/Inputs/tf32-cluster.tile $args 2>&1 | grep -E "PASS|FAIL|rror"
+  done
+  step 100 tf32pair-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
+    tilec-check test/Target/Inputs/tf32-cluster.tile --shape 300x200x1000
+fi
+if [ "$mode" = tests ]; then
+  LIT_OPTS="--max-time 420 --filter e2e/" step 440 e2e bash .device/gpu-tests.sh
+  grep -E "^(FAIL|TIMEOUT):|Passed|Failed|Timed" $out/e2e.txt | head -20
+fi
