@@ -15,7 +15,63 @@
 #   bash bench/gpu-session43.sh desc OUTDIR   wgmma descriptors as one per operand plus a
 #     constant per step: results against the CPU interpreter, then attention and matmul
 #     against .old/tilec-check-base.xz (21a50d1) in the same rounds, with cuDNN; the SASS
-source bench/session-start.sh "gpu-session43.sh regs|ftz|desc|tests OUTDIR" "$@"
+#   bash bench/gpu-session43.sh ftz2 OUTDIR   exp2 flushing (TILEC_X_EX2FTZ=1, the working
+#     tree's knob) against the default in the same rounds; Nsight Compute (warp states at
+#     the base clock) on FTZ = 0 and FTZ = 1; the SASS of the FTZ = 1 kernel
+#   bash bench/gpu-session43.sh turn OUTDIR   the ping-pong wait computed from P (ptxas keeps it
+#     after the exponentials) against .old/tilec-check-head.xz (8a996f2) in the same rounds,
+#     FTZ = 0 and 1 at D = 128, D = 64 and causal D = 128, with cuDNN; the SASS
+#   bash bench/gpu-session43.sh ftzd OUTDIR   FTZ = 1 with the wait after P (this tree's
+#     default at D = 128) against 8a996f2's default (FTZ = 0) in the same rounds, with cuDNN
+source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|tests OUTDIR" "$@"
+if [ "$mode" = ftzd ]; then
+  xz -dc .old/tilec-check-head.xz > build/bin/tilec-check-head && chmod +x build/bin/tilec-check-head
+  for sh in 1x16x16384x128 4x16x4096x128; do
+    step 100 f-$sh python3 bench/bench_attention.py --old build/bin/tilec-check-head --old-define FTZ=0 \
+      --rounds 2 --shape $sh
+    grep "^round" $out/f-$sh.txt
+  done
+fi
+if [ "$mode" = turn ]; then
+  xz -dc .old/tilec-check-head.xz > build/bin/tilec-check-head && chmod +x build/bin/tilec-check-head
+  for d in 64 128; do
+    for c in 0 1; do
+      tilec-check examples/attention.tile --kernel attention -D D=$d -D CAUSAL=$c --shape 6x333x517x$d 2>&1 \
+        | grep -E "PASS|FAIL|rror"
+    done
+  done
+  for a in "--shape 4x16x4096x128 --define FTZ=0" "--shape 4x16x4096x128 --define FTZ=1" \
+           "--shape 4x32x4096x64" "--shape 4x16x4096x128 --causal" "--shape 1x16x16384x128"; do
+    n=$(echo $a | tr -d ' -' | tr '=' '_')
+    step 100 t-$n python3 bench/bench_attention.py --old build/bin/tilec-check-head --rounds 3 $a
+    grep "^round" $out/t-$n.txt | sed "s/^/$a: /"
+  done
+  tilec examples/attention.tile --kernel attention -D D=128 --emit=cubin -o $out/t0.cubin
+  tilec examples/attention.tile --kernel attention -D D=128 -D FTZ=1 --emit=cubin -o $out/t1.cubin
+  cuobjdump -sass $out/t0.cubin > $out/sass-t0.txt
+  cuobjdump -sass $out/t1.cubin > $out/sass-t1.txt
+  (cd $out && tar cJf all.tar.xz *.txt && rm -f *.txt *.cubin)
+fi
+if [ "$mode" = ftz2 ]; then
+  printf '#!/bin/sh\nTILEC_X_EX2FTZ=1 exec %s/build/bin/tilec-check "$@"\n' "$PWD" > $out/tcex2
+  chmod +x $out/tcex2
+  $out/tcex2 examples/attention.tile --kernel attention -D D=128 --shape 6x333x517x128 2>&1 | grep -E "PASS|FAIL|rror"
+  step 100 ex2-d128 python3 bench/bench_attention.py --tilec-check $out/tcex2 --old build/bin/tilec-check \
+    --rounds 3 --shape 4x16x4096x128
+  grep "^round" $out/ex2-d128.txt | sed "s/^/ex2 vs default: /"
+  for f in 0 1; do
+    sed "s/CAUSAL=0)/CAUSAL=0, FTZ=$f)/" bench/ncu_attention_once.py > $out/ncu_once_$f.py
+    timeout 120 ncu --launch-skip 2 --launch-count 1 -k regex:attention --section SpeedOfLight \
+      --section WarpStateStats --section InstructionStats --section SchedulerStats \
+      --metrics sm__cycles_elapsed.avg,smsp__inst_executed.sum,sm__inst_executed_pipe_xu.sum \
+      python3 $out/ncu_once_$f.py > $out/ncu-ftz$f.txt 2>&1
+    grep -E "Duration|SM Frequency|Executed Instructions |Issue Slots Busy|Warp Cycles Per Issued|sm__cycles|Stall|No Eligible|Active Warps" $out/ncu-ftz$f.txt | head -16 | sed "s/^/FTZ=$f /"
+  done
+  cuobjdump -sass .old/attn128-ftz-old.cubin > $out/sass-ftz.txt
+  tilec examples/attention.tile --kernel attention -D D=128 -D FTZ=1 --emit=cubin -o $out/ftz-new.cubin
+  cuobjdump -sass $out/ftz-new.cubin > $out/sass-ftz-new.txt
+  (cd $out && tar cJf all.tar.xz *.txt && rm -f *.txt *.cubin)
+fi
 if [ "$mode" = desc ]; then
   xz -dc .old/tilec-check-base.xz > build/bin/tilec-check-base && chmod +x build/bin/tilec-check-base
   for d in 64 128 256; do
