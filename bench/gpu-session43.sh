@@ -23,7 +23,34 @@
 #     FTZ = 0 and 1 at D = 128, D = 64 and causal D = 128, with cuDNN; the SASS
 #   bash bench/gpu-session43.sh ftzd OUTDIR   FTZ = 1 with the wait after P (this tree's
 #     default at D = 128) against 8a996f2's default (FTZ = 0) in the same rounds, with cuDNN
-source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|tests OUTDIR" "$@"
+#   bash bench/gpu-session43.sh turnab OUTDIR  for the next session, after `git apply
+#     bench/experiments/s43-turn-after-p.patch`, `ninja -C build` and the bundle, with HEAD's
+#     tilec-check as .old/tilec-check-head.xz: the patch's defaults (FTZ = 1 and the wait after
+#     P at D = 128) against HEAD's (FTZ = 0 at D = 128 without the mask) over the lengths, the
+#     mask and D = 64, then the sweep burst and sustained against cuDNN, FA2 and Triton
+source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|turnab|tests OUTDIR" "$@"
+if [ "$mode" = turnab ]; then
+  xz -dc .old/tilec-check-head.xz > build/bin/tilec-check-head && chmod +x build/bin/tilec-check-head
+  for d in 64 128; do
+    for c in 0 1; do
+      tilec-check examples/attention.tile --kernel attention -D D=$d -D CAUSAL=$c --shape 6x333x517x$d 2>&1 \
+        | grep -E "PASS|FAIL|rror"
+    done
+  done
+  for a in "16x16x1024x128" "4x16x4096x128" "1x16x16384x128"; do
+    step 120 ab-$a python3 bench/bench_attention.py --old build/bin/tilec-check-head --old-define FTZ=0 \
+      --rounds 3 --shape $a
+    grep "^round" $out/ab-$a.txt
+  done
+  for a in "4x16x4096x128 --causal" "1x16x16384x128 --causal" "4x32x4096x64" "4x32x4096x64 --causal"; do
+    n=$(echo $a | tr -d ' -')
+    step 120 ab-$n python3 bench/bench_attention.py --old build/bin/tilec-check-head --rounds 3 --shape $a
+    grep "^round" $out/ab-$n.txt
+  done
+  step 250 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 128 --causal 0,1 \
+    --rounds 2 --sustain 5 --csv $out/sweep.csv
+  grep "TF/s" $out/sweep.txt
+fi
 if [ "$mode" = ftzd ]; then
   xz -dc .old/tilec-check-head.xz > build/bin/tilec-check-head && chmod +x build/bin/tilec-check-head
   for sh in 1x16x16384x128 4x16x4096x128; do
