@@ -29,7 +29,9 @@
 #     P at D = 128) against HEAD's (FTZ = 0 at D = 128 without the mask) over the lengths, the
 #     mask and D = 64, then the sweep burst and sustained against cuDNN, FA2 and Triton
 source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|turnab|tests OUTDIR" "$@"
-if [ "$mode" = turnab ]; then
+# HEAD's tilec-check unpacked, then attention at D = 64 and 128, causal and not,
+# against the CPU interpreter.
+head_and_checks() {
   xz -dc .old/tilec-check-head.xz > build/bin/tilec-check-head && chmod +x build/bin/tilec-check-head
   for d in 64 128; do
     for c in 0 1; do
@@ -37,6 +39,9 @@ if [ "$mode" = turnab ]; then
         | grep -E "PASS|FAIL|rror"
     done
   done
+}
+if [ "$mode" = turnab ]; then
+  head_and_checks
   for a in "16x16x1024x128" "4x16x4096x128" "1x16x16384x128"; do
     step 120 ab-$a python3 bench/bench_attention.py --old build/bin/tilec-check-head --old-define FTZ=0 \
       --rounds 3 --shape $a
@@ -60,13 +65,7 @@ if [ "$mode" = ftzd ]; then
   done
 fi
 if [ "$mode" = turn ]; then
-  xz -dc .old/tilec-check-head.xz > build/bin/tilec-check-head && chmod +x build/bin/tilec-check-head
-  for d in 64 128; do
-    for c in 0 1; do
-      tilec-check examples/attention.tile --kernel attention -D D=$d -D CAUSAL=$c --shape 6x333x517x$d 2>&1 \
-        | grep -E "PASS|FAIL|rror"
-    done
-  done
+  head_and_checks
   for a in "--shape 4x16x4096x128 --define FTZ=0" "--shape 4x16x4096x128 --define FTZ=1" \
            "--shape 4x32x4096x64" "--shape 4x16x4096x128 --causal" "--shape 1x16x16384x128"; do
     n=$(echo $a | tr -d ' -' | tr '=' '_')
