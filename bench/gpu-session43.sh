@@ -26,9 +26,12 @@
 #   bash bench/gpu-session43.sh turnab OUTDIR  for the next session, after `git apply
 #     bench/experiments/s43-turn-after-p.patch`, `ninja -C build` and the bundle, with HEAD's
 #     tilec-check as .old/tilec-check-head.xz: the patch's defaults (FTZ = 1 and the wait after
-#     P at D = 128) against HEAD's (FTZ = 0 at D = 128 without the mask) over the lengths, the
-#     mask and D = 64, then the sweep burst and sustained against cuDNN, FA2 and Triton
-source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|turnab|tests OUTDIR" "$@"
+#     all of P at D = 128) against HEAD's (FTZ = 0 at D = 128 without the mask) over the
+#     lengths, the mask and D = 64, and the patch's knob TILEC_X_TURN=2 against =3 (the wait
+#     after either half of P's registers) at S = 4096, with and without the mask
+#   bash bench/gpu-session43.sh turnsweep OUTDIR  then the sweep (D = 128, causal and not, S =
+#     1024, 4096, 16384), burst and 5 s sustained, against cuDNN, FA2 and Triton
+source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|turnab|turnsweep|tests OUTDIR" "$@"
 # HEAD's tilec-check unpacked, then attention at D = 64 and 128, causal and not,
 # against the CPU interpreter.
 head_and_checks() {
@@ -42,6 +45,10 @@ head_and_checks() {
 }
 if [ "$mode" = turnab ]; then
   head_and_checks
+  for t in 2 3; do
+    printf '#!/bin/sh\nTILEC_X_TURN=%s exec %s/build/bin/tilec-check "$@"\n' $t "$PWD" > $out/tc-turn$t
+    chmod +x $out/tc-turn$t
+  done
   for a in "16x16x1024x128" "4x16x4096x128" "1x16x16384x128"; do
     step 120 ab-$a python3 bench/bench_attention.py --old build/bin/tilec-check-head --old-define FTZ=0 \
       --rounds 3 --shape $a
@@ -52,7 +59,16 @@ if [ "$mode" = turnab ]; then
     step 120 ab-$n python3 bench/bench_attention.py --old build/bin/tilec-check-head --rounds 3 --shape $a
     grep "^round" $out/ab-$n.txt
   done
-  step 250 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 128 --causal 0,1 \
+  for a in "4x16x4096x128" "4x16x4096x128 --causal"; do
+    n=$(echo $a | tr -d ' -')
+    step 120 halves-$n python3 bench/bench_attention.py --tilec-check $out/tc-turn2 --old $out/tc-turn3 \
+      --rounds 3 --shape $a
+    grep "^round" $out/halves-$n.txt | sed "s/^/halves (tilec: first, old: second): /"
+  done
+  (cd $out && tar cJf all.tar.xz *.txt && rm -f *.txt)
+fi
+if [ "$mode" = turnsweep ]; then
+  step 300 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 128 --causal 0,1 \
     --rounds 2 --sustain 5 --csv $out/sweep.csv
   grep "TF/s" $out/sweep.txt
 fi
