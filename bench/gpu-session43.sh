@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# What session 43 runs on the GPU (after scripts/device-bundle.sh; carry
-# .device; remove .device/unit, .device/litpkg/lit/__pycache__ and
-# .device/bin/tilec-bench.xz to stay under 64 MiB):
+# What session 43 runs on the GPU (after `scripts/device-bundle.sh --slim`, which
+# builds and leaves out what the 64 MiB carry has no room for; carry .device and
+# .old):
 #   bash bench/gpu-session43.sh regs OUTDIR   attention at D = 128 with other divisions of the
 #     registers between the producer and the two consumer warpgroups (TILEC_X_REGS=P,C, an
 #     experiment's knob of the working tree, not committed), persistent and one program per

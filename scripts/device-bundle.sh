@@ -2,10 +2,16 @@
 # Packs the built binaries, libLLVM (via ../shared/tools/device-bundle), lit
 # and FileCheck into .device/ for the GPU machine, where
 #   bash .device/gpu-tests.sh        runs the lit suite (GPU e2e included)
-# Keep .device/ in .git/info/exclude.
+# Keep .device/ in .git/info/exclude. It builds first (a bundle of stale
+# binaries measured the previous compiler once, session 43). With --slim it
+# leaves out the unit tests, tilec-bench and lit's bytecode cache, which
+# keeps .device under the 64 MiB a call carries beside a few old binaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+slim=0
+[ "${1:-}" = --slim ] && slim=1
+ninja -C "$BUILD_DIR" > /dev/null
 rm -rf .device
 "${DEVICE_BUNDLE:-../shared/tools/device-bundle}" .device >/dev/null
 mkdir -p .device/bin .device/unit
@@ -49,4 +55,7 @@ export PATH=\$PWD/build/bin:/usr/local/cuda/bin:\$PATH
 export LD_LIBRARY_PATH=\$PWD/build/lib:\$LD_LIBRARY_PATH
 python3 -c "import sys; sys.path.insert(0, '.device/litpkg'); from lit.main import main; main()" -sv \${LIT_OPTS:-} build/test \$units
 EOS
+if [ $slim = 1 ]; then
+  rm -rf .device/unit .device/litpkg/lit/__pycache__ .device/bin/tilec-bench.xz
+fi
 du -sh .device
