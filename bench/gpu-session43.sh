@@ -8,6 +8,9 @@
 #     tile (the intra-warpgroup overlap), each against the default in the same rounds with
 #     cuDNN; first their results against the CPU interpreter; then 8758a4a's TF32 pair
 #   bash bench/gpu-session43.sh tests OUTDIR  the whole e2e lit suite
+#   bash bench/gpu-session43.sh pytests OUTDIR  python/tests/test_gpu.py (the Python package's
+#     kernels against torch, python/tests/*.tile included: several mma kernels whose PTX the
+#     descriptor change touched)
 #   bash bench/gpu-session43.sh ftz OUTDIR    attention at D = 128 with only exp2 flushing
 #     subnormals (TILEC_X_EX2FTZ=1, an experiment's knob) and with the whole kernel flushing
 #     (FTZ = 1), each against the default in the same rounds with cuDNN; the SASS of the
@@ -31,7 +34,7 @@
 #     after either half of P's registers) at S = 4096, with and without the mask
 #   bash bench/gpu-session43.sh turnsweep OUTDIR  then the sweep (D = 128, causal and not, S =
 #     1024, 4096, 16384), burst and 5 s sustained, against cuDNN, FA2 and Triton
-source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|turnab|turnsweep|tests OUTDIR" "$@"
+source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|turnab|turnsweep|tests|pytests OUTDIR" "$@"
 # HEAD's tilec-check unpacked, then attention at D = 64 and 128, causal and not,
 # against the CPU interpreter.
 head_and_checks() {
@@ -208,6 +211,10 @@ if [ "$mode" = regs ]; then
     tilec-check test/Target/Inputs/tf32-cluster.tile --shape 300x200x1000
 fi
 if [ "$mode" = tests ]; then
-  LIT_OPTS="--max-time 420 --filter e2e/" step 440 e2e bash .device/gpu-tests.sh
+  LIT_OPTS="--max-time 380 --filter e2e/" step 400 e2e bash .device/gpu-tests.sh
   grep -E "^(FAIL|TIMEOUT):|Passed|Failed|Timed" $out/e2e.txt | head -20
+fi
+if [ "$mode" = pytests ]; then
+  step 500 pytest-gpu python3 -m pytest -q python/tests/test_gpu.py
+  tail -5 $out/pytest-gpu.txt
 fi
