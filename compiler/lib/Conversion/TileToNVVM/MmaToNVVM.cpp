@@ -532,7 +532,10 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     // TF32 with b as loaded (MN-major): wgmma reads tf32 only K-major, so
     // B^T's fragments come from registers (tf32RegisterAStep).
     bool registerA = !fma && swapped && !bKMajor && A.elemBytes == 4;
-    Value emptyCount = emptyArrivals(rewriter, loc, stageReleasesPerWarpgroup(fma || registerA) * C,
+    // Whether every consumer thread releases the stages it read (the count
+    // here and releasesStage below).
+    bool threadsRead = fma || registerA;
+    Value emptyCount = emptyArrivals(rewriter, loc, stageReleasesPerWarpgroup(threadsRead) * C,
                                      mc ? &*mc : nullptr);
     e.ifThen(e.eq(tid, e.i32(0)), [&] {
       for (int64_t s = 0; s < S; ++s) {
@@ -564,9 +567,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     // A^T, M over BN (the consumer's columns in 64-column blocks) and N
     // over BM. A skinny tile's few accumulators need no registers moved
     // from the producer (ptxas ignores setmaxnreg in a kernel that small).
-    bool isWgmma = cast<tile::MmaEncodingAttr>(layout).getKind() != tile::MmaKind::fma;
     std::optional<PipelineRegisters> regs;
-    if (isWgmma && C >= 2 && (!swapped || BM * BN / (128 * C) >= 64))
+    if (!fma && C >= 2 && (!swapped || BM * BN / (128 * C) >= 64))
       regs = pipelineRegisters(C, /*busyProducer=*/true);
 
     // ---- producer: warpgroup 0 -------------------------------------------
@@ -709,7 +711,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
         // the stage: compute-sanitizer's racecheck reported their reads
         // against a producer's stores by threads when only lane 0 arrived).
         e.ifThen(arith::AndIOp::create(rewriter, loc, e.ne(i, e.i32(0)),
-                                       releasesStage(e, registerA, lane)),
+                                       releasesStage(e, threadsRead, lane)),
                  [&] { release(e.zext64(e.remu(e.add(i, e.i32(S - 1)), e.i32(S)))); });
       };
       int64_t steps = BK / kStep;
@@ -752,7 +754,7 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
     if (mc)
       e.ifThen(arith::AndIOp::create(rewriter, loc,
                                      e.cmp(arith::CmpIPredicate::sgt, trips32, e.i32(0)),
-                                     releasesStage(e, registerA, lane)),
+                                     releasesStage(e, threadsRead, lane)),
                [&] { release(e.zext64(e.remu(e.sub(trips32, e.i32(1)), e.i32(S)))); });
     result = fromWgmmaStructs(rewriter, loc, loop.getResults(),
                               cast<VectorType>(init.getType()), partFields);
