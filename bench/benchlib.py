@@ -1,4 +1,5 @@
 """Shared helpers of the bench/*.py harnesses."""
+import os
 import re
 import subprocess
 import sys
@@ -90,8 +91,39 @@ def tilec_variants(tilec, path, variants, **defines):
         name, defs = v.split(":", 1)
         extra = dict(d.split("=") for d in defs.split("+"))
         src = extra.pop("SRC", path)
-        libs[name] = tilec.load(src, **defines, **{k: int(x) for k, x in extra.items()})
+        env = {"TILEC_" + k[4:]: extra.pop(k) for k in list(extra) if k.startswith("ENV_")}
+        lib = tilec.load(src, **defines, **{k: int(x) for k, x in extra.items()})
+        libs[name] = _CompiledWithEnv(lib, env) if env else lib
     return libs
+
+
+class _CompiledWithEnv:
+    """A program whose kernels compile (at their first call) with the
+    environment variables `env` set: ENV_X=V in a --variant sets TILEC_X=V,
+    e.g. an experiment's knob of the compiler (run with TILEC_CACHE=0, so
+    that the variant does not come from the disk cache)."""
+
+    def __init__(self, lib, env):
+        self.lib, self.env, self.first = lib, env, True
+
+    def __getattr__(self, kernel):
+        fn = getattr(self.lib, kernel)
+
+        def call(*args, **kwargs):
+            if not self.first:
+                return fn(*args, **kwargs)
+            self.first = False
+            saved = {k: os.environ.get(k) for k in self.env}
+            os.environ.update(self.env)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        del os.environ[k]
+                    else:
+                        os.environ[k] = v
+        return call
 
 
 def compare_and_report(label, impls, outs, want, flops, args):

@@ -34,7 +34,7 @@
 #     after either half of P's registers) at S = 4096, with and without the mask
 #   bash bench/gpu-session43.sh turnsweep OUTDIR  then the sweep (D = 128, causal and not, S =
 #     1024, 4096, 16384), burst and 5 s sustained, against cuDNN, FA2 and Triton
-source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|turnab|turnsweep|tests|pytests OUTDIR" "$@"
+source bench/session-start.sh "gpu-session43.sh regs|ftz|ftz2|desc|turn|ftzd|turnab|turnc|turnsweep|tests|pytests OUTDIR" "$@"
 # HEAD's tilec-check unpacked, then attention at D = 64 and 128, causal and not,
 # against the CPU interpreter.
 head_and_checks() {
@@ -69,6 +69,18 @@ if [ "$mode" = turnab ]; then
     grep "^round" $out/halves-$n.txt | sed "s/^/halves (tilec: first, old: second): /"
   done
   (cd $out && tar cJf all.tar.xz *.txt && rm -f *.txt)
+fi
+if [ "$mode" = turnc ]; then
+  # (session 44) causal D = 128: the wait after either half of P (TILEC_X_TURN=2, 3) against
+  # HEAD (FTZ = 1 there too, no wait computed from P) in the same rounds
+  xz -dc .old/tilec-check-head.xz > build/bin/tilec-check-head && chmod +x build/bin/tilec-check-head
+  for t in 2 3; do
+    printf '#!/bin/sh\nTILEC_X_TURN=%s exec %s/build/bin/tilec-check "$@"\n' $t "$PWD" > build/bin/tc-turn$t
+    chmod +x build/bin/tc-turn$t
+    step 100 halfc-$t python3 bench/bench_attention.py --tilec-check build/bin/tc-turn$t \
+      --old build/bin/tilec-check-head --rounds 2 --shape 4x16x4096x128 --causal
+    grep "^round" $out/halfc-$t.txt | sed "s/^/TURN=$t: /"
+  done
 fi
 if [ "$mode" = turnsweep ]; then
   step 300 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 128 --causal 0,1 \

@@ -432,6 +432,8 @@ void Gen::run() {
     func->setAttr(tile::kMinBlocksAttrName, b.getI32IntegerAttr(int32_t(inst.minBlocksPerSM)));
   if (inst.ftz)
     func->setAttr(tile::kFtzAttrName, b.getUnitAttr());
+  if (inst.lateTurn)
+    func->setAttr(tile::kLateTurnAttrName, b.getUnitAttr());
   if (inst.cluster)
     func->setAttr(tile::kClusterAttrName, b.getI32IntegerAttr(int32_t(inst.cluster)));
   if (inst.paddedGrid)

@@ -139,7 +139,7 @@ bool Parser::parseHeuristic() {
 }
 
 bool Parser::parseLaunch(std::vector<LaunchParam> &launch) {
-  return parseNamedExprs("launch", "a launch setting in @launch (num_warps, min_blocks_per_sm, cluster, pingpong, persistent, group_rows, pair_tiles or ftz)",
+  return parseNamedExprs("launch", "a launch setting in @launch (num_warps, min_blocks_per_sm, cluster, pingpong, persistent, group_rows, pair_tiles, ftz or late_turn)",
                          "after the setting name (write num_warps = 4)", launch);
 }
 

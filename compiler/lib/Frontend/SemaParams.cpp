@@ -150,7 +150,7 @@ bool Checker::checkLaunch() {
   // layout is final (TileToNVVM): options may override either value.
   static const char *const kSettings[] = {"num_warps", "min_blocks_per_sm", "cluster",
                                           "pingpong", "persistent", "group_rows",
-                                          "pair_tiles", "ftz"};
+                                          "pair_tiles", "ftz", "late_turn"};
   std::set<std::string> seen;
   for (LaunchParam &p : kernel.launch) {
     if (!llvm::is_contained(kSettings, llvm::StringRef(p.name))) {
@@ -161,7 +161,7 @@ bool Checker::checkLaunch() {
           near = s;
       return error(p.loc, "unknown launch setting '" + p.name +
                               "'; @launch takes num_warps, min_blocks_per_sm, cluster, pingpong, "
-                              "persistent, group_rows, pair_tiles and ftz (did "
+                              "persistent, group_rows, pair_tiles, ftz and late_turn (did "
                               "you mean '" + near + "'?)");
     }
     if (!seen.insert(p.name).second)
@@ -211,6 +211,12 @@ bool Checker::checkLaunch() {
                 "they flush them to zero, in fewer instructions"))
         return false;
       inst.ftz = v == 1;
+    } else if (p.name == "late_turn") {
+      if (!flag("a consumer warpgroup's wait for its turn at the tensor cores goes where "
+                "ptxas puts it",
+                "it waits after computing the register operand of the turn's first mma"))
+        return false;
+      inst.lateTurn = v == 1;
     } else {
       if (v != 1 && v != 2)
         return error(p.value->loc, "cluster must be 1 (no clusters) or 2 (pairs of programs "

@@ -53,6 +53,9 @@ struct KernelInstance {
   bool paddedGrid = false;
   /// @launch(ftz = 1): approximate exp/exp2/log/log2 flush subnormals.
   bool ftz = false;
+  /// @launch(late_turn = 1): a consumer warpgroup waits for its turn at the
+  /// tensor cores after computing the turn's register operand (tile.late_turn).
+  bool lateTurn = false;
   /// The compile target's SM version (90 for sm_90a, 80 for sm_80): the
   /// value of `arch()`, an input to checkKernel.
   int64_t archVersion = 90;

@@ -38,8 +38,15 @@ inline constexpr int32_t kPingPongSync = 1, kPingPongArrive = 2;
 inline Value pingPongBarrier(Emit &e, Value wg, bool own) {
   return own ? e.add(wg, e.i32(1)) : e.sub(e.i32(4), wg);
 }
-inline void pingPongSync(Emit &e, Value wg) {
-  namedBarrier(e, pingPongBarrier(e, wg, true), 256);
+/// `after` (optional, i32): a value the wait must follow. ptxas moves a
+/// bar.sync up among the arithmetic before it; the barrier's id computed
+/// from `after` (as min(id, id + (after >> 31)), which is id whatever the
+/// value) keeps the wait after the work that computes it.
+inline void pingPongSync(Emit &e, Value wg, Value after = {}) {
+  Value id = pingPongBarrier(e, wg, true);
+  if (after)
+    id = arith::MinUIOp::create(e.b, e.loc, id, e.add(id, e.shr(after, e.i32(31))));
+  namedBarrier(e, id, 256);
 }
 inline void pingPongArrive(Emit &e, Value wg) {
   NVVM::BarrierArriveOp::create(e.b, e.loc, pingPongBarrier(e, wg, false), e.i32(256));

@@ -182,8 +182,36 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
     auto resultTy = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     PredicatedBranch branch =
         PredicatedBranch::begin(rewriter, loc, op, adaptor.getPred(), resultTy);
-    if (pingPong & kPingPongSync)
-      pingPongSync(e, wg);
+    // @launch(late_turn = 1): a turn that starts with a product of
+    // registers (attention's P V) waits after all of them are computed.
+    // ptxas otherwise may move the wait up among the softmax's
+    // exponentials, and the warpgroup idles at the barrier with work left
+    // that the other's wgmmas would have hidden (docs/performance.md,
+    // sessions 43-44: faster without the causal mask, slower with it).
+    auto aPair = [&](int64_t slot) -> Value {
+      auto pairTy = VectorType::get({2}, elem);
+      Value pair = packVector(rewriter, loc, LLVM::UndefOp::create(rewriter, loc, pairTy),
+                              {aElems[slot], aElems[slot + 1]});
+      return LLVM::BitcastOp::create(rewriter, loc, i32, pair);
+    };
+    if (pingPong & kPingPongSync) {
+      // (Their unsigned maximum, as a tree: a chain would add its latency
+      // before the wait, and LLVM reassociates ors into one.)
+      SmallVector<Value> level;
+      auto func = op->getParentOfType<func::FuncOp>();
+      if (func && func->hasAttr(tile::kLateTurnAttrName))
+        for (int64_t slot = 0; slot + 1 < int64_t(aElems.size()); slot += 2)
+          level.push_back(aPair(slot));
+      while (level.size() > 1) {
+        SmallVector<Value> next;
+        for (size_t i = 0; i + 1 < level.size(); i += 2)
+          next.push_back(arith::MaxUIOp::create(rewriter, loc, level[i], level[i + 1]));
+        if (level.size() % 2)
+          next.push_back(level.back());
+        level = std::move(next);
+      }
+      pingPongSync(e, wg, level.empty() ? Value() : level.front());
+    }
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     for (int64_t kk = 0; kk < K / kStep; ++kk)
     for (int64_t p = 0, nOff = 0; p < nParts; nOff += partCols[p++]) {
@@ -227,14 +255,8 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
         }
         // A from registers: four b32 of two elements each.
         SmallVector<Value> aRegs;
-        auto pairTy = VectorType::get({2}, elem);
-        for (int64_t r = 0; r < 4; ++r) {
-          int64_t slot = mb * (K / 2) + 8 * kk + 2 * r;
-          Value pair = packVector(rewriter, loc,
-                                  LLVM::UndefOp::create(rewriter, loc, pairTy),
-                                  {aElems[slot], aElems[slot + 1]});
-          aRegs.push_back(LLVM::BitcastOp::create(rewriter, loc, i32, pair));
-        }
+        for (int64_t r = 0; r < 4; ++r)
+          aRegs.push_back(aPair(mb * (K / 2) + 8 * kk + 2 * r));
         StringRef t = bf16 ? "bf16" : "f16";
         acc = wgmmaRegisterA(rewriter, loc, acc, structTy, partFields[p],
                              ("m64n" + Twine(partCols[p]) + "k16.f32." + t + "." + t).str(),

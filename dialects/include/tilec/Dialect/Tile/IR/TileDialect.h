@@ -45,6 +45,10 @@ inline constexpr llvm::StringLiteral kMinBlocksAttrName = "tile.min_blocks_per_s
 /// @launch(ftz = 1): the kernel's approximate exp, exp2, log and log2 flush
 /// subnormal inputs and results to zero (ex2/lg2.approx.ftz.f32).
 inline constexpr llvm::StringLiteral kFtzAttrName = "tile.ftz";
+/// @launch(late_turn = 1): where two consumer warpgroups hand the tensor
+/// cores to each other in an mma loop, each waits for its turn only after
+/// it has computed the register operand of the turn's first mma.
+inline constexpr llvm::StringLiteral kLateTurnAttrName = "tile.late_turn";
 /// On `tile.make_view`: the index of the kernel parameter it views.
 inline constexpr llvm::StringLiteral kParamIndexAttrName = "tile.param";
 /// On a kernel: the requested depth of its mma pipeline (STAGES).
