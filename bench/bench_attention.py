@@ -12,6 +12,12 @@ usage: bench/bench_attention.py [--tilec-check PATH] [--shape BxHxSxD] [--causal
 
 --old PATH also times a second tilec-check (another compiler build) in each
 round, right after the first: an A/B of two compilers in the same loop.
+
+For tilec against cuDNN use bench_attention_sweep.py, not this script: each
+tilec-check starts after the GPU idled while the process started, and the
+first timing after such a pause reads about 11% faster than the same kernel
+timed among others (H100, docs/performance.md, session 44), so the ratio
+printed here flatters tilec. Old against new stands (both after a pause).
 """
 import argparse
 
