@@ -18,8 +18,9 @@ the first timing after such a pause reads about 11% faster than the same
 kernel timed among others (H100, docs/performance.md, session 44): the
 tilec-check figure is for old against new (both after a pause), not against
 cuDNN. For that each round also times the same kernel through the Python
-package in this process on SDPA's tensors, right before cuDNN ("tilec here",
-and the ratio printed is that one's).
+package in this process on SDPA's tensors, right before cuDNN and after half
+a second of all three in turn ("tilec here", and the ratio printed is that
+one's).
 """
 import os
 import sys
@@ -29,7 +30,7 @@ import argparse
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from benchlib import median_ms, tilec_bench
+from benchlib import median_ms, settle, tilec_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import tilec  # noqa: E402
@@ -107,6 +108,7 @@ for r in range(args.rounds):
         o = tilec_ms(args.old, args.old_define)
         print(f"round {r + 1} {args.shape}{' causal' if args.causal else ''}: "
               f"old {o:.4f} ms ({tf(o):.0f} TF/s)", flush=True)
+    settle([here, sdpa(SDPBackend.CUDNN_ATTENTION), sdpa(SDPBackend.FLASH_ATTENTION)], 0.5)
     h = median_ms(here, args.iters)
     cudnn = median_ms(sdpa(SDPBackend.CUDNN_ATTENTION), args.iters)
     flash = median_ms(sdpa(SDPBackend.FLASH_ATTENTION), args.iters)

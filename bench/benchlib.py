@@ -28,10 +28,15 @@ def median_ms(fn, iters, warmup=10, reps=1):
     return times[len(times) // 2]
 
 
-def interleaved(impls, rounds, iters, reps=1):
+def interleaved(impls, rounds, iters, reps=1, settle_s=1.0):
     """{name: [median_ms per round]} for the callables in `impls`, timed
     round by round in turn (A B A B: the GPU's clock drifts under load, so
-    each round sees every implementation at about the same clock)."""
+    each round sees every implementation at about the same clock). First
+    the implementations run in turn, untimed, for `settle_s` seconds: the
+    first timing after the GPU idled (a compile, a check, a new process)
+    reads up to 11% fast (H100, docs/performance.md, session 44), which
+    would favour whichever implementation comes first."""
+    settle(impls.values(), settle_s)
     times = {name: [] for name in impls}
     for _ in range(rounds):
         for name, f in impls.items():
@@ -59,6 +64,17 @@ def tilec_bench(tilec_check, args):
             r["ms"], r["gbps"] = float(r["ms"]), float(r["gbps"])
             rows.append(r)
     return rows
+
+
+def settle(fns, seconds):
+    """Calls each of `fns` in turn, untimed, until `seconds` have passed."""
+    fns = list(fns)
+    torch.cuda.synchronize()
+    start = time.time()
+    while fns and time.time() - start < seconds:
+        for fn in fns:
+            fn()
+        torch.cuda.synchronize()
 
 
 def sustained_ms(fn, seconds):
