@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# What the next GPU session runs (after `scripts/device-bundle.sh --slim`; carry .device).
+# Every peer figure comes from the same process and rounds; `interleaved` settles the GPU
+# first (bench/benchlib.py, session 44).
+#   bash bench/gpu-session45.sh attn OUTDIR   bench_attention.py once (its new "tilec here"
+#     timing against SDPA's tensors, the fair ratio), then issue 14's table in the sweep:
+#     D = 64 and 128, causal and not, S = 1024, 4096, 16384, burst and 5 s sustained, with
+#     cuDNN, FLASH_ATTENTION and Triton (CSV for bench/plot_attention.py), then decode
+#   bash bench/gpu-session45.sh mm OUTDIR     issue 15: the twelve shapes (burst and
+#     sustained), then other configurations at the K = 1024 shapes and 3000^3
+source bench/session-start.sh "gpu-session45.sh attn|mm OUTDIR" "$@"
+if [ "$mode" = attn ]; then
+  step 120 here python3 bench/bench_attention.py --rounds 2 --shape 4x16x4096x128
+  grep "^round" $out/here.txt
+  step 420 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 64,128 \
+    --causal 0,1 --rounds 2 --sustain 5 --csv $out/sweep.csv
+  grep "TF/s" $out/sweep.txt
+  python3 bench/plot_attention.py $out/sweep.csv $out/attention-tflops.svg
+  step 60 decode python3 bench/bench_decode.py
+  tail -12 $out/decode.txt
+fi
+if [ "$mode" = mm ]; then
+  (cd bench && step 200 mm python3 bench_skinny.py --rounds 2 --sustain 5 --shapes \
+    8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024 \
+    --configs matmul:default)
+  grep -E "^(SUMMARY|SUSTAINED)" $out/mm.txt
+  (cd bench && step 120 mmk python3 bench_skinny.py --rounds 2 \
+    --shapes 8192x8192x1024,4096x16384x1024,4096x4096x512,3000x3000x3000 \
+    --configs matmul:default,pingpong:128x128,persistent:128x256,matmul:128x256:0:2)
+  grep -E "TF/s" $out/mmk.txt
+fi
