@@ -13,7 +13,9 @@ usage: bench/bench_attention_sweep.py [--seqs 512,1024,...] [--dims 64,128]
                                       [--sustain SECONDS]
 --variant adds a tilec implementation compiled with those parameters (e.g.
 "tilec persistent:PERSISTENT=1"; SRC=path takes another .tile file than
-examples/attention.tile); --no-peers times tilec's alone.
+examples/attention.tile; ENV_X=V sets TILEC_X=V while the variant compiles,
+e.g. an experiment's knob, run with TILEC_CACHE=0); --no-peers times tilec's
+alone.
 Draw the CSV with bench/plot_attention.py.
 
 The Triton kernel is written for this benchmark after the structure of
