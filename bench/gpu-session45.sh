@@ -8,7 +8,10 @@
 #     cuDNN, FLASH_ATTENTION and Triton (CSV for bench/plot_attention.py), then decode
 #   bash bench/gpu-session45.sh mm OUTDIR     issue 15: the twelve shapes (burst and
 #     sustained), then other configurations at the K = 1024 shapes and 3000^3
-source bench/session-start.sh "gpu-session45.sh attn|mm OUTDIR" "$@"
+#   bash bench/gpu-session45.sh causal OUTDIR  why late_turn costs with the mask: the causal
+#     kernel at D = 128 with late_turn forced (a copy of examples/attention.tile) against the
+#     default in the sweep, then the SASS of both (cuobjdump)
+source bench/session-start.sh "gpu-session45.sh attn|mm|causal OUTDIR" "$@"
 if [ "$mode" = attn ]; then
   step 120 here python3 bench/bench_attention.py --rounds 2 --shape 4x16x4096x128
   grep "^round" $out/here.txt
@@ -28,4 +31,17 @@ if [ "$mode" = mm ]; then
     --shapes 8192x8192x1024,4096x16384x1024,4096x4096x512,3000x3000x3000 \
     --configs matmul:default,pingpong:128x128,persistent:128x256,matmul:128x256:0:2)
   grep -E "TF/s" $out/mmk.txt
+fi
+if [ "$mode" = causal ]; then
+  sed 's/late_turn = where(FTZ == 1 \&\& D == 128 \&\& CAUSAL == 0, 1, 0)/late_turn = 1/' \
+    examples/attention.tile > $out/att-lt.tile
+  grep -q "late_turn = 1)" $out/att-lt.tile || echo "att-lt.tile: the substitution failed"
+  step 150 lt python3 bench/bench_attention_sweep.py --seqs 4096,16384 --dims 128 --causal 1 \
+    --rounds 3 --variant "lt:SRC=$out/att-lt.tile"
+  grep "TF/s" $out/lt.txt
+  tilec examples/attention.tile --kernel attention -D D=128 -D CAUSAL=1 --emit=cubin -o $out/c0.cubin
+  tilec $out/att-lt.tile --kernel attention -D D=128 -D CAUSAL=1 --emit=cubin -o $out/c1.cubin
+  cuobjdump -sass $out/c0.cubin > $out/sass-c0.txt
+  cuobjdump -sass $out/c1.cubin > $out/sass-c1.txt
+  xz $out/sass-c0.txt $out/sass-c1.txt && rm -f $out/*.cubin
 fi
