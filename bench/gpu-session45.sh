@@ -11,7 +11,11 @@
 #   bash bench/gpu-session45.sh causal OUTDIR  why late_turn costs with the mask: the causal
 #     kernel at D = 128 with late_turn forced (a copy of examples/attention.tile) against the
 #     default in the sweep, then the SASS of both (cuobjdump)
-source bench/session-start.sh "gpu-session45.sh attn|mm|causal OUTDIR" "$@"
+#   bash bench/gpu-session45.sh turnacc OUTDIR  after `git apply
+#     bench/experiments/s44-turn-acc.patch` and the bundle: the late wait also after O's
+#     rescale (every element, or every 8th: TILEC_X_TURNACC) against the landed kernel, D = 128
+#     without the mask, in the sweep (one process, with cuDNN)
+source bench/session-start.sh "gpu-session45.sh attn|mm|causal|turnacc OUTDIR" "$@"
 if [ "$mode" = attn ]; then
   step 120 here python3 bench/bench_attention.py --rounds 2 --shape 4x16x4096x128
   grep "^round" $out/here.txt
@@ -44,4 +48,10 @@ if [ "$mode" = causal ]; then
   cuobjdump -sass $out/c0.cubin > $out/sass-c0.txt
   cuobjdump -sass $out/c1.cubin > $out/sass-c1.txt
   xz $out/sass-c0.txt $out/sass-c1.txt && rm -f $out/*.cubin
+fi
+if [ "$mode" = turnacc ]; then
+  TILEC_CACHE=0 step 200 turnacc python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 \
+    --dims 128 --causal 0 --rounds 3 --variant "acc1:STAGES=0+ENV_X_TURNACC=1" \
+    --variant "acc8:LSE=1+ENV_X_TURNACC=8"
+  grep "TF/s" $out/turnacc.txt
 fi
