@@ -50,7 +50,8 @@ if [ "$mode" = causal ]; then
   xz $out/sass-c0.txt $out/sass-c1.txt && rm -f $out/*.cubin
 fi
 if [ "$mode" = turnacc ]; then
-  TILEC_CACHE=0 step 200 turnacc python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 \
+  export TILEC_CACHE=0
+  step 200 turnacc python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 \
     --dims 128 --causal 0 --rounds 3 --variant "acc1:STAGES=0+ENV_X_TURNACC=1" \
     --variant "acc8:LSE=1+ENV_X_TURNACC=8"
   grep "TF/s" $out/turnacc.txt
