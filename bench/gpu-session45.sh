@@ -53,6 +53,6 @@ if [ "$mode" = turnacc ]; then
   export TILEC_CACHE=0
   step 200 turnacc python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 \
     --dims 128 --causal 0 --rounds 3 --variant "acc1:STAGES=0+ENV_X_TURNACC=1" \
-    --variant "acc8:LSE=1+ENV_X_TURNACC=8"
+    --variant "acc8:LSE=1+ENV_X_TURNACC=8" --variant "bn160:BN=160"
   grep "TF/s" $out/turnacc.txt
 fi
