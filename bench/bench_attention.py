@@ -30,7 +30,7 @@ import argparse
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from benchlib import median_ms, settle, tilec_bench
+from benchlib import attention_bhsd, median_ms, settle, tilec_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import tilec  # noqa: E402
@@ -92,8 +92,7 @@ lse = torch.empty(B * H, S, device="cuda", dtype=torch.float32)
 
 
 def here():
-    return lib.attention(q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D),
-                         out.view(B * H, S, D), lse, D ** -0.5)
+    return attention_bhsd(lib, q, k, v, out, lse, D ** -0.5)
 
 
 here()

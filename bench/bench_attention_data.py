@@ -20,7 +20,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import interleaved  # noqa: E402
+from benchlib import attention_bhsd, interleaved  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shape", default="4x16x4096x128")
@@ -45,8 +45,7 @@ for kind in ("randn", "check"):
     out = torch.empty_like(q)
 
     def run_tilec(q=q, k=k, v=v, out=out, scale=scale):
-        return lib.attention(q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D),
-                             out.view(B * H, S, D), lse, scale)
+        return attention_bhsd(lib, q, k, v, out, lse, scale)
 
     def run_cudnn(q=q, k=k, v=v, scale=scale):
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):

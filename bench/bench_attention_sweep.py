@@ -36,7 +36,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import interleaved, sustained_ms, tilec_variants  # noqa: E402
+from benchlib import attention_bhsd, interleaved, sustained_ms, tilec_variants  # noqa: E402
 
 
 @triton.jit
@@ -133,9 +133,8 @@ def main():
                 outs = {n: torch.empty_like(q) for n in list(libs) + ["Triton"]}
 
                 def run_tilec(name):
-                    return lambda: libs[name].attention(
-                        q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D),
-                        outs[name].view(B * H, S, D), lse, D ** -0.5)
+                    return lambda: attention_bhsd(libs[name], q, k, v, outs[name], lse,
+                                                  D ** -0.5)
 
                 def sdpa(backend):
                     def run():

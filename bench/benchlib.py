@@ -66,28 +66,26 @@ def tilec_bench(tilec_check, args):
     return rows
 
 
-def settle(fns, seconds):
-    """Calls each of `fns` in turn, untimed, until `seconds` have passed."""
+def settle(fns, seconds, batch=20):
+    """Calls each of `fns` in turn, untimed, `batch` times back to back each,
+    until `seconds` have passed; returns how many calls each got."""
     fns = list(fns)
     torch.cuda.synchronize()
     start = time.time()
+    n = 0
     while fns and time.time() - start < seconds:
         for fn in fns:
-            fn()
+            for _ in range(batch):
+                fn()
+        n += batch
         torch.cuda.synchronize()
+    return n
 
 
 def sustained_ms(fn, seconds):
     """Calls fn back to back for `seconds`; the mean time per call over the
     second half (the clock has settled under the power cap by then)."""
-    torch.cuda.synchronize()
-    start = time.time()
-    n = 0
-    while time.time() - start < seconds / 2:
-        for _ in range(20):
-            fn()
-        n += 20
-        torch.cuda.synchronize()
+    n = settle([fn], seconds / 2)
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     calls = max(20, n)
     e0.record()
@@ -96,6 +94,16 @@ def sustained_ms(fn, seconds):
     e1.record()
     e1.synchronize()
     return e0.elapsed_time(e1) / calls
+
+
+def attention_bhsd(lib, q, k, v, out, lse, scale):
+    """examples/attention.tile's `attention` in `lib` on torch's [B, H, S, D]
+    tensors q, k, v and out, viewed [B * H, S, D] as the kernel takes them
+    (lse: [B * H, S] f32)."""
+    B, H, S, D = q.shape
+    Sk = k.shape[2]
+    return lib.attention(q.view(B * H, S, D), k.view(B * H, Sk, D), v.view(B * H, Sk, D),
+                         out.view(B * H, S, D), lse, scale)
 
 
 def tilec_variants(tilec, path, variants, **defines):

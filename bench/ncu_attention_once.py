@@ -11,6 +11,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
+from benchlib import attention_bhsd  # noqa: E402
 
 B, H, S, D = 4, 16, 4096, 128
 lib = tilec.load(os.path.join(os.path.dirname(__file__), "..", "examples", "attention.tile"),
@@ -19,8 +20,7 @@ q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in
 o = torch.empty_like(q)
 lse = torch.empty(B * H, S, device="cuda")
 for _ in range(3):
-    lib.attention(q.view(B * H, S, D), k.view(B * H, S, D), v.view(B * H, S, D),
-                  o.view(B * H, S, D), lse, D ** -0.5)
+    attention_bhsd(lib, q, k, v, o, lse, D ** -0.5)
 with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
     for _ in range(3):
         torch.nn.functional.scaled_dot_product_attention(q, k, v)
