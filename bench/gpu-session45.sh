@@ -15,7 +15,19 @@
 #     bench/experiments/s44-turn-acc.patch` and the bundle: the late wait also after O's
 #     rescale (every element, or every 8th: TILEC_X_TURNACC) against the landed kernel, D = 128
 #     without the mask, in the sweep (one process, with cuDNN)
-source bench/session-start.sh "gpu-session45.sh attn|mm|causal|turnacc OUTDIR" "$@"
+#   bash bench/gpu-session45.sh tune OUTDIR   `tilec tune --table` over issue 15's shapes
+#     above 128 rows (bf16 in and out): the @tuned rows for examples/matmul.tile
+source bench/session-start.sh "gpu-session45.sh attn|mm|causal|turnacc|tune OUTDIR" "$@"
+if [ "$mode" = tune ]; then
+  shapes=""
+  for s in 8192x8192x8192 6144x6144x6144 4096x4096x4096 2048x2048x2048 3000x3000x3000 \
+           1000x3000x777 4096x4096x512 8192x8192x1024 4096x16384x1024; do
+    shapes="$shapes --shape $s"
+  done
+  step 500 tune tilec tune examples/matmul.tile --kernel matmul -D O=bf16 $shapes --no-verify \
+    --table --tuning-db $out/tuning.db
+  grep -E "^(TUNE|TABLE|@tuned| +\()" $out/tune.txt | cut -c1-400
+fi
 if [ "$mode" = attn ]; then
   step 120 here python3 bench/bench_attention.py --rounds 2 --shape 4x16x4096x128
   grep "^round" $out/here.txt
@@ -35,6 +47,12 @@ if [ "$mode" = mm ]; then
     --shapes 8192x8192x1024,4096x16384x1024,4096x4096x512,3000x3000x3000 \
     --configs matmul:default,pingpong:128x128,persistent:128x256,matmul:128x256:0:2)
   grep -E "TF/s" $out/mmk.txt
+  # 3000^3 (0.85x): where tilec's 128x192 cluster kernel and cuBLAS's differ
+  step 150 ncu3000 ncu --kernel-name regex:'^(matmul|nvjet|sm90|cutlass)' --section SpeedOfLight \
+    --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section LaunchStats \
+    --section Occupancy python3 bench/probe_mm_once.py 3000x3000x3000 matmul:128x192
+  grep -E "^  [a-z_]|Duration|SM Frequency|Compute \(SM\) Th|Memory Th|L2 Cache Th|DRAM Th|L1/TEX Hit|L2 Hit|Grid Size|Block Size|Cluster|Registers Per|Shared Memory Config|Waves Per SM|Stall|Warp Cycles Per Issued" \
+    $out/ncu3000.txt | head -80
 fi
 if [ "$mode" = causal ]; then
   sed 's/late_turn = where(FTZ == 1 \&\& D == 128 \&\& CAUSAL == 0, 1, 0)/late_turn = 1/' \

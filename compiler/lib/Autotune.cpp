@@ -155,8 +155,8 @@ void Autotuner::save(const std::string &key, const Entry &entry) {
     llvm::sys::fs::remove(tmp);
 }
 
-/// Times a configuration on the GPU: three warm-up launches, then the median
-/// of ten launches timed with CUDA events.
+/// Times a configuration on the GPU: five warm-up launches, then the median
+/// of twenty launches timed with CUDA events.
 static TuneTimer gpuTimer(const std::vector<ArgValue> &args) {
   return [&args](const CompileResult &result, const KernelSignature &sig) -> double {
     try {
@@ -165,11 +165,11 @@ static TuneTimer gpuTimer(const std::vector<ArgValue> &args) {
       Module module = Module::loadPTX(result.ptx);
       Kernel kernel = module.getKernel(sig);
       Stream stream;
-      for (int i = 0; i < 3; ++i)
+      for (int i = 0; i < 5; ++i)
         kernel.launch(args, &stream);
       std::vector<float> ms;
       Event start, end;
-      for (int i = 0; i < 10; ++i) {
+      for (int i = 0; i < 20; ++i) {
         start.record(stream);
         kernel.launch(args, &stream);
         end.record(stream);
@@ -194,6 +194,22 @@ Autotuner::select(std::string_view source, const CompileOptions &options,
   if (!result->ok || result->kernels.empty() || result->kernels[0].tuneSpace.empty())
     return result;
   const auto &space = result->kernels[0].tuneSpace;
+  TuneChoice local;
+  TuneChoice &c = choice ? *choice : local;
+  c = TuneChoice();
+  // The parameters outside the space as the kernel's @heuristic chooses
+  // them for these arguments (what a plain launch would run).
+  CompileOptions heuristicOptions = base;
+  try {
+    c.heuristic = evaluateHeuristics(result->kernels[0], args);
+  } catch (const RuntimeError &) {
+    c.heuristic.clear(); // (e.g. num_sms() without a device): the defaults
+  }
+  for (const auto &[name, value] : c.heuristic) {
+    heuristicOptions.defines[name] = std::to_string(value);
+    if (llvm::none_of(space, [&](const auto &s) { return s.first == name; }))
+      base.defines[name] = std::to_string(value);
+  }
 
   std::string k = key(source, options, kernel, args);
   auto withDefines = [&](const std::map<std::string, std::string> &defs) {
@@ -208,53 +224,77 @@ Autotuner::select(std::string_view source, const CompileOptions &options,
     if (it != entries.end() && inTuneSpace(it->second.defines, space)) {
       auto chosen = withDefines(it->second.defines);
       if (chosen->ok) {
-        if (choice) {
-          choice->defines = it->second.defines;
-          choice->microseconds = it->second.microseconds;
-          choice->fromDatabase = true;
-        }
+        c.defines = it->second.defines;
+        c.microseconds = it->second.microseconds;
+        c.fromDatabase = true;
         return chosen;
       }
     }
   }
 
-  TuneTimer time = timer ? timer : gpuTimer(args);
-  // Every combination of the candidate values (odometer order).
-  std::vector<size_t> index(space.size(), 0);
-  std::map<std::string, std::string> best;
-  std::shared_ptr<const CompileResult> bestResult;
-  double bestUs = -1;
-  TuneChoice local;
-  TuneChoice &c = choice ? *choice : local;
-  c = TuneChoice();
-  while (true) {
-    std::map<std::string, std::string> defs;
+  // Every combination of the candidate values (odometer order), compiled.
+  struct Candidate {
+    std::map<std::string, std::string> defines;
     std::string label;
+    std::shared_ptr<const CompileResult> result;
+    std::vector<double> us;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<size_t> index(space.size(), 0);
+  while (true) {
+    Candidate cand;
     for (size_t i = 0; i < space.size(); ++i) {
-      defs[space[i].first] = std::to_string(space[i].second[index[i]]);
-      label += (i ? "," : "") + space[i].first + "=" + defs[space[i].first];
+      cand.defines[space[i].first] = std::to_string(space[i].second[index[i]]);
+      cand.label += (i ? "," : "") + space[i].first + "=" + cand.defines[space[i].first];
     }
-    auto candidate = withDefines(defs);
-    double us = candidate->ok && !candidate->kernels.empty()
-                    ? time(*candidate, candidate->kernels[0])
-                    : -1;
-    c.trials.emplace_back(label, us);
-    if (us >= 0 && (bestUs < 0 || us < bestUs)) {
-      bestUs = us;
-      best = defs;
-      bestResult = candidate;
-    }
+    cand.result = withDefines(cand.defines);
+    candidates.push_back(std::move(cand));
     size_t i = 0;
     while (i < space.size() && ++index[i] == space[i].second.size())
       index[i++] = 0;
     if (i == space.size())
       break;
   }
-  if (!bestResult)
+  // The kernel a plain launch runs, timed beside them.
+  std::shared_ptr<const CompileResult> plain;
+  if (!c.heuristic.empty())
+    plain = compileCached(source, heuristicOptions);
+  std::vector<double> plainUs;
+
+  TuneTimer time = timer ? timer : gpuTimer(args);
+  int rounds = timer ? 1 : 3;
+  auto timeOne = [&](const std::shared_ptr<const CompileResult> &r) {
+    return r->ok && !r->kernels.empty() ? time(*r, r->kernels[0]) : -1.0;
+  };
+  for (int round = 0; round < rounds; ++round) {
+    for (Candidate &cand : candidates)
+      if (cand.us.empty() || cand.us.back() >= 0) // a failure is not retried
+        cand.us.push_back(timeOne(cand.result));
+    if (plain && (plainUs.empty() || plainUs.back() >= 0))
+      plainUs.push_back(timeOne(plain));
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty() || v.back() < 0)
+      return -1.0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  c.heuristicMicroseconds = median(plainUs);
+  const Candidate *best = nullptr;
+  double bestUs = -1;
+  for (const Candidate &cand : candidates) {
+    double us = median(cand.us);
+    c.trials.emplace_back(cand.label, us);
+    if (us >= 0 && (bestUs < 0 || us < bestUs)) {
+      bestUs = us;
+      best = &cand;
+    }
+  }
+  if (!best)
     return result; // nothing ran: fall back to the declared defaults
-  c.defines = best;
+  c.defines = best->defines;
   c.microseconds = bestUs;
   std::lock_guard<std::mutex> lock(mutex);
-  save(k, Entry{best, bestUs});
-  return bestResult;
+  save(k, Entry{best->defines, bestUs});
+  return best->result;
 }

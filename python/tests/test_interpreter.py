@@ -827,3 +827,33 @@ def test_attention_backward_varlen_on_the_interpreter(seqs_q, seqs_k, hq, hk, ca
     torch = pytest.importorskip("torch")
     from common import attention_backward_varlen_check
     attention_backward_varlen_check(torch, seqs_q, seqs_k, hq, hk, causal)
+
+
+def test_tuned_table_overrides_the_heuristic_for_its_shapes():
+    # A @tuned row whose key matches the call's shapes (and the compile's
+    # type and arch) sets its parameters; other shapes keep the heuristic.
+    # The call runs the row's variant (here on the interpreter).
+    src = """
+@heuristic(BLOCK = where(x.shape[0] <= 1000, 256, 1024))
+@tuned(key = (T, arch(), x.shape[0]),
+       (f32, 90, 640) -> (BLOCK = 128, TWICE = 1),
+       (f32, 80, 640) -> (BLOCK = 64))
+kernel scale<BLOCK: int = 512, TWICE: int = 0, T: type = f32>(x: tensor<T, 1>)
+    grid(cdiv(x.shape[0], BLOCK)) {
+    let i = block_id(0);
+    store(x, [i], load(x, [i], [BLOCK]) * cast<T>(1 + TWICE));
+}
+"""
+    k = tilec.compile(src).scale
+    assert k.heuristics == ["BLOCK", "TWICE"]
+    assert k.choose(np.zeros(640, np.float32)) == {"BLOCK": 128, "TWICE": 1}
+    assert k.choose(np.zeros(641, np.float32)) == {"BLOCK": 256, "TWICE": 0}
+    assert k.choose(np.zeros(5000, np.float32)) == {"BLOCK": 1024, "TWICE": 0}
+    x = np.arange(640, dtype=np.float32)
+    k(x)
+    np.testing.assert_array_equal(x, 2 * np.arange(640, dtype=np.float32))
+    y = np.arange(641, dtype=np.float32)
+    k(y)
+    np.testing.assert_array_equal(y, np.arange(641, dtype=np.float32))
+    k80 = tilec.compile(src, arch="sm_80").scale
+    assert k80.choose(np.zeros(640, np.float32)) == {"BLOCK": 64}

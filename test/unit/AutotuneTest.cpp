@@ -251,3 +251,42 @@ TEST(AutotuneTest, ConcurrentProcessesKeepEveryChoice) {
 }
 
 } // namespace
+
+namespace {
+const char *kHeuristicSrc = R"(
+@heuristic(ROWS = where(z.shape[0] <= 1000, 2, 4))
+@tune(BLOCK in [256, 512])
+kernel rows<BLOCK: int = 1024, ROWS: int = 1>(x: tensor<f32, 1>, z: tensor<f32, 1>)
+    grid(cdiv(z.shape[0], BLOCK * ROWS))
+{
+    let i = block_id(0);
+    store(z, [i], load(x, [i], [BLOCK * ROWS]));
+}
+)";
+} // namespace
+
+// Parameters outside the @tune space take what the kernel's @heuristic
+// chooses for the arguments, and the kernel a plain launch runs (the
+// heuristic's choice, BLOCK at its default) is timed beside the trials.
+TEST(AutotuneTest, TunesOnTopOfTheHeuristic) {
+  std::vector<int64_t> divisors;
+  TuneTimer timer = [&](const CompileResult &, const KernelSignature &sig) {
+    int64_t d = sig.grid[0].operands[1].value; // BLOCK * ROWS, folded
+    divisors.push_back(d);
+    return d == 512 * 4 ? 1.0 : 2.0;
+  };
+  TuneChoice choice;
+  auto r = Autotuner("").select(kHeuristicSrc, CompileOptions(), "rows", argsFor(5000), &choice,
+                                timer);
+  ASSERT_TRUE(r->ok) << r->diagnostics;
+  EXPECT_EQ(divisors, (std::vector<int64_t>{256 * 4, 512 * 4, 1024 * 4}));
+  EXPECT_EQ(choice.defines.at("BLOCK"), "512");
+  EXPECT_EQ(choice.defines.count("ROWS"), 0u); // not tuned: in the database by the key
+  ASSERT_EQ(choice.heuristic.size(), 1u);
+  EXPECT_EQ(choice.heuristic[0], (std::pair<std::string, int64_t>{"ROWS", 4}));
+  EXPECT_EQ(choice.heuristicMicroseconds, 2.0);
+  EXPECT_EQ(r->kernels[0].grid[0].operands[1].value, 512 * 4);
+  divisors.clear();
+  Autotuner("").select(kHeuristicSrc, CompileOptions(), "rows", argsFor(500), &choice, timer);
+  EXPECT_EQ(divisors, (std::vector<int64_t>{256 * 2, 512 * 2, 1024 * 2}));
+}

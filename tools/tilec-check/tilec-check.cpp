@@ -19,6 +19,8 @@
 
 #include "tilec/Autotune.h"
 #include "tilec/Compiler.h"
+#include "tilec/Frontend/Diagnostics.h"
+#include "tilec/Frontend/Parser.h"
 #include "tilec/Interpreter.h"
 #include "tilec/Runtime/Runtime.h"
 
@@ -90,6 +92,11 @@ struct Options {
   unsigned minBlocksPerSM = 0;
   bool verify = true;
   bool tune = false;
+  /// With --tune: print the choices as a @tuned(...) table, a row where the
+  /// best point beats the kernel's plain launch (its @heuristic) by
+  /// tableMargin or more.
+  bool table = false;
+  double tableMargin = 0.02;
   bool cpu = false;
   std::string tuningDb;
   std::string ptxDir;
@@ -111,7 +118,96 @@ struct TuneContext {
   Autotuner *tuner = nullptr;
   std::string source;
   CompileOptions options;
+  /// --table: the rows found so far ("(bf16, 90, 4096) -> (BN = 128)").
+  std::vector<std::string> *rows = nullptr;
 };
+
+/// The key of a @tuned table for `sig` (what `tilec tune --table` prints):
+/// the type parameters that are tensor element types (their values read
+/// from the arguments' dtypes), arch(), then every tensor dimension but
+/// those a @require makes equal to an earlier one. `values` gives a row's
+/// key values for `args`.
+struct TableKey {
+  std::vector<std::string> exprs;
+  std::function<std::vector<std::string>(const std::vector<ArgValue> &)> values;
+};
+
+TableKey tableKey(const KernelSignature &sig, const std::string &source,
+                  const std::string &arch) {
+  TableKey key;
+  // Type parameters: which tensor parameter's element each one is.
+  std::vector<std::pair<std::string, size_t>> typeParams;
+  {
+    llvm::SourceMgr srcMgr;
+    srcMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, "<tune>"),
+                              llvm::SMLoc());
+    DiagEngine diags(srcMgr);
+    std::unique_ptr<ModuleDecl> ast = parseModule(diags);
+    for (size_t k = 0; ast && k < ast->kernels.size(); ++k) {
+      const KernelDecl *kd = ast->kernels[k].get();
+      if (kd->name != sig.name)
+        continue;
+      for (const ConstParam &c : kd->constParams) {
+        if (c.kind != ConstParam::Kind::Type)
+          continue;
+        for (size_t i = 0; i < kd->params.size(); ++i) {
+          const TypeExpr &t = *kd->params[i].type;
+          const TypeExpr &elem = t.kind == TypeExpr::Kind::Tensor ? *t.element : t;
+          if (elem.kind == TypeExpr::Kind::Named && elem.name == c.name) {
+            typeParams.emplace_back(c.name, i);
+            break;
+          }
+        }
+      }
+    }
+  }
+  for (const auto &[name, param] : typeParams)
+    key.exprs.push_back(name);
+  key.exprs.push_back("arch()");
+  // Dimensions a @require makes equal (x.shape[i] == y.shape[j], under &&).
+  std::map<std::pair<unsigned, unsigned>, std::pair<unsigned, unsigned>> same;
+  std::function<void(const GridExpr &)> scan = [&](const GridExpr &e) {
+    using K = GridExpr::Kind;
+    if (e.kind == K::And)
+      for (const GridExpr &o : e.operands)
+        scan(o);
+    if (e.kind == K::Eq && e.operands.size() == 2 && e.operands[0].kind == K::Shape &&
+        e.operands[1].kind == K::Shape) {
+      auto a = std::make_pair(e.operands[0].param, e.operands[0].dim);
+      auto b = std::make_pair(e.operands[1].param, e.operands[1].dim);
+      same[std::max(a, b)] = std::min(a, b);
+    }
+  };
+  for (const Requirement &r : sig.requirements)
+    scan(r.cond);
+  std::vector<std::pair<unsigned, unsigned>> dims;
+  for (unsigned p = 0; p < sig.params.size(); ++p)
+    for (unsigned d = 0; sig.params[p].isTensor && d < sig.params[p].rank; ++d) {
+      if (same.count({p, d}))
+        continue;
+      dims.emplace_back(p, d);
+      GridExpr e;
+      e.kind = GridExpr::Kind::Shape;
+      e.param = p;
+      e.dim = d;
+      key.exprs.push_back(e.str(sig.params));
+    }
+  std::string archDigits;
+  for (char ch : arch.substr(arch.find('_') + 1))
+    if (std::isdigit(static_cast<unsigned char>(ch)))
+      archDigits += ch;
+  std::vector<std::string> types;
+  for (const auto &[name, param] : typeParams)
+    types.push_back(scalarTypeName(sig.params[param].dtype));
+  key.values = [types, dims, archDigits](const std::vector<ArgValue> &args) {
+    std::vector<std::string> v = types;
+    v.push_back(archDigits);
+    for (const auto &[p, d] : dims)
+      v.push_back(std::to_string(args[p].tensor().sizes[d]));
+    return v;
+  };
+  return key;
+}
 
 /// The name of the k-th tensor parameter.
 std::string tensorName(const KernelSignature &sig, size_t k) {
@@ -368,8 +464,39 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
                 choice.fromDatabase ? " from the tuning database\n" : "; tried");
     for (auto &[label, us] : choice.trials)
       std::printf(" %s=%.2fus", label.c_str(), us);
+    if (choice.heuristicMicroseconds >= 0) {
+      std::string h;
+      for (auto &[name, value] : choice.heuristic)
+        h += (h.empty() ? "" : ",") + name + "=" + std::to_string(value);
+      std::printf("; the plain launch (@heuristic %s) %.2fus", h.c_str(),
+                  choice.heuristicMicroseconds);
+    }
     if (!choice.fromDatabase)
       std::printf("\n");
+    if (tuning.rows) {
+      bool better = choice.heuristic.empty()
+                        ? true
+                        : choice.heuristicMicroseconds >= 0 &&
+                              choice.microseconds <=
+                                  (1 - opts.tableMargin) * choice.heuristicMicroseconds;
+      if (better) {
+        std::vector<std::string> values =
+            tableKey(sig, tuning.source, tuning.options.arch).values(args);
+        std::string row = "(";
+        for (size_t i = 0; i < values.size(); ++i)
+          row += (i ? ", " : "") + values[i];
+        row += ") -> (";
+        bool first = true;
+        for (auto &[name, value] : choice.defines) {
+          row += (first ? "" : ", ") + name + " = " + value;
+          first = false;
+        }
+        tuning.rows->push_back(row + ")");
+      } else {
+        std::printf("TUNE %s %s: no row (the plain launch is within %.0f%% of the best)\n",
+                    sig.name.c_str(), shapeText.c_str(), opts.tableMargin * 100);
+      }
+    }
     tunedModule.emplace(Module::loadPTX(chosen->ptx));
     tunedKernel.emplace(tunedModule->getKernel(chosen->kernels[0]));
     for (size_t k = 0; k < raws.size(); ++k)
@@ -471,7 +598,7 @@ int usage(const std::string &why = "") {
                "usage: tilec-check FILE... [-D NAME=VALUE]... [--size N]... "
                "[--shape RxC]... [--ld-pad P] [--arch ARCH] [--compile-only] "
                "[--bench ITERS] [--no-verify] [--num-warps N] [--min-blocks-per-sm N] [--ptx-dir DIR] "
-               "[--tune [--tuning-db FILE]] [--cpu]\n");
+               "[--tune [--tuning-db FILE] [--table [--table-margin PERCENT]]] [--cpu]\n");
   return 2;
 }
 
@@ -561,6 +688,10 @@ int main(int argc, char **argv) {
         opts.cpu = true;
       } else if (a == "--tune") {
         opts.tune = true;
+      } else if (a == "--table") {
+        opts.table = true;
+      } else if (a == "--table-margin") {
+        opts.tableMargin = std::stod(next()) / 100;
       } else if (a == "--tuning-db") {
         opts.tuningDb = next();
       } else if (a == "--bench-reps") {
@@ -641,6 +772,9 @@ int main(int argc, char **argv) {
                                           : opts.tuningDb);
       tuning.tuner = &*tuner;
     }
+    std::vector<std::string> rows;
+    if (opts.table && opts.tune)
+      tuning.rows = &rows;
     try {
       std::optional<Module> module;
       if (gpu) {
@@ -672,6 +806,19 @@ int main(int argc, char **argv) {
           for (const std::vector<int64_t> &shape : opts.shapes)
             failures += !runCase(kernel ? &*kernel : nullptr, sig, it->second, shape, opts,
                                  seed++, tuning);
+        }
+        if (tuning.rows && !sig.tuneSpace.empty()) {
+          // The table to put before the kernel (merged with its rows).
+          TableKey key = tableKey(sig, tuning.source, copts.arch);
+          std::printf("TABLE %s (put before the kernel; rows from %zu shape(s)):\n@tuned(key = (",
+                      sig.name.c_str(), opts.shapes.size());
+          for (size_t i = 0; i < key.exprs.size(); ++i)
+            std::printf("%s%s", i ? ", " : "", key.exprs[i].c_str());
+          std::printf(")");
+          for (const std::string &row : *tuning.rows)
+            std::printf(",\n       %s", row.c_str());
+          std::printf(")\n");
+          tuning.rows->clear();
         }
       }
     } catch (const RuntimeError &e) {

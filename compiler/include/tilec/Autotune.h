@@ -35,6 +35,12 @@ struct TuneChoice {
   bool fromDatabase = false; ///< no measurement: the database had the answer
   /// Every configuration tried ("BLOCK=512") and its time (negative: failed).
   std::vector<std::pair<std::string, double>> trials;
+  /// Where the kernel has @heuristic: what it chooses for these arguments
+  /// (the parameters outside the @tune space are set so while tuning) and
+  /// the time of the kernel a plain launch runs, timed beside the trials
+  /// (negative: not measured, e.g. a choice from the database).
+  std::vector<std::pair<std::string, int64_t>> heuristic;
+  double heuristicMicroseconds = -1;
 };
 
 /// Times one compiled configuration on the launch arguments; microseconds,
@@ -51,8 +57,13 @@ public:
   static std::string defaultDatabasePath();
 
   /// The compiled program to launch `kernel` with `args`. Kernels without
-  /// @tune compile as usual. `timer` defaults to timing on the GPU with CUDA
-  /// events (the kernel runs repeatedly on `args`, so outputs are clobbered).
+  /// @tune compile as usual. Parameters outside the @tune space take the
+  /// values the kernel's @heuristic chooses for `args` (else their
+  /// defaults). Every candidate is compiled first, then timed in turn over
+  /// rounds (3 with the GPU timer, 1 with a given `timer`; the median of a
+  /// candidate's rounds counts), so the GPU stays busy while they are
+  /// compared. `timer` defaults to timing on the GPU with CUDA events (the
+  /// kernel runs repeatedly on `args`, so outputs are clobbered).
   std::shared_ptr<const CompileResult>
   select(std::string_view source, const CompileOptions &options,
          const std::string &kernel, const std::vector<ArgValue> &args,

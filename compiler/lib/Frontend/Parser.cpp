@@ -52,6 +52,8 @@ std::unique_ptr<ModuleDecl> Parser::parseModule() {
       pendingRequires.clear();
       k->heuristics = std::move(pendingHeuristics);
       pendingHeuristics.clear();
+      k->tuned = std::move(pendingTuned);
+      pendingTuned.clear();
       module->kernels.push_back(std::move(k));
       continue;
     }
@@ -79,16 +81,18 @@ bool Parser::parseAttribute(std::vector<TuneParam> &tune,
                             std::vector<LaunchParam> &launch, std::string &name) {
   advance(); // '@'
   if (!is(Tok::Ident) || (tok.text != "tune" && tok.text != "launch" && tok.text != "require" &&
-                          tok.text != "heuristic"))
+                          tok.text != "heuristic" && tok.text != "tuned"))
     return fail("unknown attribute " + describe() +
-                "; the attributes are @tune(...), @launch(...), @require(...) and "
-                "@heuristic(...)");
+                "; the attributes are @tune(...), @launch(...), @require(...), "
+                "@heuristic(...) and @tuned(...)");
   name = tok.text.str();
   advance();
   if (name == "require")
     return parseRequire();
   if (name == "heuristic")
     return parseHeuristic();
+  if (name == "tuned")
+    return parseTuned();
   return name == "tune" ? parseTune(tune) : parseLaunch(launch);
 }
 
@@ -136,6 +140,48 @@ bool Parser::parseHeuristic() {
   return parseNamedExprs("heuristic", "a compile-time parameter name in @heuristic",
                          "after the parameter name (write BM = where(C.shape[0] <= 64, 64, 128))",
                          pendingHeuristics);
+}
+
+/// `@tuned(key = (e, ...), (v, ...) -> (NAME = c, ...), ...)`.
+bool Parser::parseTuned() {
+  TunedTable t;
+  t.loc = tok.loc;
+  if (!expect(Tok::LParen, "after '@tuned'"))
+    return false;
+  if (!is(Tok::Ident) || tok.text != "key")
+    return fail("expected 'key = (...)' first in @tuned(...), the expressions a row's values "
+                "match (write @tuned(key = (C.shape[0], A.shape[1]), (4096, 512) -> (BN = 128)))");
+  advance();
+  if (!expect(Tok::Assign, "after 'key'") || !expect(Tok::LParen, "to start the key's expressions") ||
+      !parseExprList(Tok::RParen, t.key, "to close the key's expressions"))
+    return false;
+  if (t.key.empty())
+    return fail("the key of @tuned(...) needs at least one expression");
+  while (consumeIf(Tok::Comma)) {
+    TunedRow row;
+    row.loc = tok.loc;
+    if (!expect(Tok::LParen, "to start a row of @tuned(...): (the key's values) -> (NAME = value, ...)") ||
+        !parseExprList(Tok::RParen, row.key, "to close the row's key values"))
+      return false;
+    if (!expect(Tok::Arrow, "after the row's key values (write (4096, 512) -> (BN = 128))") ||
+        !expect(Tok::LParen, "after '->'"))
+      return false;
+    do {
+      NamedExpr n;
+      if (!expectName("a compile-time parameter name in a row of @tuned", n.name, n.loc) ||
+          !expect(Tok::Assign, "after the parameter name (write BN = 128)"))
+        return false;
+      n.value = parseExpr();
+      if (!n.value)
+        return false;
+      row.values.push_back(std::move(n));
+    } while (consumeIf(Tok::Comma));
+    if (!expect(Tok::RParen, "to close the row's parameters"))
+      return false;
+    t.rows.push_back(std::move(row));
+  }
+  pendingTuned.push_back(std::move(t));
+  return expect(Tok::RParen, "to close @tuned(...)");
 }
 
 bool Parser::parseLaunch(std::vector<LaunchParam> &launch) {

@@ -88,6 +88,8 @@ private:
   bool parseNamedExprs(const char *attr, const char *what, const char *hint,
                        std::vector<NamedExpr> &out);
   std::vector<HeuristicDecl> pendingHeuristics; ///< @heuristic(...)s of the next kernel
+  bool parseTuned();
+  std::vector<TunedTable> pendingTuned; ///< @tuned(...)s of the next kernel
   bool needKernels = true; ///< a file must hold a kernel (not the prelude)
   std::vector<RequireDecl> pendingRequires; ///< @require(...)s of the next kernel
   bool parseLaunch(std::vector<LaunchParam> &launch);

@@ -767,6 +767,8 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
     return false;
   if (!checkHeuristics(defines))
     return false;
+  if (!checkTuned(defines))
+    return false;
   for (size_t i = 0; i < kernel.body.size(); ++i) {
     remapIds = i >= remapFrom;
     if (!checkStmt(*kernel.body[i]))

@@ -134,6 +134,7 @@ private:
   bool inRequire = false; ///< a @require condition (comparisons, && and || too)
   bool checkRequires();
   bool checkHeuristics(const Defines &defines);
+  bool checkTuned(const Defines &defines);
   /// Whether `name` is an int compile-time parameter of the kernel (what
   /// @tune and @heuristic may name).
   bool isIntConstParam(const std::string &name) const;

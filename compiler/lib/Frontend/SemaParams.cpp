@@ -376,6 +376,151 @@ bool Checker::checkHeuristics(const Defines &defines) {
   return true;
 }
 
+/// `@tuned(key = (...), (values) -> (NAME = c, ...), ...)`: folded into the
+/// heuristics. Key elements that are compile-time (a type parameter, an
+/// expression Sema folds, e.g. arch()) are compared now: rows that do not
+/// match are dropped. The rest become `key == value` conditions, and each
+/// parameter a row sets gets `where(row matches, c, <its heuristic, else its
+/// value>)`, the first row outermost. A parameter the program fixes (-D) is
+/// not chosen, as with @heuristic.
+bool Checker::checkTuned(const Defines &defines) {
+  if (kernel.tuned.empty())
+    return true;
+  if (kernel.tuned.size() > 1)
+    return error(kernel.tuned[1].loc, "kernel '" + kernel.name +
+                                          "' has a second @tuned(...); put every row in one table");
+  TunedTable &table = kernel.tuned[0];
+  // Per key element: a type parameter (its value now), else a launch
+  // expression, constant when Sema folded it.
+  struct KeyPart {
+    std::optional<ScalarType> type;
+    GridExpr expr;
+    std::optional<int64_t> constant;
+  };
+  std::vector<KeyPart> parts;
+  for (ExprPtr &k : table.key) {
+    KeyPart part;
+    if (k->kind == Expr::Kind::Name) {
+      auto it = symbols.find(k->name);
+      if (it != symbols.end() && it->second.kind == Symbol::Kind::TypeConst) {
+        part.type = it->second.type.elem;
+        parts.push_back(std::move(part));
+        continue;
+      }
+    }
+    if (!launchExpr(*k, "a key of @tuned must be a type parameter or an integer expression",
+                    /*conditions=*/true, /*boolOk=*/true, part.expr))
+      return false;
+    part.constant = evaluateConstant(part.expr);
+    parts.push_back(std::move(part));
+  }
+  struct Row {
+    GridExpr cond; // 1 where it matches (Const 1: every launch)
+    std::map<std::string, int64_t> values;
+  };
+  std::vector<Row> rows;
+  std::map<std::vector<std::string>, llvm::SMLoc> seenKeys;
+  std::vector<std::string> order; // parameters in the order rows name them
+  for (TunedRow &r : table.rows) {
+    if (r.key.size() != parts.size())
+      return error(r.loc, "this row of @tuned has " + std::to_string(r.key.size()) +
+                              " key value" + (r.key.size() == 1 ? "" : "s") + "; the key has " +
+                              std::to_string(parts.size()));
+    bool matches = true;
+    std::vector<GridExpr> conds;
+    std::vector<std::string> keyText;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      Expr &v = *r.key[i];
+      if (parts[i].type) {
+        std::optional<ScalarType> t;
+        if (v.kind == Expr::Kind::Name)
+          t = parseScalarType(v.name);
+        if (!t)
+          return error(v.loc, "key value " + std::to_string(i + 1) +
+                                  " of this row must be a type name (the key's '" +
+                                  table.key[i]->name + "' is a type parameter)");
+        matches &= *t == *parts[i].type;
+        keyText.push_back(scalarTypeName(*t));
+        continue;
+      }
+      int64_t c;
+      if (!requireConstInt(v, "a key value of @tuned", c))
+        return false;
+      keyText.push_back(std::to_string(c));
+      if (parts[i].constant) {
+        matches &= *parts[i].constant == c;
+        continue;
+      }
+      GridExpr eq;
+      eq.kind = GridExpr::Kind::Eq;
+      eq.operands = {parts[i].expr, GridExpr::constant(c)};
+      conds.push_back(std::move(eq));
+    }
+    auto [it, fresh] = seenKeys.emplace(keyText, r.loc);
+    if (!fresh)
+      return error(r.loc, "this row of @tuned has the same key values as the row at line " +
+                              std::to_string(diags.lineCol(it->second).first));
+    Row row;
+    for (NamedExpr &n : r.values) {
+      if (!isIntConstParam(n.name))
+        return error(n.loc, "'" + n.name + "' in @tuned is not an int compile-time "
+                            "parameter of kernel '" + kernel.name + "'");
+      int64_t c;
+      if (!requireConstInt(*n.value, "a value in @tuned", c))
+        return false;
+      if (!row.values.emplace(n.name, c).second)
+        return error(n.loc, "'" + n.name + "' appears twice in this row of @tuned");
+      if (!llvm::is_contained(order, n.name))
+        order.push_back(n.name);
+    }
+    if (!matches)
+      continue;
+    row.cond = GridExpr::constant(1);
+    for (GridExpr &c : conds) {
+      if (row.cond.kind == GridExpr::Kind::Const) {
+        row.cond = std::move(c);
+        continue;
+      }
+      GridExpr both;
+      both.kind = GridExpr::Kind::And;
+      both.operands = {std::move(row.cond), std::move(c)};
+      row.cond = std::move(both);
+    }
+    rows.push_back(std::move(row));
+  }
+  for (const std::string &name : order) {
+    if (defines.count(name))
+      continue;
+    auto h = llvm::find_if(inst.signature.heuristics,
+                           [&](const Heuristic &x) { return x.param == name; });
+    GridExpr value = h != inst.signature.heuristics.end()
+                         ? h->value
+                         : GridExpr::constant(symbols.at(name).intValue);
+    bool chosen = false;
+    for (auto r = rows.rbegin(); r != rows.rend(); ++r) {
+      auto v = r->values.find(name);
+      if (v == r->values.end())
+        continue;
+      chosen = true;
+      if (r->cond.kind == GridExpr::Kind::Const) { // matches every launch
+        value = GridExpr::constant(v->second);
+        continue;
+      }
+      GridExpr w;
+      w.kind = GridExpr::Kind::Where;
+      w.operands = {r->cond, GridExpr::constant(v->second), std::move(value)};
+      value = std::move(w);
+    }
+    if (!chosen)
+      continue;
+    if (h != inst.signature.heuristics.end())
+      h->value = std::move(value);
+    else
+      inst.signature.heuristics.push_back({name, std::move(value)});
+  }
+  return true;
+}
+
 /// `@require(cond, "message")`: cond is checked like a grid expression
 /// (integer parameters, shapes, strides, compile-time parameters) with
 /// comparisons, && and || allowed; one that folds to a constant is decided now

@@ -183,11 +183,31 @@ struct RequireDecl {
   std::string message;
 };
 
+/// One row of `@tuned(...)`: the key's values (compile-time: a type name or
+/// an integer constant each) and the parameters it sets.
+struct TunedRow {
+  llvm::SMLoc loc;
+  std::vector<ExprPtr> key;
+  std::vector<NamedExpr> values;
+};
+
+/// `@tuned(key = (e, ...), (v, ...) -> (NAME = c, ...), ...)`: a tuning
+/// table (what `tilec tune --table` prints). Where a launch's key
+/// expressions equal a row's values, the row's parameters take its values
+/// instead of their @heuristic (or default) ones; Sema folds the table into
+/// the heuristics, so every launch path reads it.
+struct TunedTable {
+  llvm::SMLoc loc;
+  std::vector<ExprPtr> key;
+  std::vector<TunedRow> rows;
+};
+
 struct KernelDecl {
   std::string name;
   llvm::SMLoc loc;
   std::vector<RequireDecl> requires_; ///< `@require(...)` before the kernel
   std::vector<HeuristicDecl> heuristics; ///< `@heuristic(...)` before the kernel
+  std::vector<TunedTable> tuned; ///< `@tuned(...)` before the kernel (at most one)
   std::vector<TuneParam> tune; ///< `@tune(...)` before the kernel
   std::vector<LaunchParam> launch; ///< `@launch(...)` before the kernel
   std::vector<ConstParam> constParams;
