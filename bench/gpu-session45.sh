@@ -17,7 +17,19 @@
 #     without the mask, in the sweep (one process, with cuDNN)
 #   bash bench/gpu-session45.sh tune OUTDIR   `tilec tune --table` over issue 15's shapes
 #     above 128 rows (bf16 in and out): the @tuned rows for examples/matmul.tile
-source bench/session-start.sh "gpu-session45.sh attn|mm|causal|turnacc|tune OUTDIR" "$@"
+#   bash bench/gpu-session45.sh validate OUTDIR  the twelve shapes with the @tuned rows (mm's
+#     first step), then issue 14's table at S = 1024 and 4096 (burst, CSV and plot)
+source bench/session-start.sh "gpu-session45.sh attn|mm|causal|turnacc|tune|validate OUTDIR" "$@"
+if [ "$mode" = validate ]; then
+  (cd bench && step 200 mm python3 bench_skinny.py --rounds 2 --sustain 5 --shapes \
+    8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024 \
+    --configs matmul:default)
+  grep -E "^(SUMMARY|SUSTAINED)" $out/mm.txt
+  step 300 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096 --dims 64,128 \
+    --causal 0,1 --rounds 2 --csv $out/sweep.csv
+  grep "TF/s" $out/sweep.txt
+  python3 bench/plot_attention.py $out/sweep.csv $out/attention-tflops.svg
+fi
 if [ "$mode" = tune ]; then
   shapes=""
   for s in 8192x8192x8192 6144x6144x6144 4096x4096x4096 2048x2048x2048 3000x3000x3000 \
