@@ -433,7 +433,7 @@ void Gen::run() {
   if (inst.ftz)
     func->setAttr(tile::kFtzAttrName, b.getUnitAttr());
   if (inst.lateTurn)
-    func->setAttr(tile::kLateTurnAttrName, b.getUnitAttr());
+    func->setAttr(tile::kLateTurnAttrName, b.getI32IntegerAttr(int32_t(inst.lateTurn)));
   if (inst.cluster)
     func->setAttr(tile::kClusterAttrName, b.getI32IntegerAttr(int32_t(inst.cluster)));
   if (inst.paddedGrid)

@@ -212,11 +212,13 @@ bool Checker::checkLaunch() {
         return false;
       inst.ftz = v == 1;
     } else if (p.name == "late_turn") {
-      if (!flag("a consumer warpgroup's wait for its turn at the tensor cores goes where "
-                "ptxas puts it",
-                "it waits after computing the register operand of the turn's first mma"))
-        return false;
-      inst.lateTurn = v == 1;
+      if (v < 0 || v > 2)
+        return error(p.value->loc,
+                     "late_turn must be 0 (a consumer warpgroup's wait for its turn at the "
+                     "tensor cores goes where ptxas puts it), 1 (it waits after computing the "
+                     "register operand of the turn's first mma) or 2 (also after rescaling "
+                     "the accumulator that mma adds to), got " + std::to_string(v));
+      inst.lateTurn = unsigned(v);
     } else {
       if (v != 1 && v != 2)
         return error(p.value->loc, "cluster must be 1 (no clusters) or 2 (pairs of programs "

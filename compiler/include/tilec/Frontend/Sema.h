@@ -55,7 +55,9 @@ struct KernelInstance {
   bool ftz = false;
   /// @launch(late_turn = 1): a consumer warpgroup waits for its turn at the
   /// tensor cores after computing the turn's register operand (tile.late_turn).
-  bool lateTurn = false;
+  /// 2: also after rescaling the accumulator that mma adds to (every 8th
+  /// element joins the barrier id's computation).
+  unsigned lateTurn = 0;
   /// The compile target's SM version (90 for sm_90a, 80 for sm_80): the
   /// value of `arch()`, an input to checkKernel.
   int64_t archVersion = 90;

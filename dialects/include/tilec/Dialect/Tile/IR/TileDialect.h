@@ -47,7 +47,8 @@ inline constexpr llvm::StringLiteral kMinBlocksAttrName = "tile.min_blocks_per_s
 inline constexpr llvm::StringLiteral kFtzAttrName = "tile.ftz";
 /// @launch(late_turn = 1): where two consumer warpgroups hand the tensor
 /// cores to each other in an mma loop, each waits for its turn only after
-/// it has computed the register operand of the turn's first mma.
+/// it has computed the register operand of the turn's first mma (an i32:
+/// 1, or 2 for also after the accumulator that mma adds to).
 inline constexpr llvm::StringLiteral kLateTurnAttrName = "tile.late_turn";
 /// On `tile.make_view`: the index of the kernel parameter it views.
 inline constexpr llvm::StringLiteral kParamIndexAttrName = "tile.param";
