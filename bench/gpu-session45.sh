@@ -19,7 +19,26 @@
 #     above 128 rows (bf16 in and out): the @tuned rows for examples/matmul.tile
 #   bash bench/gpu-session45.sh validate OUTDIR  the twelve shapes with the @tuned rows (mm's
 #     first step), then issue 14's table at S = 1024 and 4096 (burst, CSV and plot)
-source bench/session-start.sh "gpu-session45.sh attn|mm|causal|turnacc|tune|validate OUTDIR" "$@"
+#   bash bench/gpu-session45.sh turn2 OUTDIR  late_turn = 2 from 8192 keys (the default) against
+#     TURN = 1 at D = 128 without the mask, S = 4096 / 8192 / 16384, with cuDNN, burst and 5 s
+#     sustained
+source bench/session-start.sh "gpu-session45.sh attn|mm|causal|turnacc|tune|validate|turn2 OUTDIR" "$@"
+if [ "$mode" = turn2 ]; then
+  export TILEC_CACHE=0
+  step 400 turn2 python3 bench/bench_attention_sweep.py --seqs 4096,8192,16384 --dims 128 \
+    --causal 0 --rounds 3 --sustain 5 --variant "t1:TURN=1" --csv $out/turn2.csv
+  grep -E "TF/s|sustained" $out/turn2.txt
+  # More rows for examples/matmul.tile's table: LLM projections and other sizes
+  shapes=""
+  for s in 8192x4096x4096 8192x12288x4096 8192x14336x4096 8192x4096x14336 1024x1024x1024 \
+           4096x1024x4096 5000x5000x5000 1536x1536x1536 2048x8192x2048 16384x16384x512; do
+    shapes="$shapes --shape $s"
+  done
+  step 300 tune2 tilec tune examples/matmul.tile --kernel matmul -D O=bf16 $shapes --no-verify \
+    --table --tuning-db $out/tuning2.db
+  grep -E "^(TABLE|@tuned| +\()|no row" $out/tune2.txt | cut -c1-300
+  grep -o "^TUNE matmul [0-9x]*: [^(]*([0-9.]* us)\|the plain launch.*us$" $out/tune2.txt
+fi
 if [ "$mode" = validate ]; then
   (cd bench && step 200 mm python3 bench_skinny.py --rounds 2 --sustain 5 --shapes \
     8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024 \
