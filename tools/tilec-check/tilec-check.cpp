@@ -492,6 +492,10 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
           first = false;
         }
         tuning.rows->push_back(row + ")");
+      } else if (choice.fromDatabase) {
+        std::printf("TUNE %s %s: no row (a choice from the tuning database comes without the "
+                    "plain launch's time; tune with a fresh --tuning-db)\n",
+                    sig.name.c_str(), shapeText.c_str());
       } else {
         std::printf("TUNE %s %s: no row (the plain launch is within %.0f%% of the best)\n",
                     sig.name.c_str(), shapeText.c_str(), opts.tableMargin * 100);

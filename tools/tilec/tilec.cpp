@@ -4,7 +4,7 @@
 //         [-emit=ast|tile|llvm|ptx|header|cubin] [-D NAME=VALUE]...
 //         [--kernel NAME] [--num-warps N] [--min-blocks-per-sm N] [-O0..3] [--use-cache]
 //   tilec cache list|clear|info
-//   tilec tune FILE [--size N | --shape RxC]... [--tuning-db FILE]
+//   tilec tune FILE [--size N | --shape RxC]... [--tuning-db FILE] [--table]
 //
 // Default output is PTX on stdout (or OUT). Errors go to stderr in the
 // `file:line:col: error:` form with the source line and a caret; the exit
