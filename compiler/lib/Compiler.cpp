@@ -27,6 +27,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include <mutex>
 #include <map>
+#include <functional>
 #include <future>
 #include <thread>
 #include <optional>
@@ -297,8 +298,11 @@ namespace {
 /// (every side of every such comparison), each other condition true and
 /// false. Conditions on the same X are thus evaluated together (C.shape[0]
 /// <= 16 and C.shape[0] <= 64 cannot differ the wrong way), so combinations
-/// no arguments reach are left out. nullopt where the conditions have too
-/// many such points to enumerate.
+/// no arguments reach are left out. A conjunction of two or more `X == c`
+/// (a @tuned row's match) is one point of its tuple of X's: the rows over
+/// the same X's exclude one another, so they take one axis (no row, or
+/// which row) instead of a boolean each. nullopt where the conditions have
+/// too many such points to enumerate.
 class ReachableHeuristics {
 public:
   explicit ReachableHeuristics(const KernelSignature &sig) : sig(sig) {}
@@ -309,13 +313,19 @@ public:
     std::map<std::string, std::set<int64_t>> variables;
     std::set<std::string> opaque;
     for (const Heuristic &h : sig.heuristics)
-      (void)atoms(h.value, false, [&](const GridExpr &x, std::optional<int64_t> c) {
-        if (c)
-          variables[key(x)].insert(*c);
-        else
-          opaque.insert(key(x));
-        return x;
-      });
+      (void)atoms(
+          h.value, false,
+          [&](const GridExpr &x, std::optional<int64_t> c) {
+            if (c)
+              variables[key(x)].insert(*c);
+            else
+              opaque.insert(key(x));
+            return x;
+          },
+          [&](const std::string &over, const std::vector<int64_t> &values) {
+            tuples[over].insert(values);
+            return GridExpr();
+          });
     std::vector<std::pair<std::string, std::vector<int64_t>>> axes;
     for (auto &[key, points] : variables) {
       std::set<int64_t> values;
@@ -326,6 +336,13 @@ public:
     }
     for (const std::string &key : opaque)
       axes.emplace_back(key, std::vector<int64_t>{0, 1});
+    // A tuple axis: 0 (no tuple matches), or 1 + the index of the one that does.
+    for (auto &[over, values] : tuples) {
+      std::vector<int64_t> which(values.size() + 1);
+      for (size_t i = 0; i < which.size(); ++i)
+        which[i] = int64_t(i);
+      axes.emplace_back("tuple " + over, which);
+    }
     size_t total = 1;
     for (auto &axis : axes)
       if ((total *= axis.second.size()) > 100000)
@@ -340,9 +357,15 @@ public:
         assignment[axes[i].first] = axes[i].second[at[i]];
       std::vector<int64_t> combo;
       for (const Heuristic &h : sig.heuristics) {
-        std::optional<int64_t> v =
-            evaluateConstant(atoms(h.value, false, [&](const GridExpr &x, std::optional<int64_t>) {
+        std::optional<int64_t> v = evaluateConstant(atoms(
+            h.value, false,
+            [&](const GridExpr &x, std::optional<int64_t>) {
               return GridExpr::constant(assignment.at(key(x)));
+            },
+            [&](const std::string &over, const std::vector<int64_t> &values) {
+              const std::set<std::vector<int64_t>> &all = tuples.at(over);
+              int64_t index = 1 + std::distance(all.begin(), all.find(values));
+              return GridExpr::constant(assignment.at("tuple " + over) == index);
             }));
         if (!v)
           return std::nullopt;
@@ -357,22 +380,55 @@ public:
 
 private:
   std::string key(const GridExpr &e) const { return e.str(sig.params); }
+  /// Whether `e` is a conjunction of two or more `X == c`; `over` gets the
+  /// X's (sorted, joined) and `values` their constants in that order.
+  bool tuple(const GridExpr &e, std::string &over, std::vector<int64_t> &values) const {
+    using K = GridExpr::Kind;
+    std::map<std::string, int64_t> eqs;
+    std::function<bool(const GridExpr &)> walk = [&](const GridExpr &x) {
+      if (x.kind == K::And) {
+        for (const GridExpr &o : x.operands)
+          if (!walk(o))
+            return false;
+        return true;
+      }
+      if (x.kind != K::Eq || x.operands.size() != 2 || x.operands[1].kind != K::Const ||
+          x.operands[0].kind == K::Const)
+        return false;
+      return eqs.emplace(key(x.operands[0]), x.operands[1].value).second;
+    };
+    if (e.kind != K::And || !walk(e) || eqs.size() < 2)
+      return false;
+    over.clear();
+    values.clear();
+    for (auto &[x, c] : eqs) {
+      over += (over.empty() ? "" : ", ") + x;
+      values.push_back(c);
+    }
+    return true;
+  }
   /// `e` with each atom of its `where` conditions replaced by `fn(atom, c)`:
   /// in a comparison with a constant c, the other side (c given); any other
-  /// condition that is not `&&` / `||`, whole (c nullopt).
-  template <typename Fn> GridExpr atoms(const GridExpr &e, bool inCondition, Fn &&fn) const {
+  /// condition that is not `&&` / `||`, whole (c nullopt); a tuple
+  /// condition (above) by `tupleFn(over, values)`.
+  template <typename Fn, typename TupleFn>
+  GridExpr atoms(const GridExpr &e, bool inCondition, Fn &&fn, TupleFn &&tupleFn) const {
     using K = GridExpr::Kind;
     GridExpr r = e;
     if (e.kind == K::Where && e.operands.size() == 3 && !inCondition) {
       for (size_t i = 0; i < 3; ++i)
-        r.operands[i] = atoms(e.operands[i], i == 0, fn);
+        r.operands[i] = atoms(e.operands[i], i == 0, fn, tupleFn);
       return r;
     }
     if (!inCondition || e.kind == K::Const)
       return r;
+    std::string over;
+    std::vector<int64_t> values;
+    if (tuple(e, over, values))
+      return tupleFn(over, values);
     if (e.kind == K::And || e.kind == K::Or) {
       for (GridExpr &o : r.operands)
-        o = atoms(o, true, fn);
+        o = atoms(o, true, fn, tupleFn);
       return r;
     }
     bool comparison = e.kind == K::Lt || e.kind == K::Le || e.kind == K::Gt ||
@@ -387,6 +443,8 @@ private:
   }
 
   const KernelSignature &sig;
+  /// The tuples of constants each set of X's is compared with.
+  std::map<std::string, std::set<std::vector<int64_t>>> tuples;
 };
 } // namespace
 
