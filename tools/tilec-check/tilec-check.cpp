@@ -765,6 +765,18 @@ int main(int argc, char **argv) {
       base = base.substr(0, base.rfind('.'));
       std::ofstream(opts.ptxDir + "/" + base + ".ptx") << result.ptx;
     }
+    if (opts.table)
+      for (const KernelSignature &sig : result.kernels) {
+        if (sig.tuneSpace.empty())
+          continue;
+        // The key its rows will have (printed before any tuning, so that it
+        // can be checked without a GPU).
+        TableKey key = tableKey(sig, ss.str(), copts.arch);
+        std::string text;
+        for (size_t i = 0; i < key.exprs.size(); ++i)
+          text += (i ? ", " : "") + key.exprs[i];
+        std::printf("TABLE KEY %s: (%s)\n", sig.name.c_str(), text.c_str());
+      }
     if (!gpu && !opts.cpu)
       continue;
     std::optional<Autotuner> tuner;
