@@ -407,7 +407,16 @@ tilec_error *tilec_tune(const char *source, size_t size, const tilec_compile_opt
         tilec::appendJsonString(j, choice.trials[t].first);
         j += ", \"microseconds\": " + std::to_string(choice.trials[t].second) + "}";
       });
-      j += "}";
+      j += ", \"heuristic\": {";
+      first = true;
+      for (const auto &[name, value] : choice.heuristic) {
+        j += first ? "" : ", ";
+        first = false;
+        tilec::appendJsonString(j, name);
+        j += ": " + std::to_string(value);
+      }
+      j += "}, \"heuristic_microseconds\": " + std::to_string(choice.heuristicMicroseconds) +
+           "}";
       if (!(*choice_json = copyString(j)))
         return makeError("tilec_tune: out of memory", TILEC_ERROR_INTERNAL);
     }

@@ -523,6 +523,27 @@ def test_tune_on_the_gpu_and_from_the_database():
     h = torch.randn(5000, device="cuda", dtype=torch.float16)
     kh = lib.vadd.tune(h, h, torch.empty_like(h), database=db)
     assert kh.program.defines["T"] == "f16"
+    # vadd has no @heuristic: nothing chosen, no plain launch timed.
+    assert choice["heuristic"] == {} and choice["heuristic_microseconds"] < 0
+
+
+def test_tune_on_top_of_the_heuristic():
+    # matmul's @tune space over what its @heuristic chooses for the rest
+    # (GROUP: 8, grouped order, at K = 256), with the plain launch timed
+    # beside the trials.
+    import tempfile
+    mm = tilec.load(example("matmul.tile"), O="bf16").matmul.with_defines(
+        BM=128, BN=128, CLUSTER=1, PERSISTENT=0)
+    a = torch.randn(512, 256, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(256, 384, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(512, 384, device="cuda", dtype=torch.bfloat16)
+    k = mm.tune(a, b, c, database=tempfile.mktemp(suffix=".db"))
+    choice = k.tuned
+    assert sorted(t["config"] for t in choice["trials"]) == ["STAGES=0", "STAGES=3"], choice
+    assert choice["heuristic"]["GROUP"] == 8 and choice["heuristic_microseconds"] > 0, choice
+    c.zero_()
+    k(a, b, c)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=2e-1)
 
 
 def test_device_print_reaches_python():

@@ -264,8 +264,13 @@ void tilec_launch_plan_destroy(tilec_launch_plan *plan);
  * tilec_string_destroy:
  *   {"defines": {"BLOCK": "512"}, "microseconds": 12.5,
  *    "from_database": false, "database": "/path/tuning.db",
- *    "trials": [{"config": "BLOCK=512", "microseconds": 12.5}, ...]}
- * (a trial's microseconds are negative where it could not run). */
+ *    "trials": [{"config": "BLOCK=512", "microseconds": 12.5}, ...],
+ *    "heuristic": {"ROWS": 4}, "heuristic_microseconds": 14.0}
+ * (a trial's microseconds are negative where it could not run). Parameters
+ * outside the @tune space take what the kernel's @heuristic chooses for
+ * these arguments ("heuristic", all of its values); "heuristic_microseconds"
+ * is the time of the kernel a plain launch runs, measured beside the trials
+ * (-1: not measured, e.g. a choice from the database, or no @heuristic). */
 tilec_error *tilec_tune(const char *source, size_t size,
                         const tilec_compile_options *options, const char *kernel,
                         const tilec_arg *args, size_t num_args, int device,
