@@ -368,10 +368,13 @@ class Kernel:
         these arguments (CUDA tensors; every configuration runs on them, so
         outputs are clobbered): timed on the GPU, or taken from the tuning
         database (the same as `tilec tune`; database=None: $TILEC_TUNING_DB,
-        else tuning.db in the cache directory; "": in memory only). The
-        returned kernel's `tuned` holds the choice (defines, microseconds,
-        from_database, trials). A kernel without @tune comes back as it is
-        compiled."""
+        else tuning.db in the cache directory; "": in memory only).
+        Parameters outside the @tune space take what the kernel's
+        @heuristic chooses for these arguments. The returned kernel's
+        `tuned` holds the choice (defines, microseconds, from_database,
+        trials, heuristic: the heuristic's values, heuristic_microseconds:
+        the plain call's kernel timed beside the trials, -1 if not). A
+        kernel without @tune comes back as it is compiled."""
         if defines:
             return self.with_defines(**defines).tune(*args, database=database)
         self._count(args)
