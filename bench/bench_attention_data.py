@@ -20,7 +20,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import attention_bhsd, interleaved  # noqa: E402
+from benchlib import attention_bhsd, example_path, interleaved  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shape", default="4x16x4096x128")
@@ -30,8 +30,7 @@ ap.add_argument("--iters", type=int, default=20)
 args = ap.parse_args()
 B, H, S, D = (int(v) for v in args.shape.split("x"))
 flops = 4.0 * B * H * S * S * D * (0.5 if args.causal else 1.0)
-root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-lib = tilec.load(os.path.join(root, "examples", "attention.tile"), D=D, CAUSAL=int(args.causal))
+lib = tilec.load(example_path("attention.tile"), D=D, CAUSAL=int(args.causal))
 lse = torch.empty(B * H, S, device="cuda", dtype=torch.float32)
 impls = {}
 for kind in ("randn", "check"):

@@ -112,19 +112,9 @@ bool gpuPresent() {
   }
 }
 
-/// Runs one kernel on one problem size; returns false on a mismatch.
-/// The source and options a kernel came from (for --tune and --cpu).
-struct TuneContext {
-  Autotuner *tuner = nullptr;
-  std::string source;
-  CompileOptions options;
-  /// --table: the rows found so far ("(bf16, 90, 4096) -> (BN = 128)").
-  std::vector<std::string> *rows = nullptr;
-};
-
 /// The key of a @tuned table for `sig` (what `tilec tune --table` prints):
-/// the type parameters that are tensor element types (their values read
-/// from the arguments' dtypes), arch(), then every tensor dimension but
+/// the type parameters that are tensor element types (their values: the
+/// compiled parameters' element types), arch(), then every tensor dimension but
 /// those a @require makes equal to an earlier one. `values` gives a row's
 /// key values for `args`.
 struct TableKey {
@@ -132,6 +122,26 @@ struct TableKey {
   std::function<std::vector<std::string>(const std::vector<ArgValue> &)> values;
 };
 
+/// The source and options a kernel came from (for --tune and --cpu).
+struct TuneContext {
+  Autotuner *tuner = nullptr;
+  std::string source;
+  CompileOptions options;
+  /// --table: the rows found so far ("(bf16, 90, 4096) -> (BN = 128)"),
+  /// and each tuned kernel's key (by name; tableKey, once per file).
+  std::vector<std::string> *rows = nullptr;
+  const std::map<std::string, TableKey> *keys = nullptr;
+};
+
+/// "a, b, c".
+std::string joined(const std::vector<std::string> &items) {
+  std::string text;
+  for (size_t i = 0; i < items.size(); ++i)
+    text += (i ? ", " : "") + items[i];
+  return text;
+}
+
+/// `sig`'s table key (its type parameters found in `source`, parsed again).
 TableKey tableKey(const KernelSignature &sig, const std::string &source,
                   const std::string &arch) {
   TableKey key;
@@ -338,6 +348,7 @@ bool interpretOnHost(const KernelSignature &sig, const std::vector<HostTensor> &
 
 /// Runs one problem on the GPU (`declared`) or, with --cpu, on the CPU
 /// reference interpreter, and compares every tensor with the host reference.
+/// Runs one kernel on one problem size; returns false on a mismatch.
 bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference &ref,
              const std::vector<int64_t> &shape, const Options &opts,
              uint64_t seed, const TuneContext &tuning) {
@@ -480,18 +491,11 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
                               choice.microseconds <=
                                   (1 - opts.tableMargin) * choice.heuristicMicroseconds;
       if (better) {
-        std::vector<std::string> values =
-            tableKey(sig, tuning.source, tuning.options.arch).values(args);
-        std::string row = "(";
-        for (size_t i = 0; i < values.size(); ++i)
-          row += (i ? ", " : "") + values[i];
-        row += ") -> (";
-        bool first = true;
-        for (auto &[name, value] : choice.defines) {
-          row += (first ? "" : ", ") + name + " = " + value;
-          first = false;
-        }
-        tuning.rows->push_back(row + ")");
+        std::vector<std::string> sets;
+        for (auto &[name, value] : choice.defines)
+          sets.push_back(name + " = " + value);
+        tuning.rows->push_back("(" + joined(tuning.keys->at(sig.name).values(args)) + ") -> (" +
+                               joined(sets) + ")");
       } else if (choice.fromDatabase) {
         std::printf("TUNE %s %s: no row (a choice from the tuning database comes without the "
                     "plain launch's time; tune with a fresh --tuning-db)\n",
@@ -765,17 +769,15 @@ int main(int argc, char **argv) {
       base = base.substr(0, base.rfind('.'));
       std::ofstream(opts.ptxDir + "/" + base + ".ptx") << result.ptx;
     }
+    std::map<std::string, TableKey> keys;
     if (opts.table)
       for (const KernelSignature &sig : result.kernels) {
         if (sig.tuneSpace.empty())
           continue;
         // The key its rows will have (printed before any tuning, so that it
         // can be checked without a GPU).
-        TableKey key = tableKey(sig, ss.str(), copts.arch);
-        std::string text;
-        for (size_t i = 0; i < key.exprs.size(); ++i)
-          text += (i ? ", " : "") + key.exprs[i];
-        std::printf("TABLE KEY %s: (%s)\n", sig.name.c_str(), text.c_str());
+        const TableKey &key = keys[sig.name] = tableKey(sig, ss.str(), copts.arch);
+        std::printf("TABLE KEY %s: (%s)\n", sig.name.c_str(), joined(key.exprs).c_str());
       }
     if (!gpu && !opts.cpu)
       continue;
@@ -789,8 +791,10 @@ int main(int argc, char **argv) {
       tuning.tuner = &*tuner;
     }
     std::vector<std::string> rows;
-    if (opts.table && opts.tune)
+    if (opts.table && opts.tune) {
       tuning.rows = &rows;
+      tuning.keys = &keys;
+    }
     try {
       std::optional<Module> module;
       if (gpu) {
@@ -825,12 +829,10 @@ int main(int argc, char **argv) {
         }
         if (tuning.rows && !sig.tuneSpace.empty()) {
           // The table to put before the kernel (merged with its rows).
-          TableKey key = tableKey(sig, tuning.source, copts.arch);
-          std::printf("TABLE %s (put before the kernel; rows from %zu shape(s)):\n@tuned(key = (",
-                      sig.name.c_str(), opts.shapes.size());
-          for (size_t i = 0; i < key.exprs.size(); ++i)
-            std::printf("%s%s", i ? ", " : "", key.exprs[i].c_str());
-          std::printf(")");
+          std::printf("TABLE %s (put before the kernel; rows from %zu shape(s)):\n@tuned(key = "
+                      "(%s)",
+                      sig.name.c_str(), opts.shapes.size(),
+                      joined(keys.at(sig.name).exprs).c_str());
           for (const std::string &row : *tuning.rows)
             std::printf(",\n       %s", row.c_str());
           std::printf(")\n");
