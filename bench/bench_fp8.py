@@ -12,8 +12,8 @@ against an f32 product of the dequantized operands first.
 
 usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
                           [--configs BMxBN[:STAGES[:CLUSTER[:NAME=V+...]]],...] [--iters N] [--reps R]
-  (block mode: CLUSTER 9 picks matmul_fp8_block_pipelined; NAME=V: more of matmul_fp8's
-   parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1)
+  (block mode: CLUSTER 9 picks matmul_fp8_block_pipelined; NAME=V: more of the kernel's
+   parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1, or 192x128:0:1:GROUP=8 in block mode)
                           [--rounds R] [--sustain SECONDS]
 """
 import argparse
@@ -102,9 +102,10 @@ for shape in args.shapes.split(","):
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             try:
                 if mode == "block":
-                    defs = prog.with_defines(BM=bm, BN=bn, STAGES=stages)
+                    defs = prog.with_defines(BM=bm, BN=bn, STAGES=stages, **more)
                     kern = defs.matmul_fp8_block_pipelined if cluster == 9 else defs.matmul_fp8_block
-                    name = f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
+                    name = (f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
+                            + (f":{parts[3]}" if more else ""))
                 else:
                     kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
                                              SCALE=int(mode == "row"), **more).matmul_fp8

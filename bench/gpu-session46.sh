@@ -24,6 +24,9 @@ if [ "$mode" = probe ]; then
   ptxas -arch=sm_90 -v $out/a80.ptx -o $out/a80.cubin 2>&1 | tail -2
   cuobjdump -sass $out/a80.cubin > $out/sass-a80.txt && xz $out/sass-a80.txt
   rm -f $out/a80.cubin
+  tilec examples/matmul_fp8.tile --kernel matmul_fp8_block --emit=cubin -o $out/f8.cubin
+  cuobjdump -sass $out/f8.cubin > $out/sass-f8.txt && xz $out/sass-f8.txt
+  rm -f $out/f8.cubin
   step 120 ncu-fp8 ncu --launch-skip 2 --launch-count 1 -k regex:matmul_fp8 $sections \
     python3 bench/ncu_fp8_once.py
   step 120 ncu-fp8t ncu --launch-skip 2 --launch-count 1 -k regex:'cutlass|nvjet|sm90|gemm' $sections \
@@ -32,9 +35,11 @@ if [ "$mode" = probe ]; then
   grep -E "$keep" $out/ncu-fp8t.txt | head -70
 fi
 if [ "$mode" = remeasure ]; then
-  (cd bench && step 150 fp8 python3 bench_fp8.py --rounds 2 --modes tensor,block \
+  (cd bench && step 150 fp8 python3 bench_fp8.py --rounds 2 --modes tensor \
     --shapes 8192x8192x8192,4096x4096x4096)
-  grep "SUMMARY" $out/fp8.txt
+  (cd bench && step 150 fp8b python3 bench_fp8.py --rounds 2 --modes block \
+    --shapes 8192x8192x8192,4096x4096x4096 --configs 192x128,192x128:0:1:GROUP=8,128x128:0:9)
+  grep "SUMMARY" $out/fp8.txt $out/fp8b.txt
   for g in 64 128; do
     (cd bench && step 120 grouped$g python3 bench_grouped.py --rounds 2 --groups $g)
     tail -4 $out/grouped$g.txt
