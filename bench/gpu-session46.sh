@@ -8,7 +8,11 @@
 #   bash bench/gpu-session46.sh remeasure OUTDIR  issue 15's other bars on this compiler
 #     (last measured in sessions 28-29 and 42): FP8 per-tensor and block scales, grouped
 #     GEMM at 64 and 128 groups, SGEMM, TF32; issue 14's decode
-source bench/session-start.sh "gpu-session46.sh probe|remeasure OUTDIR" "$@"
+#   bash bench/gpu-session46.sh ab80 OUTDIR  the sm_80 cp.async copies by constant steps:
+#     the e2e suite, then the sm_80 attention kernel (D = 128 and 64, causal) with this
+#     compiler against the previous one (.device/old/tilec-check.xz, copied there by hand
+#     after the bundle) beside FlashAttention-2 and cuDNN, and sm_80 matmul old against new
+source bench/session-start.sh "gpu-session46.sh probe|remeasure|ab80 OUTDIR" "$@"
 sections="--section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy
   --section MemoryWorkloadAnalysis_Tables --section InstructionStats --section SchedulerStats
   --section ComputeWorkloadAnalysis"
@@ -52,4 +56,20 @@ if [ "$mode" = remeasure ]; then
   grep "SUMMARY\|x$" $out/tf32.txt | tail -8
   step 60 decode python3 bench/bench_decode.py
   tail -8 $out/decode.txt
+fi
+if [ "$mode" = ab80 ]; then
+  old=/tmp/old-tilec-check
+  xz -dc .device/old/tilec-check.xz > $old && chmod +x $old
+  step 250 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
+  for sh in "4x16x4096x128" "4x32x4096x64" "4x16x4096x128 --causal"; do
+    name=a80-$(echo $sh | tr -d ' -')
+    step 200 $name python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape $sh --old $old
+    grep -E "^round|TF/s" $out/$name.txt | tail -8
+  done
+  for shape in 4096x4096x4096 2048x2048x2048; do
+    bash bench/ab.sh $old tilec-check 4 20 examples/matmul.tile --kernel matmul --arch sm_80 \
+      --shape $shape --no-verify > $out/mm80-$shape.txt 2>&1
+    cat $out/mm80-$shape.txt
+  done
 fi
