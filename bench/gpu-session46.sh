@@ -60,7 +60,7 @@ fi
 if [ "$mode" = ab80 ]; then
   old=/tmp/old-tilec-check
   xz -dc .device/old/tilec-check.xz > $old && chmod +x $old
-  step 250 e2e bash .device/gpu-tests.sh
+  LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
   grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
   for sh in "4x16x4096x128" "4x32x4096x64" "4x16x4096x128 --causal"; do
     name=a80-$(echo $sh | tr -d ' -')
