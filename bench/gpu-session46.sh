@@ -60,8 +60,6 @@ fi
 if [ "$mode" = ab80 ]; then
   old=/tmp/old-tilec-check
   xz -dc .device/old/tilec-check.xz > $old && chmod +x $old
-  LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
-  grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
   for sh in "4x16x4096x128" "4x32x4096x64" "4x16x4096x128 --causal"; do
     name=a80-$(echo $sh | tr -d ' -')
     step 200 $name python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape $sh --old $old
@@ -72,4 +70,6 @@ if [ "$mode" = ab80 ]; then
       --shape $shape --no-verify > $out/mm80-$shape.txt 2>&1
     cat $out/mm80-$shape.txt
   done
+  LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
 fi
