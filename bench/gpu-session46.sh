@@ -70,6 +70,12 @@ if [ "$mode" = ab80 ]; then
       --shape $shape --no-verify > $out/mm80-$shape.txt 2>&1
     cat $out/mm80-$shape.txt
   done
+  # matmul_fp8_block in grouped order and persistent (nvjet's block-scaled kernel is
+  # persistent, 128 x 128, two consumer warpgroups; ncu in the probe)
+  (cd bench && step 200 fp8p python3 bench_fp8.py --rounds 2 --modes block \
+    --shapes 8192x8192x8192,4096x4096x4096 --configs \
+    192x128:0:1:GROUP=8,192x128:0:1:PERSISTENT=1,192x128:0:1:GROUP=8+PERSISTENT=1,128x128:0:1:GROUP=8+PERSISTENT=1)
+  grep "SUMMARY" $out/fp8p.txt
   LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
   grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
 fi
