@@ -75,6 +75,15 @@ struct Chunk {
 };
 } // namespace
 
+/// The byte offset in a stage's swizzled layout of chunk `cc` of tile row
+/// `row`: box cc / 8, chunk (cc % 8) ^ (row % 8) of the row's 128 bytes.
+static Value swizzledOffset(Emit &e, const Operand &o, Value row, Value cc) {
+  Value box = e.divu(cc, e.i64(8));
+  Value swizzled = e.bxor(e.remu(cc, e.i64(8)), e.remu(row, e.i64(8)));
+  return e.add(e.add(e.mul(box, e.i64(o.rows * 128)), e.mul(row, e.i64(128))),
+               e.mul(swizzled, e.i64(16)));
+}
+
 /// Runs `fn` for the chunks of an operand tile that thread `tid` of
 /// `threads` copies (chunk tid, tid + threads, ...).
 template <typename Fn>
@@ -102,10 +111,7 @@ static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value>
   if (batchOk)
     ch.rowOk = arith::AndIOp::create(b, loc, ch.rowOk, batchOk);
   ch.batchOffset = batchOffset;
-  Value box = e.divu(cc, e.i64(8));
-  Value swizzled = e.bxor(e.remu(cc, e.i64(8)), e.remu(ch.row, e.i64(8)));
-  ch.dstOffset = e.add(e.add(e.mul(box, e.i64(o.rows * 128)), e.mul(ch.row, e.i64(128))),
-                       e.mul(swizzled, e.i64(16)));
+  ch.dstOffset = swizzledOffset(e, o, ch.row, cc);
   fn(ch);
 }
 
@@ -156,13 +162,7 @@ static bool copyAsyncRegular(OpBuilder &b, Location loc, Operand &o, ArrayRef<Va
   Type ptrTy = v.getPtr().getType();
   Value first = LLVM::GEPOp::create(b, loc, ptrTy, elem, v.getPtr(), ValueRange{offset});
   Value step = e.mul(o.stride(rank - 2), e.i64(rowStep));
-  auto dstOffset = [&](Value row) {
-    Value swizzled = e.bxor(e.remu(cc, e.i64(8)), e.remu(row, e.i64(8)));
-    return e.add(e.add(e.mul(e.divu(cc, e.i64(8)), e.i64(o.rows * 128)),
-                       e.mul(row, e.i64(128))),
-                 e.mul(swizzled, e.i64(16)));
-  };
-  Value dst0 = e.gep(dst, dstOffset(row0));
+  Value dst0 = e.gep(dst, swizzledOffset(e, o, row0, cc));
   Value at = first; // chunk i's address: chunk i - 1's plus the step
   for (int64_t i = 0; i < chunks / threads; ++i) {
     if (i > 0)
@@ -173,7 +173,7 @@ static bool copyAsyncRegular(OpBuilder &b, Location loc, Operand &o, ArrayRef<Va
     // An empty chunk still needs a valid address: the view's base.
     Value src = arith::SelectOp::create(b, loc, ok, at, v.getPtr());
     Value to = rowStep % 8 == 0 ? e.gep(dst0, e.i64(i * rowStep * 128))
-                                : e.gep(dst, dstOffset(e.add(row0, e.i64(i * rowStep))));
+                                : e.gep(dst, swizzledOffset(e, o, e.add(row0, e.i64(i * rowStep)), cc));
     NVVM::CpAsyncOp::create(b, loc, to, src, 16, NVVM::LoadCacheModifierKind::CG, bytes);
   }
   return true;
