@@ -12,6 +12,10 @@ usage: bench/bench_attention.py [--tilec-check PATH] [--shape BxHxSxD] [--causal
 
 --old PATH also times a second tilec-check (another compiler build) in each
 round, right after the first: an A/B of two compilers in the same loop.
+tilec-check runs with --heuristic (session 46 on; an older build does not
+take it): the kernel with the values its @heuristic gives for the shape, the
+tile the Python package launches (without it tilec-check timed the kernel's
+defaults, a different tile at D <= 64 from 2048 keys).
 
 Each tilec-check starts after the GPU idled while the process started, and
 the first timing after such a pause reads about 11% faster than the same
@@ -73,7 +77,7 @@ def tilec_ms(tilec_check, extra=()):
     names = {d.split("=")[0] for d in extra}
     chosen = [d for d in base_defines if d.split("=")[0] not in names] + list(extra)
     rows = tilec_bench(tilec_check, ["examples/attention.tile", "--shape",
-                                     f"{B * H}x{S}x{S}x{D}", "--no-verify",
+                                     f"{B * H}x{S}x{S}x{D}", "--no-verify", "--heuristic",
                                      "--bench", str(args.iters), "--arch", args.arch] +
                        [x for d in chosen for x in ("-D", d)])
     return [x for x in rows if x["impl"] == "tilec"][0]["ms"]

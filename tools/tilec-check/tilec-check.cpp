@@ -11,7 +11,10 @@
 //               [--ld-pad P] [--col-major T] [--arch sm_90a] [--compile-only]
 //               [--bench ITERS [--bench-reps R]] [--kernel NAME] [--diff]
 // --diff also runs the CPU interpreter on the same inputs and compares the
-// GPU's results with it (differential testing).
+// GPU's results with it (differential testing). --heuristic runs each problem
+// with the values the kernel's @heuristic gives for it, as a launch from
+// Python, C or C++ does (without it: the kernel as compiled, its defaults and
+// -D; --tune chooses on top of the heuristic itself).
 // A matmul problem is MxNxK (BxMxNxK batched); --col-major T stores tensor
 // parameter T (0-based among the tensors) column-major.
 //
@@ -102,6 +105,10 @@ struct Options {
   std::string ptxDir;
   std::string kernel; ///< only this kernel (all when empty)
   bool diff = false;  ///< also compare the GPU with the CPU interpreter
+  /// Run each problem as a launch from Python, C or C++ does: the kernel
+  /// compiled again with the values its @heuristic gives for the problem
+  /// (without it, as compiled: its defaults and -D).
+  bool heuristic = false;
 };
 
 bool gpuPresent() {
@@ -346,6 +353,46 @@ bool interpretOnHost(const KernelSignature &sig, const std::vector<HostTensor> &
   return true;
 }
 
+/// --heuristic: the values `sig`'s @heuristic gives for the problem in
+/// `host` and `scalars` (what a launch from Python, C or C++ compiles the
+/// kernel with), set in the options `tuning` compiles with and printed
+/// ("HEURISTIC kernel shape: NAME=V,..."). False, with the reason printed,
+/// where the heuristic cannot be evaluated for these arguments.
+bool applyHeuristic(const KernelSignature &sig, const std::vector<HostTensor> &host,
+                    const std::vector<double> &scalars, const std::string &shapeText,
+                    const GridLimits &limits, TuneContext &tuning) {
+  std::vector<ArgValue> args; // sizes, strides and scalars: all a heuristic reads
+  size_t ti = 0, si = 0;
+  for (const ParamInfo &p : sig.params) {
+    if (p.isTensor) {
+      TensorArg ta;
+      ta.sizes = host[ti].sizes;
+      ta.strides = host[ti].strides;
+      args.emplace_back(ta);
+      ++ti;
+    } else if (isFloatType(p.dtype)) {
+      args.push_back(ArgValue::scalar(p.dtype, scalars[si++]));
+    } else {
+      args.push_back(ArgValue::scalar(p.dtype, static_cast<int64_t>(scalars[si++])));
+    }
+  }
+  std::vector<std::pair<std::string, int64_t>> values;
+  try {
+    values = evaluateHeuristics(sig, args, limits);
+  } catch (const RuntimeError &e) {
+    std::printf("FAIL %s %s: @heuristic: %s\n", sig.name.c_str(), shapeText.c_str(), e.what());
+    return false;
+  }
+  std::vector<std::string> set;
+  for (const auto &[name, value] : values) {
+    tuning.options.defines[name] = std::to_string(value);
+    set.push_back(name + "=" + std::to_string(value));
+  }
+  std::printf("HEURISTIC %s %s: %s\n", sig.name.c_str(), shapeText.c_str(),
+              set.empty() ? "(every parameter fixed)" : joined(set).c_str());
+  return true;
+}
+
 /// Runs one problem on the GPU (`declared`) or, with --cpu, on the CPU
 /// reference interpreter, and compares every tensor with the host reference.
 /// Runs one kernel on one problem size; returns false on a mismatch.
@@ -425,8 +472,18 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
   std::vector<std::vector<uint8_t>> raws;
   for (const HostTensor &t : host)
     raws.push_back(encode(t));
+  std::string shapeStr;
+  for (size_t i = 0; i < shape.size(); ++i)
+    shapeStr += (i ? "x" : "") + std::to_string(shape[i]);
+  // --heuristic (not with --tune, whose choice starts from the heuristic's):
+  // the variant a launch would run, for the interpreter or compiled below.
+  TuneContext launchAs = tuning;
+  bool heuristic = opts.heuristic && !tuning.tuner && !sig.heuristics.empty();
+  if (heuristic && !applyHeuristic(sig, host, scalars, shapeStr,
+                                   declared ? declared->gridLimits() : GridLimits(), launchAs))
+    return false;
   if (opts.cpu) {
-    if (!interpretOnHost(sig, host, scalars, raws, tuning))
+    if (!interpretOnHost(sig, host, scalars, raws, launchAs))
       return false;
     return compareWithReference(sig, ref, shape, opts, host, scalars, raws);
   }
@@ -465,12 +522,10 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
       std::printf("%s", chosen->diagnostics.c_str());
       return false;
     }
-    std::string shapeText, picked;
-    for (size_t i = 0; i < shape.size(); ++i)
-      shapeText += (i ? "x" : "") + std::to_string(shape[i]);
+    std::string picked;
     for (auto &[name, value] : choice.defines)
       picked += (picked.empty() ? "" : ",") + name + "=" + value;
-    std::printf("TUNE %s %s: %s (%.2f us)%s", sig.name.c_str(), shapeText.c_str(),
+    std::printf("TUNE %s %s: %s (%.2f us)%s", sig.name.c_str(), shapeStr.c_str(),
                 picked.c_str(), choice.microseconds,
                 choice.fromDatabase ? " from the tuning database\n" : "; tried");
     for (auto &[label, us] : choice.trials)
@@ -499,16 +554,28 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
       } else if (choice.fromDatabase) {
         std::printf("TUNE %s %s: no row (a choice from the tuning database comes without the "
                     "plain launch's time; tune with a fresh --tuning-db)\n",
-                    sig.name.c_str(), shapeText.c_str());
+                    sig.name.c_str(), shapeStr.c_str());
       } else {
         std::printf("TUNE %s %s: no row (the plain launch is within %.0f%% of the best)\n",
-                    sig.name.c_str(), shapeText.c_str(), opts.tableMargin * 100);
+                    sig.name.c_str(), shapeStr.c_str(), opts.tableMargin * 100);
       }
     }
     tunedModule.emplace(Module::loadPTX(chosen->ptx));
     tunedKernel.emplace(tunedModule->getKernel(chosen->kernels[0]));
     for (size_t k = 0; k < raws.size(); ++k)
       buffers[k].copyFromHost(raws[k].data(), raws[k].size());
+  }
+  if (heuristic) {
+    CompileOptions o = launchAs.options;
+    o.kernel = sig.name;
+    CompileResult variant = compile(launchAs.source, o);
+    if (!variant.ok || variant.kernels.empty()) {
+      std::printf("FAIL %s %s: the @heuristic's variant did not compile:\n%s", sig.name.c_str(),
+                  shapeStr.c_str(), variant.diagnostics.c_str());
+      return false;
+    }
+    tunedModule.emplace(Module::loadPTX(variant.ptx));
+    tunedKernel.emplace(tunedModule->getKernel(variant.kernels[0]));
   }
   const Kernel &kernel = tunedKernel ? *tunedKernel : *declared;
   kernel.launch(args);
@@ -527,9 +594,6 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
       return false;
     ok &= compareWithReference(sig, ref, shape, opts, host, scalars, raws, &cpu);
   }
-  std::string shapeStr;
-  for (size_t i = 0; i < shape.size(); ++i)
-    shapeStr += (i ? "x" : "") + std::to_string(shape[i]);
   if (ok && opts.benchIters > 0) {
     // Bytes that must move: every tensor read once, written tensors again.
     double bytes = 0;
@@ -606,7 +670,8 @@ int usage(const std::string &why = "") {
                "usage: tilec-check FILE... [-D NAME=VALUE]... [--size N]... "
                "[--shape RxC]... [--ld-pad P] [--arch ARCH] [--compile-only] "
                "[--bench ITERS] [--no-verify] [--num-warps N] [--min-blocks-per-sm N] [--ptx-dir DIR] "
-               "[--tune [--tuning-db FILE] [--table [--table-margin PERCENT]]] [--cpu]\n");
+               "[--tune [--tuning-db FILE] [--table [--table-margin PERCENT]]] [--cpu] "
+               "[--heuristic]\n");
   return 2;
 }
 
@@ -706,6 +771,8 @@ int main(int argc, char **argv) {
         opts.benchReps = std::max(1, std::stoi(next()));
       } else if (a == "--diff") {
         opts.diff = true;
+      } else if (a == "--heuristic") {
+        opts.heuristic = true;
       } else if (a == "--kernel") {
         opts.kernel = next();
       } else if (a == "--no-verify") {
