@@ -353,19 +353,18 @@ bool interpretOnHost(const KernelSignature &sig, const std::vector<HostTensor> &
   return true;
 }
 
-/// --heuristic: the values `sig`'s @heuristic gives for the problem in
-/// `host` and `scalars` (what a launch from Python, C or C++ compiles the
-/// kernel with), set in the options `tuning` compiles with and printed
-/// ("HEURISTIC kernel shape: NAME=V,..."). False, with the reason printed,
-/// where the heuristic cannot be evaluated for these arguments.
-bool applyHeuristic(const KernelSignature &sig, const std::vector<HostTensor> &host,
-                    const std::vector<double> &scalars, const std::string &shapeText,
-                    const GridLimits &limits, TuneContext &tuning) {
-  std::vector<ArgValue> args; // sizes, strides and scalars: all a heuristic reads
+/// The launch arguments of one problem: the tensors of `host` (at the
+/// device copies in `buffers`, or with pointers of 0 where none are given)
+/// and the scalars.
+std::vector<ArgValue> argValues(const KernelSignature &sig, const std::vector<HostTensor> &host,
+                                const std::vector<double> &scalars,
+                                const std::vector<Buffer> *buffers) {
+  std::vector<ArgValue> args;
   size_t ti = 0, si = 0;
   for (const ParamInfo &p : sig.params) {
     if (p.isTensor) {
       TensorArg ta;
+      ta.ptr = buffers ? (*buffers)[ti].ptr() : 0;
       ta.sizes = host[ti].sizes;
       ta.strides = host[ti].strides;
       args.emplace_back(ta);
@@ -376,9 +375,21 @@ bool applyHeuristic(const KernelSignature &sig, const std::vector<HostTensor> &h
       args.push_back(ArgValue::scalar(p.dtype, static_cast<int64_t>(scalars[si++])));
     }
   }
+  return args;
+}
+
+/// --heuristic: the values `sig`'s @heuristic gives for the problem in
+/// `host` and `scalars` (what a launch from Python, C or C++ compiles the
+/// kernel with), set in the options `tuning` compiles with and printed
+/// ("HEURISTIC kernel shape: NAME=V, ..."). False, with the reason printed,
+/// where the heuristic cannot be evaluated for these arguments.
+bool applyHeuristic(const KernelSignature &sig, const std::vector<HostTensor> &host,
+                    const std::vector<double> &scalars, const std::string &shapeText,
+                    const GridLimits &limits, TuneContext &tuning) {
   std::vector<std::pair<std::string, int64_t>> values;
   try {
-    values = evaluateHeuristics(sig, args, limits);
+    // (Sizes, strides and scalars: all a heuristic reads.)
+    values = evaluateHeuristics(sig, argValues(sig, host, scalars, nullptr), limits);
   } catch (const RuntimeError &e) {
     std::printf("FAIL %s %s: @heuristic: %s\n", sig.name.c_str(), shapeText.c_str(), e.what());
     return false;
@@ -489,26 +500,11 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
   }
   // Device copies.
   std::vector<Buffer> buffers;
-  std::vector<ArgValue> args;
-  size_t ti = 0, si = 0;
-  for (const ParamInfo &p : sig.params) {
-    if (p.isTensor) {
-      HostTensor &t = host[ti];
-      std::vector<uint8_t> &raw = raws[ti++];
-      buffers.emplace_back(std::max<size_t>(raw.size(), 1));
-      buffers.back().copyFromHost(raw.data(), raw.size());
-      TensorArg ta;
-      ta.ptr = buffers.back().ptr();
-      ta.sizes = t.sizes;
-      ta.strides = t.strides;
-      args.emplace_back(ta);
-    } else {
-      if (isFloatType(p.dtype))
-        args.push_back(ArgValue::scalar(p.dtype, scalars[si++]));
-      else
-        args.push_back(ArgValue::scalar(p.dtype, static_cast<int64_t>(scalars[si++])));
-    }
+  for (const std::vector<uint8_t> &raw : raws) {
+    buffers.emplace_back(std::max<size_t>(raw.size(), 1));
+    buffers.back().copyFromHost(raw.data(), raw.size());
   }
+  std::vector<ArgValue> args = argValues(sig, host, scalars, &buffers);
   // With --tune, the autotuner picks the configuration (timing it on these
   // arguments, which it overwrites), then the inputs are restored and the
   // chosen kernel is checked like any other.
@@ -590,7 +586,7 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
     std::vector<std::vector<uint8_t>> cpu;
     for (const HostTensor &t : host)
       cpu.push_back(encode(t));
-    if (!interpretOnHost(sig, host, scalars, cpu, tuning))
+    if (!interpretOnHost(sig, host, scalars, cpu, launchAs))
       return false;
     ok &= compareWithReference(sig, ref, shape, opts, host, scalars, raws, &cpu);
   }
