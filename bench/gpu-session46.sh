@@ -12,7 +12,11 @@
 #     the e2e suite, then the sm_80 attention kernel (D = 128 and 64, causal) with this
 #     compiler against the previous one (.device/old/tilec-check.xz, copied there by hand
 #     after the bundle) beside FlashAttention-2 and cuDNN, and sm_80 matmul old against new
-source bench/session-start.sh "gpu-session46.sh probe|remeasure|ab80 OUTDIR" "$@"
+#   bash bench/gpu-session46.sh next OUTDIR  for the session after 46: the sm_80 attention
+#     (D = 64 and 128) with tilec-check --heuristic against FlashAttention-2 (the D = 64 tile
+#     after the heuristic change, through Python too), then the e2e suite; issue 14's table is
+#     `bash bench/gpu-session45.sh attn OUTDIR` (a call of its own)
+source bench/session-start.sh "gpu-session46.sh probe|remeasure|ab80|next OUTDIR" "$@"
 sections="--section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy
   --section MemoryWorkloadAnalysis_Tables --section InstructionStats --section SchedulerStats
   --section ComputeWorkloadAnalysis"
@@ -76,6 +80,15 @@ if [ "$mode" = ab80 ]; then
     --shapes 8192x8192x8192,4096x4096x4096 --configs \
     192x128:0:1:GROUP=8,192x128:0:1:PERSISTENT=1,192x128:0:1:GROUP=8+PERSISTENT=1,128x128:0:1:GROUP=8+PERSISTENT=1)
   grep "SUMMARY" $out/fp8p.txt
+  LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
+fi
+if [ "$mode" = next ]; then
+  for sh in "4x32x4096x64" "4x16x4096x128"; do
+    name=a80-$(echo $sh | tr -d ' -')
+    step 200 $name python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape $sh
+    grep -E "^round" $out/$name.txt | tail -3
+  done
   LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
   grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
 fi
