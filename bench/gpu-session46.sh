@@ -89,6 +89,10 @@ if [ "$mode" = next ]; then
     step 200 $name python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape $sh
     grep -E "^round" $out/$name.txt | tail -3
   done
+  # sm_80 at D = 64 (0.92x FlashAttention-2 in session 46): BN = 128 against the default 256
+  step 200 a80d64bn128 python3 bench/bench_attention.py --arch sm_80 --rounds 3 \
+    --shape 4x32x4096x64 --define BN=128
+  grep -E "^round" $out/a80d64bn128.txt | tail -3
   LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
   grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
 fi
