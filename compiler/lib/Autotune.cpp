@@ -205,10 +205,10 @@ Autotuner::select(std::string_view source, const CompileOptions &options,
   } catch (const RuntimeError &) {
     c.heuristic.clear(); // (e.g. num_sms() without a device): the defaults
   }
-  for (const auto &[name, value] : c.heuristic) {
-    heuristicOptions.defines[name] = std::to_string(value);
-    if (llvm::none_of(space, [&](const auto &s) { return s.first == name; }))
-      base.defines[name] = std::to_string(value);
+  for (const auto &h : c.heuristic) {
+    heuristicOptions.defines[h.first] = std::to_string(h.second);
+    if (llvm::none_of(space, [&](const auto &s) { return s.first == h.first; }))
+      base.defines[h.first] = std::to_string(h.second);
   }
 
   std::string k = key(source, options, kernel, args);

@@ -388,16 +388,10 @@ tilec_error *tilec_tune(const char *source, size_t size, const tilec_compile_opt
     for (const auto &[name, value] : choice.defines)
       chosenOpts.defines[name] = value;
     if (choice_json) {
-      std::string j = "{\"defines\": {";
-      bool first = true;
-      for (const auto &[name, value] : choice.defines) {
-        j += first ? "" : ", ";
-        first = false;
-        tilec::appendJsonString(j, name);
-        j += ": ";
-        tilec::appendJsonString(j, value);
-      }
-      j += "}, \"microseconds\": " + std::to_string(choice.microseconds) +
+      std::string j = "{\"defines\": ";
+      tilec::appendJsonObject(j, choice.defines,
+                              [&](const std::string &v) { tilec::appendJsonString(j, v); });
+      j += ", \"microseconds\": " + std::to_string(choice.microseconds) +
            ", \"from_database\": " + (choice.fromDatabase ? "true" : "false") +
            ", \"database\": ";
       tilec::appendJsonString(j, tuner.databasePath());
@@ -407,15 +401,9 @@ tilec_error *tilec_tune(const char *source, size_t size, const tilec_compile_opt
         tilec::appendJsonString(j, choice.trials[t].first);
         j += ", \"microseconds\": " + std::to_string(choice.trials[t].second) + "}";
       });
-      j += ", \"heuristic\": {";
-      first = true;
-      for (const auto &[name, value] : choice.heuristic) {
-        j += first ? "" : ", ";
-        first = false;
-        tilec::appendJsonString(j, name);
-        j += ": " + std::to_string(value);
-      }
-      j += "}, \"heuristic_microseconds\": " + std::to_string(choice.heuristicMicroseconds) +
+      j += ", \"heuristic\": ";
+      tilec::appendJsonObject(j, choice.heuristic, [&](int64_t v) { j += std::to_string(v); });
+      j += ", \"heuristic_microseconds\": " + std::to_string(choice.heuristicMicroseconds) +
            "}";
       if (!(*choice_json = copyString(j)))
         return makeError("tilec_tune: out of memory", TILEC_ERROR_INTERNAL);

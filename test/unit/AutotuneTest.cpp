@@ -250,9 +250,6 @@ TEST(AutotuneTest, ConcurrentProcessesKeepEveryChoice) {
   llvm::sys::fs::remove_directories(dir);
 }
 
-} // namespace
-
-namespace {
 const char *kHeuristicSrc = R"(
 @heuristic(ROWS = where(z.shape[0] <= 1000, 2, 4))
 @tune(BLOCK in [256, 512])
@@ -263,7 +260,6 @@ kernel rows<BLOCK: int = 1024, ROWS: int = 1>(x: tensor<f32, 1>, z: tensor<f32, 
     store(z, [i], load(x, [i], [BLOCK * ROWS]));
 }
 )";
-} // namespace
 
 // Parameters outside the @tune space take what the kernel's @heuristic
 // chooses for the arguments, and the kernel a plain launch runs (the
@@ -290,3 +286,5 @@ TEST(AutotuneTest, TunesOnTopOfTheHeuristic) {
   Autotuner("").select(kHeuristicSrc, CompileOptions(), "rows", argsFor(500), &choice, timer);
   EXPECT_EQ(divisors, (std::vector<int64_t>{256 * 2, 512 * 2, 1024 * 2}));
 }
+
+} // namespace

@@ -24,12 +24,16 @@
 #include "tilec/Compiler.h"
 #include "tilec/Frontend/Diagnostics.h"
 #include "tilec/Frontend/Parser.h"
+#include "tilec/Frontend/Sema.h"
 #include "tilec/Interpreter.h"
 #include "tilec/Runtime/Runtime.h"
 
 #include "References.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <algorithm>
+#include <type_traits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -140,12 +144,16 @@ struct TuneContext {
   const std::map<std::string, TableKey> *keys = nullptr;
 };
 
-/// "a, b, c".
-std::string joined(const std::vector<std::string> &items) {
-  std::string text;
-  for (size_t i = 0; i < items.size(); ++i)
-    text += (i ? ", " : "") + items[i];
-  return text;
+/// "NAME=V" for each (name, value), values as given or as integers.
+template <typename Pairs> std::vector<std::string> assignments(const Pairs &pairs) {
+  std::vector<std::string> out;
+  for (const auto &[name, value] : pairs) {
+    if constexpr (std::is_convertible_v<decltype(value), std::string>)
+      out.push_back(name + "=" + value);
+    else
+      out.push_back(name + "=" + std::to_string(value));
+  }
+  return out;
 }
 
 /// `sig`'s table key (its type parameters found in `source`, parsed again).
@@ -209,10 +217,7 @@ TableKey tableKey(const KernelSignature &sig, const std::string &source,
       e.dim = d;
       key.exprs.push_back(e.str(sig.params));
     }
-  std::string archDigits;
-  for (char ch : arch.substr(arch.find('_') + 1))
-    if (std::isdigit(static_cast<unsigned char>(ch)))
-      archDigits += ch;
+  std::string archDigits = std::to_string(archVersion(arch));
   std::vector<std::string> types;
   for (const auto &[name, param] : typeParams)
     types.push_back(scalarTypeName(sig.params[param].dtype));
@@ -394,19 +399,17 @@ bool applyHeuristic(const KernelSignature &sig, const std::vector<HostTensor> &h
     std::printf("FAIL %s %s: @heuristic: %s\n", sig.name.c_str(), shapeText.c_str(), e.what());
     return false;
   }
-  std::vector<std::string> set;
-  for (const auto &[name, value] : values) {
+  for (const auto &[name, value] : values)
     tuning.options.defines[name] = std::to_string(value);
-    set.push_back(name + "=" + std::to_string(value));
-  }
   std::printf("HEURISTIC %s %s: %s\n", sig.name.c_str(), shapeText.c_str(),
-              set.empty() ? "(every parameter fixed)" : joined(set).c_str());
+              values.empty() ? "(every parameter fixed)"
+                             : llvm::join(assignments(values), ", ").c_str());
   return true;
 }
 
-/// Runs one problem on the GPU (`declared`) or, with --cpu, on the CPU
-/// reference interpreter, and compares every tensor with the host reference.
-/// Runs one kernel on one problem size; returns false on a mismatch.
+/// Runs one kernel on one problem size on the GPU (`declared`) or, with
+/// --cpu, on the CPU reference interpreter, and compares every tensor with
+/// the host reference; returns false on a mismatch.
 bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference &ref,
              const std::vector<int64_t> &shape, const Options &opts,
              uint64_t seed, const TuneContext &tuning) {
@@ -518,18 +521,14 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
       std::printf("%s", chosen->diagnostics.c_str());
       return false;
     }
-    std::string picked;
-    for (auto &[name, value] : choice.defines)
-      picked += (picked.empty() ? "" : ",") + name + "=" + value;
+    std::string picked = llvm::join(assignments(choice.defines), ",");
     std::printf("TUNE %s %s: %s (%.2f us)%s", sig.name.c_str(), shapeStr.c_str(),
                 picked.c_str(), choice.microseconds,
                 choice.fromDatabase ? " from the tuning database\n" : "; tried");
     for (auto &[label, us] : choice.trials)
       std::printf(" %s=%.2fus", label.c_str(), us);
     if (choice.heuristicMicroseconds >= 0) {
-      std::string h;
-      for (auto &[name, value] : choice.heuristic)
-        h += (h.empty() ? "" : ",") + name + "=" + std::to_string(value);
+      std::string h = llvm::join(assignments(choice.heuristic), ",");
       std::printf("; the plain launch (@heuristic %s) %.2fus", h.c_str(),
                   choice.heuristicMicroseconds);
     }
@@ -545,8 +544,8 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
         std::vector<std::string> sets;
         for (auto &[name, value] : choice.defines)
           sets.push_back(name + " = " + value);
-        tuning.rows->push_back("(" + joined(tuning.keys->at(sig.name).values(args)) + ") -> (" +
-                               joined(sets) + ")");
+        tuning.rows->push_back("(" + llvm::join(tuning.keys->at(sig.name).values(args), ", ") + ") -> (" +
+                               llvm::join(sets, ", ") + ")");
       } else if (choice.fromDatabase) {
         std::printf("TUNE %s %s: no row (a choice from the tuning database comes without the "
                     "plain launch's time; tune with a fresh --tuning-db)\n",
@@ -840,7 +839,7 @@ int main(int argc, char **argv) {
         // The key its rows will have (printed before any tuning, so that it
         // can be checked without a GPU).
         const TableKey &key = keys[sig.name] = tableKey(sig, ss.str(), copts.arch);
-        std::printf("TABLE KEY %s: (%s)\n", sig.name.c_str(), joined(key.exprs).c_str());
+        std::printf("TABLE KEY %s: (%s)\n", sig.name.c_str(), llvm::join(key.exprs, ", ").c_str());
       }
     if (!gpu && !opts.cpu)
       continue;
@@ -895,7 +894,7 @@ int main(int argc, char **argv) {
           std::printf("TABLE %s (put before the kernel; rows from %zu shape(s)):\n@tuned(key = "
                       "(%s)",
                       sig.name.c_str(), opts.shapes.size(),
-                      joined(keys.at(sig.name).exprs).c_str());
+                      llvm::join(keys.at(sig.name).exprs, ", ").c_str());
           for (const std::string &row : *tuning.rows)
             std::printf(",\n       %s", row.c_str());
           std::printf(")\n");

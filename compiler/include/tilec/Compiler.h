@@ -85,6 +85,21 @@ template <typename Fn> void appendJsonList(std::string &json, size_t n, Fn item)
   }
   json += ']';
 }
+/// Appends a JSON object to `json` with a member per (name, value) of
+/// `members`, value(v) appending each value.
+template <typename Members, typename Fn>
+void appendJsonObject(std::string &json, const Members &members, Fn value) {
+  json += '{';
+  bool first = true;
+  for (const auto &[name, v] : members) {
+    json += first ? "" : ", ";
+    first = false;
+    appendJsonString(json, name);
+    json += ": ";
+    value(v);
+  }
+  json += '}';
+}
 
 /// The compiler's version string (part of cache keys).
 const char *compilerVersion();

@@ -777,13 +777,18 @@ bool Checker::run(const Defines &defines, std::set<std::string> &used) {
   return true;
 }
 
+int64_t tilec::archVersion(llvm::StringRef arch) {
+  int64_t version = 90;
+  llvm::StringRef digits = arch.drop_front(3).take_while(llvm::isDigit);
+  if (arch.starts_with("sm_") && !digits.empty())
+    digits.getAsInteger(10, version);
+  return version;
+}
+
 bool tilec::checkKernel(KernelDecl &kernel, const Defines &defines,
                         DiagEngine &diags, KernelInstance &out,
                         std::set<std::string> &usedDefines, const std::string &arch) {
-  // "sm_90a" -> 90: the digits after "sm_".
-  llvm::StringRef digits = llvm::StringRef(arch).drop_front(3).take_while(llvm::isDigit);
-  if (llvm::StringRef(arch).starts_with("sm_") && !digits.empty())
-    digits.getAsInteger(10, out.archVersion);
+  out.archVersion = archVersion(arch);
   Checker c(kernel, diags, out);
   return c.run(defines, usedDefines);
 }

@@ -378,6 +378,14 @@ bool Checker::checkHeuristics(const Defines &defines) {
   return true;
 }
 
+/// A grid expression node of `kind` over `operands`.
+static GridExpr gridNode(GridExpr::Kind kind, std::vector<GridExpr> operands) {
+  GridExpr e;
+  e.kind = kind;
+  e.operands = std::move(operands);
+  return e;
+}
+
 /// `@tuned(key = (...), (values) -> (NAME = c, ...), ...)`: folded into the
 /// heuristics. Key elements that are compile-time (a type parameter, an
 /// expression Sema folds, e.g. arch()) are compared now: rows that do not
@@ -453,10 +461,7 @@ bool Checker::checkTuned(const Defines &defines) {
         matches &= *parts[i].constant == c;
         continue;
       }
-      GridExpr eq;
-      eq.kind = GridExpr::Kind::Eq;
-      eq.operands = {parts[i].expr, GridExpr::constant(c)};
-      conds.push_back(std::move(eq));
+      conds.push_back(gridNode(GridExpr::Kind::Eq, {parts[i].expr, GridExpr::constant(c)}));
     }
     auto [it, fresh] = seenKeys.emplace(keyText, r.loc);
     if (!fresh)
@@ -478,16 +483,10 @@ bool Checker::checkTuned(const Defines &defines) {
     if (!matches)
       continue;
     row.cond = GridExpr::constant(1);
-    for (GridExpr &c : conds) {
-      if (row.cond.kind == GridExpr::Kind::Const) {
-        row.cond = std::move(c);
-        continue;
-      }
-      GridExpr both;
-      both.kind = GridExpr::Kind::And;
-      both.operands = {std::move(row.cond), std::move(c)};
-      row.cond = std::move(both);
-    }
+    for (GridExpr &c : conds)
+      row.cond = row.cond.kind == GridExpr::Kind::Const
+                     ? std::move(c)
+                     : gridNode(GridExpr::Kind::And, {std::move(row.cond), std::move(c)});
     rows.push_back(std::move(row));
   }
   for (const std::string &name : order) {
@@ -508,10 +507,8 @@ bool Checker::checkTuned(const Defines &defines) {
         value = GridExpr::constant(v->second);
         continue;
       }
-      GridExpr w;
-      w.kind = GridExpr::Kind::Where;
-      w.operands = {r->cond, GridExpr::constant(v->second), std::move(value)};
-      value = std::move(w);
+      value = gridNode(GridExpr::Kind::Where,
+                       {r->cond, GridExpr::constant(v->second), std::move(value)});
     }
     if (!chosen)
       continue;

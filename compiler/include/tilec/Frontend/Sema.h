@@ -63,6 +63,10 @@ struct KernelInstance {
   int64_t archVersion = 90;
 };
 
+/// The SM version of a target name, the value `arch()` folds to: the
+/// digits after "sm_" (sm_90a -> 90, sm_80 -> 80); 90 for any other name.
+int64_t archVersion(llvm::StringRef arch);
+
 /// Checks `kernel` with `defines` applied, for the target `arch` (sm_90a,
 /// sm_90, sm_80: what `arch()` folds to). Returns false after reporting
 /// errors. `usedDefines` collects the names of the defines it consumed.
