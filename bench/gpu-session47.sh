@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# What session 47 runs on the GPU (after `scripts/device-bundle.sh --slim`; carry .device).
+# Every peer figure comes from the same process and rounds (bench/benchlib.py's interleaved).
+#   bash bench/gpu-session47.sh attn OUTDIR   issue 14's table: D = 64 and 128, causal and
+#     not, S = 1024, 4096, 16384, 2 burst rounds and 5 s sustained, with cuDNN,
+#     FLASH_ATTENTION and Triton (CSV + plot), then decode
+#   bash bench/gpu-session47.sh short OUTDIR  the two weakest attention cases at S = 1024 (D =
+#     128 without the mask, D = 64 causal) against the heuristic's other choices (variants),
+#     then the sm_80 kernel at D = 128 and 64 (bench_attention.py, tilec-check --heuristic)
+#   bash bench/gpu-session47.sh mm OUTDIR     issue 15: the twelve bf16 shapes (burst and 5 s
+#     sustained), FP8 per-tensor and block scales, SGEMM, grouped at 64 groups
+#   bash bench/gpu-session47.sh e2e OUTDIR    the GPU lit suite (e2e) and python/tests/test_gpu.py
+source bench/session-start.sh "gpu-session47.sh attn|short|mm|e2e OUTDIR" "$@"
+twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
+if [ "$mode" = attn ]; then
+  step 450 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 64,128 \
+    --causal 0,1 --rounds 2 --sustain 5 --csv $out/sweep.csv
+  grep -E "TF/s|sustain" $out/sweep.txt
+  python3 bench/plot_attention.py $out/sweep.csv $out/attention-tflops.svg
+  step 60 decode python3 bench/bench_decode.py
+  tail -8 $out/decode.txt
+fi
+if [ "$mode" = short ]; then
+  step 150 s1024d128 python3 bench/bench_attention_sweep.py --seqs 1024 --dims 128 --causal 0 \
+    --rounds 3 --variant np:PERSISTENT=0 --variant t0:TURN=0 --variant bn64:BN=64
+  grep "TF/s" $out/s1024d128.txt
+  step 150 s1024d64c python3 bench/bench_attention_sweep.py --seqs 1024 --dims 64 --causal 1 \
+    --rounds 3 --variant bn64:BN=64 --variant wg3:WG=3 --variant np:PERSISTENT=0
+  grep "TF/s" $out/s1024d64c.txt
+  for sh in "4x16x4096x128" "4x32x4096x64"; do
+    name=a80-$(echo $sh | tr -d ' -')
+    step 150 $name python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape $sh
+    grep -E "^round|HEURISTIC" $out/$name.txt | tail -4
+  done
+fi
+if [ "$mode" = mm ]; then
+  (cd bench && step 220 mm python3 bench_skinny.py --rounds 2 --sustain 5 --shapes $twelve \
+    --configs matmul:default)
+  grep -E "^(SUMMARY|SUSTAINED)" $out/mm.txt
+  (cd bench && step 100 fp8 python3 bench_fp8.py --rounds 2 --modes tensor \
+    --shapes 8192x8192x8192,4096x4096x4096)
+  (cd bench && step 100 fp8b python3 bench_fp8.py --rounds 2 --modes block \
+    --shapes 8192x8192x8192,4096x4096x4096 --configs 192x128:0:1:GROUP=8)
+  grep "SUMMARY" $out/fp8.txt $out/fp8b.txt
+  step 80 sgemm python3 bench/bench_matmul.py --tilec-check $(which tilec-check) --iters 20 \
+    --reps 5 --shapes 2048x2048x2048,4096x4096x4096 --f32 matmul:128x128x32
+  grep -iE "sgemm|f32|TF/s" $out/sgemm.txt | tail -6
+  (cd bench && step 100 grouped64 python3 bench_grouped.py --rounds 2 --groups 64)
+  tail -4 $out/grouped64.txt
+fi
+if [ "$mode" = e2e ]; then
+  LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
+  step 200 pytest-gpu python3 -m pytest -q python/tests/test_gpu.py
+  tail -3 $out/pytest-gpu.txt
+fi
