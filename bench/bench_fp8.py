@@ -12,7 +12,8 @@ against an f32 product of the dequantized operands first.
 
 usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
                           [--configs BMxBN[:STAGES[:CLUSTER[:NAME=V+...]]],...] [--iters N] [--reps R]
-  (block mode: CLUSTER 9 picks matmul_fp8_block_pipelined; NAME=V: more of the kernel's
+  (default: no parameter fixed, the kernel's @heuristic and @tuned rows choose;
+   block mode: CLUSTER 9 picks matmul_fp8_block_pipelined; NAME=V: more of the kernel's
    parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1, or 192x128:0:1:GROUP=8 in block mode)
                           [--rounds R] [--sustain SECONDS]
 """
@@ -93,6 +94,19 @@ for shape in args.shapes.split(","):
         except Exception as e:  # noqa: BLE001 - say why and go on
             print(f"{shape:>16} {peer}: not run: {str(e).splitlines()[0]}")
         for cfg in args.configs.split(","):
+            if cfg == "default":
+                # no parameter fixed: the kernel's @heuristic and @tuned rows choose
+                c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+                if mode == "block":
+                    kern = prog.matmul_fp8_block
+                else:
+                    kern = prog.with_defines(SCALE=int(mode == "row")).matmul_fp8
+                name = f"tilec {mode} default {kern.choose(a, b, c, sa, sb)}"
+                kern(a, b, c, sa, sb)
+                torch.cuda.synchronize()
+                print(f"{shape:>16} {name}: error {check(c, ref, name):.2e} of the range")
+                impls[name] = (lambda kern=kern, c=c: kern(a, b, c, sa, sb))
+                continue
             parts = cfg.split(":")
             bm, bn = (int(v) for v in parts[0].split("x"))
             stages = int(parts[1]) if len(parts) > 1 else 0

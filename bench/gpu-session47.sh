@@ -9,14 +9,19 @@
 #     then the sm_80 kernel at D = 128 and 64 (bench_attention.py, tilec-check --heuristic)
 #   bash bench/gpu-session47.sh mm OUTDIR     issue 15: the twelve bf16 shapes (burst and 5 s
 #     sustained), FP8 per-tensor and block scales, SGEMM, grouped at 64 groups
+#   bash bench/gpu-session47.sh tune8 OUTDIR  `tilec tune --table` for matmul_fp8 (per-tensor
+#     scales) and matmul_fp8_block at issue 15's FP8 shapes: their @tuned rows
+#   bash bench/gpu-session47.sh fp8 OUTDIR    FP8 with the rows (the default launch, nothing
+#     fixed) against torch._scaled_mm, 3 rounds and 5 s sustained
 #   bash bench/gpu-session47.sh e2e OUTDIR    the GPU lit suite (e2e) and python/tests/test_gpu.py
-source bench/session-start.sh "gpu-session47.sh attn|short|mm|e2e OUTDIR" "$@"
+source bench/session-start.sh "gpu-session47.sh attn|short|mm|tune8|fp8|e2e OUTDIR" "$@"
 twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
 if [ "$mode" = attn ]; then
   step 450 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 64,128 \
     --causal 0,1 --rounds 2 --sustain 5 --csv $out/sweep.csv
   grep -E "TF/s|sustain" $out/sweep.txt
-  python3 bench/plot_attention.py $out/sweep.csv $out/attention-tflops.svg
+  python3 bench/plot_attention.py $out/sweep.csv $out/attention-tflops.svg \
+    "$(nvidia-smi --query-gpu=name --format=csv,noheader | awk '{print $2}')"
   step 60 decode python3 bench/bench_decode.py
   tail -8 $out/decode.txt
 fi
@@ -53,4 +58,20 @@ if [ "$mode" = e2e ]; then
   grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
   step 200 pytest-gpu python3 -m pytest -q python/tests/test_gpu.py
   tail -3 $out/pytest-gpu.txt
+fi
+if [ "$mode" = tune8 ]; then
+  shapes="--shape 8192x8192x8192 --shape 4096x4096x4096"
+  step 280 tune8 tilec tune examples/matmul_fp8.tile --kernel matmul_fp8 $shapes --no-verify \
+    --table --tuning-db $out/tuning8.db
+  grep -E "^(TABLE|@tuned| +\()|no row" $out/tune8.txt | cut -c1-300
+  grep -o "^TUNE matmul_fp8 [0-9x]*: [^(]*([0-9.]* us)\|the plain launch.*us$" $out/tune8.txt
+  step 200 tune8b tilec tune examples/matmul_fp8.tile --kernel matmul_fp8_block $shapes \
+    --no-verify --table --tuning-db $out/tuning8b.db
+  grep -E "^(TABLE|@tuned| +\()|no row" $out/tune8b.txt | cut -c1-300
+  grep -o "^TUNE matmul_fp8_block [0-9x]*: [^(]*([0-9.]* us)\|the plain launch.*us$" $out/tune8b.txt
+fi
+if [ "$mode" = fp8 ]; then
+  (cd bench && step 200 fp8 python3 bench_fp8.py --rounds 3 --sustain 5 --modes tensor,block \
+    --shapes 8192x8192x8192,4096x4096x4096 --configs default)
+  grep -E "SUMMARY|SUSTAINED" $out/fp8.txt
 fi

@@ -4,7 +4,8 @@ an SVG of line charts (no plotting library needed), one panel per head
 dimension and mask: tilec, cuDNN, FLASH_ATTENTION (FlashAttention-2) and
 Triton, each point the mean of the CSV's rounds.
 
-usage: bench/plot_attention.py RESULTS.csv OUT.svg
+usage: bench/plot_attention.py RESULTS.csv OUT.svg [GPU]
+(GPU: the title's name of the machine the CSV was measured on; H200 by default)
 """
 import csv
 import math
@@ -22,6 +23,7 @@ def main():
     for r in csv.DictReader(open(sys.argv[1])):
         if r["round"] != "sustained":  # burst figures only
             points[(int(r["d"]), int(r["causal"]), r["impl"], int(r["seq"]))].append(float(r["tflops"]))
+    gpu = sys.argv[3] if len(sys.argv) > 3 else "H200"
     panels = sorted({(d, c) for d, c, _, _ in points})
     seqs = sorted({s for _, _, _, s in points})
     if not panels:
@@ -33,7 +35,7 @@ def main():
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
            f'font-family="sans-serif" font-size="11">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
-           '<text x="10" y="18" font-size="14">bf16 FlashAttention forward on H200, TF/s vs '
+           f'<text x="10" y="18" font-size="14">bf16 FlashAttention forward on {gpu}, TF/s vs '
            'sequence length (16k tokens, H = 2048 / D)</text>']
     for idx, (d, causal) in enumerate(panels):
         ox, oy = (idx % 2) * PW, 30 + (idx // 2) * PH

@@ -3,7 +3,8 @@
 SVG line chart (no plotting library needed): the best tilec configuration,
 cuBLAS and Triton per square size.
 
-usage: bench/plot_matmul.py RESULTS.csv OUT.svg
+usage: bench/plot_matmul.py RESULTS.csv OUT.svg [GPU]
+(GPU: the title's name of the machine the CSV was measured on; H200 by default)
 """
 import csv, math, sys
 
@@ -12,6 +13,7 @@ from svgplot import line_elements
 
 def main():
     rows = list(csv.DictReader(open(sys.argv[1])))
+    gpu = sys.argv[3] if len(sys.argv) > 3 else "H200"
     series = {"tilec (best config)": {}, "cuBLAS": {}, "Triton": {}}
     for r in rows:
         m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
@@ -32,7 +34,7 @@ def main():
     y = lambda t: H - B - t / top * (H - T - B)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{L}" y="18" font-size="14">bf16 matmul on H200, TF/s vs M = N = K</text>',
+           f'<text x="{L}" y="18" font-size="14">bf16 matmul on {gpu}, TF/s vs M = N = K</text>',
            f'<line x1="{L}" y1="{H-B}" x2="{W-R}" y2="{H-B}" stroke="black"/>',
            f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H-B}" stroke="black"/>']
     for t in range(0, int(top) + 1, 100):
