@@ -15,7 +15,7 @@ usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
   (default: no parameter fixed, the kernel's @heuristic and @tuned rows choose;
    block mode: CLUSTER 9 picks matmul_fp8_block_pipelined; NAME=V: more of the kernel's
    parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1, or 192x128:0:1:GROUP=8 in block mode)
-                          [--rounds R] [--sustain SECONDS]
+                          [--rounds R] [--sustain SECONDS] [--source FILE.tile]
 """
 import argparse
 import os
@@ -28,6 +28,7 @@ import tilec  # noqa: E402
 from benchlib import interleaved, sustained_ms  # noqa: E402
 
 ap = argparse.ArgumentParser()
+ap.add_argument("--source", help="another copy of examples/matmul_fp8.tile (e.g. with @tuned rows)")
 ap.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096")
 ap.add_argument("--modes", default="tensor,row,block")
 ap.add_argument("--configs", default="128x256")
@@ -40,7 +41,7 @@ ap.add_argument("--sustain", type=float, default=0.0,
 args = ap.parse_args()
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-prog = tilec.load(os.path.join(root, "examples", "matmul_fp8.tile"))
+prog = tilec.load(args.source or os.path.join(root, "examples", "matmul_fp8.tile"))
 f8 = torch.float8_e4m3fn
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
 

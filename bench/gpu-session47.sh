@@ -13,8 +13,11 @@
 #     scales) and matmul_fp8_block at issue 15's FP8 shapes: their @tuned rows
 #   bash bench/gpu-session47.sh fp8 OUTDIR    FP8 with the rows (the default launch, nothing
 #     fixed) against torch._scaled_mm, 3 rounds and 5 s sustained
+#   bash bench/gpu-session47.sh tunefp8 OUTDIR  tune8 and fp8 in one call: the rows found go
+#     into a copy of examples/matmul_fp8.tile ($OUT/matmul_fp8.tile), which bench_fp8.py then
+#     times (2 rounds, no sustained figure)
 #   bash bench/gpu-session47.sh e2e OUTDIR    the GPU lit suite (e2e) and python/tests/test_gpu.py
-source bench/session-start.sh "gpu-session47.sh attn|short|mm|tune8|fp8|e2e OUTDIR" "$@"
+source bench/session-start.sh "gpu-session47.sh attn|short|mm|tune8|fp8|tunefp8|e2e OUTDIR" "$@"
 twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
 if [ "$mode" = attn ]; then
   step 450 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 64,128 \
@@ -74,4 +77,36 @@ if [ "$mode" = fp8 ]; then
   (cd bench && step 200 fp8 python3 bench_fp8.py --rounds 3 --sustain 5 --modes tensor,block \
     --shapes 8192x8192x8192,4096x4096x4096 --configs default)
   grep -E "SUMMARY|SUSTAINED" $out/fp8.txt
+  # tilec-check --heuristic with two problems that choose the same values (one compile)
+  step 100 heur tilec-check examples/matmul.tile --kernel matmul --heuristic \
+    --shape 512x512x512 --shape 520x512x512 --shape 1000x3000x777
+  grep -E "HEURISTIC|PASS|FAIL" $out/heur.txt | head
+fi
+if [ "$mode" = tunefp8 ]; then
+  shapes="--shape 8192x8192x8192 --shape 4096x4096x4096"
+  step 150 tune8 tilec tune examples/matmul_fp8.tile --kernel matmul_fp8 $shapes --no-verify \
+    --table --tuning-db $out/tuning8.db
+  grep -o "^TUNE matmul_fp8 [0-9x]*: [^(]*([0-9.]* us)\|the plain launch.*us$\|no row.*" $out/tune8.txt
+  step 100 tune8b tilec tune examples/matmul_fp8.tile --kernel matmul_fp8_block $shapes \
+    --no-verify --table --tuning-db $out/tuning8b.db
+  grep -o "^TUNE matmul_fp8_block [0-9x]*: [^(]*([0-9.]* us)\|the plain launch.*us$\|no row.*" $out/tune8b.txt
+  python3 - examples/matmul_fp8.tile $out/matmul_fp8.tile $out/tune8.txt $out/tune8b.txt <<'PY'
+import sys
+src = open(sys.argv[1]).read()
+for log, anchor in ((sys.argv[3], "@tune(BM in [128, 192], BN in"), (sys.argv[4], "@tune(BM in [128, 192], STAGES")):
+    lines = open(log).read().splitlines()
+    if not any(l.startswith("@tuned(") for l in lines):
+        continue
+    i = next(k for k, l in enumerate(lines) if l.startswith("@tuned("))
+    j = next(k for k in range(i, len(lines)) if lines[k].rstrip().endswith("))"))
+    src = src.replace(anchor, "\n".join(lines[i:j + 1]) + "\n" + anchor, 1)
+    print("\n".join(lines[i:j + 1]))
+open(sys.argv[2], "w").write(src)
+PY
+  (cd bench && step 120 fp8 python3 bench_fp8.py --rounds 2 --modes tensor,block \
+    --shapes 8192x8192x8192,4096x4096x4096 --configs default --source $out/matmul_fp8.tile)
+  grep -E "SUMMARY" $out/fp8.txt
+  step 40 heur tilec-check examples/matmul.tile --kernel matmul --heuristic \
+    --shape 512x512x512 --shape 520x512x512 --shape 1000x3000x777
+  grep -E "HEURISTIC|PASS|FAIL" $out/heur.txt | head
 fi

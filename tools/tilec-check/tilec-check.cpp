@@ -142,6 +142,10 @@ struct TuneContext {
   /// and each tuned kernel's key (by name; tableKey, once per file).
   std::vector<std::string> *rows = nullptr;
   const std::map<std::string, TableKey> *keys = nullptr;
+  /// --heuristic on the GPU: the variants compiled so far (by kernel and
+  /// values; main sets it), so that problems that choose the same values
+  /// compile once.
+  std::map<std::string, CompileResult> *variants = nullptr;
 };
 
 /// "NAME=V" for each (name, value), values as given or as integers.
@@ -563,7 +567,11 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
   if (heuristic) {
     CompileOptions o = launchAs.options;
     o.kernel = sig.name;
-    CompileResult variant = compile(launchAs.source, o);
+    std::string key = sig.name + " " + llvm::join(assignments(o.defines), ",");
+    auto found = tuning.variants->find(key);
+    if (found == tuning.variants->end())
+      found = tuning.variants->emplace(key, compile(launchAs.source, o)).first;
+    const CompileResult &variant = found->second;
     if (!variant.ok || variant.kernels.empty()) {
       std::printf("FAIL %s %s: the @heuristic's variant did not compile:\n%s", sig.name.c_str(),
                   shapeStr.c_str(), variant.diagnostics.c_str());
@@ -852,6 +860,8 @@ int main(int argc, char **argv) {
                                           : opts.tuningDb);
       tuning.tuner = &*tuner;
     }
+    std::map<std::string, CompileResult> variants;
+    tuning.variants = &variants;
     std::vector<std::string> rows;
     if (opts.table && opts.tune) {
       tuning.rows = &rows;
