@@ -899,7 +899,10 @@ int main(int argc, char **argv) {
             failures += !runCase(kernel ? &*kernel : nullptr, sig, it->second, shape, opts,
                                  seed++, tuning);
         }
-        if (tuning.rows && !sig.tuneSpace.empty()) {
+        if (tuning.rows && !sig.tuneSpace.empty() && tuning.rows->empty()) {
+          std::printf("TABLE %s: no row from %zu shape(s), so no table to add\n",
+                      sig.name.c_str(), opts.shapes.size());
+        } else if (tuning.rows && !sig.tuneSpace.empty()) {
           // The table to put before the kernel (merged with its rows).
           std::printf("TABLE %s (put before the kernel; rows from %zu shape(s)):\n@tuned(key = "
                       "(%s)",
