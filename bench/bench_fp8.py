@@ -95,36 +95,30 @@ for shape in args.shapes.split(","):
         except Exception as e:  # noqa: BLE001 - say why and go on
             print(f"{shape:>16} {peer}: not run: {str(e).splitlines()[0]}")
         for cfg in args.configs.split(","):
-            if cfg == "default":
-                # no parameter fixed: the kernel's @heuristic and @tuned rows choose
-                c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-                if mode == "block":
-                    kern = prog.matmul_fp8_block
-                else:
-                    kern = prog.with_defines(SCALE=int(mode == "row")).matmul_fp8
-                name = f"tilec {mode} default {kern.choose(a, b, c, sa, sb)}"
-                kern(a, b, c, sa, sb)
-                torch.cuda.synchronize()
-                print(f"{shape:>16} {name}: error {check(c, ref, name):.2e} of the range")
-                impls[name] = (lambda kern=kern, c=c: kern(a, b, c, sa, sb))
-                continue
-            parts = cfg.split(":")
-            bm, bn = (int(v) for v in parts[0].split("x"))
-            stages = int(parts[1]) if len(parts) > 1 else 0
-            cluster = int(parts[2]) if len(parts) > 2 else 1
-            more = dict((kv.split("=")[0], int(kv.split("=")[1]))
-                        for kv in parts[3].split("+")) if len(parts) > 3 else {}
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             try:
-                if mode == "block":
-                    defs = prog.with_defines(BM=bm, BN=bn, STAGES=stages, **more)
-                    kern = defs.matmul_fp8_block_pipelined if cluster == 9 else defs.matmul_fp8_block
-                    name = (f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
-                            + (f":{parts[3]}" if more else ""))
+                if cfg == "default":
+                    # nothing fixed: the kernel's @heuristic and @tuned rows choose
+                    kern = (prog.matmul_fp8_block if mode == "block"
+                            else prog.with_defines(SCALE=int(mode == "row")).matmul_fp8)
+                    name = f"tilec {mode} default {kern.choose(a, b, c, sa, sb)}"
                 else:
-                    kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
-                                             SCALE=int(mode == "row"), **more).matmul_fp8
-                    name = f"tilec {mode} {cfg}"
+                    parts = cfg.split(":")
+                    bm, bn = (int(v) for v in parts[0].split("x"))
+                    stages = int(parts[1]) if len(parts) > 1 else 0
+                    cluster = int(parts[2]) if len(parts) > 2 else 1
+                    more = dict((kv.split("=")[0], int(kv.split("=")[1]))
+                                for kv in parts[3].split("+")) if len(parts) > 3 else {}
+                    if mode == "block":
+                        defs = prog.with_defines(BM=bm, BN=bn, STAGES=stages, **more)
+                        kern = (defs.matmul_fp8_block_pipelined if cluster == 9
+                                else defs.matmul_fp8_block)
+                        name = (f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
+                                + (f":{parts[3]}" if more else ""))
+                    else:
+                        kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
+                                                 SCALE=int(mode == "row"), **more).matmul_fp8
+                        name = f"tilec {mode} {cfg}"
                 kern(a, b, c, sa, sb)
             except tilec.CompileError as e:
                 print(f"{shape:>16} tilec {cfg}: not compiled: {str(e).splitlines()[0]}")

@@ -899,19 +899,21 @@ int main(int argc, char **argv) {
             failures += !runCase(kernel ? &*kernel : nullptr, sig, it->second, shape, opts,
                                  seed++, tuning);
         }
-        if (tuning.rows && !sig.tuneSpace.empty() && tuning.rows->empty()) {
-          std::printf("TABLE %s: no row from %zu shape(s), so no table to add\n",
-                      sig.name.c_str(), opts.shapes.size());
-        } else if (tuning.rows && !sig.tuneSpace.empty()) {
-          // The table to put before the kernel (merged with its rows).
-          std::printf("TABLE %s (put before the kernel; rows from %zu shape(s)):\n@tuned(key = "
-                      "(%s)",
-                      sig.name.c_str(), opts.shapes.size(),
-                      llvm::join(keys.at(sig.name).exprs, ", ").c_str());
-          for (const std::string &row : *tuning.rows)
-            std::printf(",\n       %s", row.c_str());
-          std::printf(")\n");
-          tuning.rows->clear();
+        if (tuning.rows && !sig.tuneSpace.empty()) {
+          if (tuning.rows->empty()) {
+            std::printf("TABLE %s: no row from %zu shape(s), so no table to add\n",
+                        sig.name.c_str(), opts.shapes.size());
+          } else {
+            // The table to put before the kernel (merged with its rows).
+            std::printf("TABLE %s (put before the kernel; rows from %zu shape(s)):\n"
+                        "@tuned(key = (%s)",
+                        sig.name.c_str(), opts.shapes.size(),
+                        llvm::join(keys.at(sig.name).exprs, ", ").c_str());
+            for (const std::string &row : *tuning.rows)
+              std::printf(",\n       %s", row.c_str());
+            std::printf(")\n");
+            tuning.rows->clear();
+          }
         }
       }
     } catch (const RuntimeError &e) {
