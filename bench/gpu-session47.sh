@@ -16,8 +16,10 @@
 #   bash bench/gpu-session47.sh tunefp8 OUTDIR  tune8 and fp8 in one call: the rows found go
 #     into a copy of examples/matmul_fp8.tile ($OUT/matmul_fp8.tile), which bench_fp8.py then
 #     times (2 rounds, no sustained figure)
+#   bash bench/gpu-session47.sh tune8v OUTDIR  tune8 with the tuner timing back-to-back launches
+#     (does it agree with bench_fp8.py's figures of call 5 now?)
 #   bash bench/gpu-session47.sh e2e OUTDIR    the GPU lit suite (e2e) and python/tests/test_gpu.py
-source bench/session-start.sh "gpu-session47.sh attn|short|mm|tune8|fp8|tunefp8|e2e OUTDIR" "$@"
+source bench/session-start.sh "gpu-session47.sh attn|short|mm|tune8|fp8|tunefp8|tune8v|e2e OUTDIR" "$@"
 twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
 if [ "$mode" = attn ]; then
   step 450 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 64,128 \
@@ -109,4 +111,13 @@ PY
   step 40 heur tilec-check examples/matmul.tile --kernel matmul --heuristic \
     --shape 512x512x512 --shape 520x512x512 --shape 1000x3000x777
   grep -E "HEURISTIC|PASS|FAIL" $out/heur.txt | head
+fi
+if [ "$mode" = tune8v ]; then
+  shapes="--shape 8192x8192x8192 --shape 4096x4096x4096"
+  step 100 tune8b tilec tune examples/matmul_fp8.tile --kernel matmul_fp8_block $shapes \
+    --no-verify --table --tuning-db $out/tuning8b.db
+  grep -E "^TUNE|^TABLE|^ +\(" $out/tune8b.txt | cut -c1-250
+  step 150 tune8 tilec tune examples/matmul_fp8.tile --kernel matmul_fp8 $shapes --no-verify \
+    --table --tuning-db $out/tuning8.db
+  grep -E "^TUNE|^TABLE|^ +\(" $out/tune8.txt | cut -c1-250
 fi
