@@ -287,4 +287,26 @@ TEST(AutotuneTest, TunesOnTopOfTheHeuristic) {
   EXPECT_EQ(divisors, (std::vector<int64_t>{256 * 2, 512 * 2, 1024 * 2}));
 }
 
+// Where the heuristic's values are a point of the space (BLOCK's default
+// 1024 is a candidate), the plain launch is that candidate's kernel: it is
+// not timed again, and its time is the candidate's.
+TEST(AutotuneTest, PlainLaunchThatIsACandidateIsTimedOnce) {
+  std::string src = kHeuristicSrc;
+  size_t at = src.find("[256, 512]");
+  ASSERT_NE(at, std::string::npos);
+  src.replace(at, 10, "[256, 1024]");
+  std::vector<int64_t> divisors;
+  TuneTimer timer = [&](const CompileResult &, const KernelSignature &sig) {
+    int64_t d = sig.grid[0].operands[1].value; // BLOCK * ROWS, folded
+    divisors.push_back(d);
+    return d == 256 * 4 ? 1.0 : 3.0;
+  };
+  TuneChoice choice;
+  auto r = Autotuner("").select(src, CompileOptions(), "rows", argsFor(5000), &choice, timer);
+  ASSERT_TRUE(r->ok) << r->diagnostics;
+  EXPECT_EQ(divisors, (std::vector<int64_t>{256 * 4, 1024 * 4}));
+  EXPECT_EQ(choice.defines.at("BLOCK"), "256");
+  EXPECT_EQ(choice.heuristicMicroseconds, 3.0);
+}
+
 } // namespace
