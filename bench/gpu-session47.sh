@@ -16,8 +16,8 @@
 #   bash bench/gpu-session47.sh tunefp8 OUTDIR  tune8 and fp8 in one call: the rows found go
 #     into a copy of examples/matmul_fp8.tile ($OUT/matmul_fp8.tile), which bench_fp8.py then
 #     times (2 rounds, no sustained figure)
-#   bash bench/gpu-session47.sh tune8v OUTDIR  tune8 with the tuner timing back-to-back launches
-#     (does it agree with bench_fp8.py's figures of call 5 now?)
+#   bash bench/gpu-session47.sh tune8v OUTDIR  tune8 again (call 6 ran it with the tuner timing
+#     back-to-back launches: does it agree with bench_fp8.py's figures of call 5 now?)
 #   bash bench/gpu-session47.sh e2e OUTDIR    the GPU lit suite (e2e) and python/tests/test_gpu.py
 source bench/session-start.sh "gpu-session47.sh attn|short|mm|tune8|fp8|tunefp8|tune8v|e2e OUTDIR" "$@"
 twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
@@ -64,34 +64,32 @@ if [ "$mode" = e2e ]; then
   step 200 pytest-gpu python3 -m pytest -q python/tests/test_gpu.py
   tail -3 $out/pytest-gpu.txt
 fi
-if [ "$mode" = tune8 ]; then
-  shapes="--shape 8192x8192x8192 --shape 4096x4096x4096"
-  step 280 tune8 tilec tune examples/matmul_fp8.tile --kernel matmul_fp8 $shapes --no-verify \
-    --table --tuning-db $out/tuning8.db
-  grep -E "^(TABLE|@tuned| +\()|no row" $out/tune8.txt | cut -c1-300
-  grep -o "^TUNE matmul_fp8 [0-9x]*: [^(]*([0-9.]* us)\|the plain launch.*us$" $out/tune8.txt
-  step 200 tune8b tilec tune examples/matmul_fp8.tile --kernel matmul_fp8_block $shapes \
-    --no-verify --table --tuning-db $out/tuning8b.db
-  grep -E "^(TABLE|@tuned| +\()|no row" $out/tune8b.txt | cut -c1-300
-  grep -o "^TUNE matmul_fp8_block [0-9x]*: [^(]*([0-9.]* us)\|the plain launch.*us$" $out/tune8b.txt
+# tilec tune --table for one kernel of examples/matmul_fp8.tile at issue 15's FP8 shapes:
+# tune_fp8 NAME KERNEL SECONDS (the log in $out/NAME.txt, its tuning database beside it)
+tune_fp8() {
+  step "$3" "$1" tilec tune examples/matmul_fp8.tile --kernel "$2" --shape 8192x8192x8192 \
+    --shape 4096x4096x4096 --no-verify --table --tuning-db "$out/$1.db"
+  grep -E "^TUNE|^TABLE|^ +\(" "$out/$1.txt" | cut -c1-250
+}
+# tilec-check --heuristic with two problems that choose the same values (one compile)
+heuristic_check() {
+  step "$1" heur tilec-check examples/matmul.tile --kernel matmul --heuristic \
+    --shape 512x512x512 --shape 520x512x512 --shape 1000x3000x777
+  grep -E "HEURISTIC|PASS|FAIL" $out/heur.txt | head
+}
+if [ "$mode" = tune8 ] || [ "$mode" = tune8v ]; then
+  tune_fp8 tune8b matmul_fp8_block 100
+  tune_fp8 tune8 matmul_fp8 150
 fi
 if [ "$mode" = fp8 ]; then
   (cd bench && step 200 fp8 python3 bench_fp8.py --rounds 3 --sustain 5 --modes tensor,block \
     --shapes 8192x8192x8192,4096x4096x4096 --configs default)
   grep -E "SUMMARY|SUSTAINED" $out/fp8.txt
-  # tilec-check --heuristic with two problems that choose the same values (one compile)
-  step 100 heur tilec-check examples/matmul.tile --kernel matmul --heuristic \
-    --shape 512x512x512 --shape 520x512x512 --shape 1000x3000x777
-  grep -E "HEURISTIC|PASS|FAIL" $out/heur.txt | head
+  heuristic_check 100
 fi
 if [ "$mode" = tunefp8 ]; then
-  shapes="--shape 8192x8192x8192 --shape 4096x4096x4096"
-  step 150 tune8 tilec tune examples/matmul_fp8.tile --kernel matmul_fp8 $shapes --no-verify \
-    --table --tuning-db $out/tuning8.db
-  grep -o "^TUNE matmul_fp8 [0-9x]*: [^(]*([0-9.]* us)\|the plain launch.*us$\|no row.*" $out/tune8.txt
-  step 100 tune8b tilec tune examples/matmul_fp8.tile --kernel matmul_fp8_block $shapes \
-    --no-verify --table --tuning-db $out/tuning8b.db
-  grep -o "^TUNE matmul_fp8_block [0-9x]*: [^(]*([0-9.]* us)\|the plain launch.*us$\|no row.*" $out/tune8b.txt
+  tune_fp8 tune8 matmul_fp8 150
+  tune_fp8 tune8b matmul_fp8_block 100
   python3 - examples/matmul_fp8.tile $out/matmul_fp8.tile $out/tune8.txt $out/tune8b.txt <<'PY'
 import sys
 src = open(sys.argv[1]).read()
@@ -108,16 +106,5 @@ PY
   (cd bench && step 120 fp8 python3 bench_fp8.py --rounds 2 --modes tensor,block \
     --shapes 8192x8192x8192,4096x4096x4096 --configs default --source $out/matmul_fp8.tile)
   grep -E "SUMMARY" $out/fp8.txt
-  step 40 heur tilec-check examples/matmul.tile --kernel matmul --heuristic \
-    --shape 512x512x512 --shape 520x512x512 --shape 1000x3000x777
-  grep -E "HEURISTIC|PASS|FAIL" $out/heur.txt | head
-fi
-if [ "$mode" = tune8v ]; then
-  shapes="--shape 8192x8192x8192 --shape 4096x4096x4096"
-  step 100 tune8b tilec tune examples/matmul_fp8.tile --kernel matmul_fp8_block $shapes \
-    --no-verify --table --tuning-db $out/tuning8b.db
-  grep -E "^TUNE|^TABLE|^ +\(" $out/tune8b.txt | cut -c1-250
-  step 150 tune8 tilec tune examples/matmul_fp8.tile --kernel matmul_fp8 $shapes --no-verify \
-    --table --tuning-db $out/tuning8.db
-  grep -E "^TUNE|^TABLE|^ +\(" $out/tune8.txt | cut -c1-250
+  heuristic_check 40
 fi

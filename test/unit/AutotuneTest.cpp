@@ -264,13 +264,19 @@ kernel rows<BLOCK: int = 1024, ROWS: int = 1>(x: tensor<f32, 1>, z: tensor<f32, 
 // Parameters outside the @tune space take what the kernel's @heuristic
 // chooses for the arguments, and the kernel a plain launch runs (the
 // heuristic's choice, BLOCK at its default) is timed beside the trials.
+// A timer for kHeuristicSrc's kernels: records each one's grid divisor
+// (BLOCK * ROWS, folded) in `divisors`; 1 us where it is `fast`, else `slow`.
+TuneTimer divisorTimer(std::vector<int64_t> &divisors, int64_t fast, double slow) {
+  return [&divisors, fast, slow](const CompileResult &, const KernelSignature &sig) {
+    int64_t d = sig.grid[0].operands[1].value;
+    divisors.push_back(d);
+    return d == fast ? 1.0 : slow;
+  };
+}
+
 TEST(AutotuneTest, TunesOnTopOfTheHeuristic) {
   std::vector<int64_t> divisors;
-  TuneTimer timer = [&](const CompileResult &, const KernelSignature &sig) {
-    int64_t d = sig.grid[0].operands[1].value; // BLOCK * ROWS, folded
-    divisors.push_back(d);
-    return d == 512 * 4 ? 1.0 : 2.0;
-  };
+  TuneTimer timer = divisorTimer(divisors, 512 * 4, 2.0);
   TuneChoice choice;
   auto r = Autotuner("").select(kHeuristicSrc, CompileOptions(), "rows", argsFor(5000), &choice,
                                 timer);
@@ -296,11 +302,7 @@ TEST(AutotuneTest, PlainLaunchThatIsACandidateIsTimedOnce) {
   ASSERT_NE(at, std::string::npos);
   src.replace(at, 10, "[256, 1024]");
   std::vector<int64_t> divisors;
-  TuneTimer timer = [&](const CompileResult &, const KernelSignature &sig) {
-    int64_t d = sig.grid[0].operands[1].value; // BLOCK * ROWS, folded
-    divisors.push_back(d);
-    return d == 256 * 4 ? 1.0 : 3.0;
-  };
+  TuneTimer timer = divisorTimer(divisors, 256 * 4, 3.0);
   TuneChoice choice;
   auto r = Autotuner("").select(src, CompileOptions(), "rows", argsFor(5000), &choice, timer);
   ASSERT_TRUE(r->ok) << r->diagnostics;
