@@ -8,9 +8,9 @@ around --reps back-to-back calls, medians of --iters, the implementations
 interleaved round by round. Each result is checked against torch.mm first.
 
 usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N]
-                             [--reps R] [--rounds R] [--sustain SECONDS]
+                             [--reps R] [--rounds R] [--sustain SECONDS] [--source2 FILE]
   CFG: matmul:default (the tile matmul's @heuristic picks from the shape,
-       what a plain call runs), matmul:BMxBN[xBK][:STAGES[:CLUSTER]] (CLUSTER 1:
+       what a plain call runs), matmul2:default (the same from --source2 FILE), matmul:BMxBN[xBK][:STAGES[:CLUSTER]] (CLUSTER 1:
        no clusters; default 2),
        persistent:BMxBN[:STAGES] (matmul_persistent), pingpong:BMxBN[:STAGES]
        (matmul_persistent with @launch(pingpong = 1): the consumer warpgroups
@@ -43,10 +43,13 @@ ap.add_argument("--iters", type=int, default=20)
 ap.add_argument("--reps", type=int, default=10)
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--sustain", type=float, default=0.0)
+ap.add_argument("--source2", help="a second copy of examples/matmul.tile (e.g. other @tuned rows), "
+                                  "timed as matmul2:default beside matmul:default")
 args = ap.parse_args()
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 mm = tilec.load(os.path.join(root, "examples", "matmul.tile"), O="bf16")
+mm2 = tilec.load(args.source2, O="bf16") if args.source2 else None
 sk = tilec.load(os.path.join(root, "examples", "matmul.tile"))
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
 for shape in args.shapes.split(","):
@@ -59,7 +62,8 @@ for shape in args.shapes.split(","):
         parts = cfg.split(":")
         if parts[1] == "default":
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-            kern = mm.matmul if parts[0] == "matmul" else mm.matmul_persistent
+            kern = {"matmul": lambda: mm.matmul, "persistent": lambda: mm.matmul_persistent,
+                    "matmul2": lambda: mm2.matmul}[parts[0]]()
             kern(a, b, c)
             torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
             impls[f"tilec {cfg} {kern.choose(a, b, c)}"] = (lambda kern=kern, c=c: kern(a, b, c))

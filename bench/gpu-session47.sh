@@ -18,8 +18,12 @@
 #     times (2 rounds, no sustained figure)
 #   bash bench/gpu-session47.sh tune8v OUTDIR  tune8 again (call 6 ran it with the tuner timing
 #     back-to-back launches: does it agree with bench_fp8.py's figures of call 5 now?)
+#   bash bench/gpu-session47.sh retune OUTDIR  examples/matmul.tile's table again with the
+#     autotuner's fixed timing (the nine shapes of session 45's tune plus its four later rows),
+#     the new table in a copy ($OUT/matmul.tile), then both tables' kernels against cuBLAS in
+#     the same rounds (bench_skinny.py matmul:default,matmul2:default --source2 COPY)
 #   bash bench/gpu-session47.sh e2e OUTDIR    the GPU lit suite (e2e) and python/tests/test_gpu.py
-source bench/session-start.sh "gpu-session47.sh attn|short|mm|tune8|fp8|tunefp8|tune8v|e2e OUTDIR" "$@"
+source bench/session-start.sh "gpu-session47.sh attn|short|mm|tune8|fp8|tunefp8|tune8v|retune|e2e OUTDIR" "$@"
 twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
 if [ "$mode" = attn ]; then
   step 450 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 64,128 \
@@ -107,4 +111,33 @@ PY
     --shapes 8192x8192x8192,4096x4096x4096 --configs default --source $out/matmul_fp8.tile)
   grep -E "SUMMARY" $out/fp8.txt
   heuristic_check 40
+fi
+if [ "$mode" = retune ]; then
+  rows=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,4096x16384x1024,8192x12288x4096,1024x1024x1024,5000x5000x5000,1536x1536x1536
+  # The table PY puts in place of examples/matmul.tile's (none: the heuristic alone)
+  table() {
+    python3 - examples/matmul.tile "$1" "$2" <<'PY'
+import sys
+src = open(sys.argv[1]).read()
+start = src.index("@tuned(key = (T, O, arch()")
+end = src.index("@tune(BM in", start)
+table = ""
+if sys.argv[3] != "-":
+    lines = open(sys.argv[3]).read().splitlines()
+    if any(l.startswith("@tuned(") for l in lines):
+        i = next(k for k, l in enumerate(lines) if l.startswith("@tuned("))
+        j = next(k for k in range(i, len(lines)) if lines[k].rstrip().endswith("))"))
+        table = "\n".join(lines[i:j + 1]) + "\n"
+    print(table or "no rows")
+open(sys.argv[2], "w").write(src[:start] + table + src[end:])
+PY
+  }
+  table $out/matmul-heuristic.tile -
+  step 400 retune tilec tune $out/matmul-heuristic.tile --kernel matmul -D O=bf16 \
+    $(echo $rows | sed 's/^/--shape /; s/,/ --shape /g') --no-verify --table --tuning-db $out/retune.db
+  grep -E "^TUNE|^TABLE|^ +\(" $out/retune.txt | cut -c1-250
+  table $out/matmul.tile $out/retune.txt
+  (cd bench && step 180 rows python3 bench_skinny.py --rounds 3 --shapes $rows \
+    --configs matmul:default,matmul2:default --source2 $out/matmul.tile)
+  grep -E "TF/s$|SUMMARY" $out/rows.txt | grep -v "^ *[0-9x]* cuBLAS" | cut -c1-200
 fi
