@@ -10,8 +10,8 @@ interleaved round by round. Each result is checked against torch.mm first.
 usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N]
                              [--reps R] [--rounds R] [--sustain SECONDS] [--source2 FILE]
   CFG: matmul:default (the tile matmul's @heuristic picks from the shape,
-       what a plain call runs), matmul2:default (the same from --source2 FILE), matmul:BMxBN[xBK][:STAGES[:CLUSTER]] (CLUSTER 1:
-       no clusters; default 2),
+       what a plain call runs), matmul2:default (the same from --source2 FILE),
+       matmul:BMxBN[xBK][:STAGES[:CLUSTER]] (CLUSTER 1: no clusters; default 2),
        persistent:BMxBN[:STAGES] (matmul_persistent), pingpong:BMxBN[:STAGES]
        (matmul_persistent with @launch(pingpong = 1): the consumer warpgroups
        take the tiles in turn)
@@ -62,8 +62,8 @@ for shape in args.shapes.split(","):
         parts = cfg.split(":")
         if parts[1] == "default":
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-            kern = {"matmul": lambda: mm.matmul, "persistent": lambda: mm.matmul_persistent,
-                    "matmul2": lambda: mm2.matmul}[parts[0]]()
+            prog = mm2 if parts[0] == "matmul2" else mm
+            kern = prog.matmul_persistent if parts[0] == "persistent" else prog.matmul
             kern(a, b, c)
             torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
             impls[f"tilec {cfg} {kern.choose(a, b, c)}"] = (lambda kern=kern, c=c: kern(a, b, c))

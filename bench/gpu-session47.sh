@@ -94,19 +94,8 @@ fi
 if [ "$mode" = tunefp8 ]; then
   tune_fp8 tune8 matmul_fp8 150
   tune_fp8 tune8b matmul_fp8_block 100
-  python3 - examples/matmul_fp8.tile $out/matmul_fp8.tile $out/tune8.txt $out/tune8b.txt <<'PY'
-import sys
-src = open(sys.argv[1]).read()
-for log, anchor in ((sys.argv[3], "@tune(BM in [128, 192], BN in"), (sys.argv[4], "@tune(BM in [128, 192], STAGES")):
-    lines = open(log).read().splitlines()
-    if not any(l.startswith("@tuned(") for l in lines):
-        continue
-    i = next(k for k, l in enumerate(lines) if l.startswith("@tuned("))
-    j = next(k for k in range(i, len(lines)) if lines[k].rstrip().endswith("))"))
-    src = src.replace(anchor, "\n".join(lines[i:j + 1]) + "\n" + anchor, 1)
-    print("\n".join(lines[i:j + 1]))
-open(sys.argv[2], "w").write(src)
-PY
+  python3 bench/tuned_table.py examples/matmul_fp8.tile $out/matmul_fp8.tile \
+    matmul_fp8=$out/tune8.txt matmul_fp8_block=$out/tune8b.txt
   (cd bench && step 120 fp8 python3 bench_fp8.py --rounds 2 --modes tensor,block \
     --shapes 8192x8192x8192,4096x4096x4096 --configs default --source $out/matmul_fp8.tile)
   grep -E "SUMMARY" $out/fp8.txt
@@ -114,29 +103,11 @@ PY
 fi
 if [ "$mode" = retune ]; then
   rows=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,4096x16384x1024,8192x12288x4096,1024x1024x1024,5000x5000x5000,1536x1536x1536
-  # The table PY puts in place of examples/matmul.tile's (none: the heuristic alone)
-  table() {
-    python3 - examples/matmul.tile "$1" "$2" <<'PY'
-import sys
-src = open(sys.argv[1]).read()
-start = src.index("@tuned(key = (T, O, arch()")
-end = src.index("@tune(BM in", start)
-table = ""
-if sys.argv[3] != "-":
-    lines = open(sys.argv[3]).read().splitlines()
-    if any(l.startswith("@tuned(") for l in lines):
-        i = next(k for k, l in enumerate(lines) if l.startswith("@tuned("))
-        j = next(k for k in range(i, len(lines)) if lines[k].rstrip().endswith("))"))
-        table = "\n".join(lines[i:j + 1]) + "\n"
-    print(table or "no rows")
-open(sys.argv[2], "w").write(src[:start] + table + src[end:])
-PY
-  }
-  table $out/matmul-heuristic.tile -
+  python3 bench/tuned_table.py examples/matmul.tile $out/matmul-heuristic.tile matmul=-
   step 400 retune tilec tune $out/matmul-heuristic.tile --kernel matmul -D O=bf16 \
     $(echo $rows | sed 's/^/--shape /; s/,/ --shape /g') --no-verify --table --tuning-db $out/retune.db
   grep -E "^TUNE|^TABLE|^ +\(" $out/retune.txt | cut -c1-250
-  table $out/matmul.tile $out/retune.txt
+  python3 bench/tuned_table.py examples/matmul.tile $out/matmul.tile matmul=$out/retune.txt
   (cd bench && step 180 rows python3 bench_skinny.py --rounds 3 --shapes $rows \
     --configs matmul:default,matmul2:default --source2 $out/matmul.tile)
   grep -E "TF/s$|SUMMARY" $out/rows.txt | grep -v "^ *[0-9x]* cuBLAS" | cut -c1-200

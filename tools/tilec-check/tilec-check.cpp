@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Autotune.h"
+#include "tilec/Cache.h"
 #include "tilec/Compiler.h"
 #include "tilec/Frontend/Diagnostics.h"
 #include "tilec/Frontend/Parser.h"
@@ -33,7 +34,6 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
-#include <type_traits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -45,6 +45,7 @@
 #include <thread>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace tilec;
@@ -142,10 +143,6 @@ struct TuneContext {
   /// and each tuned kernel's key (by name; tableKey, once per file).
   std::vector<std::string> *rows = nullptr;
   const std::map<std::string, TableKey> *keys = nullptr;
-  /// --heuristic on the GPU: the variants compiled so far (by kernel and
-  /// values; main sets it), so that problems that choose the same values
-  /// compile once.
-  std::map<std::string, CompileResult> *variants = nullptr;
 };
 
 /// "NAME=V" for each (name, value), values as given or as integers.
@@ -567,11 +564,10 @@ bool runCase(const Kernel *declared, const KernelSignature &sig, const Reference
   if (heuristic) {
     CompileOptions o = launchAs.options;
     o.kernel = sig.name;
-    std::string key = sig.name + " " + llvm::join(assignments(o.defines), ",");
-    auto found = tuning.variants->find(key);
-    if (found == tuning.variants->end())
-      found = tuning.variants->emplace(key, compile(launchAs.source, o)).first;
-    const CompileResult &variant = found->second;
+    // Through the compile cache, so that problems that choose the same
+    // values compile once (as in the Python package).
+    std::shared_ptr<const CompileResult> compiled = compileCached(launchAs.source, o);
+    const CompileResult &variant = *compiled;
     if (!variant.ok || variant.kernels.empty()) {
       std::printf("FAIL %s %s: the @heuristic's variant did not compile:\n%s", sig.name.c_str(),
                   shapeStr.c_str(), variant.diagnostics.c_str());
@@ -860,8 +856,6 @@ int main(int argc, char **argv) {
                                           : opts.tuningDb);
       tuning.tuner = &*tuner;
     }
-    std::map<std::string, CompileResult> variants;
-    tuning.variants = &variants;
     std::vector<std::string> rows;
     if (opts.table && opts.tune) {
       tuning.rows = &rows;
