@@ -3,15 +3,33 @@
 # Every peer figure comes from the same process and rounds (bench/benchlib.py's interleaved).
 #   bash bench/gpu-session48.sh fp8blk OUTDIR  matmul_fp8_block with clusters of 2 (the B tile
 #     multicast to both programs of a pair; persistent, 128-row tiles, 4 to 6 stages) against
-#     the heuristic's tile, the shipped 4096^3 row and torch._scaled_mm's block scales
+#     the heuristic's tile, the shipped 4096^3 row and torch._scaled_mm's block scales, then
+#     Nsight Compute (speed of light, memory, warp states) on a pair and on the row's kernel
+#   bash bench/gpu-session48.sh sgemm OUTDIR  f32 on the CUDA cores: the shipped 128 x 128 x 32
+#     tile (warp-specialized) against 192 x 128 x 16, 128 x 128 x 64 and 128 x 128 x 16
+#     next to cuBLAS SGEMM
 #   bash bench/gpu-session48.sh ATTN|MM|E2E|... OUTDIR  session 47's modes (gpu-session47.sh)
-source bench/session-start.sh "gpu-session48.sh fp8blk|<gpu-session47.sh's modes> OUTDIR" "$@"
+source bench/session-start.sh "gpu-session48.sh fp8blk|sgemm|<gpu-session47.sh's modes> OUTDIR" "$@"
 if [ "$mode" = fp8blk ]; then
   p=PERSISTENT=1
   (cd bench && step 240 fp8blk python3 bench_fp8.py --rounds 3 --modes block \
     --shapes 8192x8192x8192,4096x4096x4096 --configs \
 default,192x128:0:1:GROUP=8,128x128:3:1:$p,128x128:4:1:$p+CLUSTER=2,128x128:6:1:$p+CLUSTER=2,128x128:4:1:$p+CLUSTER=2+GROUP=8,128x128:6:1:$p+CLUSTER=2+GROUP=8)
   grep -E "SUMMARY|not compiled|Error" $out/fp8blk.txt
+  # Nsight Compute on the pair (is the kernel held by L2's bandwidth, as 128 x 128 tiles of
+  # f8 without multicast would be at 1000 TF/s?), then the shipped row's kernel beside it
+  sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats"
+  for d in "-D CLUSTER=2 -D STAGES=6" "-D STAGES=3"; do
+    name=ncu-$(echo $d | tr -d ' =D-')
+    step 100 $name ncu --launch-skip 2 --launch-count 1 -k regex:matmul_fp8 $sections \
+      python3 bench/ncu_fp8_once.py --shape 8192x8192x8192 -D BM=128 -D PERSISTENT=1 $d
+    grep -E "Duration|SM Frequency|Compute \(SM\) Th|Memory Th|L2 Cache Th|DRAM Th|L2 Hit|Stall|Warp Cycles Per Issued|Local" $out/$name.txt | head -40
+  done
+elif [ "$mode" = sgemm ]; then
+  step 150 sgemm python3 bench/bench_matmul.py --tilec-check $(which tilec-check) --iters 20 \
+    --reps 5 --shapes 2048x2048x2048,4096x4096x4096 \
+    --f32 matmul:128x128x32,matmul:192x128x16,matmul:128x128x64,matmul:128x128x16
+  grep -iE "sgemm|f32|TF/s" $out/sgemm.txt | tail -14
 else
   bash bench/gpu-session47.sh "$mode" "$out"
 fi
