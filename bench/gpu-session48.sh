@@ -3,7 +3,8 @@
 # Every peer figure comes from the same process and rounds (bench/benchlib.py's interleaved).
 #   bash bench/gpu-session48.sh fp8blk OUTDIR  matmul_fp8_block with clusters of 2 (the B tile
 #     multicast to both programs of a pair; persistent, 128-row tiles, 4 to 6 stages) against
-#     the heuristic's tile, the shipped 4096^3 row and torch._scaled_mm's block scales, then
+#     the heuristic's tile, the shipped 4096^3 row and torch._scaled_mm's block scales, with and
+#     without the consumers' turns at the tensor cores (TURNS = 0: @launch(turns = 0)), then
 #     Nsight Compute (speed of light, memory, warp states) on a pair and on the row's kernel
 #   bash bench/gpu-session48.sh sgemm OUTDIR  f32 on the CUDA cores: the shipped 128 x 128 x 32
 #     tile (warp-specialized) against 192 x 128 x 16, 128 x 128 x 64 and 128 x 128 x 16
@@ -14,7 +15,7 @@ if [ "$mode" = fp8blk ]; then
   p=PERSISTENT=1
   (cd bench && step 240 fp8blk python3 bench_fp8.py --rounds 3 --modes block \
     --shapes 8192x8192x8192,4096x4096x4096 --configs \
-default,192x128:0:1:GROUP=8,128x128:3:1:$p,128x128:4:1:$p+CLUSTER=2,128x128:6:1:$p+CLUSTER=2,128x128:4:1:$p+CLUSTER=2+GROUP=8,128x128:6:1:$p+CLUSTER=2+GROUP=8)
+default,192x128:0:1:GROUP=8,128x128:3:1:$p,128x128:4:1:$p+CLUSTER=2,128x128:6:1:$p+CLUSTER=2,128x128:6:1:$p+CLUSTER=2+GROUP=8,128x128:3:1:$p+TURNS=0,128x128:6:1:$p+CLUSTER=2+TURNS=0)
   grep -E "SUMMARY|not compiled|Error" $out/fp8blk.txt
   # Nsight Compute on the pair (is the kernel held by L2's bandwidth, as 128 x 128 tiles of
   # f8 without multicast would be at 1000 TF/s?), then the shipped row's kernel beside it

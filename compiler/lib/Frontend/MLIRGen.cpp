@@ -434,6 +434,8 @@ void Gen::run() {
     func->setAttr(tile::kFtzAttrName, b.getUnitAttr());
   if (inst.lateTurn)
     func->setAttr(tile::kLateTurnAttrName, b.getI32IntegerAttr(int32_t(inst.lateTurn)));
+  if (inst.noTurns)
+    func->setAttr(tile::kNoTurnsAttrName, b.getUnitAttr());
   if (inst.cluster)
     func->setAttr(tile::kClusterAttrName, b.getI32IntegerAttr(int32_t(inst.cluster)));
   if (inst.paddedGrid)

@@ -185,7 +185,7 @@ bool Parser::parseTuned() {
 }
 
 bool Parser::parseLaunch(std::vector<LaunchParam> &launch) {
-  return parseNamedExprs("launch", "a launch setting in @launch (num_warps, min_blocks_per_sm, cluster, pingpong, persistent, group_rows, pair_tiles, ftz or late_turn)",
+  return parseNamedExprs("launch", "a launch setting in @launch (num_warps, min_blocks_per_sm, cluster, pingpong, persistent, group_rows, pair_tiles, ftz, late_turn or turns)",
                          "after the setting name (write num_warps = 4)", launch);
 }
 

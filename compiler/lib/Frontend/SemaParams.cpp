@@ -150,7 +150,7 @@ bool Checker::checkLaunch() {
   // layout is final (TileToNVVM): options may override either value.
   static const char *const kSettings[] = {"num_warps", "min_blocks_per_sm", "cluster",
                                           "pingpong", "persistent", "group_rows",
-                                          "pair_tiles", "ftz", "late_turn"};
+                                          "pair_tiles", "ftz", "late_turn", "turns"};
   std::set<std::string> seen;
   for (LaunchParam &p : kernel.launch) {
     if (!llvm::is_contained(kSettings, llvm::StringRef(p.name))) {
@@ -161,7 +161,7 @@ bool Checker::checkLaunch() {
           near = s;
       return error(p.loc, "unknown launch setting '" + p.name +
                               "'; @launch takes num_warps, min_blocks_per_sm, cluster, pingpong, "
-                              "persistent, group_rows, pair_tiles, ftz and late_turn (did "
+                              "persistent, group_rows, pair_tiles, ftz, late_turn and turns (did "
                               "you mean '" + near + "'?)");
     }
     if (!seen.insert(p.name).second)
@@ -219,6 +219,11 @@ bool Checker::checkLaunch() {
                      "register operand of the turn's first mma) or 2 (also after rescaling "
                      "the accumulator that mma adds to), got " + std::to_string(v));
       inst.lateTurn = unsigned(v);
+    } else if (p.name == "turns") {
+      if (!flag("the consumer warpgroups issue their mmas as each is ready",
+                "two consumer warpgroups take turns at the tensor cores in an mma loop"))
+        return false;
+      inst.noTurns = v == 0;
     } else {
       if (v != 1 && v != 2)
         return error(p.value->loc, "cluster must be 1 (no clusters) or 2 (pairs of programs "

@@ -58,6 +58,10 @@ struct KernelInstance {
   /// 2: also after rescaling the accumulator that mma adds to (every 8th
   /// element joins the barrier id's computation).
   unsigned lateTurn = 0;
+  /// @launch(turns = 0): the consumer warpgroups of an mma loop issue their
+  /// wgmmas without the ordered barrier that hands the tensor cores from one
+  /// to the other (tile.no_turns).
+  bool noTurns = false;
   /// The compile target's SM version (90 for sm_90a, 80 for sm_80): the
   /// value of `arch()`, an input to checkKernel.
   int64_t archVersion = 90;

@@ -1398,10 +1398,11 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     // elementwise work runs while the other warpgroup's wgmmas do; warpgroup
     // 1 absorbs warpgroup 2's last hand-over after the loop.
     // (Not where a computed operand is written to shared memory in the
-    // loop: that waits for both warpgroups, which the turns would hold apart.)
+    // loop: that waits for both warpgroups, which the turns would hold apart;
+    // nor with @launch(turns = 0), where each warpgroup issues as it is ready.)
     bool copiesOperands = !forOp.getBody()->getOps<tile::SharedCopyOp>().empty();
     if (C == 2 && !deferred && !loopMmas.empty() && mmaBound(forOp) && !copiesOperands &&
-        !sequence && !predicated) {
+        !sequence && !predicated && !func->hasAttr(tile::kNoTurnsAttrName)) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(forOp);
       Value own = e.sub(wg, e.i32(1)); // 0 or 1

@@ -50,6 +50,9 @@ inline constexpr llvm::StringLiteral kFtzAttrName = "tile.ftz";
 /// it has computed the register operand of the turn's first mma (an i32:
 /// 1, or 2 for also after the accumulator that mma adds to).
 inline constexpr llvm::StringLiteral kLateTurnAttrName = "tile.late_turn";
+/// On a kernel (@launch(turns = 0)): the consumer warpgroups of an mma loop
+/// issue their wgmmas without taking turns at the tensor cores.
+inline constexpr llvm::StringLiteral kNoTurnsAttrName = "tile.no_turns";
 /// On `tile.make_view`: the index of the kernel parameter it views.
 inline constexpr llvm::StringLiteral kParamIndexAttrName = "tile.param";
 /// On a kernel: the requested depth of its mma pipeline (STAGES).
