@@ -110,9 +110,10 @@ for shape in args.shapes.split(","):
                     more = dict((kv.split("=")[0], int(kv.split("=")[1]))
                                 for kv in parts[3].split("+")) if len(parts) > 3 else {}
                     if mode == "block":
-                        defs = prog.with_defines(BM=bm, BN=bn, STAGES=stages, **more)
-                        kern = (defs.matmul_fp8_block_pipelined if cluster == 9
-                                else defs.matmul_fp8_block)
+                        # this kernel alone, with BN = 128
+                        kern = (prog.matmul_fp8_block_pipelined if cluster == 9
+                                else prog.matmul_fp8_block).with_defines(BM=bm, STAGES=stages,
+                                                                         **more)
                         name = (f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
                                 + (f":{parts[3]}" if more else ""))
                     else:

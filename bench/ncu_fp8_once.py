@@ -19,8 +19,8 @@ ap.add_argument("-D", dest="defines", action="append", default=[], help="NAME=V 
 args = ap.parse_args()
 m, n, k = (int(v) for v in args.shape.split("x"))
 defines = dict((d.split("=")[0], int(d.split("=")[1])) for d in args.defines)
-prog = tilec.load(os.path.join(os.path.dirname(__file__), "..", "examples", "matmul_fp8.tile"),
-                  **defines)
+prog = tilec.load(os.path.join(os.path.dirname(__file__), "..", "examples", "matmul_fp8.tile"))
+kern = prog.matmul_fp8_block.with_defines(**defines)   # this kernel alone
 f8 = torch.float8_e4m3fn
 a = (torch.randn(m, k, device="cuda") * 2).to(f8)
 b = (torch.randn(n, k, device="cuda") * 2).to(f8)   # N x K
@@ -29,7 +29,7 @@ sa = (torch.rand(m, kb, device="cuda") + 0.5).t().contiguous().t()   # M-major
 sb = torch.rand(nb, kb, device="cuda") + 0.5
 c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
 for _ in range(3):
-    prog.matmul_fp8_block(a, b, c, sa, sb)
+    kern(a, b, c, sa, sb)
 for _ in range(3):
     torch._scaled_mm(a, b.t(), sa, sb.t(), out_dtype=torch.bfloat16, use_fast_accum=False)
 torch.cuda.synchronize()
