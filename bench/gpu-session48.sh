@@ -6,11 +6,13 @@
 #     the heuristic's tile, the shipped 4096^3 row and torch._scaled_mm's block scales, with and
 #     without the consumers' turns at the tensor cores (TURNS = 0: @launch(turns = 0)), then
 #     Nsight Compute (speed of light, memory, warp states) on a pair and on the row's kernel
+#   bash bench/gpu-session48.sh fp8blk2 OUTDIR  every 128-row persistent point of
+#     matmul_fp8_block (stages x cluster x turns x group) and the hand-pipelined kernel persistent
 #   bash bench/gpu-session48.sh sgemm OUTDIR  f32 on the CUDA cores: the shipped 128 x 128 x 32
 #     tile (warp-specialized) against 192 x 128 x 16, 128 x 128 x 64 and 128 x 128 x 16
 #     next to cuBLAS SGEMM
 #   bash bench/gpu-session48.sh ATTN|MM|E2E|... OUTDIR  session 47's modes (gpu-session47.sh)
-source bench/session-start.sh "gpu-session48.sh fp8blk|sgemm|<gpu-session47.sh's modes> OUTDIR" "$@"
+source bench/session-start.sh "gpu-session48.sh fp8blk|fp8blk2|sgemm|<gpu-session47.sh's modes> OUTDIR" "$@"
 if [ "$mode" = fp8blk ]; then
   p=PERSISTENT=1
   (cd bench && step 240 fp8blk python3 bench_fp8.py --rounds 3 --modes block \
@@ -26,6 +28,17 @@ default,192x128:0:1:GROUP=8,128x128:3:1:$p,128x128:4:1:$p+CLUSTER=2,128x128:6:1:
       python3 bench/ncu_fp8_once.py --shape 8192x8192x8192 -D BM=128 -D PERSISTENT=1 $d
     grep -E "Duration|SM Frequency|Compute \(SM\) Th|Memory Th|L2 Cache Th|DRAM Th|L2 Hit|Stall|Warp Cycles Per Issued|Local" $out/$name.txt | head -40
   done
+elif [ "$mode" = fp8blk2 ]; then
+  # every 128-row persistent point: stages 3, 4, 6 x cluster 1, 2 x turns 0, 1 x group 0, 8,
+  # and the hand-pipelined kernel persistent (CLUSTER field 9)
+  cfgs=default
+  for st in 3 4 6; do for c in 1 2; do for t in 0 1; do for g in 0 8; do
+    cfgs=$cfgs,128x128:$st:1:PERSISTENT=1+CLUSTER=$c+TURNS=$t+GROUP=$g
+  done; done; done; done
+  cfgs=$cfgs,128x128:4:9:PERSISTENT=1+TURNS=0,128x128:4:9:PERSISTENT=1+CLUSTER=2+TURNS=0
+  (cd bench && step 400 fp8blk2 python3 bench_fp8.py --rounds 3 --modes block \
+    --shapes 8192x8192x8192,4096x4096x4096 --configs $cfgs)
+  grep -E "SUMMARY|not compiled|Error" $out/fp8blk2.txt | sort -t' ' -k7 -n | cut -c1-160
 elif [ "$mode" = sgemm ]; then
   step 150 sgemm python3 bench/bench_matmul.py --tilec-check $(which tilec-check) --iters 20 \
     --reps 5 --shapes 2048x2048x2048,4096x4096x4096 \
