@@ -8,11 +8,13 @@
 #     Nsight Compute (speed of light, memory, warp states) on a pair and on the row's kernel
 #   bash bench/gpu-session48.sh fp8blk2 OUTDIR  every 128-row persistent point of
 #     matmul_fp8_block (stages x cluster x turns x group) and the hand-pipelined kernel persistent
+#   bash bench/gpu-session48.sh verify OUTDIR  new tuning rows (matmul, matmul_fp8_block) against
+#     the ones they replace, then the GPU lit tests of matmul and FP8
 #   bash bench/gpu-session48.sh sgemm OUTDIR  f32 on the CUDA cores: the shipped 128 x 128 x 32
 #     tile (warp-specialized) against 192 x 128 x 16, 128 x 128 x 64 and 128 x 128 x 16
 #     next to cuBLAS SGEMM
 #   bash bench/gpu-session48.sh ATTN|MM|E2E|... OUTDIR  session 47's modes (gpu-session47.sh)
-source bench/session-start.sh "gpu-session48.sh fp8blk|fp8blk2|sgemm|<gpu-session47.sh's modes> OUTDIR" "$@"
+source bench/session-start.sh "gpu-session48.sh fp8blk|fp8blk2|verify|sgemm|<gpu-session47.sh's modes> OUTDIR" "$@"
 if [ "$mode" = fp8blk ]; then
   p=PERSISTENT=1
   (cd bench && step 240 fp8blk python3 bench_fp8.py --rounds 3 --modes block \
@@ -39,6 +41,20 @@ elif [ "$mode" = fp8blk2 ]; then
   (cd bench && step 400 fp8blk2 python3 bench_fp8.py --rounds 3 --modes block \
     --shapes 8192x8192x8192,4096x4096x4096 --configs $cfgs)
   grep -E "SUMMARY|not compiled|Error" $out/fp8blk2.txt | cut -c1-170
+elif [ "$mode" = verify ]; then
+  # the new matmul rows (bench/matmul-s48.tile: the retune's rows) against the shipped table,
+  # and the FP8 block rows (the default launch) against the tiles they replace; then the GPU
+  # tests of both files
+  (cd bench && step 150 rows48 python3 bench_skinny.py --rounds 3 \
+    --shapes 6144x6144x6144,8192x8192x1024,4096x16384x1024,8192x12288x4096,3000x3000x3000 \
+    --configs matmul:default,matmul2:default --source2 $PWD/matmul-s48.tile)
+  grep -E "TF/s$|SUMMARY" $out/rows48.txt | grep -v "^ *[0-9x]* cuBLAS" | cut -c1-200
+  (cd bench && step 120 fp8rows python3 bench_fp8.py --rounds 3 --modes block \
+    --shapes 8192x8192x8192,4096x4096x4096 \
+    --configs default,192x128:0:1:GROUP=8,128x128:3:1:PERSISTENT=1+GROUP=8)
+  grep -E "SUMMARY|Error" $out/fp8rows.txt | cut -c1-200
+  LIT_OPTS="--max-time 150 --filter e2e/.*(matmul|fp8)" step 170 e2e-mm bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL|Unsupported" $out/e2e-mm.txt | head
 elif [ "$mode" = sgemm ]; then
   step 150 sgemm python3 bench/bench_matmul.py --tilec-check $(which tilec-check) --iters 20 \
     --reps 5 --shapes 2048x2048x2048,4096x4096x4096 \
