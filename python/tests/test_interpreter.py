@@ -582,6 +582,28 @@ def test_tf32_heuristic_chooses_the_tile_and_order():
     np.testing.assert_allclose(c, a @ b, rtol=2e-2, atol=2e-2)
 
 
+def test_heuristic_reads_the_element_type_through_bits():
+    # examples/matmul.tile's @heuristic takes bits<T>(): f32 operands (the
+    # SGEMM on the CUDA cores) get 128 x 128 tiles in the launch order, the
+    # tile of its measured figures, where f16 above 128 rows gets 128 x 256
+    # in grouped order; T is inferred from the arrays at the call.
+    k = tilec.load(example("matmul.tile")).matmul
+
+    def arrays(m, n, kk, dtype):
+        rng = np.random.default_rng(m)
+        return (rng.standard_normal((m, kk)).astype(dtype),
+                rng.standard_normal((kk, n)).astype(dtype), np.zeros((m, n), np.float32))
+    assert k.with_defines(T="f32").choose(*arrays(1000, 320, 2112, np.float32)) == {
+        "BM": 128, "BN": 128, "CLUSTER": 1, "GROUP": 0, "PERSISTENT": 0}
+    assert k.with_defines(T="f32").choose(*arrays(100, 64, 64, np.float32)) == {
+        "BM": 64, "BN": 128, "CLUSTER": 1, "GROUP": 0, "PERSISTENT": 0}
+    assert k.with_defines(T="f16").choose(*arrays(1000, 320, 2112, np.float16)) == {
+        "BM": 128, "BN": 256, "CLUSTER": 1, "GROUP": 8, "PERSISTENT": 0}
+    a, b, c = arrays(200, 72, 40, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
 def test_heuristic_chooses_the_tile_from_the_shapes():
     # examples/matmul.tile's @heuristic: BM 16 up to 16 rows, 64 up to 128,
     # BN 64 up to 64 rows; rows not on 128-byte boundaries (a pitch of 32

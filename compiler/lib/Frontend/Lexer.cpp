@@ -70,6 +70,13 @@ const char *tilec::tokName(Tok kind) {
   return "token";
 }
 
+bool Lexer::nextIsTypeArgument() const {
+  DiagEngine quiet(diags.sourceMgr());
+  Lexer ahead(buffer, quiet);
+  ahead.cur = cur;
+  return ahead.next().kind == Tok::Ident && ahead.next().kind == Tok::Gt;
+}
+
 Lexer::Lexer(llvm::StringRef buffer, DiagEngine &diags)
     : buffer(buffer), cur(buffer.begin()), diags(diags) {
   // A UTF-8 byte-order mark (editors on Windows write one) is not source.

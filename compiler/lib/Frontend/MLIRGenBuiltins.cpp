@@ -148,7 +148,7 @@ Value Gen::genDeviceSize(const Expr &e) {
   llvm_unreachable("num_sms() and resident_programs() are in grid(...) only");
 }
 
-/// arch(): folded by Sema.
+/// arch(), bits<T>(): folded by Sema.
 Value Gen::genTarget(const Expr &e) {
   return constant(e.type, 0, *e.constInt, loc(e.loc));
 }

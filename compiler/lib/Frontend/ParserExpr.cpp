@@ -279,8 +279,10 @@ ExprPtr Parser::parsePrimary() {
     std::string name = tok.text.str();
     advance();
     std::unique_ptr<TypeExpr> typeArg;
-    // Only the type-taking builtins have `<T>`: elsewhere '<' is less-than.
-    if (is(Tok::Lt) && (name == "cast" || name == "zeros" || name == "full")) {
+    // Only the type-taking builtins have `<T>`: elsewhere '<' is less-than
+    // (and after a variable named bits, unless a name and '>' follow).
+    if (is(Tok::Lt) && (name == "cast" || name == "zeros" || name == "full" ||
+                        (name == "bits" && lexer.nextIsTypeArgument()))) {
       advance();
       typeArg = parseType();
       if (!typeArg || !expect(Tok::Gt, "to close the type argument"))

@@ -134,12 +134,24 @@ bool Checker::checkDeviceSize(Expr &e) {
 
 /// arch(): the compile target's SM version (90 on sm_90a, 80 on sm_80), a
 /// compile-time integer, so that a parameter's default, a @launch setting
-/// or a branch can depend on the target.
+/// or a branch can depend on the target. bits<T>(): the width of a scalar
+/// type in bits (32 for f32, 16 for bf16, 1 for i1), so that they can depend
+/// on a type parameter too (examples/matmul.tile's @heuristic for f32).
 bool Checker::checkTarget(Expr &e) {
+  bool bits = e.name == "bits";
+  if (bits && !e.typeArg)
+    return error(e.loc, "'bits' needs a type: bits<T>() (the width of T in bits)");
   if (!checkArgCount(e, 0, 0))
     return false;
+  int64_t value = inst.archVersion;
+  if (bits) {
+    SemaType t;
+    if (!resolveType(*e.typeArg, t, false))
+      return false;
+    value = t.elem == ScalarType::I1 ? 1 : int64_t(scalarTypeSize(t.elem)) * 8;
+  }
   e.type = SemaType::scalar(ScalarType::I32);
-  e.constInt = inst.archVersion;
+  e.constInt = value;
   return true;
 }
 

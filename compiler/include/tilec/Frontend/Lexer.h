@@ -47,6 +47,10 @@ class Lexer {
 public:
   Lexer(llvm::StringRef buffer, DiagEngine &diags);
   Token next();
+  /// Whether the next two tokens are a name and '>' (`f32>`, `T>`), read
+  /// without consuming them or reporting their errors: after `bits <`,
+  /// a type argument rather than a comparison with a variable named bits.
+  bool nextIsTypeArgument() const;
 
 private:
   Token make(Tok kind, const char *start);
