@@ -46,6 +46,23 @@ ExprPtr Parser::parseAnd() {
   return lhs;
 }
 
+/// Whether builtin `name` takes a type argument (`cast<T>(...)`; Builtins.def).
+static bool takesTypeArgument(llvm::StringRef name) {
+#define TILEC_ACCEPTS_PLAIN false
+#define TILEC_ACCEPTS_TYPE true
+#define TILEC_ACCEPTS_AXIS false
+#define TILEC_ACCEPTS_TF32 false
+#define TILEC_BUILTIN(spelling, Rule, accepts)                                                    \
+  if (name == spelling)                                                                            \
+    return accepts;
+#include "tilec/Frontend/Builtins.def"
+#undef TILEC_ACCEPTS_PLAIN
+#undef TILEC_ACCEPTS_TYPE
+#undef TILEC_ACCEPTS_AXIS
+#undef TILEC_ACCEPTS_TF32
+  return false;
+}
+
 static std::optional<Expr::Op> cmpOp(Tok k) {
   switch (k) {
   case Tok::Lt: return Expr::Op::Lt;
@@ -281,8 +298,8 @@ ExprPtr Parser::parsePrimary() {
     std::unique_ptr<TypeExpr> typeArg;
     // Only the type-taking builtins have `<T>`: elsewhere '<' is less-than
     // (and after a variable named bits, unless a name and '>' follow).
-    if (is(Tok::Lt) && (name == "cast" || name == "zeros" || name == "full" ||
-                        (name == "bits" && lexer.nextIsTypeArgument()))) {
+    if (is(Tok::Lt) && takesTypeArgument(name) &&
+        (name != "bits" || lexer.nextIsTypeArgument())) {
       advance();
       typeArg = parseType();
       if (!typeArg || !expect(Tok::Gt, "to close the type argument"))
