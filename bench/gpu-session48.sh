@@ -42,7 +42,7 @@ elif [ "$mode" = fp8blk2 ]; then
     --shapes 8192x8192x8192,4096x4096x4096 --configs $cfgs)
   grep -E "SUMMARY|not compiled|Error" $out/fp8blk2.txt | cut -c1-170
 elif [ "$mode" = verify ]; then
-  # the new matmul rows (bench/matmul-s48.tile: the retune's rows) against the shipped table,
+  # the new matmul rows (bench/matmul-s48.tile: the retune's rows, in commit cc2e0fc) against the shipped table,
   # and the FP8 block rows (the default launch) against the tiles they replace; then the GPU
   # tests of both files
   (cd bench && step 150 rows48 python3 bench_skinny.py --rounds 3 \
