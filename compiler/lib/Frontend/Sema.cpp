@@ -96,7 +96,7 @@ const char *tilec::opVerb(Expr::Op op) {
   }
 }
 
-static unsigned bitWidth(ScalarType t) {
+unsigned tilec::sema::bitWidth(ScalarType t) {
   return t == ScalarType::I1 ? 1 : scalarTypeSize(t) * 8;
 }
 

@@ -148,7 +148,7 @@ bool Checker::checkTarget(Expr &e) {
     SemaType t;
     if (!resolveType(*e.typeArg, t, false))
       return false;
-    value = t.elem == ScalarType::I1 ? 1 : int64_t(scalarTypeSize(t.elem)) * 8;
+    value = bitWidth(t.elem);
   }
   e.type = SemaType::scalar(ScalarType::I32);
   e.constInt = value;

@@ -162,6 +162,8 @@ inline bool reducibleElem(ScalarType t) {
          t == ScalarType::I32;
 }
 std::string describeOperand(const SemaType &t);
+/// The width of a scalar type in bits (1 for i1; `bits<T>()`).
+unsigned bitWidth(ScalarType t);
 /// What f8 values take part in, for errors on anything else.
 std::string float8Rule(ScalarType t);
 const Expr *findTileExpr(const Expr &e);
