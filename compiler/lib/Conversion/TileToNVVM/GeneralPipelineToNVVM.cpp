@@ -506,6 +506,13 @@ struct WgmmaWaitLowering : OpConversionPattern<tile::WgmmaWaitOp> {
 /// (iteration i of loop k is the ring's iteration base_k + i, base_k the
 /// trip counts of the loops before it); the producer copies for each loop
 /// in turn.
+/// Whether the two consumer warpgroups of `loop` take turns at the tensor
+/// cores (ping-pong): where its wgmmas take at least as long as its other
+/// tile work (`mmaBound`), unless the kernel says @launch(turns = 0).
+static bool takesTurns(func::FuncOp func, scf::ForOp loop, int64_t consumers) {
+  return consumers == 2 && !func->hasAttr(tile::kNoTurnsAttrName) && mmaBound(loop);
+}
+
 static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp> loops) {
   scf::ForOp forOp = loops.front();
   bool sequence = loops.size() > 1;
@@ -1279,7 +1286,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       for (Staged &st : staged)
         if (!st.resident)
           ring.chains.push_back({st.chain, st.o.smemOffset});
-      if (C == 2 && mmaBound(forOp))
+      if (takesTurns(func, forOp, C))
         ring.pingPongWarpgroup = wg;
       buildOverlappedLoop(b, forOp, *overlap, ring); // erases the loop and its chains
       for (Staged &st : staged)
@@ -1398,11 +1405,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     // elementwise work runs while the other warpgroup's wgmmas do; warpgroup
     // 1 absorbs warpgroup 2's last hand-over after the loop.
     // (Not where a computed operand is written to shared memory in the
-    // loop: that waits for both warpgroups, which the turns would hold apart;
-    // nor with @launch(turns = 0), where each warpgroup issues as it is ready.)
+    // loop: that waits for both warpgroups, which the turns would hold apart.)
     bool copiesOperands = !forOp.getBody()->getOps<tile::SharedCopyOp>().empty();
-    if (C == 2 && !deferred && !loopMmas.empty() && mmaBound(forOp) && !copiesOperands &&
-        !sequence && !predicated && !func->hasAttr(tile::kNoTurnsAttrName)) {
+    if (!deferred && !loopMmas.empty() && takesTurns(func, forOp, C) && !copiesOperands &&
+        !sequence && !predicated) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(forOp);
       Value own = e.sub(wg, e.i32(1)); // 0 or 1
