@@ -13,7 +13,8 @@ against an f32 product of the dequantized operands first.
 usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
                           [--configs BMxBN[:STAGES[:CLUSTER[:NAME=V+...]]],...] [--iters N] [--reps R]
   (default: no parameter fixed, the kernel's @heuristic and @tuned rows choose;
-   block mode: CLUSTER 9 picks matmul_fp8_block_pipelined; NAME=V: more of the kernel's
+   block mode: CLUSTER 1 or 2 is the block kernel's, 9 picks matmul_fp8_block_pipelined
+   (its CLUSTER then as NAME=V); NAME=V: more of the kernel's
    parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1, or 192x128:0:1:GROUP=8 in block mode)
                           [--rounds R] [--sustain SECONDS] [--source FILE.tile]
 """
@@ -110,12 +111,16 @@ for shape in args.shapes.split(","):
                     more = dict((kv.split("=")[0], int(kv.split("=")[1]))
                                 for kv in parts[3].split("+")) if len(parts) > 3 else {}
                     if mode == "block":
-                        # this kernel alone, with BN = 128
+                        # this kernel alone, with BN = 128; the third field is its
+                        # CLUSTER (9: the hand-pipelined kernel, CLUSTER from NAME=V)
+                        if cluster != 9:
+                            more.setdefault("CLUSTER", cluster)
                         kern = (prog.matmul_fp8_block_pipelined if cluster == 9
                                 else prog.matmul_fp8_block).with_defines(BM=bm, STAGES=stages,
                                                                          **more)
                         name = (f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
-                                + (f":{parts[3]}" if more else ""))
+                                + (f":{cluster}" if cluster not in (1, 9) else "")
+                                + (f":{parts[3]}" if len(parts) > 3 else ""))
                     else:
                         kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
                                                  SCALE=int(mode == "row"), **more).matmul_fp8
