@@ -602,6 +602,19 @@ def test_heuristic_reads_the_element_type_through_bits():
     a, b, c = arrays(200, 72, 40, np.float32)
     k(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    # Nothing fixed (the file's T is bf16): the heuristic reads the T that
+    # the call infers from the arrays, and the call compiles that T with
+    # those values (before, it chose bf16's 128 x 256 persistent tile for
+    # f32 arrays, which spills).
+    plain = tilec.load(example("matmul.tile")).matmul
+    assert plain.choose(*arrays(1000, 320, 2112, np.float32)) == {
+        "BM": 128, "BN": 128, "CLUSTER": 1, "GROUP": 0, "PERSISTENT": 0}
+    a, b, c = arrays(200, 72, 40, np.float32)
+    plain(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    (chosen,) = plain._chosen.values()
+    assert {n: chosen.program.defines[n] for n in ("T", "BN", "PERSISTENT")} == {
+        "T": "f32", "BN": "128", "PERSISTENT": "0"}
 
 
 def test_heuristic_chooses_the_tile_from_the_shapes():

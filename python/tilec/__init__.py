@@ -241,7 +241,9 @@ class Kernel:
         except TypeError:  # an unhashable argument: choose names what is wrong
             return self.with_defines(**self.choose(*args))
         if chosen is None:
-            chosen = self.with_defines(**self.choose(*args))
+            # The types inferred from the arguments (T = f32 for f32 tensors)
+            # with the values the heuristic picks for them.
+            chosen = self.with_defines(**(self._inferred(args) or {}), **self.choose(*args))
             if len(self._chosen) > 4096:
                 self._chosen.clear()
             self._chosen[key] = chosen
@@ -281,6 +283,11 @@ class Kernel:
         if not self.heuristics:
             return {}
         self._count(args)
+        # The heuristic reads the types the call compiles with (bits<T>()),
+        # inferred from the arguments.
+        inferred = self._inferred(args)
+        if inferred:
+            return self.with_defines(**inferred).choose(*args)
         values = []
         for i, (a, p) in enumerate(zip(args, self.params)):
             if not p["tensor"]:
