@@ -15,7 +15,8 @@ usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
   (default: no parameter fixed, the kernel's @heuristic and @tuned rows choose;
    block mode: CLUSTER 1 or 2 is the block kernel's, 9 picks matmul_fp8_block_pipelined
    (its CLUSTER then as NAME=V); NAME=V: more of the kernel's
-   parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1, or 192x128:0:1:GROUP=8 in block mode)
+   parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1, or 192x128:0:1:GROUP=8 in block mode;
+   ENV_X=V sets TILEC_X=V while that config compiles: an experiment's knob)
                           [--rounds R] [--sustain SECONDS] [--source FILE.tile]
 """
 import argparse
@@ -42,7 +43,9 @@ ap.add_argument("--sustain", type=float, default=0.0,
 args = ap.parse_args()
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-prog = tilec.load(args.source or os.path.join(root, "examples", "matmul_fp8.tile"))
+source_path = args.source or os.path.join(root, "examples", "matmul_fp8.tile")
+source_text = open(source_path).read()
+prog = base = tilec.load(source_path)
 f8 = torch.float8_e4m3fn
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
 
@@ -100,8 +103,8 @@ for shape in args.shapes.split(","):
             try:
                 if cfg == "default":
                     # nothing fixed: the kernel's @heuristic and @tuned rows choose
-                    kern = (prog.matmul_fp8_block if mode == "block"
-                            else prog.with_defines(SCALE=int(mode == "row")).matmul_fp8)
+                    kern = (base.matmul_fp8_block if mode == "block"
+                            else base.with_defines(SCALE=int(mode == "row")).matmul_fp8)
                     name = f"tilec {mode} default {kern.choose(a, b, c, sa, sb)}"
                 else:
                     parts = cfg.split(":")
@@ -110,6 +113,13 @@ for shape in args.shapes.split(","):
                     cluster = int(parts[2]) if len(parts) > 2 else 1
                     more = dict((kv.split("=")[0], int(kv.split("=")[1]))
                                 for kv in parts[3].split("+")) if len(parts) > 3 else {}
+                    # ENV_X=V: TILEC_X=V while the kernel compiles (an experiment's
+                    # knob), from a copy of the source (compiles are cached by it)
+                    env = {"TILEC_" + k[4:]: str(more.pop(k)) for k in list(more)
+                           if k.startswith("ENV_")}
+                    # (a copy of the source that differs in a comment: compiled apart)
+                    prog = base if not env else tilec.compile(
+                        source_text + f"\n// {env}\n", file_name="matmul_fp8.tile")
                     if mode == "block":
                         # this kernel alone, with BN = 128; the third field is its
                         # CLUSTER (9: the hand-pipelined kernel, CLUSTER from NAME=V)
@@ -125,7 +135,16 @@ for shape in args.shapes.split(","):
                         kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
                                                  SCALE=int(mode == "row"), **more).matmul_fp8
                         name = f"tilec {mode} {cfg}"
-                kern(a, b, c, sa, sb)
+                saved = {k: os.environ.get(k) for k in env} if cfg != "default" else {}
+                os.environ.update(env if cfg != "default" else {})
+                try:
+                    kern(a, b, c, sa, sb)
+                finally:
+                    for k, v in saved.items():
+                        if v is None:
+                            del os.environ[k]
+                        else:
+                            os.environ[k] = v
             except tilec.CompileError as e:
                 print(f"{shape:>16} tilec {cfg}: not compiled: {str(e).splitlines()[0]}")
                 continue
