@@ -12,8 +12,8 @@
 #     opaque move), D = 64 at 4096 keys (WG = 3) against the old form; FP8 block scales with
 #     the new copy and 216 registers for the consumers (TILEC_NOBUSY)
 #   bash bench/gpu-session49.sh final OUTDIR  the memcheck failure of the experiment's copy by
-#     threads (the bundle's knobs: TILEC_OLDCOPY, TILEC_NOPLOAD, TILEC_PLOAD2); then on an H200
-#     issue 14's table (gpu-session47.sh attn), elsewhere the f32 matmul with nothing fixed
+#     threads (the bundle's knobs: TILEC_OLDCOPY, TILEC_NOPLOAD, TILEC_PLOAD2); then the f32
+#     matmul with nothing fixed
 #     against cuBLAS SGEMM (bench_sgemm_default.py) and matmul_fp8_block at 4096^3 over five
 #     rounds, both with TILEC_OLDCOPY=1 (the committed compiler's PTX)
 #   bash bench/gpu-session49.sh ATTN|MM|E2E|... OUTDIR  session 47's modes (gpu-session47.sh)
@@ -49,9 +49,6 @@ if [ "$mode" = final ]; then
       --kernel rmsnorm_linear --shape 200x300x130 --shape 256x128x130 examples/norm_linear.tile 2>&1 |
       grep -E "PASS|FAIL|ERROR|mismatch" | head -5
   done 2>&1 | tee $out/memcheck.txt
-  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-    exec bash bench/gpu-session47.sh attn "$out"
-  fi
   export TILEC_OLDCOPY=1
   step 90 sgemm python3 bench/bench_sgemm_default.py --rounds 5
   grep -E "SUMMARY|TF/s" $out/sgemm.txt
