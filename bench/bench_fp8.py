@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import interleaved, sustained_ms  # noqa: E402
+from benchlib import environment, interleaved, sustained_ms  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--source", help="another copy of examples/matmul_fp8.tile (e.g. with @tuned rows)")
@@ -135,16 +135,8 @@ for shape in args.shapes.split(","):
                         kern = prog.with_defines(BM=bm, BN=bn, STAGES=stages, CLUSTER=cluster,
                                                  SCALE=int(mode == "row"), **more).matmul_fp8
                         name = f"tilec {mode} {cfg}"
-                saved = {k: os.environ.get(k) for k in env} if cfg != "default" else {}
-                os.environ.update(env if cfg != "default" else {})
-                try:
+                with environment(env if cfg != "default" else {}):
                     kern(a, b, c, sa, sb)
-                finally:
-                    for k, v in saved.items():
-                        if v is None:
-                            del os.environ[k]
-                        else:
-                            os.environ[k] = v
             except tilec.CompileError as e:
                 print(f"{shape:>16} tilec {cfg}: not compiled: {str(e).splitlines()[0]}")
                 continue

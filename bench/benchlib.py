@@ -1,4 +1,5 @@
 """Shared helpers of the bench/*.py harnesses."""
+import contextlib
 import os
 import re
 import subprocess
@@ -137,17 +138,26 @@ class _CompiledWithEnv:
             if not self.first:
                 return fn(*args, **kwargs)
             self.first = False
-            saved = {k: os.environ.get(k) for k in self.env}
-            os.environ.update(self.env)
-            try:
+            with environment(self.env):
                 return fn(*args, **kwargs)
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        del os.environ[k]
-                    else:
-                        os.environ[k] = v
         return call
+
+
+@contextlib.contextmanager
+def environment(env):
+    """The environment variables `env` ({name: value}) set for the
+    duration of the block (a compiler knob while a kernel compiles), as
+    they were afterwards."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
 
 
 def compare_and_report(label, impls, outs, want, flops, args):
