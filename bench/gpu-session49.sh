@@ -12,7 +12,8 @@
 #     opaque move), D = 64 at 4096 keys (WG = 3) against the old form; FP8 block scales with
 #     the new copy and 216 registers for the consumers (TILEC_NOBUSY)
 #   bash bench/gpu-session49.sh final OUTDIR  the memcheck failure of the experiment's copy by
-#     threads (the bundle's knobs: TILEC_OLDCOPY, TILEC_NOPLOAD, TILEC_PLOAD2); then the f32
+#     threads (the knobs of docs/perf-logs/s49-copy-by-threads-experiment.patch: TILEC_OLDCOPY,
+#     TILEC_ZEROADDR, TILEC_NOPLOAD, TILEC_PLOAD2); then the f32
 #     matmul with nothing fixed
 #     against cuBLAS SGEMM (bench_sgemm_default.py) and matmul_fp8_block at 4096^3 over five
 #     rounds, both with TILEC_OLDCOPY=1 (the committed compiler's PTX)
@@ -43,7 +44,7 @@ $r+ENV_OLDCOPY=1,$r,$r+ENV_NOBUSY=1,$q+ENV_OLDCOPY=1,$q+ENV_NOBUSY=1)
   exit 0
 fi
 if [ "$mode" = final ]; then
-  for e in X=1 TILEC_PLOAD2=1 TILEC_NOPLOAD=1 TILEC_OLDCOPY=1 X=1 TILEC_PLOAD2=1; do
+  for e in X=1 TILEC_ZEROADDR=1 TILEC_PLOAD2=1 TILEC_NOPLOAD=1 TILEC_OLDCOPY=1 X=1 TILEC_ZEROADDR=1; do
     echo "== $e"
     env $e compute-sanitizer --error-exitcode 1 --print-limit 5 --tool memcheck tilec-check \
       --kernel rmsnorm_linear --shape 200x300x130 --shape 256x128x130 examples/norm_linear.tile 2>&1 |
