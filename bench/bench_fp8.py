@@ -114,12 +114,12 @@ for shape in args.shapes.split(","):
                     more = dict((kv.split("=")[0], int(kv.split("=")[1]))
                                 for kv in parts[3].split("+")) if len(parts) > 3 else {}
                     # ENV_X=V: TILEC_X=V while the kernel compiles (an experiment's
-                    # knob), from a copy of the source (compiles are cached by it)
+                    # knob), from a copy of the source that differs in a comment
+                    # (compiles are cached by the source)
                     env = {"TILEC_" + k[4:]: str(more.pop(k)) for k in list(more)
                            if k.startswith("ENV_")}
-                    # (a copy of the source that differs in a comment: compiled apart)
                     prog = base if not env else tilec.compile(
-                        source_text + f"\n// {env}\n", file_name="matmul_fp8.tile")
+                        source_text + f"\n// {env}\n", file_name=os.path.basename(source_path))
                     if mode == "block":
                         # this kernel alone, with BN = 128; the third field is its
                         # CLUSTER (9: the hand-pipelined kernel, CLUSTER from NAME=V)
