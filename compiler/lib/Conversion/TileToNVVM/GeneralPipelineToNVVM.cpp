@@ -485,6 +485,13 @@ struct WgmmaWaitLowering : OpConversionPattern<tile::WgmmaWaitOp> {
 
 } // namespace
 
+/// Whether the two consumer warpgroups of `loop` take turns at the tensor
+/// cores (ping-pong): where its wgmmas take at least as long as its other
+/// tile work (`mmaBound`), unless the kernel says @launch(turns = 0).
+static bool takesTurns(func::FuncOp func, scf::ForOp loop, int64_t consumers) {
+  return consumers == 2 && !func->hasAttr(tile::kNoTurnsAttrName) && mmaBound(loop);
+}
+
 /// Builds the general pipeline that tile-stage-shared planned for `forOp`
 /// (tile.pipeline with `general`), as IR that the conversion then lowers:
 ///
@@ -506,13 +513,6 @@ struct WgmmaWaitLowering : OpConversionPattern<tile::WgmmaWaitOp> {
 /// (iteration i of loop k is the ring's iteration base_k + i, base_k the
 /// trip counts of the loops before it); the producer copies for each loop
 /// in turn.
-/// Whether the two consumer warpgroups of `loop` take turns at the tensor
-/// cores (ping-pong): where its wgmmas take at least as long as its other
-/// tile work (`mmaBound`), unless the kernel says @launch(turns = 0).
-static bool takesTurns(func::FuncOp func, scf::ForOp loop, int64_t consumers) {
-  return consumers == 2 && !func->hasAttr(tile::kNoTurnsAttrName) && mmaBound(loop);
-}
-
 static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp> loops) {
   scf::ForOp forOp = loops.front();
   bool sequence = loops.size() > 1;
