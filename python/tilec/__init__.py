@@ -241,9 +241,11 @@ class Kernel:
         except TypeError:  # an unhashable argument: choose names what is wrong
             return self.with_defines(**self.choose(*args))
         if chosen is None:
-            # The types inferred from the arguments (T = f32 for f32 tensors)
-            # with the values the heuristic picks for them.
-            chosen = self.with_defines(**(self._inferred(args) or {}), **self.choose(*args))
+            # The heuristic's values for the types inferred from the arguments
+            # (T = f32 for f32 tensors), with those types.
+            inferred = self._inferred(args)
+            base = self.with_defines(**inferred) if inferred else self
+            chosen = base.with_defines(**base.choose(*args))
             if len(self._chosen) > 4096:
                 self._chosen.clear()
             self._chosen[key] = chosen
