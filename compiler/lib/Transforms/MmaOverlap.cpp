@@ -241,6 +241,16 @@ bool tilec::onlyAccumulates(scf::ForOp loop) {
   });
 }
 
+bool tilec::readsOnlyLoadedOperands(scf::ForOp loop) {
+  auto loaded = [&](Value operand) {
+    return tile::getSharedOperand(operand).load ||
+           !loop->isAncestor(operand.getParentRegion()->getParentOp());
+  };
+  return llvm::all_of(loop.getBody()->getOps<tile::MmaOp>(), [&](tile::MmaOp mma) {
+    return loaded(mma.getA()) && loaded(mma.getB());
+  });
+}
+
 bool tilec::hasPredicatedMma(scf::ForOp loop) {
   return llvm::any_of(loop.getBody()->getOps<tile::MmaOp>(),
                       [](tile::MmaOp mma) { return bool(mma.getPred()); });

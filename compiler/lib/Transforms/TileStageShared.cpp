@@ -928,8 +928,9 @@ struct TileStageSharedPass
     if (auto asked = func->getAttrOfType<IntegerAttr>(tile::kAlternateAttrName);
         tma && asked && asked.getInt() == 1) {
       bool predicated = llvm::any_of(loops, hasPredicatedMma);
-      if (!outer || !pureAccumulation || !chained.empty() || (BM != 64 && BM != 128) ||
-          accElems / 128 > 128 || predicated)
+      bool computed = !llvm::all_of(loops, readsOnlyLoadedOperands);
+      if (!outer || !pureAccumulation || computed || !chained.empty() ||
+          (BM != 64 && BM != 128) || accElems / 128 > 128 || predicated)
         return mmas.front().emitError()
                << "kernel '" << name << "': @launch(pingpong = 1) needs a persistent kernel "
                   "(the mma loop in an outer 'for') whose loop only accumulates (acc = mma(a, "
@@ -937,6 +938,7 @@ struct TileStageSharedPass
                   "(BM x BN <= 16384 f32); this one has "
                << (!outer ? std::string("no outer loop")
                    : !pureAccumulation ? std::string("other work on the mma results in the loop")
+                   : computed          ? std::string("an mma operand computed in the loop")
                    : predicated        ? std::string("an mma in an 'if'")
                    : !chained.empty()  ? std::string("an mma after the mma loop")
                                        : "a " + std::to_string(BM) + " x " +

@@ -98,6 +98,14 @@ bool mmaBound(mlir::scf::ForOp loop);
 /// so the stage before it may still be released one iteration late.
 bool onlyAccumulates(mlir::scf::ForOp loop);
 
+/// Whether every mma operand of `loop`'s body is a loaded tile (staged, or
+/// a load's tile through transpose) or a value from outside the loop. A
+/// wgmma left in flight across iterations needs that: an operand computed
+/// in the loop (x * g in registers) is rewritten by the next iteration
+/// while the wgmma may still read it, which the PTX ISA leaves undefined
+/// (rmsnorm_linear returned wrong values under compute-sanitizer's timing).
+bool readsOnlyLoadedOperands(mlir::scf::ForOp loop);
+
 /// Whether an mma of `loop`'s body has a predicate (tile.mma ... if %c):
 /// such a product is issued in its branch, with no wait moved, ping-pong
 /// turn, alternation of warpgroups or overlap around it.

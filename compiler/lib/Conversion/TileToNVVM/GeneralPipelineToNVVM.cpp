@@ -1250,7 +1250,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
                                                e.mul(residentSlot, e.i64(slotBytes)))));
       }
     }
-    bool deferred = onlyAccumulates(forOp);
+    bool deferred = onlyAccumulates(forOp) && readsOnlyLoadedOperands(forOp);
     SmallVector<tile::MmaOp> loopMmas(forOp.getBody()->getOps<tile::MmaOp>());
     if (alternate && !deferred)
       return forOp.emitError("internal error: alternating consumers need a loop that only "
