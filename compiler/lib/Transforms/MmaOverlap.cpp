@@ -243,8 +243,7 @@ bool tilec::onlyAccumulates(scf::ForOp loop) {
 
 bool tilec::readsOnlyLoadedOperands(scf::ForOp loop) {
   auto loaded = [&](Value operand) {
-    return tile::getSharedOperand(operand).load ||
-           !loop->isAncestor(operand.getParentRegion()->getParentOp());
+    return tile::getSharedOperand(operand).load || loop.isDefinedOutsideOfLoop(operand);
   };
   return llvm::all_of(loop.getBody()->getOps<tile::MmaOp>(), [&](tile::MmaOp mma) {
     return loaded(mma.getA()) && loaded(mma.getB());

@@ -1083,15 +1083,16 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
           ++outerDivisions;
       });
   // Whether every mma of the loop only accumulates into what the loop
-  // carries (the matmul): then WgmmaLowering keeps one group in flight
-  // (below). Such consumers need no more than 200 registers, and their
-  // producer spilled at 72 (A^T B at 128 x 128: 116 bytes in ptxas; the
-  // plain product with a carried scalar: 92). So did a loop of predicated
-  // products waited for in their branch (block_sparse in that form: 84),
-  // as one that starts from computed registers still is.
-  bool deferred = llvm::all_of(loops, [](scf::ForOp l) { return onlyAccumulates(l); });
+  // carries (the matmul; WgmmaLowering keeps one group in flight below
+  // where its operands are loaded tiles too). Such consumers need no more
+  // than 200 registers, and their producer spilled at 72 (A^T B at 128 x
+  // 128: 116 bytes in ptxas; the plain product with a carried scalar: 92).
+  // So did a loop of predicated products waited for in their branch
+  // (block_sparse in that form: 84), as one that starts from computed
+  // registers still is.
+  bool accumulates = llvm::all_of(loops, [](scf::ForOp l) { return onlyAccumulates(l); });
   bool busyProducer =
-      copiesPerStage > 2 || (!outer && (deferred || llvm::any_of(loops, hasPredicatedMma))) ||
+      copiesPerStage > 2 || (!outer && (accumulates || llvm::any_of(loops, hasPredicatedMma))) ||
       (outer && !(perTile && outerDivisions <= kLightDivisions && boxesPerStage <= kLightBoxes));
   PipelineRegisters regs = pipelineRegisters(C, busyProducer);
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
