@@ -6,6 +6,9 @@
 #     and linear_w8a16 at the shapes that failed, then the e2e suite, then the two kernels'
 #     speed with the fix and without it (ENV_DEFER_COMPUTED: a knob of the bundled compiler,
 #     not committed, that keeps the group in flight as before) against torch in the same rounds
+#   bash bench/gpu-session51.sh za OUTDIR  the e2e suite with docs/perf-logs/s50-zero-address-copy.patch
+#     on top (.device/za: its tilec-check and libtilec.so; tests that run `tilec` or `tile-opt`
+#     keep HEAD's), then its attention speed at D = 128 against cuDNN (the figures of session 50)
 #   bash bench/gpu-session51.sh ATTN|MM|E2E|... OUTDIR  session 47's modes (gpu-session47.sh)
 source bench/session-start.sh "gpu-session51.sh check|<gpu-session47.sh's modes> OUTDIR" "$@"
 if [ "$mode" = check ]; then
@@ -23,6 +26,18 @@ if [ "$mode" = check ]; then
   (cd bench && step 90 w8 python3 bench_w8a16.py --rounds 3 \
     --shapes 16x4096x4096,256x4096x14336,4096x4096x4096 --variant old:ENV_DEFER_COMPUTED=1)
   grep -E "TF/s|SUMMARY" $out/w8.txt | cut -c1-200
+  exit 0
+fi
+if [ "$mode" = za ]; then
+  xz -dc .device/za/tilec-check.xz > build/bin/tilec-check
+  xz -dc .device/za/libtilec.so.xz > /tmp/tilec-llvm/libtilec.so
+  cp /tmp/tilec-llvm/libtilec.so build/lib/
+  sed -i 's|^cp /tmp/tilec-llvm/libtilec.so .*||; s|^for f in .device/bin/\*; do|for f in; do|' .device/gpu-tests.sh
+  LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
+  step 200 attn python3 bench/bench_attention_sweep.py --seqs 4096,16384 --dims 128 --causal 0,1 \
+    --rounds 3
+  grep "TF/s" $out/attn.txt
   exit 0
 fi
 exec bash bench/gpu-session47.sh "$mode" "$out"
