@@ -3,9 +3,10 @@
 # Every peer figure comes from the same process and rounds (bench/benchlib.py's interleaved).
 #   bash bench/gpu-session51.sh check OUTDIR  session 50's fix (a loop whose wgmma operand is
 #     computed in the loop waits for its group every iteration): memcheck over rmsnorm_linear
-#     and linear_w8a16 at the shapes that failed, then the e2e suite, then the two kernels'
-#     speed with the fix and without it (ENV_DEFER_COMPUTED: a knob of the bundled compiler,
-#     not committed, that keeps the group in flight as before) against torch in the same rounds
+#     and linear_w8a16 at the shapes that failed, then the two kernels' speed with the fix
+#     and without it (ENV_DEFER_COMPUTED: a knob of the bundled compiler,
+#     not committed, that keeps the group in flight as before) against torch in the same
+#     rounds, then the e2e suite
 #   bash bench/gpu-session51.sh za OUTDIR  the e2e suite with docs/perf-logs/s50-zero-address-copy.patch
 #     on top (.device/za: its tilec-check and libtilec.so; tests that run `tilec` or `tile-opt`
 #     keep HEAD's), then its attention speed at D = 128 against cuDNN (the figures of session 50)
@@ -17,15 +18,15 @@ if [ "$mode" = check ]; then
       --kernel ${f#*:} --shape 256x128x192 --shape 200x300x130 --shape 256x128x130 \
       --shape 256x128x200 examples/${f%:*}.tile 2>&1 | grep -E "PASS|FAIL|ERROR|mismatch" | head -8
   done 2>&1 | tee $out/memcheck.txt
-  LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
-  grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
   export TILEC_CACHE=0
   (cd bench && step 90 norm python3 bench_norm_linear.py --rounds 3 \
     --shapes 8192x4096x6144,4096x8192x8192 --variant old:ENV_DEFER_COMPUTED=1)
   grep -E "TF/s|SUMMARY" $out/norm.txt | cut -c1-200
   (cd bench && step 90 w8 python3 bench_w8a16.py --rounds 3 \
-    --shapes 16x4096x4096,256x4096x14336,4096x4096x4096 --variant old:ENV_DEFER_COMPUTED=1)
+    --shapes 256x4096x14336,4096x4096x4096 --variant old:ENV_DEFER_COMPUTED=1)
   grep -E "TF/s|SUMMARY" $out/w8.txt | cut -c1-200
+  LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
   exit 0
 fi
 if [ "$mode" = za ]; then
