@@ -6,7 +6,7 @@
 #     and linear_w8a16 at the shapes that failed, then the two kernels' speed with the fix
 #     and without it (ENV_DEFER_COMPUTED: a knob of the bundled compiler,
 #     not committed, that keeps the group in flight as before) against torch in the same
-#     rounds, then the e2e suite
+#     rounds, then the e2e suite (E2E_FILTER, E2E_TIME: lit's --filter and --max-time)
 #   bash bench/gpu-session51.sh za OUTDIR  the e2e suite with docs/perf-logs/s50-zero-address-copy.patch
 #     on top (.device/za: its tilec-check and libtilec.so; tests that run `tilec` or `tile-opt`
 #     keep HEAD's), then its attention speed at D = 128 against cuDNN (the figures of session 50)
@@ -19,13 +19,14 @@ if [ "$mode" = check ]; then
       --shape 256x128x200 examples/${f%:*}.tile 2>&1 | grep -E "PASS|FAIL|ERROR|mismatch" | head -8
   done 2>&1 | tee $out/memcheck.txt
   export TILEC_CACHE=0
-  (cd bench && step 90 norm python3 bench_norm_linear.py --rounds 3 \
-    --shapes 8192x4096x6144,4096x8192x8192 --variant old:ENV_DEFER_COMPUTED=1)
+  (cd bench && step 70 norm python3 bench_norm_linear.py --rounds 3 \
+    --shapes 8192x4096x6144 --variant old:ENV_DEFER_COMPUTED=1)
   grep -E "TF/s|SUMMARY" $out/norm.txt | cut -c1-200
-  (cd bench && step 90 w8 python3 bench_w8a16.py --rounds 3 \
-    --shapes 256x4096x14336,4096x4096x4096 --variant old:ENV_DEFER_COMPUTED=1)
+  (cd bench && step 70 w8 python3 bench_w8a16.py --rounds 3 \
+    --shapes 4096x4096x4096 --variant old:ENV_DEFER_COMPUTED=1)
   grep -E "TF/s|SUMMARY" $out/w8.txt | cut -c1-200
-  LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
+  LIT_OPTS="--max-time ${E2E_TIME:-230} --filter ${E2E_FILTER:-e2e/}" step 250 e2e \
+    bash .device/gpu-tests.sh
   grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
   exit 0
 fi
