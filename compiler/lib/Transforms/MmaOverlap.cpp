@@ -420,7 +420,7 @@ void tilec::predicateMmas(func::FuncOp func) {
     SmallVector<Value> results;
     for (auto [t, e] : llvm::zip(thenYield.getOperands(), elseValues)) {
       // Whether a skipped step leaves `v` as the else's value.
-      auto skippedIsE = [&](Value v) { return v == e || leaves.lookup(v) == e; };
+      auto skippedIsE = [&, e = e](Value v) { return v == e || leaves.lookup(v) == e; };
       auto mma = t.getDefiningOp<tile::MmaOp>();
       if (skippedIsE(t) || (mma && skippedIsE(mma.getAcc())))
         results.push_back(t);
