@@ -1,5 +1,13 @@
 #!/usr/bin/env bash
-# What session 51 runs on the GPU (after `scripts/device-bundle.sh --slim`; carry .device).
+# What session 51 runs on the GPU (carry .device). The bundle it expects (session 51 built it;
+# .device is not in git), under the 64 MiB a call carries:
+#   1. the knob: in GeneralPipelineToNVVM.cpp, `deferred = onlyAccumulates(forOp) &&
+#      (readsOnlyLoadedOperands(forOp) || getenv("TILEC_DEFER_COMPUTED"))`; ninja -C build;
+#      scripts/device-bundle.sh --slim; revert the line;
+#   2. git apply docs/perf-logs/s50-zero-address-copy.patch; ninja -C build; `strip -o` and
+#      `xz -9` build/bin/tilec-check and build/lib/libtilec.so into .device/za/ (NAME.xz);
+#      git apply -R the patch; ninja -C build;
+#   3. rm .device/bin/tile-opt.xz (no e2e test runs it; without it the bundle fits).
 # Every peer figure comes from the same process and rounds (bench/benchlib.py's interleaved).
 #   bash bench/gpu-session51.sh check OUTDIR  session 50's fix (a loop whose wgmma operand is
 #     computed in the loop waits for its group every iteration): memcheck over rmsnorm_linear
