@@ -8,7 +8,7 @@ yet), torch by the same kind of loop here.
 
 usage: bench/bench_attention.py [--tilec-check PATH] [--shape BxHxSxD] [--causal]
                                 [--rounds R] [--define NAME=V ...] [--arch ARCH] [--old PATH]
-                                [--old-define NAME=V ...]
+                                [--old-define NAME=V ...] [--num-warps N]
 
 --old PATH also times a second tilec-check (another compiler build) in each
 round, right after the first: an A/B of two compilers in the same loop.
@@ -49,6 +49,9 @@ ap.add_argument("--define", action="append", default=[])
 ap.add_argument("--arch", default="sm_90a", help="the PTX target (sm_80: the cp.async + mma.sync "
                 "pipeline, run on this GPU)")
 ap.add_argument("--old", help="a second tilec-check to time in the same rounds")
+ap.add_argument("--num-warps", type=int,
+                help="tilec-check's --num-warps for the first tilec-check only (not --old, not the "
+                     "package's launch): e.g. the sm_80 pipeline on 8 warps where it takes 4")
 ap.add_argument("--old-define", action="append", default=[],
                 help="NAME=V for the --old run only, replacing a --define of that name "
                      "(e.g. the same tilec-check with another configuration)")
@@ -72,14 +75,15 @@ def tf(ms):
 base_defines = [f"D={D}"] + (["CAUSAL=1"] if args.causal else []) + args.define
 
 
-def tilec_ms(tilec_check, extra=()):
+def tilec_ms(tilec_check, extra=(), warps=None):
     # --old-define replaces a --define of the same name for the old run.
     names = {d.split("=")[0] for d in extra}
     chosen = [d for d in base_defines if d.split("=")[0] not in names] + list(extra)
     rows = tilec_bench(tilec_check, ["examples/attention.tile", "--shape",
                                      f"{B * H}x{S}x{S}x{D}", "--no-verify", "--heuristic",
                                      "--bench", str(args.iters), "--arch", args.arch] +
-                       [x for d in chosen for x in ("-D", d)])
+                       [x for d in chosen for x in ("-D", d)] +
+                       (["--num-warps", str(warps)] if warps else []))
     return [x for x in rows if x["impl"] == "tilec"][0]["ms"]
 
 
@@ -106,7 +110,7 @@ err = (out.float() - want.float()).abs().max().item()
 assert err < 3e-2, f"tilec through the package differs from SDPA by {err}"
 
 for r in range(args.rounds):
-    t = tilec_ms(args.tilec_check)
+    t = tilec_ms(args.tilec_check, warps=args.num_warps)
     if args.old:
         o = tilec_ms(args.old, args.old_define)
         print(f"round {r + 1} {args.shape}{' causal' if args.causal else ''}: "
