@@ -19,7 +19,7 @@
 #     on top (.device/za: its tilec-check and libtilec.so; tests that run `tilec` or `tile-opt`
 #     keep HEAD's), then its attention speed at D = 128 against cuDNN (the figures of session 50)
 #   bash bench/gpu-session51.sh ATTN|MM|E2E|... OUTDIR  session 47's modes (gpu-session47.sh)
-source bench/session-start.sh "gpu-session51.sh check|<gpu-session47.sh's modes> OUTDIR" "$@"
+source bench/session-start.sh "gpu-session51.sh check|za|<gpu-session47.sh's modes> OUTDIR" "$@"
 if [ "$mode" = check ]; then
   for f in norm_linear:rmsnorm_linear quantized:linear_w8a16; do
     timeout 90 compute-sanitizer --error-exitcode 1 --print-limit 5 --tool memcheck tilec-check \
@@ -39,10 +39,10 @@ if [ "$mode" = check ]; then
   exit 0
 fi
 if [ "$mode" = za ]; then
-  xz -dc .device/za/tilec-check.xz > build/bin/tilec-check
-  xz -dc .device/za/libtilec.so.xz > /tmp/tilec-llvm/libtilec.so
-  cp /tmp/tilec-llvm/libtilec.so build/lib/
-  sed -i 's|^cp /tmp/tilec-llvm/libtilec.so .*||; s|^for f in .device/bin/\*; do|for f in; do|' .device/gpu-tests.sh
+  # The patch's binaries in the bundle's places: gpu-tests.sh unpacks them into build/ (and
+  # .device/env.sh libtilec.so into /tmp/tilec-llvm, where it is missing).
+  cp .device/za/tilec-check.xz .device/bin/ && cp .device/za/libtilec.so.xz .device/lib/
+  rm -f /tmp/tilec-llvm/libtilec.so
   LIT_OPTS="--max-time 230 --filter e2e/" step 250 e2e bash .device/gpu-tests.sh
   grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
   step 200 attn python3 bench/bench_attention_sweep.py --seqs 4096,16384 --dims 128 --causal 0,1 \
