@@ -18,18 +18,18 @@ func.func @regs(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
 
 // -----
 
-// BN = 80 is not a multiple of 32 (half a 64-column swizzled box).
-func.func @bn80(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
+// BN = 84 is not a multiple of 8 (wgmma's N).
+func.func @bn84(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %a = tile.make_view %ap[%n, %n] strides[%s, %s] {tile.param = 0 : i32} : !llvm.ptr<1> -> !tile.view<f16, 2>
-  %zero = arith.constant dense<0.0> : tensor<128x80xf32>
+  %zero = arith.constant dense<0.0> : tensor<64x84xf32>
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
-  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<128x80xf32>) : i64 {
-    %ta = tile.load %a[%c0, %k] : !tile.view<f16, 2>, i64, i64 -> tensor<128x64xf16>
-    %tb = tile.load %a[%k, %c0] : !tile.view<f16, 2>, i64, i64 -> tensor<64x80xf16>
-    // expected-error @+1 {{kernel 'bn80': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) or of 64 up to 512 (e.g. 320) (mma of tile<f16>[128, 64] and tile<f16>[64, 80])}}
-    %y = tile.mma %ta, %tb, %x : tensor<128x64xf16>, tensor<64x80xf16>, tensor<128x80xf32>
-    scf.yield %y : tensor<128x80xf32>
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<64x84xf32>) : i64 {
+    %ta = tile.load %a[%c0, %k] : !tile.view<f16, 2>, i64, i64 -> tensor<64x64xf16>
+    %tb = tile.load %a[%k, %c0] : !tile.view<f16, 2>, i64, i64 -> tensor<64x84xf16>
+    // expected-error @+1 {{kernel 'bn84': the number of columns of b (BN) must be a multiple of 8 up to 256 (e.g. 64, 96, 128, 192, 208, 256) or of 64 up to 512 (e.g. 320) (mma of tile<f16>[64, 64] and tile<f16>[64, 84])}}
+    %y = tile.mma %ta, %tb, %x : tensor<64x64xf16>, tensor<64x84xf16>, tensor<64x84xf32>
+    scf.yield %y : tensor<64x84xf32>
   }
   return
 }
@@ -233,7 +233,7 @@ func.func @bn352(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<64x352xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x64xbf16>
     %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x352xbf16>
-    // expected-error @+1 {{kernel 'bn352': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) or of 64 up to 512 (e.g. 320) (mma of tile<bf16>[64, 64] and tile<bf16>[64, 352])}}
+    // expected-error @+1 {{kernel 'bn352': the number of columns of b (BN) must be a multiple of 8 up to 256 (e.g. 64, 96, 128, 192, 208, 256) or of 64 up to 512 (e.g. 320) (mma of tile<bf16>[64, 64] and tile<bf16>[64, 352])}}
     %y = tile.mma %ta, %tb, %x : tensor<64x64xbf16>, tensor<64x352xbf16>, tensor<64x352xf32>
     scf.yield %y : tensor<64x352xf32>
   }
@@ -250,7 +250,7 @@ func.func @bn576(%ap: !llvm.ptr<1>, %n: i64, %s: i64) attributes {tile.kernel} {
   %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (tensor<64x576xf32>) : i64 {
     %ta = tile.load %a[%c0, %k] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x64xbf16>
     %tb = tile.load %a[%k, %c0] : !tile.view<bf16, 2>, i64, i64 -> tensor<64x576xbf16>
-    // expected-error @+1 {{kernel 'bn576': the number of columns of b (BN) must be a multiple of 32 up to 256 (e.g. 64, 96, 128, 192, 256) or of 64 up to 512 (e.g. 320) (mma of tile<bf16>[64, 64] and tile<bf16>[64, 576])}}
+    // expected-error @+1 {{kernel 'bn576': the number of columns of b (BN) must be a multiple of 8 up to 256 (e.g. 64, 96, 128, 192, 208, 256) or of 64 up to 512 (e.g. 320) (mma of tile<bf16>[64, 64] and tile<bf16>[64, 576])}}
     %y = tile.mma %ta, %tb, %x : tensor<64x64xbf16>, tensor<64x576xbf16>, tensor<64x576xf32>
     scf.yield %y : tensor<64x576xf32>
   }

@@ -878,12 +878,18 @@ struct TileStageSharedPass
         int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
         // Whole 128-byte boxes are staged; a width that is not a multiple
         // of one (a head dimension of 96 or 160) leaves the last box's
-        // columns past it unread (wgmma reads K in steps of 32 bytes, N in
-        // multiples of 8).
-        if ((cols * elemBytes) % 32 != 0 || rows > 256 || rows % 8 != 0)
+        // columns past it unread. wgmma reads K in steps of 32 bytes and N
+        // in multiples of 8, so a tile whose columns are only ever N (b as
+        // loaded, not transposed) may have any multiple of 8.
+        bool onlyN = llvm::all_of(loaded.getUses(), [](OpOperand &use) {
+          return isa<tile::MmaOp>(use.getOwner()) && use.getOperandNumber() == 1;
+        });
+        int64_t colBytes = onlyN ? 16 : 32;
+        if ((cols * elemBytes) % colBytes != 0 || rows > 256 || rows % 8 != 0)
           return so.load.emitError()
-                 << "a tile staged for an mma needs a multiple of " << 32 / elemBytes
-                 << " columns and a multiple of 8 rows up to 256 (staged in 128-byte swizzled "
+                 << "a tile staged for an mma needs a multiple of " << colBytes / elemBytes
+                 << " columns" << (onlyN ? " (b's N)" : "")
+                 << " and a multiple of 8 rows up to 256 (staged in 128-byte swizzled "
                     "TMA boxes); this one is " << shapeStr(lt);
         staged.push_back({so.load, !inLoop});
       }
@@ -1583,12 +1589,20 @@ struct TileStageSharedPass
         return shapeError("with b transposed (K-major) the number of columns of b (BN) can be "
                           "at most 256 (a TMA box has at most 256 rows); a wider BN (e.g. 320) "
                           "needs b as loaded");
-      if (BN % 32 != 0 || BN > (tma && !bKMajor ? 512 : 256) || (wide && BN % 64 != 0))
-        return shapeError(tma && !bKMajor
-                              ? "the number of columns of b (BN) must be a multiple of 32 up to "
-                                "256 (e.g. 64, 96, 128, 192, 256) or of 64 up to 512 (e.g. 320)"
-                              : "the number of columns of b (BN) must be a multiple of 32 up to "
-                                "256 (e.g. 64, 96, 128, 192, 256)");
+      // wgmma's N is any multiple of 8: b as loaded is staged in whole
+      // 64-column boxes (the last one's columns past BN copied, never
+      // read), b transposed in BN rows. mma.sync's B fragments come by
+      // ldmatrix in 32-column steps.
+      if (BN % (tma ? 8 : 32) != 0 || BN > (tma && !bKMajor ? 512 : 256) ||
+          (wide && BN % 64 != 0))
+        return shapeError(!tma ? "the number of columns of b (BN) must be a multiple of 32 up to "
+                                 "256 (e.g. 64, 96, 128, 192, 256)"
+                          : bKMajor
+                              ? "the number of columns of b (BN) must be a multiple of 8 up to "
+                                "256 (e.g. 64, 96, 128, 192, 208, 256)"
+                              : "the number of columns of b (BN) must be a multiple of 8 up to "
+                                "256 (e.g. 64, 96, 128, 192, 208, 256) or of 64 up to 512 (e.g. "
+                                "320)");
       // BM = 192 on wgmma: three consumer warpgroups of 64 rows (cuBLAS's
       // and ThunderKittens' 192 x 192 tiles), 152 registers each.
       consumers = tma && BM == 192 ? 3 : (BM >= 128 && (BM / 2) % 64 == 0) ? 2 : 1;
