@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What session 52 runs on the GPU (carry .device: the bundle bench/gpu-session51.sh's header
-# describes, built again in session 52 from 28a0142). Every peer figure comes from the same
+# describes, built again in session 52: the knob's compiler from a644799, which takes BN any
+# multiple of 8 (test/e2e/matmul.test's new lines), and .device/za from 28a0142 with the patch). Every peer figure comes from the same
 # process and rounds (bench/benchlib.py's interleaved).
 #   bash bench/gpu-session52.sh exp OUTDIR  FP8 block scales' default launch against
 #     torch._scaled_mm at the two tuned shapes over 5 rounds; Nsight Compute's per-instruction

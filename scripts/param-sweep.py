@@ -14,7 +14,7 @@ from multiprocessing import Pool
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sweeplib import ROOT, compile_verdict  # noqa: E402
 GRID = {
-  "matmul.tile": {"BM": [16, 64, 128, 192, 256], "BN": [8, 16, 32, 48, 64, 96, 128, 160, 192, 208, 256], "BK": [16, 32, 64, 128], "STAGES": [0, 1, 2, 3, 4, 5], "T": ["bf16", "f16", "f32"]},
+  "matmul.tile": {"BM": [16, 64, 128, 192, 256], "BN": [8, 16, 24, 32, 48, 64, 72, 96, 128, 160, 192, 200, 208, 248, 256], "BK": [16, 32, 64, 128], "STAGES": [0, 1, 2, 3, 4, 5], "T": ["bf16", "f16", "f32"]},
   "attention.tile": {"D": [16, 32, 48, 64, 80, 96, 112, 128, 160, 192, 256], "BN": [16, 32, 64, 80, 96, 128, 176, 256], "WG": [1, 2, 3], "CAUSAL": [0, 1], "PERSISTENT": [0, 1], "LAYOUT": [0, 1], "STAGES": [0, 2, 3, 4], "T": ["bf16", "f16"], "LSE": [0, 1]},
   "attention_backward.tile": {"D": [16, 32, 64, 96, 128, 192], "BM": [32, 64, 128], "BN": [16, 32, 64, 128], "CAUSAL": [0, 1], "T": ["bf16", "f16"]},
   "mlp.tile": {"BM": [64, 128, 192], "BH": [32, 64, 128], "BN": [32, 64, 128, 256], "BK": [32, 64, 128], "STAGES": [0, 2, 3, 4], "T": ["bf16", "f16"]},
