@@ -8,6 +8,9 @@
 #     stall samples of the tuned 8192^3 kernel (SASS, CSV); the sm_80
 #     attention kernel at D = 64 with BN = 128 on 8 warps against the default tile, and at
 #     D = 128 on 8 warps against its 4 (ptxas: 0 bytes spilled on 8 warps, 104 on 4)
+#   bash bench/gpu-session52.sh one OUTDIR  what one call can hold: gpu-session51.sh's check
+#     with the e2e suite cut to matmul, matmul-fp8 (this session's BN), sanitizer, norm_linear
+#     and quantized (session 50's fix), then exp's sm_80 step at D = 64
 #   bash bench/gpu-session52.sh check|za|ATTN|MM|... OUTDIR  gpu-session51.sh's modes
 source bench/session-start.sh "gpu-session52.sh exp|<gpu-session51.sh's modes> OUTDIR" "$@"
 if [ "$mode" = exp ]; then
@@ -31,6 +34,14 @@ if [ "$mode" = exp ]; then
   step 120 sm80d128 python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x16x4096x128 \
     --num-warps 8 --old build/bin/tilec-check
   grep -E "TF/s|tilec" $out/sm80d128.txt | tail -12
+  exit 0
+fi
+if [ "$mode" = one ]; then
+  E2E_FILTER='e2e/(matmul|sanitizer|norm_linear|quantized)' E2E_TIME=150 \
+    bash bench/gpu-session51.sh check "$out"
+  step 120 sm80 python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x32x4096x64 \
+    --define BN=128 --num-warps 8 --old build/bin/tilec-check --old-define BN=256
+  grep -E "TF/s|tilec" $out/sm80.txt | tail -12
   exit 0
 fi
 exec bash bench/gpu-session51.sh "$mode" "$out"
