@@ -79,8 +79,10 @@ def tilec_ms(tilec_check, extra=(), warps=None):
     # --old-define replaces a --define of the same name for the old run.
     names = {d.split("=")[0] for d in extra}
     chosen = [d for d in base_defines if d.split("=")[0] not in names] + list(extra)
-    rows = tilec_bench(tilec_check, ["examples/attention.tile", "--shape",
-                                     f"{B * H}x{S}x{S}x{D}", "--no-verify", "--heuristic",
+    # (--kernel: the file's other kernels, e.g. attention_decode's 64 rows,
+    # would refuse a --num-warps meant for this one.)
+    rows = tilec_bench(tilec_check, ["examples/attention.tile", "--kernel", "attention",
+                                     "--shape", f"{B * H}x{S}x{S}x{D}", "--no-verify", "--heuristic",
                                      "--bench", str(args.iters), "--arch", args.arch] +
                        [x for d in chosen for x in ("-D", d)] +
                        (["--num-warps", str(warps)] if warps else []))
