@@ -17,8 +17,7 @@ usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
    (its CLUSTER then as NAME=V); NAME=V: more of the kernel's
    parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1, or 192x128:0:1:GROUP=8 in block mode;
    ENV_X=V sets TILEC_X=V while that config compiles: an experiment's knob)
-                          [--rounds R] [--sustain SECONDS] [--source FILE.tile] [--source2 FILE.tile]
-  (block mode: KERNEL@BMx128:... times KERNEL of --source2 with the same fields)
+                          [--rounds R] [--sustain SECONDS] [--source FILE.tile]
 """
 import argparse
 import os
@@ -32,8 +31,6 @@ from benchlib import environment, interleaved, sustained_ms  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--source", help="another copy of examples/matmul_fp8.tile (e.g. with @tuned rows)")
-ap.add_argument("--source2", help="a .tile file with more block kernels, named in --configs as "
-                "NAME@BMx128:...: that kernel of this file with the same fields (block mode)")
 ap.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096")
 ap.add_argument("--modes", default="tensor,row,block")
 ap.add_argument("--configs", default="128x256")
@@ -49,7 +46,6 @@ root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 source_path = args.source or os.path.join(root, "examples", "matmul_fp8.tile")
 source_text = open(source_path).read()
 prog = base = tilec.load(source_path)
-extra = tilec.load(args.source2) if args.source2 else None
 f8 = torch.float8_e4m3fn
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
 
@@ -111,12 +107,7 @@ for shape in args.shapes.split(","):
                             else base.with_defines(SCALE=int(mode == "row")).matmul_fp8)
                     name = f"tilec {mode} default {kern.choose(a, b, c, sa, sb)}"
                 else:
-                    kname = None
-                    if "@" in cfg:
-                        kname, cfg_fields = cfg.split("@", 1)
-                    else:
-                        cfg_fields = cfg
-                    parts = cfg_fields.split(":")
+                    parts = cfg.split(":")
                     bm, bn = (int(v) for v in parts[0].split("x"))
                     stages = int(parts[1]) if len(parts) > 1 else 0
                     cluster = int(parts[2]) if len(parts) > 2 else 1
@@ -134,11 +125,10 @@ for shape in args.shapes.split(","):
                         # CLUSTER (9: the hand-pipelined kernel, CLUSTER from NAME=V)
                         if cluster != 9:
                             more.setdefault("CLUSTER", cluster)
-                        kern = (getattr(extra, kname) if kname
-                                else prog.matmul_fp8_block_pipelined if cluster == 9
+                        kern = (prog.matmul_fp8_block_pipelined if cluster == 9
                                 else prog.matmul_fp8_block).with_defines(BM=bm, STAGES=stages,
                                                                          **more)
-                        name = (f"tilec {kname or 'block'}{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
+                        name = (f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
                                 + (f":{cluster}" if cluster not in (1, 9) else "")
                                 + (f":{parts[3]}" if len(parts) > 3 else ""))
                     else:

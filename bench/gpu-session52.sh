@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What session 52 runs on the GPU (carry .device: the bundle bench/gpu-session51.sh's header
 # describes, built again in session 52: the knob's compiler from a644799, which takes BN any
-# multiple of 8 (test/e2e/matmul.test's new lines), and .device/za from 28a0142 with the patch). Every peer figure comes from the same
-# process and rounds (bench/benchlib.py's interleaved).
+# multiple of 8 (test/e2e/matmul.test's new lines), and .device/za from 28a0142 with the
+# patch). Every peer figure comes from the same process and rounds (bench/benchlib.py's
+# interleaved).
 #   bash bench/gpu-session52.sh exp OUTDIR  FP8 block scales' default launch against
 #     torch._scaled_mm at the two tuned shapes over 5 rounds; Nsight Compute's per-instruction
 #     stall samples of the tuned 8192^3 kernel (SASS, CSV); the sm_80
@@ -12,7 +13,13 @@
 #     with the e2e suite cut to matmul, matmul-fp8 (this session's BN), sanitizer, norm_linear
 #     and quantized (session 50's fix), then exp's sm_80 step at D = 64
 #   bash bench/gpu-session52.sh check|za|ATTN|MM|... OUTDIR  gpu-session51.sh's modes
-source bench/session-start.sh "gpu-session52.sh exp|<gpu-session51.sh's modes> OUTDIR" "$@"
+source bench/session-start.sh "gpu-session52.sh exp|one|<gpu-session51.sh's modes> OUTDIR" "$@"
+# The sm_80 kernel at D = 64: BN = 128 on 8 warps against the default tile.
+sm80_d64() {
+  step 120 sm80 python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x32x4096x64 \
+    --define BN=128 --num-warps 8 --old build/bin/tilec-check --old-define BN=256
+  grep -E "TF/s|tilec" $out/sm80.txt | tail -12
+}
 if [ "$mode" = exp ]; then
   # (Scales read two blocks ahead were timed in session 20: no faster; docs/perf-logs/
   # fp8-block-2026-12-03-s20-run5.txt, v3.)
@@ -28,9 +35,7 @@ if [ "$mode" = exp ]; then
   ncu -i $out/ncu-$k.ncu-rep --section WarpStateStats --section SourceCounters \
     > $out/ncu-$k-stalls.txt 2>&1
   grep -E "Warp Cycles Per Issued|Duration|stall" $out/ncu-$k-stalls.txt | head -6
-  step 120 sm80 python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x32x4096x64 \
-    --define BN=128 --num-warps 8 --old build/bin/tilec-check --old-define BN=256
-  grep -E "TF/s|tilec" $out/sm80.txt | tail -12
+  sm80_d64
   step 120 sm80d128 python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x16x4096x128 \
     --num-warps 8 --old build/bin/tilec-check
   grep -E "TF/s|tilec" $out/sm80d128.txt | tail -12
@@ -39,9 +44,7 @@ fi
 if [ "$mode" = one ]; then
   E2E_FILTER='e2e/(matmul|sanitizer|norm_linear|quantized)' E2E_TIME=150 \
     bash bench/gpu-session51.sh check "$out"
-  step 120 sm80 python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x32x4096x64 \
-    --define BN=128 --num-warps 8 --old build/bin/tilec-check --old-define BN=256
-  grep -E "TF/s|tilec" $out/sm80.txt | tail -12
+  sm80_d64
   exit 0
 fi
 exec bash bench/gpu-session51.sh "$mode" "$out"

@@ -3,7 +3,6 @@
 block scales three times each at one shape, for Nsight Compute:
     ncu --launch-skip 2 --launch-count 1 -k regex:matmul_fp8 --section ... \
         python3 bench/ncu_fp8_once.py [--shape 8192x8192x8192] [-D NAME=V ...]
-                                      [--source FILE.tile --kernel NAME]
 (the operands and scales as bench/bench_fp8.py's block mode; session 46)."""
 import argparse
 import os
@@ -17,14 +16,11 @@ import tilec  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("--shape", default="8192x8192x8192", help="MxNxK")
 ap.add_argument("-D", dest="defines", action="append", default=[], help="NAME=V for the kernel")
-ap.add_argument("--source", help="another .tile file (default: examples/matmul_fp8.tile)")
-ap.add_argument("--kernel", default="matmul_fp8_block", help="its block-scaled kernel")
 args = ap.parse_args()
 m, n, k = (int(v) for v in args.shape.split("x"))
 defines = dict((d.split("=")[0], int(d.split("=")[1])) for d in args.defines)
-prog = tilec.load(args.source or
-                  os.path.join(os.path.dirname(__file__), "..", "examples", "matmul_fp8.tile"))
-kern = getattr(prog, args.kernel).with_defines(**defines)   # this kernel alone
+prog = tilec.load(os.path.join(os.path.dirname(__file__), "..", "examples", "matmul_fp8.tile"))
+kern = prog.matmul_fp8_block.with_defines(**defines)   # this kernel alone
 f8 = torch.float8_e4m3fn
 a = (torch.randn(m, k, device="cuda") * 2).to(f8)
 b = (torch.randn(n, k, device="cuda") * 2).to(f8)   # N x K

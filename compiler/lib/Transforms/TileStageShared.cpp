@@ -888,8 +888,7 @@ struct TileStageSharedPass
         if ((cols * elemBytes) % colBytes != 0 || rows > 256 || rows % 8 != 0)
           return so.load.emitError()
                  << "a tile staged for an mma needs a multiple of " << colBytes / elemBytes
-                 << " columns" << (onlyN ? " (b's N)" : "")
-                 << " and a multiple of 8 rows up to 256 (staged in 128-byte swizzled "
+                 << " columns and a multiple of 8 rows up to 256 (staged in 128-byte swizzled "
                     "TMA boxes); this one is " << shapeStr(lt);
         staged.push_back({so.load, !inLoop});
       }
@@ -1595,14 +1594,10 @@ struct TileStageSharedPass
       // ldmatrix in 32-column steps.
       if (BN % (tma ? 8 : 32) != 0 || BN > (tma && !bKMajor ? 512 : 256) ||
           (wide && BN % 64 != 0))
-        return shapeError(!tma ? "the number of columns of b (BN) must be a multiple of 32 up to "
-                                 "256 (e.g. 64, 96, 128, 192, 256)"
-                          : bKMajor
-                              ? "the number of columns of b (BN) must be a multiple of 8 up to "
-                                "256 (e.g. 64, 96, 128, 192, 208, 256)"
-                              : "the number of columns of b (BN) must be a multiple of 8 up to "
-                                "256 (e.g. 64, 96, 128, 192, 208, 256) or of 64 up to 512 (e.g. "
-                                "320)");
+        return shapeError(Twine("the number of columns of b (BN) must be a multiple of ") +
+                          (tma ? "8 up to 256 (e.g. 64, 96, 128, 192, 208, 256)"
+                               : "32 up to 256 (e.g. 64, 96, 128, 192, 256)") +
+                          (tma && !bKMajor ? " or of 64 up to 512 (e.g. 320)" : ""));
       // BM = 192 on wgmma: three consumer warpgroups of 64 rows (cuBLAS's
       // and ThunderKittens' 192 x 192 tiles), 152 registers each.
       consumers = tma && BM == 192 ? 3 : (BM >= 128 && (BM / 2) % 64 == 0) ? 2 : 1;
