@@ -436,8 +436,15 @@ void issueTMA(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, V
               Value bar, const Multicast *mc = nullptr);
 /// The same tile copied by `threads` threads (from `tid`) with ordinary
 /// loads into the swizzled layout TMA would give (a view TMA cannot take).
+/// With `zeroAddress` (the sm_90a producer's copy) an element outside the
+/// view is loaded from 16 zero bytes in global memory instead of skipped
+/// by a branch: no branch per element, and the producer's loop keeps one
+/// pointer per chunk live instead of one offset per element (ptxas spilled
+/// those: mlp_wide 268 bytes, now 0). The sm_80 copy by every thread keeps
+/// the branches: that way attention at D = 64 spilled 104 bytes, the
+/// zero-address way 268 (though less over all examples: 3364 against 5504).
 void copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins, Value dst,
-                   Value tid, int64_t threads);
+                   Value tid, int64_t threads, bool zeroAddress = false);
 /// Whether 16-byte cp.async can copy the operand's view (i1): unit
 /// innermost stride, 16-byte aligned base and row (and batch) pitches.
 Value asyncCopyable(OpBuilder &b, Location loc, Operand &o);

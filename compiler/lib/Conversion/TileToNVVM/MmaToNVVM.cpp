@@ -416,7 +416,8 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
     }
     tma.push_back(viaTma);
     e.ifThen(e.bnot(viaTma), [&] {
-      copyByThreads(b, loc, *o, origins[k], e.gep(base, e.i64(o->smemOffset)), tid, 128);
+      copyByThreads(b, loc, *o, origins[k], e.gep(base, e.i64(o->smemOffset)), tid, 128,
+                    /*zeroAddress=*/true);
     });
   }
   // Every producer thread arrives on the full barrier (kProducerArrivals):
@@ -454,11 +455,35 @@ void tilec::mma::copyStage(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
   });
 }
 
+/// The address of 16 zero bytes in global memory (`__tilec_zeros`, a
+/// constant of the kernel's module), as a pointer of type `ptrTy`.
+static Value zerosAddress(OpBuilder &b, Location loc, Type ptrTy) {
+  constexpr StringLiteral name = "__tilec_zeros";
+  auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  Type i8 = b.getI8Type();
+  if (!module.lookupSymbol(name)) {
+    OpBuilder mb(b.getContext());
+    mb.setInsertionPointToStart(module.getBody());
+    LLVM::GlobalOp::create(mb, loc, LLVM::LLVMArrayType::get(i8, 16), /*isConstant=*/true,
+                           LLVM::Linkage::Internal, name,
+                           DenseElementsAttr::get(RankedTensorType::get({16}, i8),
+                                                  b.getI8IntegerAttr(0)),
+                           /*alignment=*/16, /*addrSpace=*/1);
+  }
+  Value g = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1),
+                                      name);
+  return g.getType() == ptrTy ? g : LLVM::AddrSpaceCastOp::create(b, loc, ptrTy, g);
+}
+
 /// `threads` threads (from `tid`) copy one operand tile into the swizzled
-/// layout with guarded element loads (any strides, any alignment), 16
-/// bytes of shared memory per thread and step.
+/// layout, one element load at a time (any strides, any alignment), 16
+/// bytes of shared memory per thread and step. An element outside the view
+/// reads as 0: with `zeroAddress` it is read from `__tilec_zeros` (the
+/// address selected, no branch and no predicate; the elements of a chunk
+/// along one pointer advanced by the inner stride), else a branch skips
+/// its load.
 void tilec::mma::copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                               Value dst, Value tid, int64_t threads) {
+                               Value dst, Value tid, int64_t threads, bool zeroAddress) {
   Emit e{b, loc};
   Type elem = registerType(o.load.getType().getElementType());
   Value ptr = o.view.getPtr();
@@ -468,25 +493,40 @@ void tilec::mma::copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<
   int64_t chunkElems = 16 / o.elemBytes;
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
   auto vecTy = VectorType::get({chunkElems}, elem);
+  // The offset of element (row, column) of the view.
+  auto offset = [&](const Chunk &ch, Value gcol) {
+    Value off = e.add(e.mul(ch.grow, stride0), e.mul(gcol, stride1));
+    return ch.batchOffset ? e.add(off, ch.batchOffset) : off;
+  };
+  auto gep = [&](Value base, Value off) -> Value {
+    return LLVM::GEPOp::create(b, loc, ptr.getType(), elem, base, ValueRange{off});
+  };
   forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
     Value v = arith::ConstantOp::create(b, loc, vecTy, b.getZeroAttr(vecTy));
+    Value p = zeroAddress ? gep(ptr, offset(ch, ch.gcol)) : Value();
     for (int64_t t = 0; t < chunkElems; ++t) {
       Value gcol = e.add(ch.gcol, e.i64(t));
       Value ok = arith::AndIOp::create(b, loc, ch.rowOk, e.ult(gcol, size1));
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
-      {
+      Value x;
+      if (zeroAddress) {
+        // Each element's offset computed on its own gave LLVM a 64-bit
+        // product per element to strength-reduce across the producer's
+        // loop (16 induction variables for f8), and ptxas spilled them.
+        if (t > 0)
+          p = gep(p, stride1);
+        Value from = arith::SelectOp::create(b, loc, ok, p, zerosAddress(b, loc, ptr.getType()));
+        x = LLVM::LoadOp::create(b, loc, elem, from, o.elemBytes);
+      } else {
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        Value off = e.add(e.mul(ch.grow, stride0), e.mul(gcol, stride1));
-        if (ch.batchOffset)
-          off = e.add(off, ch.batchOffset);
-        Value p = LLVM::GEPOp::create(b, loc, ptr.getType(), elem, ptr, ValueRange{off});
-        scf::YieldOp::create(b, loc,
-                             ValueRange{LLVM::LoadOp::create(b, loc, elem, p, o.elemBytes)});
+        scf::YieldOp::create(b, loc, ValueRange{LLVM::LoadOp::create(
+                                         b, loc, elem, gep(ptr, offset(ch, gcol)), o.elemBytes)});
         b.setInsertionPointToStart(&ifOp.getElseRegion().front());
         scf::YieldOp::create(b, loc, zero);
+        x = ifOp.getResult(0);
       }
-      v = vector::InsertOp::create(b, loc, ifOp.getResult(0), v, ArrayRef<int64_t>{t});
+      v = vector::InsertOp::create(b, loc, x, v, ArrayRef<int64_t>{t});
     }
     LLVM::StoreOp::create(b, loc, v, e.gep(dst, ch.dstOffset), 16);
   });
