@@ -16,8 +16,9 @@ usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
    block mode: CLUSTER 1 or 2 is the block kernel's, 9 picks matmul_fp8_block_pipelined
    (its CLUSTER then as NAME=V); NAME=V: more of the kernel's
    parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1, or 192x128:0:1:GROUP=8 in block mode;
-   ENV_X=V sets TILEC_X=V while that config compiles: an experiment's knob)
-                          [--rounds R] [--sustain SECONDS] [--source FILE.tile]
+   ENV_X=V sets TILEC_X=V while that config compiles: an experiment's knob;
+   S2=1 compiles that config from --source2)
+                          [--rounds R] [--sustain SECONDS] [--source FILE.tile] [--source2 FILE.tile]
 """
 import argparse
 import os
@@ -31,6 +32,7 @@ from benchlib import environment, interleaved, sustained_ms  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--source", help="another copy of examples/matmul_fp8.tile (e.g. with @tuned rows)")
+ap.add_argument("--source2", help="a second copy, for the configs with S2=1 (an A/B of two sources)")
 ap.add_argument("--shapes", default="8192x8192x8192,4096x4096x4096")
 ap.add_argument("--modes", default="tensor,row,block")
 ap.add_argument("--configs", default="128x256")
@@ -44,7 +46,6 @@ args = ap.parse_args()
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 source_path = args.source or os.path.join(root, "examples", "matmul_fp8.tile")
-source_text = open(source_path).read()
 prog = base = tilec.load(source_path)
 f8 = torch.float8_e4m3fn
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
@@ -118,8 +119,9 @@ for shape in args.shapes.split(","):
                     # (compiles are cached by the source)
                     env = {"TILEC_" + k[4:]: str(more.pop(k)) for k in list(more)
                            if k.startswith("ENV_")}
-                    prog = base if not env else tilec.compile(
-                        source_text + f"\n// {env}\n", file_name=os.path.basename(source_path))
+                    path = args.source2 if more.pop("S2", 0) else source_path
+                    prog = base if not env and path == source_path else tilec.compile(
+                        open(path).read() + f"\n// {env}\n", file_name=os.path.basename(path))
                     if mode == "block":
                         # this kernel alone, with BN = 128; the third field is its
                         # CLUSTER (9: the hand-pipelined kernel, CLUSTER from NAME=V)

@@ -7,6 +7,12 @@
 #     attention at D = 128 (S4096, causal and not) compiled by the patch's compiler against
 #     HEAD's in the same rounds (tilec-check A/B) next to cuDNN, then gpu-session52.sh's sm_80
 #     step at D = 64 (BN = 128 on 8 warps against the default tile)
+#   bash bench/gpu-session53.sh ab OUTDIR  (the bundle of the working tree with the knobs
+#     TILEC_OLDWG / TILEC_OLDRING, which give HEAD's warpgroup index and ring position) the
+#     FP8 block kernel's SASS new and old; its speed with HEAD's source and compiler against
+#     the new source with the knobs one by one, next to torch._scaled_mm (5 rounds, the tuned
+#     rows at 8192^3 and 4096^3); attention D 64/128, causal and not, new against old; the
+#     e2e suite
 #   bash bench/gpu-session53.sh exp|one|check|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes
 source bench/session-start.sh "gpu-session53.sh first|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
@@ -23,6 +29,32 @@ if [ "$mode" = first ]; then
   step 120 sm80 python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x32x4096x64 \
     --define BN=128 --num-warps 8 --old build/bin/tilec-check --old-define BN=256
   grep -E "TF/s|tilec" $out/sm80.txt | tail -12
+  exit 0
+fi
+if [ "$mode" = ab ]; then
+  # SASS of the FP8 block kernel's 8192^3 row, new and old (nvdisasm; the loop read offline).
+  A="--kernel matmul_fp8_block -D BM=128 -D PERSISTENT=1 -D TURNS=0 -D CLUSTER=2 -D STAGES=3 -D GROUP=8"
+  tilec $A --emit=cubin examples/matmul_fp8.tile -o $out/new.cubin && nvdisasm -c $out/new.cubin > $out/new.sass
+  TILEC_OLDWG=1 TILEC_OLDRING=1 tilec $A --emit=cubin docs/perf-logs/s53-matmul_fp8-head.tile \
+    -o $out/old.cubin && nvdisasm -c $out/old.cubin > $out/old.sass
+  rm -f $out/*.cubin; xz -9 $out/*.sass; ls -la $out
+  # FP8 block scales: HEAD's source and compiler (S2=1 + both knobs) against the new source
+  # with the knobs one by one, at each shape's tuned row, next to torch._scaled_mm.
+  old=ENV_OLDWG=1+ENV_OLDRING=1
+  for sh in 8192x8192x8192:2:GROUP=8+TURNS=0 4096x4096x4096:1:GROUP=8; do
+    IFS=: read shape cl more <<< "$sh"
+    c=128x128:3:$cl:PERSISTENT=1+$more
+    (cd bench && step 150 fp8-${shape%%x*} python3 bench_fp8.py --rounds 5 --modes block \
+      --shapes $shape --source2 ../docs/perf-logs/s53-matmul_fp8-head.tile \
+      --configs $c+S2=1+$old,$c+$old,$c+ENV_OLDRING=1,$c,default)
+    grep -E "SUMMARY|error [0-9.e+-]+ of|not" $out/fp8-${shape%%x*}.txt | cut -c1-170
+  done
+  # Attention (ring of 2: only the warpgroup index moves): new against old.
+  step 200 attn python3 bench/bench_attention_sweep.py --seqs 4096 --dims 64,128 --causal 0,1 \
+    --rounds 3 --variant old:ENV_OLDWG=1+ENV_OLDRING=1
+  grep "TF/s" $out/attn.txt
+  LIT_OPTS="--max-time 230 --filter e2e/" step 240 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
   exit 0
 fi
 exec bash bench/gpu-session52.sh "$mode" "$out"

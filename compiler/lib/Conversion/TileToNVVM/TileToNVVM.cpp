@@ -378,12 +378,13 @@ struct ConvertTileToNVVMPass
     // Every tile carries its encoding (tile-layout puts them on the types),
     // over the kernel's threads. Only the ops that move data between threads
     // (through shared memory) may take and give tiles in different
-    // distributed encodings; every other op computes each element in the
+    // distributed encodings (and tile.wgmma_wait, which hands each tile
+    // through as it is); every other op computes each element in the
     // thread that holds it.
     WalkResult encoded = func.walk([&](Operation *op) {
       bool movesData = isa<tile::BroadcastOp, tile::ConvertLayoutOp, tile::PermuteOp,
                            tile::SliceOp, tile::TakeOp, tile::ReduceOp, tile::MmaOp,
-                           tile::BroadcastLoadOp>(op) ||
+                           tile::BroadcastLoadOp, tile::WgmmaWaitOp>(op) ||
                        op->getNumRegions() > 0 || op->hasTrait<OpTrait::IsTerminator>();
       Attribute common;
       auto check = [&](Value v) -> LogicalResult {
@@ -402,7 +403,7 @@ struct ConvertTileToNVVMPass
         // A tile of accumulator rows is held by the 4 lanes of a quad: only
         // work that treats each copy alike may take it.
         if (isa<tile::SliceEncodingAttr>(distributed) && llvm::is_contained(op->getOperands(), v) &&
-            !isa<tile::ReshapeOp, tile::BroadcastOp, tile::StoreOp>(op) &&
+            !isa<tile::ReshapeOp, tile::BroadcastOp, tile::StoreOp, tile::WgmmaWaitOp>(op) &&
             !isa<arith::ArithDialect, math::MathDialect, scf::SCFDialect>(op->getDialect()))
           return op->emitError() << "a tile of accumulator rows (a reduction over axis 1) can be "
                                     "used in elementwise work, broadcast back to the accumulator "
