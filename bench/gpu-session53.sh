@@ -13,6 +13,8 @@
 #     the new source with the knobs one by one, next to torch._scaled_mm (5 rounds, the tuned
 #     rows at 8192^3 and 4096^3); attention D 64/128, causal and not, new against old; the
 #     e2e suite
+#   bash bench/gpu-session53.sh sweep OUTDIR  FP8 per-tensor configurations at 8192^3 and 4096^3
+#     against torch._scaled_mm, and bf16 4096x16384x1024's against cuBLAS
 #   bash bench/gpu-session53.sh exp|one|check|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes
 source bench/session-start.sh "gpu-session53.sh first|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
@@ -29,6 +31,20 @@ if [ "$mode" = first ]; then
   step 120 sm80 python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x32x4096x64 \
     --define BN=128 --num-warps 8 --old build/bin/tilec-check --old-define BN=256
   grep -E "TF/s|tilec" $out/sm80.txt | tail -12
+  exit 0
+fi
+if [ "$mode" = sweep ]; then
+  # FP8 per-tensor (matmul_fp8 has no @tuned row): tiles, stages, clusters, persistence at
+  # 8192^3 and 4096^3 next to torch._scaled_mm; bf16 4096x16384x1024 (0.918x in session 48).
+  P=PERSISTENT=1+GROUP=8
+  for shape in 4096x4096x4096 8192x8192x8192; do
+    (cd bench && step 150 tensor-${shape%%x*} python3 bench_fp8.py --rounds 3 --modes tensor \
+      --shapes $shape --configs default,128x256:0:1:$P,128x256:0:2:$P,128x256:3:2:$P,128x256:4:1:$P,128x256:0:2:GROUP=8,128x192:0:1:$P,128x192:0:2:$P,192x192:0:2:$P,128x208:0:2:$P,256x128:0:2:$P)
+    grep -E "SUMMARY|not" $out/tensor-${shape%%x*}.txt | cut -c1-170
+  done
+  (cd bench && step 150 skinny python3 bench_skinny.py --rounds 3 --shapes 4096x16384x1024 \
+    --configs matmul:default,matmul:128x256:0:1,matmul:128x192:0:1,persistent:128x256,persistent:128x192,k:matmul:BN=256+PERSISTENT=1+CLUSTER=2,k:matmul:BN=208+PERSISTENT=1)
+  grep -E "TF/s|not" $out/skinny.txt | cut -c1-170
   exit 0
 fi
 if [ "$mode" = ab ]; then
