@@ -15,6 +15,8 @@
 #     e2e suite
 #   bash bench/gpu-session53.sh sweep OUTDIR  FP8 per-tensor configurations at 8192^3 and 4096^3
 #     against torch._scaled_mm, and bf16 4096x16384x1024's against cuBLAS
+#   bash bench/gpu-session53.sh causal OUTDIR  causal attention at S4096, D 128 and 64: the
+#     heuristic's tile against other parameters, next to cuDNN
 #   bash bench/gpu-session53.sh exp|one|check|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes
 source bench/session-start.sh "gpu-session53.sh first|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
@@ -45,6 +47,17 @@ if [ "$mode" = sweep ]; then
   (cd bench && step 150 skinny python3 bench_skinny.py --rounds 3 --shapes 4096x16384x1024 \
     --configs matmul:default,matmul:128x256:0:1,matmul:128x192:0:1,persistent:128x256,persistent:128x192,k:matmul:BN=256+PERSISTENT=1+CLUSTER=2,k:matmul:BN=208+PERSISTENT=1)
   grep -E "TF/s|not" $out/skinny.txt | cut -c1-170
+  exit 0
+fi
+if [ "$mode" = causal ]; then
+  # Causal attention at 4096 keys (0.97x cuDNN at D = 64 and 128): the heuristic's tile against
+  # the parameters it could choose otherwise, next to cuDNN.
+  step 200 c128 python3 bench/bench_attention_sweep.py --seqs 4096 --dims 128 --causal 1 \
+    --rounds 3 --variant turn:TURN=1 --variant st3:STAGES=3 --variant wg3:WG=3 --variant np:PERSISTENT=0
+  grep "TF/s" $out/c128.txt
+  step 200 c64 python3 bench/bench_attention_sweep.py --seqs 4096 --dims 64 --causal 1 \
+    --rounds 3 --variant wg2:WG=2 --variant st3:STAGES=3 --variant turn:TURN=1 --variant wg2bn256:WG=2+BN=256
+  grep "TF/s" $out/c64.txt
   exit 0
 fi
 if [ "$mode" = ab ]; then
