@@ -53,7 +53,7 @@ if [ "$mode" = causal ]; then
   # Causal attention at 4096 keys (0.97x cuDNN at D = 64 and 128): the heuristic's tile against
   # the parameters it could choose otherwise, next to cuDNN.
   step 200 c128 python3 bench/bench_attention_sweep.py --seqs 4096 --dims 128 --causal 1 \
-    --rounds 3 --variant turn:TURN=1 --variant st3:STAGES=3 --variant wg3:WG=3 --variant np:PERSISTENT=0
+    --rounds 3 --variant turn:TURN=1 --variant bn64:BN=64 --variant np:PERSISTENT=0
   grep "TF/s" $out/c128.txt
   step 200 c64 python3 bench/bench_attention_sweep.py --seqs 4096 --dims 64 --causal 1 \
     --rounds 3 --variant wg2:WG=2 --variant st3:STAGES=3 --variant turn:TURN=1 --variant wg2bn256:WG=2+BN=256
