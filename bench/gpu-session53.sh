@@ -17,6 +17,8 @@
 #     against torch._scaled_mm, and bf16 4096x16384x1024's against cuBLAS
 #   bash bench/gpu-session53.sh causal OUTDIR  causal attention at S4096, D 128 and 64: the
 #     heuristic's tile against other parameters, next to cuDNN
+#   bash bench/gpu-session53.sh causal64 OUTDIR  causal D = 64 at 2048-16384 keys: WG = 2 with
+#     BN = 256 against the heuristic's tile, next to cuDNN
 #   bash bench/gpu-session53.sh exp|one|check|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes
 source bench/session-start.sh "gpu-session53.sh first|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
@@ -58,6 +60,14 @@ if [ "$mode" = causal ]; then
   step 200 c64 python3 bench/bench_attention_sweep.py --seqs 4096 --dims 64 --causal 1 \
     --rounds 3 --variant wg2:WG=2 --variant st3:STAGES=3 --variant turn:TURN=1 --variant wg2bn256:WG=2+BN=256
   grep "TF/s" $out/c64.txt
+  exit 0
+fi
+if [ "$mode" = causal64 ]; then
+  # Causal D = 64: two consumer warpgroups with BN = 256 against the heuristic's three with
+  # BN = 128 (from 3072 keys), over the sequence lengths, next to cuDNN.
+  step 300 c64s python3 bench/bench_attention_sweep.py --seqs 2048,4096,8192,16384 --dims 64 \
+    --causal 1 --rounds 3 --variant wg2bn256:WG=2+BN=256
+  grep "TF/s" $out/c64s.txt
   exit 0
 fi
 if [ "$mode" = ab ]; then
