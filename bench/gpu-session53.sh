@@ -19,6 +19,9 @@
 #     heuristic's tile against other parameters, next to cuDNN
 #   bash bench/gpu-session53.sh causal64 OUTDIR  causal D = 64 at 2048-16384 keys: WG = 2 with
 #     BN = 256 against the heuristic's tile, next to cuDNN
+#   bash bench/gpu-session53.sh check OUTDIR  attention at S 1024 and 4096, D 64 and 128, causal
+#     and not, by default (the new causal tile), next to cuDNN; FP8 block scales with BM = 192
+#     and turns, persistent
 #   bash bench/gpu-session53.sh exp|one|check|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes
 source bench/session-start.sh "gpu-session53.sh first|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
@@ -68,6 +71,21 @@ if [ "$mode" = causal64 ]; then
   step 300 c64s python3 bench/bench_attention_sweep.py --seqs 2048,4096,8192,16384 --dims 64 \
     --causal 1 --rounds 3 --variant wg2bn256:WG=2+BN=256
   grep "TF/s" $out/c64s.txt
+  exit 0
+fi
+if [ "$mode" = check ]; then
+  # The new causal D <= 64 tile as the default launch, with the attention cases (S 1024
+  # and 4096, D 64 and 128, causal and not), next to cuDNN; FP8 block scales with three
+  # consumer warpgroups (BM = 192) and with turns, persistent, against the tuned rows.
+  step 240 attn python3 bench/bench_attention_sweep.py --seqs 1024,4096 --dims 64,128 \
+    --causal 0,1 --rounds 3
+  grep "TF/s" $out/attn.txt | grep -v "FLASH\|Triton"
+  P=PERSISTENT=1+GROUP=8
+  for sh in 8192x8192x8192 4096x4096x4096; do
+    (cd bench && step 150 blk-${sh%%x*} python3 bench_fp8.py --rounds 3 --modes block --shapes $sh \
+      --configs default,128x128:3:2:$P+TURNS=0,128x128:3:2:$P+TURNS=1,192x128:3:2:$P+TURNS=0,192x128:3:2:$P+TURNS=1,192x128:0:1:$P+TURNS=0,192x128:4:1:$P+TURNS=1)
+    grep -E "SUMMARY|not" $out/blk-${sh%%x*}.txt | cut -c1-170
+  done
   exit 0
 fi
 if [ "$mode" = ab ]; then
