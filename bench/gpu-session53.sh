@@ -22,6 +22,8 @@
 #   bash bench/gpu-session53.sh check OUTDIR  attention at S 1024 and 4096, D 64 and 128, causal
 #     and not, by default (the new causal tile), next to cuDNN; FP8 block scales with BM = 192
 #     and turns, persistent
+#   bash bench/gpu-session53.sh table OUTDIR  issue 15's bf16 table by default, burst and
+#     sustained, against cuBLAS; FP8 block and per-tensor scales by default
 #   bash bench/gpu-session53.sh exp|one|check|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes
 source bench/session-start.sh "gpu-session53.sh first|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
@@ -86,6 +88,18 @@ if [ "$mode" = check ]; then
       --configs default,128x128:3:2:$P+TURNS=0,128x128:3:2:$P+TURNS=1,192x128:3:2:$P+TURNS=0,192x128:3:2:$P+TURNS=1,192x128:0:1:$P+TURNS=0,192x128:4:1:$P+TURNS=1)
     grep -E "SUMMARY|not" $out/blk-${sh%%x*}.txt | cut -c1-170
   done
+  exit 0
+fi
+if [ "$mode" = table ]; then
+  # Issue 15's bf16 table by default (burst and 5 s sustained) against cuBLAS; FP8 block and
+  # per-tensor scales by default (the 4096^3 block row changed) against torch._scaled_mm.
+  twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
+  (cd bench && step 260 mm python3 bench_skinny.py --rounds 2 --sustain 5 --shapes $twelve \
+    --configs matmul:default)
+  grep -E "^(SUMMARY|SUSTAINED)|geometric" $out/mm.txt
+  (cd bench && step 120 fp8 python3 bench_fp8.py --rounds 3 --modes block,tensor \
+    --shapes 8192x8192x8192,4096x4096x4096 --configs default)
+  grep "SUMMARY" $out/fp8.txt | cut -c1-200
   exit 0
 fi
 if [ "$mode" = ab ]; then
