@@ -24,6 +24,8 @@
 #     and turns, persistent
 #   bash bench/gpu-session53.sh table OUTDIR  issue 15's bf16 table by default, burst and
 #     sustained, against cuBLAS; FP8 block and per-tensor scales by default
+#   bash bench/gpu-session53.sh short OUTDIR  causal attention at 512 and 1024 keys: D = 64 with
+#     the default tile against the heuristic's, D = 128 with one program per tile
 #   bash bench/gpu-session53.sh exp|one|check|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes
 source bench/session-start.sh "gpu-session53.sh first|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
@@ -100,6 +102,17 @@ if [ "$mode" = table ]; then
   (cd bench && step 120 fp8 python3 bench_fp8.py --rounds 3 --modes block,tensor \
     --shapes 8192x8192x8192,4096x4096x4096 --configs default)
   grep "SUMMARY" $out/fp8.txt | cut -c1-200
+  exit 0
+fi
+if [ "$mode" = short ]; then
+  # Causal attention below 2048 keys: D = 64 with the default 128 x 256 tile (WG = 2, BN = 256)
+  # against the heuristic's BN = 128; D = 128 with one program per tile, next to cuDNN.
+  step 150 s64 python3 bench/bench_attention_sweep.py --seqs 512,1024 --dims 64 --causal 1 \
+    --rounds 3 --variant wg2bn256:WG=2+BN=256
+  grep "TF/s" $out/s64.txt | grep -v "FLASH\|Triton"
+  step 150 s128 python3 bench/bench_attention_sweep.py --seqs 512,1024 --dims 128 --causal 1 \
+    --rounds 3 --variant np:PERSISTENT=0
+  grep "TF/s" $out/s128.txt | grep -v "FLASH\|Triton"
   exit 0
 fi
 if [ "$mode" = ab ]; then
