@@ -26,6 +26,8 @@
 #     sustained, against cuBLAS; FP8 block and per-tensor scales by default
 #   bash bench/gpu-session53.sh short OUTDIR  causal attention at 512 and 1024 keys: D = 64 with
 #     the default tile against the heuristic's, D = 128 with one program per tile
+#   bash bench/gpu-session53.sh light OUTDIR  the hand-pipelined FP8 block kernel with the
+#     producer's 72 / 216 register split (knob TILEC_LIGHT_PRODUCER) against the default
 #   bash bench/gpu-session53.sh exp|one|check|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes
 source bench/session-start.sh "gpu-session53.sh first|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
@@ -113,6 +115,18 @@ if [ "$mode" = short ]; then
   step 150 s128 python3 bench/bench_attention_sweep.py --seqs 512,1024 --dims 128 --causal 1 \
     --rounds 3 --variant np:PERSISTENT=0
   grep "TF/s" $out/s128.txt | grep -v "FLASH\|Triton"
+  exit 0
+fi
+if [ "$mode" = light ]; then
+  # (The bundle's compiler has the knob TILEC_LIGHT_PRODUCER: the 72 / 216 register split for
+  # every pipeline.) The hand-pipelined FP8 block kernel (configuration field 9), persistent
+  # without pairs: 28 bytes of ptxas spills with 104 / 200, none with 72 / 216.
+  P=PERSISTENT=1+GROUP=8
+  for sh in 8192x8192x8192 4096x4096x4096; do
+    (cd bench && step 150 light-${sh%%x*} python3 bench_fp8.py --rounds 3 --modes block --shapes $sh \
+      --configs default,128x128:3:9:$P+TURNS=0,128x128:3:9:$P+TURNS=0+ENV_LIGHT_PRODUCER=1,128x128:3:9:$P+TURNS=1+ENV_LIGHT_PRODUCER=1,128x128:4:9:$P+TURNS=0+ENV_LIGHT_PRODUCER=1)
+    grep -E "SUMMARY|not" $out/light-${sh%%x*}.txt | cut -c1-170
+  done
   exit 0
 fi
 if [ "$mode" = ab ]; then
