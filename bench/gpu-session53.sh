@@ -7,8 +7,8 @@
 #     attention at D = 128 (S4096, causal and not) compiled by the patch's compiler against
 #     HEAD's in the same rounds (tilec-check A/B) next to cuDNN, then gpu-session52.sh's sm_80
 #     step at D = 64 (BN = 128 on 8 warps against the default tile)
-#   bash bench/gpu-session53.sh ab OUTDIR  (the bundle of the working tree with the knobs
-#     TILEC_OLDWG / TILEC_OLDRING, which give HEAD's warpgroup index and ring position) the
+#   bash bench/gpu-session53.sh ab OUTDIR  (a bundle with docs/perf-logs/s53-ring-and-warpgroup.patch
+#     applied: its knobs TILEC_OLDWG / TILEC_OLDRING give 8fb6fe7's warpgroup index and ring) the
 #     FP8 block kernel's SASS new and old; its speed with HEAD's source and compiler against
 #     the new source with the knobs one by one, next to torch._scaled_mm (5 rounds, the tuned
 #     rows at 8192^3 and 4096^3); attention D 64/128, causal and not, new against old; the
@@ -27,9 +27,11 @@
 #   bash bench/gpu-session53.sh short OUTDIR  causal attention at 512 and 1024 keys: D = 64 with
 #     the default tile against the heuristic's, D = 128 with one program per tile
 #   bash bench/gpu-session53.sh light OUTDIR  the hand-pipelined FP8 block kernel with the
-#     producer's 72 / 216 register split (knob TILEC_LIGHT_PRODUCER) against the default
-#   bash bench/gpu-session53.sh exp|one|check|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes
-source bench/session-start.sh "gpu-session53.sh first|<gpu-session52.sh's modes> OUTDIR" "$@"
+#     producer's 72 / 216 register split (knob TILEC_LIGHT_PRODUCER: a bundle with
+#     docs/perf-logs/s53-light-producer.patch applied) against the default
+#   bash bench/gpu-session53.sh exp|one|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes (its
+#     'check' is this script's own)
+source bench/session-start.sh "gpu-session53.sh first|ab|sweep|causal|causal64|check|table|short|light|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
   mkdir -p /tmp/head && cp build/bin/tilec-check /tmp/head/
   cp .device/za/tilec-check.xz .device/bin/ && cp .device/za/libtilec.so.xz .device/lib/
