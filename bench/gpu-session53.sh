@@ -29,9 +29,12 @@
 #   bash bench/gpu-session53.sh light OUTDIR  the hand-pipelined FP8 block kernel with the
 #     producer's 72 / 216 register split (knob TILEC_LIGHT_PRODUCER: a bundle with
 #     docs/perf-logs/s53-light-producer.patch applied) against the default
+#   bash bench/gpu-session53.sh wide OUTDIR  (for the next session: a bundle with
+#     docs/perf-logs/s53-wide-block.patch applied) the 128 x 256 FP8 block kernel in two
+#     halves: its loop's SASS, then its speed against the shipped rows and torch._scaled_mm
 #   bash bench/gpu-session53.sh exp|one|za|ATTN|MM|... OUTDIR  gpu-session52.sh's modes (its
 #     'check' is this script's own)
-source bench/session-start.sh "gpu-session53.sh first|ab|sweep|causal|causal64|check|table|short|light|<gpu-session52.sh's modes> OUTDIR" "$@"
+source bench/session-start.sh "gpu-session53.sh first|ab|sweep|causal|causal64|check|table|short|light|wide|<gpu-session52.sh's modes> OUTDIR" "$@"
 if [ "$mode" = first ]; then
   mkdir -p /tmp/head && cp build/bin/tilec-check /tmp/head/
   cp .device/za/tilec-check.xz .device/bin/ && cp .device/za/libtilec.so.xz .device/lib/
@@ -128,6 +131,26 @@ if [ "$mode" = light ]; then
     (cd bench && step 150 light-${sh%%x*} python3 bench_fp8.py --rounds 3 --modes block --shapes $sh \
       --configs default,128x128:3:9:$P+TURNS=0,128x128:3:9:$P+TURNS=0+ENV_LIGHT_PRODUCER=1,128x128:3:9:$P+TURNS=1+ENV_LIGHT_PRODUCER=1,128x128:4:9:$P+TURNS=0+ENV_LIGHT_PRODUCER=1)
     grep -E "SUMMARY|not" $out/light-${sh%%x*}.txt | cut -c1-170
+  done
+  exit 0
+fi
+if [ "$mode" = wide ]; then
+  # (A bundle with docs/perf-logs/s53-wide-block.patch applied.) The 128 x 256 FP8 block
+  # kernel in two halves (docs/perf-logs/s53-matmul_fp8-wide.tile, S2=1) against the shipped
+  # 128 x 128 rows and torch._scaled_mm; its SASS (spills in the loop?) first.
+  W=docs/perf-logs/s53-matmul_fp8-wide.tile
+  for c in "-D STAGES=3" "-D PERSISTENT=1 -D STAGES=3 -D GROUP=8"; do
+    TILEC_LIGHT_PRODUCER=1 tilec $W --kernel matmul_fp8_block $c --emit=cubin -o $out/w.cubin &&
+      echo "wide $c: $(nvdisasm -c $out/w.cubin | grep -c 'LDL\|STL') local loads/stores, \
+$(nvdisasm -c $out/w.cubin | grep -c QGMMA) QGMMA"
+  done
+  rm -f $out/w.cubin
+  P=PERSISTENT=1+GROUP=8+TURNS=0
+  L=S2=1+ENV_LIGHT_PRODUCER=1
+  for sh in 8192x8192x8192 4096x4096x4096; do
+    (cd bench && step 200 wide-${sh%%x*} python3 bench_fp8.py --rounds 3 --modes block --shapes $sh \
+      --source2 ../$W --configs default,128x128:3:1:$L,128x128:4:1:$L,128x128:3:1:$P+$L,128x128:4:2:$P+$L)
+    grep -E "SUMMARY|not" $out/wide-${sh%%x*}.txt | cut -c1-170
   done
   exit 0
 fi
