@@ -14,3 +14,5 @@ step() {
   timeout -k 5 "$t" "$@" > "$out/$name.txt" 2>&1
   echo "$name: rc=$? $(tail -n 1 "$out/$name.txt")"
 }
+# Issue 15's twelve bf16 shapes (MxNxK), as bench_skinny.py --shapes takes them.
+twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024

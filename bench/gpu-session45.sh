@@ -23,8 +23,6 @@
 #     TURN = 1 at D = 128 without the mask, S = 4096 / 8192 / 16384, with cuDNN, burst and 5 s
 #     sustained
 source bench/session-start.sh "gpu-session45.sh attn|mm|causal|turnacc|tune|validate|turn2 OUTDIR" "$@"
-# issue 15's twelve bf16 shapes
-twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
 if [ "$mode" = turn2 ]; then
   export TILEC_CACHE=0
   step 400 turn2 python3 bench/bench_attention_sweep.py --seqs 4096,8192,16384 --dims 128 \

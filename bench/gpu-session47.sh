@@ -24,7 +24,6 @@
 #     the same rounds (bench_skinny.py matmul:default,matmul2:default --source2 COPY)
 #   bash bench/gpu-session47.sh e2e OUTDIR    the GPU lit suite (e2e) and python/tests/test_gpu.py
 source bench/session-start.sh "gpu-session47.sh attn|short|mm|tune8|fp8|tunefp8|tune8v|retune|e2e OUTDIR" "$@"
-twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
 if [ "$mode" = attn ]; then
   step 450 sweep python3 bench/bench_attention_sweep.py --seqs 1024,4096,16384 --dims 64,128 \
     --causal 0,1 --rounds 2 --sustain 5 --csv $out/sweep.csv

@@ -102,7 +102,6 @@ fi
 if [ "$mode" = table ]; then
   # Issue 15's bf16 table by default (burst and 5 s sustained) against cuBLAS; FP8 block and
   # per-tensor scales by default (the 4096^3 block row changed) against torch._scaled_mm.
-  twelve=8192x8192x8192,6144x6144x6144,4096x4096x4096,2048x2048x2048,3000x3000x3000,1000x3000x777,4096x4096x512,8192x8192x1024,16x8192x8192,64x8192x8192,128x16384x4096,4096x16384x1024
   (cd bench && step 260 mm python3 bench_skinny.py --rounds 2 --sustain 5 --shapes $twelve \
     --configs matmul:default)
   grep -E "^(SUMMARY|SUSTAINED)|geometric" $out/mm.txt
@@ -141,10 +140,10 @@ if [ "$mode" = wide ]; then
   W=docs/perf-logs/s53-matmul_fp8-wide.tile
   for c in "-D STAGES=3" "-D PERSISTENT=1 -D STAGES=3 -D GROUP=8"; do
     TILEC_LIGHT_PRODUCER=1 tilec $W --kernel matmul_fp8_block $c --emit=cubin -o $out/w.cubin &&
-      echo "wide $c: $(nvdisasm -c $out/w.cubin | grep -c 'LDL\|STL') local loads/stores, \
-$(nvdisasm -c $out/w.cubin | grep -c QGMMA) QGMMA"
+      nvdisasm -c $out/w.cubin > $out/w.sass &&
+      echo "wide $c: $(grep -c 'LDL\|STL' $out/w.sass) local loads/stores, $(grep -c QGMMA $out/w.sass) QGMMA"
   done
-  rm -f $out/w.cubin
+  rm -f $out/w.cubin $out/w.sass
   P=PERSISTENT=1+GROUP=8+TURNS=0
   L=S2=1+ENV_LIGHT_PRODUCER=1
   for sh in 8192x8192x8192 4096x4096x4096; do

@@ -501,6 +501,7 @@ void tilec::mma::copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<
   auto gep = [&](Value base, Value off) -> Value {
     return LLVM::GEPOp::create(b, loc, ptr.getType(), elem, base, ValueRange{off});
   };
+  Value zeros = zeroAddress ? zerosAddress(b, loc, ptr.getType()) : Value();
   forEachChunk(b, loc, o, origins, tid, threads, [&](const Chunk &ch) {
     Value v = arith::ConstantOp::create(b, loc, vecTy, b.getZeroAttr(vecTy));
     Value p = zeroAddress ? gep(ptr, offset(ch, ch.gcol)) : Value();
@@ -514,7 +515,7 @@ void tilec::mma::copyByThreads(OpBuilder &b, Location loc, Operand &o, ArrayRef<
         // loop (16 induction variables for f8), and ptxas spilled them.
         if (t > 0)
           p = gep(p, stride1);
-        Value from = arith::SelectOp::create(b, loc, ok, p, zerosAddress(b, loc, ptr.getType()));
+        Value from = arith::SelectOp::create(b, loc, ok, p, zeros);
         x = LLVM::LoadOp::create(b, loc, elem, from, o.elemBytes);
       } else {
         auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, true, true);
