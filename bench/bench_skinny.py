@@ -8,9 +8,9 @@ around --reps back-to-back calls, medians of --iters, the implementations
 interleaved round by round. Each result is checked against torch.mm first.
 
 usage: bench/bench_skinny.py [--shapes MxNxK,...] [--configs CFG,...] [--iters N]
-                             [--reps R] [--rounds R] [--sustain SECONDS] [--source2 FILE]
+                             [--reps R] [--rounds R] [--sustain SECONDS] [--source2 FILE] [--env2 X=V+...]
   CFG: matmul:default (the tile matmul's @heuristic picks from the shape,
-       what a plain call runs), matmul2:default (the same from --source2 FILE),
+       what a plain call runs), matmul2:default (the same from --source2 FILE and/or compiled with --env2's TILEC_ knobs),
        matmul:BMxBN[xBK][:STAGES[:CLUSTER]] (CLUSTER 1: no clusters; default 2),
        persistent:BMxBN[:STAGES] (matmul_persistent), pingpong:BMxBN[:STAGES]
        (matmul_persistent with @launch(pingpong = 1): the consumer warpgroups
@@ -31,7 +31,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import interleaved, sustained_ms  # noqa: E402
+from benchlib import environment, interleaved, sustained_ms  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="16x8192x8192,64x8192x8192,128x16384x4096,"
@@ -45,11 +45,19 @@ ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--sustain", type=float, default=0.0)
 ap.add_argument("--source2", help="a second copy of examples/matmul.tile (e.g. other @tuned rows), "
                                   "timed as matmul2:default beside matmul:default")
+ap.add_argument("--env2", help="X=V+Y=W: TILEC_X=V ... set while matmul2's kernels compile (an "
+                               "experiment's knob; matmul2 is --source2 or examples/matmul.tile)")
 args = ap.parse_args()
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 mm = tilec.load(os.path.join(root, "examples", "matmul.tile"), O="bf16")
-mm2 = tilec.load(args.source2, O="bf16") if args.source2 else None
+env2 = {"TILEC_" + k: v for k, v in (d.split("=") for d in args.env2.split("+"))} if args.env2 else {}
+mm2 = None
+if args.source2 or env2:
+    # a copy that differs in a comment, so that no kernel of it comes from
+    # the disk cache of matmul's (compiles are cached by the source)
+    src2 = args.source2 or os.path.join(root, "examples", "matmul.tile")
+    mm2 = tilec.compile(open(src2).read() + f"\n// {env2}\n", file_name=src2, O="bf16")
 sk = tilec.load(os.path.join(root, "examples", "matmul.tile"))
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
 for shape in args.shapes.split(","):
@@ -64,7 +72,8 @@ for shape in args.shapes.split(","):
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             prog = mm2 if parts[0] == "matmul2" else mm
             kern = prog.matmul_persistent if parts[0] == "persistent" else prog.matmul
-            kern(a, b, c)
+            with environment(env2 if prog is mm2 else {}):
+                kern(a, b, c)
             torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=2e-1)
             impls[f"tilec {cfg} {kern.choose(a, b, c)}"] = (lambda kern=kern, c=c: kern(a, b, c))
             continue

@@ -255,6 +255,14 @@ bool tilec::hasPredicatedMma(scf::ForOp loop) {
                       [](tile::MmaOp mma) { return bool(mma.getPred()); });
 }
 
+bool tilec::loopOfProducts(scf::ForOp loop) {
+  auto mmas = loop.getBody()->getOps<tile::MmaOp>();
+  return std::distance(mmas.begin(), mmas.end()) >= 2 && !hasPredicatedMma(loop) &&
+         llvm::all_of(mmas, [](tile::MmaOp mma) {
+           return matchPattern(mma.getAcc(), m_AnyZeroFloat());
+         });
+}
+
 bool tilec::mmaBound(scf::ForOp loop) {
   double mmaCycles = 0, otherCycles = 0;
   for (Operation &op : loop.getBody()->without_terminator()) {

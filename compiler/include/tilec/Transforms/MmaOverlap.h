@@ -111,6 +111,14 @@ bool readsOnlyLoadedOperands(mlir::scf::ForOp loop);
 /// turn, alternation of warpgroups or overlap around it.
 bool hasPredicatedMma(mlir::scf::ForOp loop);
 
+/// Whether `loop`'s body holds two or more mmas, none predicated, each a
+/// product from zeros (FP8 block scales over two 128-column halves: p0 =
+/// mma(a, b0, zeros), acc0 += p0 * s0, p1 = mma(a, b1, zeros), ...): the
+/// general pipeline waits for each where it is issued, keeps the work
+/// between two of them before the second, and lets each take the
+/// registers of the product before it (kSharedProductAttrName).
+bool loopOfProducts(mlir::scf::ForOp loop);
+
 /// A warp-specialized pipeline's registers per thread (setmaxnreg) for its
 /// producer warpgroup and for each of its `consumers` warpgroups. A
 /// producer with more to do than issue copies gets more: a persistent

@@ -170,6 +170,24 @@ struct WgmmaLowering : OpConversionPattern<tile::MmaOp> {
       pingPong = attr.getInt();
     SmallVector<Value> accs =
         toWgmmaStructs(rewriter, loc, adaptor.getAcc(), mBlocks, partFields, zeroAcc);
+    // In a loop of products: the registers of the product before this one,
+    // which nothing reads from here on, as its (unread) accumulator, so that
+    // ptxas keeps both products in one range.
+    if (zeroAcc && op->hasAttr(kSharedProductAttrName))
+      for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+        auto earlier = dyn_cast<tile::MmaOp>(prev);
+        if (!earlier || earlier.getType() != op.getType())
+          continue;
+        bool dead = llvm::all_of(earlier->getUsers(), [&](Operation *u) {
+          Operation *at = op->getBlock()->findAncestorOpInBlock(*u);
+          return at && at->isBeforeInBlock(op);
+        });
+        if (dead)
+          if (Value v = rewriter.getRemappedValue(earlier.getResult()))
+            if (isa<VectorType>(v.getType()))
+              accs = toWgmmaStructs(rewriter, loc, v, mBlocks, partFields, false);
+        break;
+      }
     auto addrOf = [&](Value ptr) {
       return LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(), ptr).getResult();
     };
@@ -1091,9 +1109,15 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
   // (block_sparse in that form: 84), as one that starts from computed
   // registers still is.
   bool accumulates = llvm::all_of(loops, [](scf::ForOp l) { return onlyAccumulates(l); });
+  // A loop of products (FP8 block scales in two halves) needs the 216 for
+  // two sums and a product: at 200 its consumers spilled 60-124 bytes, its
+  // producer at 72 none in one program per tile and 16-24 bytes when
+  // persistent, which ran faster (H100, 4096^3: 875-906 TF/s against the
+  // 128-column kernel's 774-791).
   bool busyProducer =
-      copiesPerStage > 2 || (!outer && (accumulates || llvm::any_of(loops, hasPredicatedMma))) ||
-      (outer && !(perTile && outerDivisions <= kLightDivisions && boxesPerStage <= kLightBoxes));
+      !llvm::any_of(loops, loopOfProducts) &&
+      (copiesPerStage > 2 || (!outer && (accumulates || llvm::any_of(loops, hasPredicatedMma))) ||
+       (outer && !(perTile && outerDivisions <= kLightDivisions && boxesPerStage <= kLightBoxes)));
   PipelineRegisters regs = pipelineRegisters(C, busyProducer);
   int32_t producerRegs = regs.producer, consumerRegs = regs.consumer;
   // ---- producer: warpgroup 0 ---------------------------------------------
@@ -1391,6 +1415,46 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
             });
           carriedWait = waited;
         }
+      }
+    }
+    // Several mmas from zeros, each waited for where it is issued (the
+    // products of FP8 block scales over two 128-column halves: p0 = mma(a,
+    // b0, zeros), acc0 += p0 * s0, p1 = mma(a, b1, zeros), acc1 += p1 * s1):
+    // the f32 tiles computed between one and the next that are read after
+    // the next go through a wait before it (nothing is in flight there, so
+    // it waits for nothing). Otherwise LLVM sinks that work below the next
+    // mma, both products are live at once, and ptxas spilled (552 bytes in
+    // that kernel).
+    bool products = !deferred && !carriedWait && loopOfProducts(forOp) &&
+                    llvm::none_of(loopMmas, [](tile::MmaOp mma) {
+                      return mma->hasAttr(kWgmmaWaitAttrName);
+                    });
+    if (products) {
+      Block *body = forOp.getBody();
+      for (size_t i = 1; i < loopMmas.size(); ++i) {
+        Operation *prev = loopMmas[i - 1], *next = loopMmas[i];
+        next->setAttr(kSharedProductAttrName, b.getUnitAttr());
+        SmallVector<Value> work;
+        for (Operation *op = prev->getNextNode(); op && op != next; op = op->getNextNode())
+          for (Value r : op->getResults()) {
+            auto t = dyn_cast<RankedTensorType>(r.getType());
+            if (t && t.getElementType().isF32() && isa<ThreadLayout>(t.getEncoding()) &&
+                llvm::any_of(r.getUsers(), [&](Operation *u) {
+                  Operation *at = body->findAncestorOpInBlock(*u);
+                  return at && next->isBeforeInBlock(at);
+                }))
+              work.push_back(r);
+          }
+        if (work.empty())
+          continue;
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(next);
+        auto pinned = tile::WgmmaWaitOp::create(b, loc, work, /*pending=*/0);
+        for (auto [v, w] : llvm::zip(work, pinned.getResults()))
+          v.replaceUsesWithIf(w, [&](OpOperand &use) {
+            Operation *at = body->findAncestorOpInBlock(*use.getOwner());
+            return use.getOwner() != pinned.getOperation() && at && next->isBeforeInBlock(at);
+          });
       }
     }
     bool inFlight = deferred || carriedWait;
