@@ -24,6 +24,17 @@ if [ "$mode" = fp8 ]; then
       --shapes $sh --configs default,128x128:3:2:$P,128x128:4:2:$P+BN=256,128x128:3:2:$P+BN=256)
     grep -E "SUMMARY|SUSTAINED|not" $out/block-${sh%%x*}.txt | cut -c1-170
   done
+  # Where BN = 256's time goes (8192^3, one program per tile, 3 stages): stalls per SASS line.
+  k=wide
+  timeout 200 ncu --launch-skip 2 --launch-count 1 -k regex:matmul_fp8 --section WarpStateStats \
+    --section SourceCounters --section ComputeWorkloadAnalysis -f -o $out/ncu-$k \
+    python3 bench/ncu_fp8_once.py -D BM=128 -D BN=256 -D STAGES=3 > $out/ncu-$k.log 2>&1
+  echo "ncu $k: rc=$?"
+  ncu -i $out/ncu-$k.ncu-rep --page source --csv --print-source sass | gzip > $out/ncu-$k-sass.csv.gz
+  ncu -i $out/ncu-$k.ncu-rep --section WarpStateStats --section SourceCounters \
+    --section ComputeWorkloadAnalysis > $out/ncu-$k-stalls.txt 2>&1
+  rm -f $out/ncu-$k.ncu-rep
+  grep -E "Warp Cycles Per Issued|Duration|Pipe|Issue Slots|stall" $out/ncu-$k-stalls.txt | head -12
   exit 0
 fi
 if [ "$mode" = light ]; then
