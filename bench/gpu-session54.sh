@@ -13,7 +13,8 @@
 #   bash bench/gpu-session54.sh fp8 OUTDIR  (a bundle of HEAD: matmul_fp8_block's BN = 256
 #     landed) the FP8 e2e tests, then the block kernel's default launch (4096^3: BN = 256)
 #     against the previous rows' parameters (BN = 128) and torch._scaled_mm, 5 rounds and 5 s
-#     sustained, at 4096^3 and 8192^3; BN = 256 with the 8192^3 row's other parameters
+#     sustained, at 4096^3 and 8192^3; BN = 256 with the 8192^3 row's other parameters, with
+#     turns, one program per tile with and without turns
 source bench/session-start.sh "gpu-session54.sh light|wide|fp8 OUTDIR" "$@"
 if [ "$mode" = fp8 ]; then
   LIT_OPTS="--max-time 300 --filter matmul-fp8" step 320 e2e bash .device/gpu-tests.sh
@@ -21,7 +22,7 @@ if [ "$mode" = fp8 ]; then
   P=PERSISTENT=1+GROUP=8+TURNS=0
   for sh in 4096x4096x4096 8192x8192x8192; do
     (cd bench && step 250 block-${sh%%x*} python3 bench_fp8.py --rounds 5 --sustain 5 --modes block \
-      --shapes $sh --configs default,128x128:3:2:$P,128x128:4:2:$P+BN=256,128x128:3:2:$P+BN=256)
+      --shapes $sh --configs default,128x128:3:2:$P,128x128:4:2:$P+BN=256,128x128:3:2:$P+BN=256,128x128:4:2:PERSISTENT=1+GROUP=8+TURNS=1+BN=256,128x128:3:1:GROUP=8+TURNS=1+BN=256,128x128:3:1:GROUP=8+TURNS=0+BN=256)
     grep -E "SUMMARY|SUSTAINED|not" $out/block-${sh%%x*}.txt | cut -c1-170
   done
   # Where BN = 256's time goes (8192^3, one program per tile, 3 stages): stalls per SASS line.
