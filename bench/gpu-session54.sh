@@ -21,7 +21,7 @@ if [ "$mode" = fp8 ]; then
   grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
   P=PERSISTENT=1+GROUP=8+TURNS=0
   for sh in 4096x4096x4096 8192x8192x8192; do
-    (cd bench && step 250 block-${sh%%x*} python3 bench_fp8.py --rounds 5 --sustain 5 --modes block \
+    (cd bench && step 250 block-${sh%%x*} python3 bench_fp8.py --rounds ${ROUNDS:-5} --sustain ${SUSTAIN:-5} --modes block \
       --shapes $sh --configs default,128x128:3:2:$P,128x128:4:2:$P+BN=256,128x128:3:2:$P+BN=256,128x128:4:2:PERSISTENT=1+GROUP=8+TURNS=1+BN=256,128x128:3:1:GROUP=8+TURNS=1+BN=256,128x128:3:1:GROUP=8+TURNS=0+BN=256)
     grep -E "SUMMARY|SUSTAINED|not" $out/block-${sh%%x*}.txt | cut -c1-170
   done
