@@ -15,7 +15,15 @@
 #     against the previous rows' parameters (BN = 128) and torch._scaled_mm, 5 rounds and 5 s
 #     sustained, at 4096^3 and 8192^3; BN = 256 with the 8192^3 row's other parameters, with
 #     turns, one program per tile with and without turns
-source bench/session-start.sh "gpu-session54.sh light|wide|fp8 OUTDIR" "$@"
+#   bash bench/gpu-session54.sh sustain OUTDIR  attention at 4096 keys, D 64 and 128, causal and
+#     not, burst and sustained (3 s), next to cuDNN, FLASH_ATTENTION and Triton
+source bench/session-start.sh "gpu-session54.sh light|wide|fp8|sustain OUTDIR" "$@"
+if [ "$mode" = sustain ]; then
+  step 280 attn python3 bench/bench_attention_sweep.py --seqs 4096 --dims 64,128 --causal 0,1 \
+    --rounds 3 --sustain 3
+  grep -E "TF/s" $out/attn.txt | cut -c1-150
+  exit 0
+fi
 if [ "$mode" = fp8 ]; then
   LIT_OPTS="--max-time 300 --filter matmul-fp8" step 320 e2e bash .device/gpu-tests.sh
   grep -E "Passed|Failed|FAIL" $out/e2e.txt | head
