@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# What session 54 runs on the GPU (carry .device: a bundle of HEAD with
-# docs/perf-logs/s53-wide-block.patch applied, whose knob TILEC_LIGHT_PRODUCER gives every
-# two-consumer pipeline the producer's 72 / 216 register split). Every peer figure comes
-# from the same process and rounds (bench/benchlib.py's interleaved).
+# What session 54 runs on the GPU (carry .device from scripts/device-bundle.sh --slim). The
+# light and wide modes need a bundle of a9fd97f with docs/perf-logs/s53-wide-block.patch
+# applied (its knob TILEC_LIGHT_PRODUCER gives every two-consumer pipeline the producer's
+# 72 / 216 register split; the knob did not land); fp8 and sustain take a bundle of main.
+# Every peer figure comes from the same process and rounds (bench/benchlib.py's interleaved).
 #   bash bench/gpu-session54.sh light OUTDIR  the 72 / 216 split against the compiler's
 #     choice (104 / 200 for a busy producer) in the same rounds: attention (S 1024 and 4096,
 #     D 64 and 128, causal and not) next to cuDNN, issue 15's twelve bf16 shapes next to
@@ -16,7 +17,8 @@
 #     sustained, at 4096^3 and 8192^3; BN = 256 with the 8192^3 row's other parameters, with
 #     turns, one program per tile with and without turns
 #   bash bench/gpu-session54.sh sustain OUTDIR  attention at 4096 keys, D 64 and 128, causal and
-#     not, burst and sustained (3 s), next to cuDNN, FLASH_ATTENTION and Triton
+#     not, burst and sustained (3 s), next to cuDNN, FLASH_ATTENTION and Triton (not run in
+#     session 54: no device time was left)
 source bench/session-start.sh "gpu-session54.sh light|wide|fp8|sustain OUTDIR" "$@"
 if [ "$mode" = sustain ]; then
   step 280 attn python3 bench/bench_attention_sweep.py --seqs 4096 --dims 64,128 --causal 0,1 \
