@@ -13,8 +13,9 @@ against an f32 product of the dequantized operands first.
 usage: bench/bench_fp8.py [--shapes MxNxK,...] [--modes tensor,row,block]
                           [--configs BMxBN[:STAGES[:CLUSTER[:NAME=V+...]]],...] [--iters N] [--reps R]
   (default: no parameter fixed, the kernel's @heuristic and @tuned rows choose;
-   block mode: CLUSTER 1 or 2 is the block kernel's, 9 picks matmul_fp8_block_pipelined
-   (its CLUSTER then as NAME=V); NAME=V: more of the kernel's
+   block mode: BN 128 or 256 (two 128-column halves) and CLUSTER 1 or 2 are the block
+   kernel's, CLUSTER 9 picks matmul_fp8_block_pipelined (BN 128, its CLUSTER then as
+   NAME=V); NAME=V: more of the kernel's
    parameters, e.g. 128x256:0:1:GROUP=8+PERSISTENT=1, or 192x128:0:1:GROUP=8 in block mode;
    ENV_X=V sets TILEC_X=V while that config compiles: an experiment's knob;
    S2=1 compiles that config from --source2)
@@ -123,14 +124,18 @@ for shape in args.shapes.split(","):
                     prog = base if not env and path == source_path else tilec.compile(
                         open(path).read() + f"\n// {env}\n", file_name=os.path.basename(path))
                     if mode == "block":
-                        # this kernel alone, with BN = 128; the third field is its
-                        # CLUSTER (9: the hand-pipelined kernel, CLUSTER from NAME=V)
+                        # this kernel alone (BN 128, or 256: two 128-column halves); the
+                        # third field is its CLUSTER (9: the hand-pipelined kernel, BN 128,
+                        # CLUSTER from NAME=V)
                         if cluster != 9:
                             more.setdefault("CLUSTER", cluster)
+                            if bn != 128:
+                                more.setdefault("BN", bn)
                         kern = (prog.matmul_fp8_block_pipelined if cluster == 9
                                 else prog.matmul_fp8_block).with_defines(BM=bm, STAGES=stages,
                                                                          **more)
-                        name = (f"tilec block{'-pipelined' if cluster == 9 else ''} {bm}x128:{stages}"
+                        name = (f"tilec block{'-pipelined' if cluster == 9 else ''} "
+                                f"{bm}x{more.get('BN', 128)}:{stages}"
                                 + (f":{cluster}" if cluster not in (1, 9) else "")
                                 + (f":{parts[3]}" if len(parts) > 3 else ""))
                     else:
