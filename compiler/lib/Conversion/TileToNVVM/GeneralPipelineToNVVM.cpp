@@ -510,6 +510,41 @@ static bool takesTurns(func::FuncOp func, scf::ForOp loop, int64_t consumers) {
   return consumers == 2 && !func->hasAttr(tile::kNoTurnsAttrName) && mmaBound(loop);
 }
 
+/// The f32 tiles in thread layouts that the ops of `body` strictly between
+/// `from` and `at` compute and that `at` or an op after it reads.
+static SmallVector<Value> f32TilesReadFrom(Block *body, Operation *from, Operation *at) {
+  auto fromAt = [&](Operation *user) {
+    Operation *op = body->findAncestorOpInBlock(*user);
+    return op && (op == at || at->isBeforeInBlock(op));
+  };
+  SmallVector<Value> tiles;
+  for (Operation *op = from->getNextNode(); op && op != at; op = op->getNextNode())
+    for (Value r : op->getResults()) {
+      auto t = dyn_cast<RankedTensorType>(r.getType());
+      if (t && t.getElementType().isF32() && isa<ThreadLayout>(t.getEncoding()) &&
+          llvm::any_of(r.getUsers(), fromAt))
+        tiles.push_back(r);
+    }
+  return tiles;
+}
+
+/// A `tile.wgmma_wait {pending = 0}` over `tiles`, placed before `at` in
+/// `body`: `at` and the ops after it read the wait's results, so that what
+/// computes the tiles stays above the wait (LLVM sinks arithmetic to its
+/// uses otherwise).
+static tile::WgmmaWaitOp waitBefore(OpBuilder &b, Location loc, Block *body, Operation *at,
+                                    ArrayRef<Value> tiles) {
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(at);
+  auto waited = tile::WgmmaWaitOp::create(b, loc, tiles, /*pending=*/0);
+  for (auto [v, w] : llvm::zip(tiles, waited.getResults()))
+    Value(v).replaceUsesWithIf(w, [&, waited = waited.getOperation()](OpOperand &use) {
+      Operation *op = body->findAncestorOpInBlock(*use.getOwner());
+      return use.getOwner() != waited && op && (op == at || at->isBeforeInBlock(op));
+    });
+  return waited;
+}
+
 /// Builds the general pipeline that tile-stage-shared planned for `forOp`
 /// (tile.pipeline with `general`), as IR that the conversion then lowers:
 ///
@@ -1337,32 +1372,15 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       }
       // The f32 tiles that work computes and that are read from the first
       // read on go through the wait too: defined anew by it, they cannot be
-      // computed after it (LLVM sinks arithmetic to its uses otherwise).
+      // computed after it.
       SmallVector<Value> work;
       if (firstRead)
-        for (Operation *op = mma->getNextNode(); op && op != firstRead; op = op->getNextNode())
-          for (Value r : op->getResults()) {
-            auto t = dyn_cast<RankedTensorType>(r.getType());
-            if (t && t.getElementType().isF32() && isa<ThreadLayout>(t.getEncoding()) &&
-                llvm::any_of(r.getUsers(), [&](Operation *u) {
-                  Operation *at = body->findAncestorOpInBlock(*u);
-                  return at && (at == firstRead || firstRead->isBeforeInBlock(at));
-                }))
-              work.push_back(r);
-          }
+        work = f32TilesReadFrom(body, mma, firstRead);
       if (!work.empty()) {
-        OpBuilder::InsertionGuard g(b);
         mma->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(-1));
-        b.setInsertionPoint(firstRead);
         SmallVector<Value> tiles{mma.getResult()};
         tiles.append(work.begin(), work.end());
-        auto waited = tile::WgmmaWaitOp::create(b, loc, tiles, /*pending=*/0);
-        for (auto [v, w] : llvm::zip(tiles, waited.getResults()))
-          v.replaceUsesWithIf(w, [&](OpOperand &use) {
-            Operation *at = body->findAncestorOpInBlock(*use.getOwner());
-            return use.getOwner() != waited.getOperation() && at &&
-                   (at == firstRead || firstRead->isBeforeInBlock(at));
-          });
+        waitBefore(b, loc, body, firstRead, tiles);
       }
     }
     // Two mmas whose second only feeds the next iteration (attention's
@@ -1403,17 +1421,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
           return at && first->isBeforeInBlock(at);
         };
         if (llvm::all_of(carried.getUses(), afterFirst)) {
-          OpBuilder::InsertionGuard g(b);
           first->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(-1));
           last->setAttr(kWgmmaWaitAttrName, b.getI64IntegerAttr(-1));
-          b.setInsertionPointAfter(first);
-          SmallVector<Value> tiles{first.getResult(), carried};
-          auto waited = tile::WgmmaWaitOp::create(b, loc, tiles, /*pending=*/0);
-          for (auto [v, w] : llvm::zip(tiles, waited.getResults()))
-            v.replaceUsesWithIf(w, [&](OpOperand &use) {
-              return use.getOwner() != waited.getOperation() && afterFirst(use);
-            });
-          carriedWait = waited;
+          carriedWait = waitBefore(b, loc, body, first->getNextNode(),
+                                   {first.getResult(), carried});
         }
       }
     }
@@ -1434,27 +1445,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       for (size_t i = 1; i < loopMmas.size(); ++i) {
         Operation *prev = loopMmas[i - 1], *next = loopMmas[i];
         next->setAttr(kSharedProductAttrName, b.getUnitAttr());
-        SmallVector<Value> work;
-        for (Operation *op = prev->getNextNode(); op && op != next; op = op->getNextNode())
-          for (Value r : op->getResults()) {
-            auto t = dyn_cast<RankedTensorType>(r.getType());
-            if (t && t.getElementType().isF32() && isa<ThreadLayout>(t.getEncoding()) &&
-                llvm::any_of(r.getUsers(), [&](Operation *u) {
-                  Operation *at = body->findAncestorOpInBlock(*u);
-                  return at && next->isBeforeInBlock(at);
-                }))
-              work.push_back(r);
-          }
-        if (work.empty())
-          continue;
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPoint(next);
-        auto pinned = tile::WgmmaWaitOp::create(b, loc, work, /*pending=*/0);
-        for (auto [v, w] : llvm::zip(work, pinned.getResults()))
-          v.replaceUsesWithIf(w, [&](OpOperand &use) {
-            Operation *at = body->findAncestorOpInBlock(*use.getOwner());
-            return use.getOwner() != pinned.getOperation() && at && next->isBeforeInBlock(at);
-          });
+        SmallVector<Value> work = f32TilesReadFrom(body, prev, next);
+        if (!work.empty())
+          waitBefore(b, loc, body, next, work);
       }
     }
     bool inFlight = deferred || carriedWait;
