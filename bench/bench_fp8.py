@@ -29,7 +29,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import environment, interleaved, sustained_ms  # noqa: E402
+from benchlib import environment, interleaved, sustained_ms, uncached_copy  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--source", help="another copy of examples/matmul_fp8.tile (e.g. with @tuned rows)")
@@ -121,8 +121,8 @@ for shape in args.shapes.split(","):
                     env = {"TILEC_" + k[4:]: str(more.pop(k)) for k in list(more)
                            if k.startswith("ENV_")}
                     path = args.source2 if more.pop("S2", 0) else source_path
-                    prog = base if not env and path == source_path else tilec.compile(
-                        open(path).read() + f"\n// {env}\n", file_name=os.path.basename(path))
+                    prog = base if not env and path == source_path else uncached_copy(
+                        tilec, path, env, file_name=os.path.basename(path))
                     if mode == "block":
                         # this kernel alone (BN 128, or 256: two 128-column halves); the
                         # third field is its CLUSTER (9: the hand-pipelined kernel, BN 128,

@@ -31,7 +31,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
-from benchlib import environment, interleaved, sustained_ms  # noqa: E402
+from benchlib import environment, interleaved, sustained_ms, uncached_copy  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shapes", default="16x8192x8192,64x8192x8192,128x16384x4096,"
@@ -54,10 +54,8 @@ mm = tilec.load(os.path.join(root, "examples", "matmul.tile"), O="bf16")
 env2 = {"TILEC_" + k: v for k, v in (d.split("=") for d in args.env2.split("+"))} if args.env2 else {}
 mm2 = None
 if args.source2 or env2:
-    # a copy that differs in a comment, so that no kernel of it comes from
-    # the disk cache of matmul's (compiles are cached by the source)
     src2 = args.source2 or os.path.join(root, "examples", "matmul.tile")
-    mm2 = tilec.compile(open(src2).read() + f"\n// {env2}\n", file_name=src2, O="bf16")
+    mm2 = uncached_copy(tilec, src2, env2, O="bf16")
 sk = tilec.load(os.path.join(root, "examples", "matmul.tile"))
 print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
 for shape in args.shapes.split(","):

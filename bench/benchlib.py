@@ -143,6 +143,16 @@ class _CompiledWithEnv:
         return call
 
 
+def uncached_copy(tilec, path, tag, file_name=None, **defines):
+    """`path` compiled from a copy that differs in a trailing comment
+    (`tag`), so that none of its kernels comes from the disk cache of
+    `path`'s (compiles are cached by the source): for a kernel compiled
+    with a compiler knob set, or a second copy of a source timed beside
+    the first."""
+    with open(path) as f:
+        return tilec.compile(f.read() + f"\n// {tag}\n", file_name=file_name or path, **defines)
+
+
 @contextlib.contextmanager
 def environment(env):
     """The environment variables `env` ({name: value}) set for the
