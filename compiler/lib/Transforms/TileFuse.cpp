@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Transforms/Passes.h"
+#include "tilec/Transforms/MaskVersioning.h"
 #include "tilec/Transforms/MmaOverlap.h"
 
 #include "tilec/Dialect/Tile/IR/TileDialect.h"
@@ -378,8 +379,10 @@ struct TileFusePass : tilec::impl::TileFuseBase<TileFusePass> {
     // `if c { acc = mma(..) }` as a predicated mma first, so that the loop
     // below is seen as the accumulating loop it is.
     getOperation().walk([](func::FuncOp func) {
-      if (func->hasAttr(tile::kKernelAttrName))
+      if (func->hasAttr(tile::kKernelAttrName)) {
         predicateMmas(func);
+        versionMasks(func);
+      }
     });
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseBroadcastOfLoad, SinkCastBelowBroadcast, RematerializeIndexBroadcast>(
