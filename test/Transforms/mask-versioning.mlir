@@ -10,12 +10,11 @@
 // CHECK:           %[[S:.*]] = tile.mma
 // CHECK:           %[[JB:.*]] = arith.muli %[[J]], %{{.*}} : i64
 // CHECK-NOT:       tile.range
-// CHECK:           %[[LAST:.*]] = arith.addi %[[JB]], %[[C63:.*]] : i64
+// CHECK:           %[[LAST:.*]] = arith.addi %[[JB]], %{{.*}} : i64
 // CHECK:           %[[INB:.*]] = arith.cmpi slt, %[[LAST]], %[[SK:.*]] : i64
-// CHECK:           %[[LAST2:.*]] = arith.addi %[[JB]], %[[C63]] : i64
 // CHECK:           %[[ROW0:.*]] = arith.extsi %{{.*}} : i32 to i64
 // CHECK:           %[[LO:.*]] = arith.addi %[[ROW0]], %[[D:.*]] : i64
-// CHECK:           %[[DIAG:.*]] = arith.cmpi sle, %[[LAST2]], %[[LO]] : i64
+// CHECK:           %[[DIAG:.*]] = arith.cmpi sle, %[[LAST]], %[[LO]] : i64
 // CHECK:           %[[ALL:.*]] = arith.andi %[[INB]], %[[DIAG]] : i1
 // CHECK:           %[[V:.*]] = scf.if %[[ALL]] -> (tensor<64x64xf32>) {
 // CHECK-NEXT:        scf.yield %[[S]] : tensor<64x64xf32>

@@ -36,7 +36,23 @@ class MaskBounds {
 public:
   MaskBounds(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
+  /// Each value's bounds are built once (a mask's columns feed two
+  /// compares).
   std::optional<Bounds> bounds(Value v) {
+    auto it = memo.find(v);
+    if (it != memo.end())
+      return it->second;
+    std::optional<Bounds> r = build(v);
+    memo[v] = r;
+    return r;
+  }
+
+  /// A scalar that is true only where every element of the mask `c` is
+  /// true (it may be false where they all are: the mask then stays).
+  std::optional<Value> allTrue(Value c);
+
+private:
+  std::optional<Bounds> build(Value v) {
     auto ty = dyn_cast<RankedTensorType>(v.getType());
     if (!ty || !isa<IntegerType>(ty.getElementType()))
       return std::nullopt;
@@ -94,54 +110,52 @@ public:
     return std::nullopt;
   }
 
-  /// A scalar that is true only where every element of the mask `c` is
-  /// true (it may be false where they all are: the mask then stays).
-  std::optional<Value> allTrue(Value c) {
-    if (auto splat = c.getDefiningOp<tile::SplatOp>())
-      return splat.getOperand();
-    Operation *op = c.getDefiningOp();
-    if (!op)
-      return std::nullopt;
-    if (isa<tile::ReshapeOp, tile::BroadcastOp>(op))
-      return allTrue(op->getOperand(0));
-    if (isa<arith::AndIOp>(op)) {
-      auto x = allTrue(op->getOperand(0)), y = allTrue(op->getOperand(1));
-      if (!x || !y)
-        return std::nullopt;
-      return arith::AndIOp::create(b, loc, *x, *y).getResult();
-    }
-    if (isa<arith::OrIOp>(op)) {
-      // Every element of x || y is true where every element of x is, or
-      // of y.
-      auto x = allTrue(op->getOperand(0)), y = allTrue(op->getOperand(1));
-      if (x && y)
-        return arith::OrIOp::create(b, loc, *x, *y).getResult();
-      return x ? x : y;
-    }
-    auto cmp = dyn_cast<arith::CmpIOp>(op);
-    if (!cmp)
-      return std::nullopt;
-    arith::CmpIPredicate pred = cmp.getPredicate();
-    using P = arith::CmpIPredicate;
-    if (pred != P::slt && pred != P::sle && pred != P::sgt && pred != P::sge)
-      return std::nullopt;
-    auto x = bounds(cmp.getLhs()), y = bounds(cmp.getRhs());
-    if (!x || !y)
-      return std::nullopt;
-    // x < y everywhere: max(x) < min(y); x > y everywhere: min(x) > max(y).
-    bool below = pred == P::slt || pred == P::sle;
-    return arith::CmpIOp::create(b, loc, pred, below ? x->hi : x->lo, below ? y->lo : y->hi)
-        .getResult();
-  }
-
-private:
   Value constant(Type elt, int64_t v) {
     return arith::ConstantOp::create(b, loc, elt, b.getIntegerAttr(elt, v));
   }
 
   OpBuilder &b;
   Location loc;
+  DenseMap<Value, std::optional<Bounds>> memo;
 };
+
+std::optional<Value> MaskBounds::allTrue(Value c) {
+  if (auto splat = c.getDefiningOp<tile::SplatOp>())
+    return splat.getOperand();
+  Operation *op = c.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (isa<tile::ReshapeOp, tile::BroadcastOp>(op))
+    return allTrue(op->getOperand(0));
+  if (isa<arith::AndIOp>(op)) {
+    auto x = allTrue(op->getOperand(0)), y = allTrue(op->getOperand(1));
+    if (!x || !y)
+      return std::nullopt;
+    return arith::AndIOp::create(b, loc, *x, *y).getResult();
+  }
+  if (isa<arith::OrIOp>(op)) {
+    // Every element of x || y is true where every element of x is, or
+    // of y.
+    auto x = allTrue(op->getOperand(0)), y = allTrue(op->getOperand(1));
+    if (x && y)
+      return arith::OrIOp::create(b, loc, *x, *y).getResult();
+    return x ? x : y;
+  }
+  auto cmp = dyn_cast<arith::CmpIOp>(op);
+  if (!cmp)
+    return std::nullopt;
+  arith::CmpIPredicate pred = cmp.getPredicate();
+  using P = arith::CmpIPredicate;
+  if (pred != P::slt && pred != P::sle && pred != P::sgt && pred != P::sge)
+    return std::nullopt;
+  auto x = bounds(cmp.getLhs()), y = bounds(cmp.getRhs());
+  if (!x || !y)
+    return std::nullopt;
+  // x < y everywhere: max(x) < min(y); x > y everywhere: min(x) > max(y).
+  bool below = pred == P::slt || pred == P::sle;
+  return arith::CmpIOp::create(b, loc, pred, below ? x->hi : x->lo, below ? y->lo : y->hi)
+      .getResult();
+}
 
 /// Whether `v` is computed from the loop's index within its body.
 bool dependsOnIndex(Value v, scf::ForOp loop) {
