@@ -19,7 +19,18 @@
 #     (max + 1 <= min): attention at 4096 keys (D 64 causal and not, D 128 causal), the
 #     compiler's branch against the hand-written one, each twice per round (order effects);
 #     then FP8 block scales at 8192^3 with the new row (BN = 256, 4 stages) against the old
-source bench/session-start.sh "gpu-session55.sh first|turns|sustain|ab OUTDIR" "$@"
+#   bash bench/gpu-session55.sh last OUTDIR  test/e2e/attention.test (with the obvious form,
+#     Inputs/attention_obvious.tile), then attention at 4096 keys, D 64 and 128, causal and
+#     not, one burst round and 3 s sustained, next to cuDNN, FLASH_ATTENTION and Triton
+source bench/session-start.sh "gpu-session55.sh first|turns|sustain|ab|last OUTDIR" "$@"
+if [ "$mode" = last ]; then
+  LIT_OPTS="--max-time 140 --filter e2e/attention.test" step 150 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL|Timed" $out/e2e.txt | head
+  step 200 attn python3 bench/bench_attention_sweep.py --seqs 4096 --dims 64,128 \
+    --causal 0,1 --rounds 1 --sustain 3
+  grep -E "TF/s|sustain" $out/attn.txt | cut -c1-150
+  exit 0
+fi
 if [ "$mode" = ab ]; then
   H=SRC=.device/attention-handif.tile
   step 150 ab64 python3 bench/bench_attention_sweep.py --seqs 4096 --dims 64 --causal 0,1 \
