@@ -2,8 +2,8 @@
 
 // A causal mask in an mma loop (attention's scores): the select runs only
 // where some element is masked. Every element is kept where the last
-// column j * 64 + 63 is below the length ((j * 64 + 63) + 1 <= sk) and at
-// most the first row m0 * 64 + d; the mask's index arithmetic, compares and fill value move
+// column j * 64 + 63 is below the length and at most the first row
+// m0 * 64 + d; the mask's index arithmetic, compares and fill value move
 // into the branch that masks.
 // CHECK-LABEL: func.func @causal
 // CHECK:         scf.for %[[J:[a-z0-9]+]] = {{.*}} iter_args
@@ -11,8 +11,7 @@
 // CHECK:           %[[JB:.*]] = arith.muli %[[J]], %{{.*}} : i64
 // CHECK-NOT:       tile.range
 // CHECK:           %[[LAST:.*]] = arith.addi %[[JB]], %{{.*}} : i64
-// CHECK:           %[[END:.*]] = arith.addi %[[LAST]], %{{.*}} : i64
-// CHECK:           %[[INB:.*]] = arith.cmpi sle, %[[END]], %{{.*}} : i64
+// CHECK:           %[[INB:.*]] = arith.cmpi slt, %[[LAST]], %{{.*}} : i64
 // CHECK:           %[[ROW0:.*]] = arith.extsi %{{.*}} : i32 to i64
 // CHECK:           %[[LO:.*]] = arith.addi %[[ROW0]], %[[D:.*]] : i64
 // CHECK:           %[[DIAG:.*]] = arith.cmpi sle, %[[LAST]], %[[LO]] : i64

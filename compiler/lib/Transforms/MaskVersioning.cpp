@@ -151,17 +151,12 @@ std::optional<Value> MaskBounds::allTrue(Value c) {
   auto x = bounds(cmp.getLhs()), y = bounds(cmp.getRhs());
   if (!x || !y)
     return std::nullopt;
-  // x < y everywhere: max(x) < min(y), as max(x) + 1 <= min(y) (for a
-  // column block j * BN + range(BN), (j + 1) * BN <= length: the form a
-  // hand-written branch takes, whose PTX ptxas schedules best, see
-  // docs/performance.md, session 55); x > y everywhere: min(x) > max(y).
+  // x < y everywhere: max(x) < min(y); x > y everywhere: min(x) > max(y).
+  // (Written as max(x) + 1 <= min(y), the form of a hand-written
+  // `(j + 1) * BN <= sk`, it was no faster: docs/performance.md, session 55.)
   bool below = pred == P::slt || pred == P::sle;
-  Value lhs = below ? x->hi : x->lo, rhs = below ? y->lo : y->hi;
-  if (pred == P::slt) {
-    lhs = arith::AddIOp::create(b, loc, lhs, constant(lhs.getType(), 1));
-    pred = P::sle;
-  }
-  return arith::CmpIOp::create(b, loc, pred, lhs, rhs).getResult();
+  return arith::CmpIOp::create(b, loc, pred, below ? x->hi : x->lo, below ? y->lo : y->hi)
+      .getResult();
 }
 
 /// Whether `v` is computed from the loop's index within its body.
