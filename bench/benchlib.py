@@ -36,11 +36,17 @@ def interleaved(impls, rounds, iters, reps=1, settle_s=1.0):
     the implementations run in turn, untimed, for `settle_s` seconds: the
     first timing after the GPU idled (a compile, a check, a new process)
     reads up to 11% fast (H100, docs/performance.md, session 44), which
-    would favour whichever implementation comes first."""
+    would favour whichever implementation comes first. Round r starts at
+    the r-th implementation (A B C, B C A, C A B): the one timed right after
+    the hottest peer (torch._scaled_mm at 1.2 PFLOP/s) read 1-5% low in
+    every round when the order was fixed (docs/performance.md, session 55),
+    so no implementation is always timed in that place."""
     settle(impls.values(), settle_s)
     times = {name: [] for name in impls}
-    for _ in range(rounds):
-        for name, f in impls.items():
+    order = list(impls.items())
+    for r in range(rounds):
+        k = r % len(order) if order else 0
+        for name, f in order[k:] + order[:k]:
             times[name].append(median_ms(f, iters, reps=reps))
     return times
 
