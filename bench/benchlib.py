@@ -37,15 +37,15 @@ def interleaved(impls, rounds, iters, reps=1, settle_s=1.0):
     first timing after the GPU idled (a compile, a check, a new process)
     reads up to 11% fast (H100, docs/performance.md, session 44), which
     would favour whichever implementation comes first. Round r starts at
-    the r-th implementation (A B C, B C A, C A B): the one timed right after
-    the hottest peer (torch._scaled_mm at 1.2 PFLOP/s) read 1-5% low in
-    every round when the order was fixed (docs/performance.md, session 55),
-    so no implementation is always timed in that place."""
+    the r-th implementation (A B C, B C A, C A B): in a fixed order the
+    kernel timed right after torch._scaled_mm read 1-5% low (its median over
+    three rounds, in three runs; docs/performance.md, session 55; the cause
+    not established), so no implementation is always timed in one place."""
     settle(impls.values(), settle_s)
     times = {name: [] for name in impls}
     order = list(impls.items())
     for r in range(rounds):
-        k = r % len(order) if order else 0
+        k = r % max(len(order), 1)
         for name, f in order[k:] + order[:k]:
             times[name].append(median_ms(f, iters, reps=reps))
     return times

@@ -207,6 +207,9 @@ void versionSelect(arith::SelectOp select, scf::ForOp loop) {
   scf::YieldOp::create(b, loc, select.getTrueValue());
   // Sink what only the mask reads (its index arithmetic, compares, the
   // fill value) into its branch, last first so each op's users are there.
+  // In program order, as a hand-written branch holds them: MLIR's
+  // controlFlowSink moves the same ops but reorders them (the causal
+  // obvious-form kernel's PTX then differs in 654 lines).
   Block *body = loop.getBody();
   SmallVector<Operation *> before;
   for (Operation &op : *body) {
