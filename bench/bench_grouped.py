@@ -5,6 +5,11 @@ rows, each [rows, K] x [K, N]; TF/s counts 2 * sum(rows) * N * K.
 
     python3 bench/bench_grouped.py [--groups 64] [--k 4096] [--n 4096] [--rounds 2]
         [--define BN=128] [--source FILE.tile [--max-rows]]
+        [--variant NAME=FILE.tile[:KERNEL][,K=V...]]...
+
+Each --variant is another tilec kernel timed (and checked) in the same
+rounds, the order of the implementations rotating per round (benchlib's
+interleaved).
 """
 import argparse
 import os
@@ -12,7 +17,7 @@ import sys
 
 import torch
 
-from benchlib import median_ms
+from benchlib import interleaved
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import tilec  # noqa: E402
@@ -30,6 +35,8 @@ p.add_argument("--define", action="append", default=[])
 p.add_argument("--source", default=os.path.join(os.path.dirname(__file__), "..", "examples", "matmul.tile"),
                help="the .tile file whose grouped_mm runs")
 p.add_argument("--kernel", default="grouped_mm", help="grouped_mm or grouped_mm_persistent")
+p.add_argument("--variant", action="append", default=[],
+               help="NAME=FILE.tile[:KERNEL][,K=V...]: another kernel timed in the same rounds")
 p.add_argument("--max-rows", action="store_true",
                help="pass the largest group's row count last (a kernel with max_rows)")
 a = p.parse_args()
@@ -45,19 +52,34 @@ C = torch.empty(total, N, device="cuda", dtype=torch.bfloat16)
 defs = dict(d.split("=") for d in a.define)
 lib = tilec.load(a.source, **defs)
 extra = (int(rows.max()),) if a.max_rows else ()
-kernel = getattr(lib, a.kernel)
-run_tilec = lambda: kernel(A, B, C, offs, *extra)  # noqa: E731
+impls = {"tilec": lambda: getattr(lib, a.kernel)(A, B, C, offs, *extra)}
+
+
+def variant(spec):
+    name, rest = spec.split("=", 1)
+    path, *kv = rest.split(",")
+    path, _, kname = path.partition(":")
+    prog = tilec.load(path, **dict(d.split("=") for d in kv))
+    kern = getattr(prog, kname or a.kernel)
+    return name, lambda: kern(A, B, C, offs, *extra)
+
+
+impls.update(variant(v) for v in a.variant)
 ends = offs[1:].contiguous()
 run_torch = lambda: torch._grouped_mm(A, Bt.transpose(1, 2), offs=ends, out_dtype=torch.bfloat16)  # noqa: E731
-run_tilec()
 ref = run_torch()
-torch.cuda.synchronize()
-err = (C.float() - ref.float()).abs().max().item()
-print(f"{a.kernel} G={a.groups} rows {a.lo}-{a.hi} (total {total}) K={K} N={N} defines={defs}: max |tilec - torch| = {err:.3f}")
+for name, fn in impls.items():
+    C.zero_()
+    fn()
+    torch.cuda.synchronize()
+    err = (C.float() - ref.float()).abs().max().item()
+    print(f"{name}: {a.kernel} G={a.groups} rows {a.lo}-{a.hi} (total {total}) K={K} N={N} "
+          f"defines={defs}: max |tilec - torch| = {err:.3f}")
+    if not err < 1e-2 * ref.float().abs().max().item():
+        sys.exit(f"{name}: wrong result (more than 1% of the largest output)")
+impls["torch._grouped_mm"] = run_torch
 flops = 2.0 * total * N * K
+times = interleaved(impls, a.rounds, a.iters)
 for r in range(a.rounds):
-    line = []
-    for name, fn in (("tilec", run_tilec), ("torch._grouped_mm", run_torch)):
-        ms = median_ms(fn, a.iters)
-        line.append(f"{name} {ms:.4f} ms {flops / ms / 1e9:.1f} TF/s")
-    print(f"round {r + 1}: " + " | ".join(line))
+    print(f"round {r + 1}: " + " | ".join(f"{name} {ms[r]:.4f} ms {flops / ms[r] / 1e9:.1f} TF/s"
+                                          for name, ms in times.items()))

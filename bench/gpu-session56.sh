@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# What session 56 runs on the GPU (after `scripts/device-bundle.sh --slim`;
+# carry .device and .runs, where .runs/grouped_cm.tile is examples/matmul.tile
+# with grouped_mm's tiles taken column by column within a group).
+#   bash bench/gpu-session56.sh grouped OUTDIR  grouped GEMM (64 and 128 groups of
+#     128-1024 rows, N = K = 4096): the shipped grouped_mm against the
+#     column-major order and the persistent kernel, torch._grouped_mm in the same
+#     rotating rounds; Nsight Compute's DRAM bytes and L2 hit rate for each; then
+#     FP8 per-tensor at 4096^3 over tiles and schedules
+source bench/session-start.sh "gpu-session56.sh grouped OUTDIR" "$@"
+if [ "$mode" = grouped ]; then
+  V="--variant cm=../.runs/grouped_cm.tile --variant cm128=../.runs/grouped_cm.tile,BN=128 --variant pers=../examples/matmul.tile:grouped_mm_persistent"
+  for g in 64 128; do
+    (cd bench && step 150 grouped$g python3 bench_grouped.py --rounds 3 --groups $g $V)
+    grep -E "round|wrong|max" $out/grouped$g.txt | cut -c1-260
+  done
+  (cd bench && step 150 ncu ncu -k 'regex:grouped_mm|Group' -c 3 --metrics \
+    dram__bytes_read.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed \
+    python3 bench_grouped.py --rounds 0 --groups 64 --variant cm=../.runs/grouped_cm.tile)
+  grep -E "grouped_mm|Group|dram__|lts__|gpu__time|hmma" $out/ncu.txt | cut -c1-200
+  (cd bench && step 200 fp8t python3 bench_fp8.py --rounds 3 --modes tensor --shapes 4096x4096x4096 \
+    --configs default,128x256:4:2:PERSISTENT=1+GROUP=8,128x256:4:1:PERSISTENT=1+GROUP=8,128x256:0:2:GROUP=8,192x256:3:1:GROUP=8,128x256:5:1:GROUP=8)
+  grep -E "SUMMARY|wrong|rror" $out/fp8t.txt | cut -c1-200
+  exit 0
+fi
+echo "unknown mode $mode"; exit 2
