@@ -6,9 +6,12 @@
 #     128-1024 rows, N = K = 4096): the shipped grouped_mm against the
 #     column-major order and the persistent kernel, torch._grouped_mm in the same
 #     rotating rounds; Nsight Compute's DRAM bytes and L2 hit rate for each; then
-#     FP8 per-tensor at 4096^3 over tiles and schedules
+#     FP8 per-tensor at 4096^3 over tiles and schedules. First attention without
+#     keys (Sk = 0: the persistent kernel's empty mma loop) from Python
 source bench/session-start.sh "gpu-session56.sh grouped OUTDIR" "$@"
 if [ "$mode" = grouped ]; then
+  step 150 sk0 python3 -m pytest -q -x python/tests/test_gpu.py -k "without_keys or attention_against"
+  grep -E "passed|failed|rror" $out/sk0.txt | tail -3
   V="--variant cm=../.runs/grouped_cm.tile --variant cm128=../.runs/grouped_cm.tile,BN=128 --variant pers=../examples/matmul.tile:grouped_mm_persistent"
   for g in 64 128; do
     (cd bench && step 150 grouped$g python3 bench_grouped.py --rounds 3 --groups $g $V)

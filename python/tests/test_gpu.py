@@ -160,6 +160,24 @@ def test_attention_without_the_log_sum_exp_against_sdpa():
         torch.testing.assert_close(o.float(), want, rtol=2e-2, atol=2e-2)
 
 
+def test_attention_without_keys():
+    # Sk = 0: every row sees no key, so O is 0 and the log-sum-exp -inf (as
+    # FlashAttention-2), on the persistent kernels (D <= 128: the non-causal
+    # one runs no iteration of its mma loop) and one program per tile (D =
+    # 192), causal and not, sm_90a and sm_80; no hang.
+    B, H, S = 2, 3, 200
+    for arch, d, causal in itertools.product(("sm_90a", "sm_80"), (64, 128, 192), (0, 1)):
+        lib = tilec.load(example("attention.tile"), arch=arch, D=d, CAUSAL=causal)
+        q = torch.randn(B * H, S, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.empty(B * H, 0, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        o = torch.full_like(q, 7.0)
+        lse = torch.zeros(B * H, S, device="cuda")
+        lib.attention(q, k, v, o, lse, d ** -0.5)
+        torch.cuda.synchronize()
+        assert torch.all(o == 0), (arch, d, causal)
+        assert torch.all(lse == float("-inf")), (arch, d, causal)
+
+
 def test_grouped_query_attention_against_sdpa():
     B, Hq, Hkv, S, D = 2, 16, 4, 1000, 128
     for causal in (0, 1):
