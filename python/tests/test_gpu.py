@@ -164,9 +164,9 @@ def test_attention_without_keys():
     # Sk = 0: every row sees no key, so O is 0 and the log-sum-exp -inf (as
     # FlashAttention-2), on the persistent kernels (D <= 128: the non-causal
     # one runs no iteration of its mma loop) and one program per tile (D =
-    # 192), causal and not, sm_90a and sm_80; no hang.
+    # 192, 256), causal and not, sm_90a and sm_80; no hang.
     B, H, S = 2, 3, 200
-    for arch, d, causal in itertools.product(("sm_90a", "sm_80"), (64, 128, 192), (0, 1)):
+    for arch, d, causal in itertools.product(("sm_90a", "sm_80"), (64, 128, 192, 256), (0, 1)):
         lib = tilec.load(example("attention.tile"), arch=arch, D=d, CAUSAL=causal)
         q = torch.randn(B * H, S, d, device="cuda", dtype=torch.bfloat16)
         k, v = (torch.empty(B * H, 0, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
