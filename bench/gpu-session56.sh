@@ -8,7 +8,26 @@
 #     rotating rounds; Nsight Compute's DRAM bytes and L2 hit rate for each; then
 #     FP8 per-tensor at 4096^3 over tiles and schedules. First attention without
 #     keys (Sk = 0: the persistent kernel's empty mma loop) from Python
-source bench/session-start.sh "gpu-session56.sh grouped OUTDIR" "$@"
+#   bash bench/gpu-session56.sh verify OUTDIR  (also .runs/matmul_old.tile: examples/matmul.tile
+#     before grouped_mm's column order) the Python GPU tests of attention without keys and
+#     of grouped_mm; test/e2e/attention.test (sm_80 at D = 192 and 256 by default); the
+#     landed grouped_mm against the old one and torch._grouped_mm at 64 and 128 groups;
+#     FP8 per-tensor at 4096^3, the default against persistent with 4 stages, 5 rounds
+source bench/session-start.sh "gpu-session56.sh grouped|verify OUTDIR" "$@"
+if [ "$mode" = verify ]; then
+  step 200 py python3 -m pytest -q python/tests/test_gpu.py -k "without_keys or grouped_mm"
+  grep -E "passed|failed|rror" $out/py.txt | tail -3
+  LIT_OPTS="--max-time 150 --filter e2e/attention.test" step 160 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL|Timed" $out/e2e.txt | head
+  for g in 64 128; do
+    (cd bench && step 100 grouped$g python3 bench_grouped.py --rounds 3 --groups $g --variant old=../.runs/matmul_old.tile)
+    grep -E "round|wrong" $out/grouped$g.txt | cut -c1-200
+  done
+  (cd bench && step 150 fp8t python3 bench_fp8.py --rounds 5 --modes tensor --shapes 4096x4096x4096 \
+    --configs default,128x256:4:1:PERSISTENT=1+GROUP=8)
+  grep -E "SUMMARY|rounds|wrong|rror" $out/fp8t.txt | cut -c1-200
+  exit 0
+fi
 if [ "$mode" = grouped ]; then
   step 150 sk0 python3 -m pytest -q -x python/tests/test_gpu.py -k "without_keys or attention_against"
   grep -E "passed|failed|rror" $out/sk0.txt | tail -3
