@@ -13,7 +13,16 @@
 #     of grouped_mm; test/e2e/attention.test (sm_80 at D = 192 and 256 by default); the
 #     landed grouped_mm against the old one and torch._grouped_mm at 64 and 128 groups;
 #     FP8 per-tensor at 4096^3, the default against persistent with 4 stages, 5 rounds
-source bench/session-start.sh "gpu-session56.sh grouped|verify OUTDIR" "$@"
+#   bash bench/gpu-session56.sh again OUTDIR  the Python tests and e2e/attention.test again,
+#     and e2e/matmul-fp8.test, after the sm_80 tiles of attention_varlen
+source bench/session-start.sh "gpu-session56.sh grouped|verify|again OUTDIR" "$@"
+if [ "$mode" = again ]; then
+  step 200 py python3 -m pytest -q python/tests/test_gpu.py -k "without_keys or grouped_mm or attention_against"
+  grep -E "passed|failed|rror" $out/py.txt | tail -3
+  LIT_OPTS="--max-time 250 --filter e2e/attention.test|e2e/matmul-fp8" step 260 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL|Timed" $out/e2e.txt | head
+  exit 0
+fi
 if [ "$mode" = verify ]; then
   step 200 py python3 -m pytest -q python/tests/test_gpu.py -k "without_keys or grouped_mm"
   grep -E "passed|failed|rror" $out/py.txt | tail -3
