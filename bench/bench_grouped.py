@@ -52,19 +52,14 @@ C = torch.empty(total, N, device="cuda", dtype=torch.bfloat16)
 defs = dict(d.split("=") for d in a.define)
 lib = tilec.load(a.source, **defs)
 extra = (int(rows.max()),) if a.max_rows else ()
-impls = {"tilec": lambda: getattr(lib, a.kernel)(A, B, C, offs, *extra)}
-
-
-def variant(spec):
+kernels = {"tilec": (a.kernel, defs, getattr(lib, a.kernel))}
+for spec in a.variant:
     name, rest = spec.split("=", 1)
     path, *kv = rest.split(",")
     path, _, kname = path.partition(":")
-    prog = tilec.load(path, **dict(d.split("=") for d in kv))
-    kern = getattr(prog, kname or a.kernel)
-    return name, lambda: kern(A, B, C, offs, *extra)
-
-
-impls.update(variant(v) for v in a.variant)
+    vdefs = dict(d.split("=") for d in kv)
+    kernels[name] = (kname or a.kernel, vdefs, getattr(tilec.load(path, **vdefs), kname or a.kernel))
+impls = {name: (lambda k=k: k(A, B, C, offs, *extra)) for name, (_, _, k) in kernels.items()}
 ends = offs[1:].contiguous()
 run_torch = lambda: torch._grouped_mm(A, Bt.transpose(1, 2), offs=ends, out_dtype=torch.bfloat16)  # noqa: E731
 ref = run_torch()
@@ -73,8 +68,9 @@ for name, fn in impls.items():
     fn()
     torch.cuda.synchronize()
     err = (C.float() - ref.float()).abs().max().item()
-    print(f"{name}: {a.kernel} G={a.groups} rows {a.lo}-{a.hi} (total {total}) K={K} N={N} "
-          f"defines={defs}: max |tilec - torch| = {err:.3f}")
+    kname, kdefs, _ = kernels[name]
+    print(f"{name}: {kname} G={a.groups} rows {a.lo}-{a.hi} (total {total}) K={K} N={N} "
+          f"defines={kdefs}: max |tilec - torch| = {err:.3f}")
     if not err < 1e-2 * ref.float().abs().max().item():
         sys.exit(f"{name}: wrong result (more than 1% of the largest output)")
 impls["torch._grouped_mm"] = run_torch
