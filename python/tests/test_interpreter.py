@@ -522,11 +522,13 @@ def test_grouped_mm_on_the_interpreter():
     # left alone.
     # More than eight groups: the walk to a tile's group steps eight at a
     # time, then one.
+    # N = 300 gives two column tiles of 256: grouped_mm takes a group's tiles
+    # column by column.
     lib = tilec.load(example("matmul.tile"))
     rng = np.random.default_rng(1)
-    for rows in ([5, 0, 130, 64, 1], [3, 0, 0, 7, 200, 1, 1, 1, 1, 1, 129, 0, 0, 5, 0, 0, 0, 0, 1, 17],
-                 [0] * 17 + [300]):
-        g, k, n = len(rows), 96, 72
+    for rows, n in (([5, 0, 130, 64, 1], 72), ([3, 0, 0, 7, 200, 1, 1, 1, 1, 1, 129, 0, 0, 5, 0, 0, 0, 0, 1, 17], 72),
+                    ([0] * 17 + [300], 72), ([130, 0, 257, 1], 300)):
+        g, k = len(rows), 96
         offs = np.concatenate([[0], np.cumsum(rows)]).astype(np.int32)
         a = rng.standard_normal((offs[-1] + 3, k)).astype(np.float16)
         b = rng.standard_normal((g, k, n)).astype(np.float16)
