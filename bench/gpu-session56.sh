@@ -13,12 +13,10 @@
 #     of grouped_mm; test/e2e/attention.test (sm_80 at D = 192 and 256 by default); the
 #     landed grouped_mm against the old one and torch._grouped_mm at 64 and 128 groups;
 #     FP8 per-tensor at 4096^3, the default against persistent with 4 stages, 5 rounds
-#   bash bench/gpu-session56.sh again OUTDIR  the Python tests and e2e/attention.test again,
-#     and e2e/matmul-fp8.test, after the sm_80 tiles of attention_varlen
 #   bash bench/gpu-session56.sh lean OUTDIR  (little device time) the Python tests of attention
 #     without keys and grouped_mm, and the sm_80 D = 192 / 256 and FP8 per-tensor row lines
 #     of the e2e tests by hand
-source bench/session-start.sh "gpu-session56.sh grouped|verify|again|lean OUTDIR" "$@"
+source bench/session-start.sh "gpu-session56.sh grouped|verify|lean OUTDIR" "$@"
 if [ "$mode" = lean ]; then
   step 150 py python3 -m pytest -q -x python/tests/test_gpu.py -k "without_keys or grouped_mm"
   grep -E "passed|failed|rror" $out/py.txt | tail -3
@@ -28,13 +26,6 @@ if [ "$mode" = lean ]; then
     tilec-check $A --arch sm_80 -D D=192 --shape 2x300x257x192 --shape 1x512x512x192
     tilec-check $A --arch sm_80 -D D=192 -D CAUSAL=1 -D T=f16 --shape 2x300x300x192
   } > $out/sm80.txt 2>&1; grep -E "PASS|FAIL|rror" $out/sm80.txt | cut -c1-150
-  exit 0
-fi
-if [ "$mode" = again ]; then
-  step 200 py python3 -m pytest -q python/tests/test_gpu.py -k "without_keys or grouped_mm or attention_against"
-  grep -E "passed|failed|rror" $out/py.txt | tail -3
-  LIT_OPTS="--max-time 250 --filter e2e/attention.test|e2e/matmul-fp8" step 260 e2e bash .device/gpu-tests.sh
-  grep -E "Passed|Failed|FAIL|Timed" $out/e2e.txt | head
   exit 0
 fi
 if [ "$mode" = verify ]; then
