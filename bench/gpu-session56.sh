@@ -16,7 +16,20 @@
 #   bash bench/gpu-session56.sh lean OUTDIR  (little device time) the Python tests of attention
 #     without keys and grouped_mm, and the sm_80 D = 192 / 256 and FP8 per-tensor row lines
 #     of the e2e tests by hand
-source bench/session-start.sh "gpu-session56.sh grouped|verify|lean OUTDIR" "$@"
+#   bash bench/gpu-session56.sh walk OUTDIR  grouped_mm with the walk of
+#     docs/perf-logs/s56-grouped-walk.patch (no one-by-one tail: the group picked in the chunk
+#     of eight that holds the tile) against the shipped one and torch._grouped_mm, 64 and 128
+#     groups (bench_grouped.py checks each result against torch's)
+source bench/session-start.sh "gpu-session56.sh grouped|verify|lean|walk OUTDIR" "$@"
+if [ "$mode" = walk ]; then
+  mkdir -p .runs && cp examples/matmul.tile .runs/grouped_walk.tile
+  patch -s .runs/grouped_walk.tile docs/perf-logs/s56-grouped-walk.patch || exit 1
+  for g in 64 128; do
+    (cd bench && step 100 walk$g python3 bench_grouped.py --rounds 4 --groups $g --variant walk=../.runs/grouped_walk.tile)
+    grep -E "round|wrong" $out/walk$g.txt | cut -c1-200
+  done
+  exit 0
+fi
 if [ "$mode" = lean ]; then
   step 150 py python3 -m pytest -q -x python/tests/test_gpu.py -k "without_keys or grouped_mm"
   grep -E "passed|failed|rror" $out/py.txt | tail -3
