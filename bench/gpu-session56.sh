@@ -19,7 +19,8 @@
 #   bash bench/gpu-session56.sh walk OUTDIR  grouped_mm with the walk of
 #     docs/perf-logs/s56-grouped-walk.patch (no one-by-one tail: the group picked in the chunk
 #     of eight that holds the tile) against the shipped one and torch._grouped_mm, 64 and 128
-#     groups (bench_grouped.py checks each result against torch's)
+#     groups (bench_grouped.py checks each result against torch's); ran before the patch
+#     landed in examples/matmul.tile (it no longer applies there)
 source bench/session-start.sh "gpu-session56.sh grouped|verify|lean|walk OUTDIR" "$@"
 if [ "$mode" = walk ]; then
   mkdir -p .runs && cp examples/matmul.tile .runs/grouped_walk.tile
