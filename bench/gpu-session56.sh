@@ -21,7 +21,23 @@
 #     of eight that holds the tile) against the shipped one and torch._grouped_mm, 64 and 128
 #     groups (bench_grouped.py checks each result against torch's); ran before the patch
 #     landed in examples/matmul.tile (it no longer applies there)
-source bench/session-start.sh "gpu-session56.sh grouped|verify|lean|walk OUTDIR" "$@"
+#   bash bench/gpu-session56.sh pers OUTDIR  (for the next session) grouped_mm_persistent with
+#     docs/perf-logs/s56-grouped-persistent.patch (each tile's group found as grouped_mm's,
+#     column by column; the one-by-one walk from group 0 per tile before) against grouped_mm,
+#     the unpatched persistent kernel and torch._grouped_mm, 64 and 128 groups; its ping-pong
+#     form (BN = 128) too
+source bench/session-start.sh "gpu-session56.sh grouped|verify|lean|walk|pers OUTDIR" "$@"
+if [ "$mode" = pers ]; then
+  mkdir -p .runs && cp examples/matmul.tile .runs/grouped_pers.tile
+  patch -s .runs/grouped_pers.tile docs/perf-logs/s56-grouped-persistent.patch || exit 1
+  P=../.runs/grouped_pers.tile:grouped_mm_persistent
+  for g in 64 128; do
+    (cd bench && step 150 pers$g python3 bench_grouped.py --rounds 4 --groups $g --variant pers=$P \
+      --variant pp=$P,PINGPONG=1,BN=128 --variant old=../examples/matmul.tile:grouped_mm_persistent)
+    grep -E "round|wrong" $out/pers$g.txt | cut -c1-220
+  done
+  exit 0
+fi
 if [ "$mode" = walk ]; then
   mkdir -p .runs && cp examples/matmul.tile .runs/grouped_walk.tile
   patch -s .runs/grouped_walk.tile docs/perf-logs/s56-grouped-walk.patch || exit 1
