@@ -523,11 +523,14 @@ def test_grouped_mm_on_the_interpreter():
     # More than eight groups: the walk to a tile's group steps eight at a
     # time, then one.
     # N = 300 gives two column tiles of 256: grouped_mm takes a group's tiles
-    # column by column.
+    # column by column. Exactly 8, 9 and 16 groups put a tile at the end of
+    # the walk's chunks of eight; all-empty groups leave every program past
+    # the last tile.
     lib = tilec.load(example("matmul.tile"))
     rng = np.random.default_rng(1)
     for rows, n in (([5, 0, 130, 64, 1], 72), ([3, 0, 0, 7, 200, 1, 1, 1, 1, 1, 129, 0, 0, 5, 0, 0, 0, 0, 1, 17], 72),
-                    ([0] * 17 + [300], 72), ([130, 0, 257, 1], 300)):
+                    ([0] * 17 + [300], 72), ([130, 0, 257, 1], 300), ([128] * 8, 72), ([128] * 9, 72),
+                    ([1] * 16, 72), ([0, 0, 0], 72)):
         g, k = len(rows), 96
         offs = np.concatenate([[0], np.cumsum(rows)]).astype(np.int32)
         a = rng.standard_normal((offs[-1] + 3, k)).astype(np.float16)
