@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# What session 57 runs on the GPU (after `scripts/device-bundle.sh --slim` with
+# docs/perf-logs/s56-idle-warpgroups.patch applied; carry .device and .runs, where
+# .runs/old/ holds main's tilec-check and libtilec.so (xz), the compiler without it;
+# carry .runs for the ab mode only, with .device/bin/tile-opt.xz and tilec.xz removed: 64 MiB).
+#   bash bench/gpu-session57.sh first OUTDIR  on an H200: issue 14's table (S 4096 and
+#     1024, D 64 / 128, causal and not, burst and 5 s sustained, cuDNN, FA2, Triton) and
+#     decode. On any card: the idle warpgroups' checks: test/e2e/matmul.test,
+#     test_gpu.py's grouped_mm and matmul tests, compute-sanitizer racecheck / synccheck on
+#     matmul with BM = 192 at 200 rows (two idle warpgroups) and on the grouped_mm test
+#   bash bench/gpu-session57.sh ab OUTDIR  the idle warpgroups timed: grouped_mm at 64 and
+#     128 groups with the new compiler and the old one in alternate processes (new old old
+#     new), each against torch._grouped_mm in its own rounds, with the persistent grouped
+#     kernel of docs/perf-logs/s56-grouped-persistent.patch as a variant; then
+#     bench/nothing-slower.sh over the bf16 matmul cases (old and new tilec-check alternating)
+#   bash bench/gpu-session57.sh mm OUTDIR  issue 15's twelve bf16 shapes (burst and 5 s
+#     sustained) with the new compiler
+source bench/session-start.sh "gpu-session57.sh first|ab|mm OUTDIR" "$@"
+old=$PWD/.runs/old
+if [ "$mode" = ab ]; then
+  mkdir -p $old/lib
+  [ -e $old/tilec-check ] || xz -dkc $old/tilec-check.xz > $old/tilec-check
+  [ -e $old/lib/libtilec.so ] || xz -dkc $old/libtilec.so.xz > $old/lib/libtilec.so
+  chmod +x $old/tilec-check
+fi
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
+if [ "$mode" = first ]; then
+  if echo "$gpu" | grep -q H200; then
+    step 300 sweep python3 bench/bench_attention_sweep.py --seqs 4096,1024 --dims 64,128 \
+      --causal 0,1 --rounds 2 --sustain 5 --csv $out/sweep.csv
+    grep -E "TF/s|sustain" $out/sweep.txt
+    step 60 decode python3 bench/bench_decode.py
+    tail -8 $out/decode.txt
+  fi
+  LIT_OPTS="--max-time 200 --filter e2e/matmul.test" step 210 e2e bash .device/gpu-tests.sh
+  grep -E "Passed|Failed|FAIL|Timed" $out/e2e.txt | head
+  step 150 py python3 -m pytest -q python/tests/test_gpu.py -k "grouped_mm or matmul"
+  grep -E "passed|failed|rror" $out/py.txt | tail -3
+  for tool in racecheck synccheck memcheck; do
+    step 60 san-mm-$tool compute-sanitizer --tool $tool tilec-check examples/matmul.tile \
+      --kernel matmul -D BM=192 -D O=bf16 --shape 200x256x128 --shape 300x520x200
+    grep -E "PASS|FAIL|ERROR SUMMARY|rror" $out/san-mm-$tool.txt | head -4
+  done
+  step 200 san-grouped compute-sanitizer --tool racecheck python3 -m pytest -q -x \
+    python/tests/test_gpu.py -k grouped_mm
+  grep -E "passed|failed|ERROR SUMMARY|Race|rror" $out/san-grouped.txt | head -5
+  exit 0
+fi
+if [ "$mode" = ab ]; then
+  mkdir -p .runs && cp examples/matmul.tile .runs/grouped_pers.tile
+  patch -s .runs/grouped_pers.tile docs/perf-logs/s56-grouped-persistent.patch || exit 1
+  P=../.runs/grouped_pers.tile:grouped_mm_persistent
+  for g in 64 128; do
+    for tag in new old old new; do
+      lib=$PWD/build/lib/libtilec.so; [ $tag = old ] && lib=$old/lib/libtilec.so
+      (cd bench && TILEC_LIBRARY=$lib step 120 g$g-$tag python3 bench_grouped.py --rounds 2 \
+        --groups $g --variant pers=$P)
+      grep -E "round|wrong" $out/g$g-$tag.txt | sed "s/^/$tag /" | cut -c1-220
+    done
+  done
+  step 300 ns bash bench/nothing-slower.sh $old/tilec-check examples $out 2 '^matmul.tile matmul(_grouped)? '
+  tail -12 $out/ns.txt
+  exit 0
+fi
+if [ "$mode" = mm ]; then
+  (cd bench && step 240 mm python3 bench_skinny.py --rounds 2 --sustain 5 --shapes $twelve \
+    --configs matmul:default)
+  grep -E "^(SUMMARY|SUSTAINED)" $out/mm.txt
+  exit 0
+fi
+echo "unknown mode $mode"; exit 2
