@@ -13,9 +13,12 @@
 #     new), each against torch._grouped_mm in its own rounds, with the persistent grouped
 #     kernel of docs/perf-logs/s56-grouped-persistent.patch as a variant; then
 #     bench/nothing-slower.sh over the bf16 matmul cases (old and new tilec-check alternating)
+#   bash bench/gpu-session57.sh a80 OUTDIR  sm_80 attention at D = 192 / 256 (0.67x / 0.79x
+#     FlashAttention-2 in call 3): tiles by tilec-check --bench, two rounds, D = 128 beside;
+#     Nsight Compute of D = 192 and 128 and of FA2 at D = 192
 #   bash bench/gpu-session57.sh mm OUTDIR  issue 15's twelve bf16 shapes (burst and 5 s
 #     sustained) with the new compiler
-source bench/session-start.sh "gpu-session57.sh first|ab|mm OUTDIR" "$@"
+source bench/session-start.sh "gpu-session57.sh first|ab|a80|mm OUTDIR" "$@"
 old=$PWD/.runs/old
 if [ "$mode" = ab ]; then
   mkdir -p $old/lib
@@ -38,7 +41,7 @@ if [ "$mode" = first ]; then
   grep -E "passed|failed|rror" $out/py.txt | tail -3
   for tool in racecheck synccheck memcheck; do
     step 60 san-mm-$tool compute-sanitizer --tool $tool tilec-check examples/matmul.tile \
-      --kernel matmul -D BM=192 -D O=bf16 --shape 200x256x128 --shape 300x520x200
+      --kernel matmul -D BM=192 -D BN=128 -D O=bf16 --shape 200x256x128 --shape 300x520x200
     grep -E "PASS|FAIL|ERROR SUMMARY|rror" $out/san-mm-$tool.txt | head -4
   done
   step 200 san-grouped compute-sanitizer --tool racecheck python3 -m pytest -q -x \
@@ -60,6 +63,29 @@ if [ "$mode" = ab ]; then
   done
   step 300 ns bash bench/nothing-slower.sh $old/tilec-check examples $out 2 '^matmul.tile matmul(_grouped)? '
   tail -12 $out/ns.txt
+  exit 0
+fi
+if [ "$mode" = a80 ]; then
+  A=examples/attention.tile
+  cases=("192:" "192:-D BN=32" "192:-D BM=64" "192:-D BM=64 -D BN=32" "192:-D STAGES=3" "192:-D PERSISTENT=1"
+         "256:" "256:-D BN=32" "256:-D BM=128 -D BN=32" "128:")
+  for r in 1 2; do
+    for c in "${cases[@]}"; do
+      d=${c%%:*}; defs=${c#*:}; bh=64; [ $d = 256 ] && bh=32
+      # shellcheck disable=SC2086
+      timeout 60 tilec-check $A --kernel attention --arch sm_80 -D D=$d $defs --shape ${bh}x4096x4096x$d \
+        --no-verify --bench 20 --bench-reps 5 2>&1 | grep -E "^BENCH|rror" | sed "s|^|r$r D$d [$defs] |" >> $out/a80.txt
+    done
+  done
+  cut -c1-160 $out/a80.txt
+  M=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+  for c in "192:tilec" "128:tilec" "192:flash"; do
+    d=${c%%:*}; who=${c#*:}; k=regex:attention; be=cudnn
+    [ $who = flash ] && k=regex:flash && be=flash
+    step 120 ncu-$d-$who ncu --launch-skip 2 --launch-count 1 -k $k --section WarpStateStats --metrics $M \
+      python3 bench/ncu_attention_once.py --arch sm_80 --backend $be --shape 4x16x4096x$d
+    grep -E "bank_conflicts|wavefronts|inst_executed|gpu__time|hmma|warps_active|registers|Stall|stall|Warp Cycles" $out/ncu-$d-$who.txt | cut -c1-150 | head -30
+  done
   exit 0
 fi
 if [ "$mode" = mm ]; then
