@@ -67,7 +67,7 @@ if [ "$mode" = ab ]; then
 fi
 if [ "$mode" = a80 ]; then
   A=examples/attention.tile
-  cases=("192:" "192:-D BN=32" "192:-D BM=64" "192:-D BM=64 -D BN=32" "192:-D STAGES=3" "192:-D PERSISTENT=1"
+  cases=("192:" "192:-D BN=32" "192:-D BM=64" "192:-D BM=64 -D BN=32" "192:-D BN=48" "192:-D PERSISTENT=1"
          "256:" "256:-D BN=32" "256:-D BM=128 -D BN=32" "128:")
   for r in 1 2; do
     for c in "${cases[@]}"; do
