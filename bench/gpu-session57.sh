@@ -78,6 +78,13 @@ if [ "$mode" = a80 ]; then
     done
   done
   cut -c1-160 $out/a80.txt
+  for c in "${cases[@]}"; do
+    d=${c%%:*}; defs=${c#*:}
+    # shellcheck disable=SC2086
+    timeout 60 tilec-check $A --kernel attention --arch sm_80 -D D=$d $defs --shape 2x300x257x$d \
+      --shape 1x200x333x$d 2>&1 | grep -E "PASS|FAIL|rror" | sed "s|^|D$d [$defs] |" >> $out/a80-verify.txt
+  done
+  grep -c PASS $out/a80-verify.txt; grep -vE "PASS" $out/a80-verify.txt | head -5
   M=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
   for c in "192:tilec" "128:tilec" "192:flash"; do
     d=${c%%:*}; who=${c#*:}; k=regex:attention; be=cudnn
