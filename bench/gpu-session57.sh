@@ -15,7 +15,7 @@
 #     bench/nothing-slower.sh over the bf16 matmul cases (old and new tilec-check alternating)
 #   bash bench/gpu-session57.sh a80 OUTDIR  sm_80 attention at D = 192 / 256 (0.67x / 0.79x
 #     FlashAttention-2 in call 3): tiles by tilec-check --bench, two rounds, D = 128 beside;
-#     Nsight Compute of D = 192 and 128 and of FA2 at D = 192
+#     Nsight Compute of D = 192 and 128 and of FA2 at D = 192 (ROUNDS=1 NCU=0: one round, no ncu)
 #   bash bench/gpu-session57.sh mm OUTDIR  issue 15's twelve bf16 shapes (burst and 5 s
 #     sustained) with the new compiler
 source bench/session-start.sh "gpu-session57.sh first|ab|a80|mm OUTDIR" "$@"
@@ -69,7 +69,7 @@ if [ "$mode" = a80 ]; then
   A=examples/attention.tile
   cases=("192:" "192:-D BN=32" "192:-D BM=64" "192:-D BM=64 -D BN=32" "192:-D BN=48" "192:-D PERSISTENT=1"
          "256:" "256:-D BN=32" "256:-D BM=128 -D BN=32" "128:")
-  for r in 1 2; do
+  for r in $(seq ${ROUNDS:-2}); do
     for c in "${cases[@]}"; do
       d=${c%%:*}; defs=${c#*:}; bh=64; [ $d = 256 ] && bh=32
       # shellcheck disable=SC2086
@@ -85,6 +85,7 @@ if [ "$mode" = a80 ]; then
       --shape 1x200x333x$d 2>&1 | grep -E "PASS|FAIL|rror" | sed "s|^|D$d [$defs] |" >> $out/a80-verify.txt
   done
   grep -c PASS $out/a80-verify.txt; grep -vE "PASS" $out/a80-verify.txt | head -5
+  [ "${NCU:-1}" = 0 ] && exit 0
   M=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
   for c in "192:tilec" "128:tilec" "192:flash"; do
     d=${c%%:*}; who=${c#*:}; k=regex:attention; be=cudnn
