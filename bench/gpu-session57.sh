@@ -15,7 +15,8 @@
 #     bench/nothing-slower.sh over the bf16 matmul cases (old and new tilec-check alternating)
 #   bash bench/gpu-session57.sh a80 OUTDIR  sm_80 attention at D = 192 / 256 (0.67x / 0.79x
 #     FlashAttention-2 in call 3): tiles by tilec-check --bench, two rounds, D = 128 beside;
-#     Nsight Compute of D = 192 and 128 and of FA2 at D = 192 (ROUNDS=1 NCU=0: one round, no ncu)
+#     Nsight Compute of D = 192 and 128 and of FA2 at D = 192 (ROUNDS=1 NCU=0: one round, no ncu
+#     nor the tiles' checks); first D = 192 checked and timed against main's compiler (.runs/old)
 #   bash bench/gpu-session57.sh mm OUTDIR  issue 15's twelve bf16 shapes (burst and 5 s
 #     sustained) with the new compiler
 source bench/session-start.sh "gpu-session57.sh first|ab|a80|mm OUTDIR" "$@"
@@ -69,6 +70,28 @@ if [ "$mode" = a80 ]; then
   A=examples/attention.tile
   cases=("192:" "192:-D BN=32" "192:-D BM=64" "192:-D BM=64 -D BN=32" "192:-D BN=48" "192:-D PERSISTENT=1"
          "256:" "256:-D BN=32" "256:-D BM=128 -D BN=32" "128:")
+  # The banded copy (D = 192's 24 chunks a row on 256 threads) against main's general copy
+  # loop (.runs/old/tilec-check.xz, carried), alternating old new / new old; checked first.
+  step 60 a80-check tilec-check $A --kernel attention --arch sm_80 -D D=192 --shape 2x300x257x192 \
+    --shape 1x512x512x192 --shape 2x200x333x192
+  step 60 a80-check-causal tilec-check $A --kernel attention --arch sm_80 -D D=192 -D CAUSAL=1 \
+    --shape 2x300x300x192 --shape 1x200x333x192
+  grep -hE "PASS|FAIL|rror" $out/a80-check*.txt | cut -c1-150
+  step 120 a80-varlen python3 -m pytest -q -x python/tests/test_gpu.py -k varlen_attention
+  if [ -e .runs/old/tilec-check.xz ]; then
+    xz -dkc .runs/old/tilec-check.xz > /tmp/old-tilec-check && chmod +x /tmp/old-tilec-check
+    for r in $(seq ${ABROUNDS:-2}); do
+      order="old new"; [ $r = 2 ] && order="new old"
+      for tag in $order; do
+        bin=tilec-check; [ $tag = old ] && bin=/tmp/old-tilec-check
+        for c in 0 1; do
+          timeout 60 $bin $A --kernel attention --arch sm_80 -D D=192 -D CAUSAL=$c --shape 64x4096x4096x192 \
+            --no-verify --bench 20 --bench-reps 5 2>&1 | grep -E "^BENCH|rror" | sed "s|^|$tag r$r D192 causal $c |" >> $out/a80-ab.txt
+        done
+      done
+    done
+    cut -c1-160 $out/a80-ab.txt
+  fi
   for r in $(seq ${ROUNDS:-2}); do
     for c in "${cases[@]}"; do
       d=${c%%:*}; defs=${c#*:}; bh=64; [ $d = 256 ] && bh=32
@@ -78,6 +101,7 @@ if [ "$mode" = a80 ]; then
     done
   done
   cut -c1-160 $out/a80.txt
+  [ "${NCU:-1}" = 0 ] && exit 0
   for c in "${cases[@]}"; do
     d=${c%%:*}; defs=${c#*:}
     # shellcheck disable=SC2086
@@ -85,7 +109,6 @@ if [ "$mode" = a80 ]; then
       --shape 1x200x333x$d 2>&1 | grep -E "PASS|FAIL|rror" | sed "s|^|D$d [$defs] |" >> $out/a80-verify.txt
   done
   grep -c PASS $out/a80-verify.txt; grep -vE "PASS" $out/a80-verify.txt | head -5
-  [ "${NCU:-1}" = 0 ] && exit 0
   M=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
   for c in "192:tilec" "128:tilec" "192:flash"; do
     d=${c%%:*}; who=${c#*:}; k=regex:attention; be=cudnn
