@@ -17,9 +17,7 @@
 #     FlashAttention-2 in call 3): tiles by tilec-check --bench, two rounds, D = 128 beside;
 #     Nsight Compute of D = 192 and 128 and of FA2 at D = 192 (ROUNDS=1 NCU=0: one round, no ncu
 #     nor the tiles' checks); first D = 192 checked and timed against main's compiler (.runs/old)
-#   bash bench/gpu-session57.sh mm OUTDIR  issue 15's twelve bf16 shapes (burst and 5 s
-#     sustained) with the new compiler
-source bench/session-start.sh "gpu-session57.sh first|ab|a80|mm OUTDIR" "$@"
+source bench/session-start.sh "gpu-session57.sh first|ab|a80 OUTDIR" "$@"
 old=$PWD/.runs/old
 if [ "$mode" = ab ]; then
   mkdir -p $old/lib
@@ -117,12 +115,6 @@ if [ "$mode" = a80 ]; then
       python3 bench/ncu_attention_once.py --arch sm_80 --backend $be --shape 4x16x4096x$d
     grep -E "bank_conflicts|wavefronts|inst_executed|gpu__time|hmma|warps_active|registers|Stall|stall|Warp Cycles" $out/ncu-$d-$who.txt | cut -c1-150 | head -30
   done
-  exit 0
-fi
-if [ "$mode" = mm ]; then
-  (cd bench && step 240 mm python3 bench_skinny.py --rounds 2 --sustain 5 --shapes $twelve \
-    --configs matmul:default)
-  grep -E "^(SUMMARY|SUSTAINED)" $out/mm.txt
   exit 0
 fi
 echo "unknown mode $mode"; exit 2
