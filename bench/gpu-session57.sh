@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# What session 57 runs on the GPU (after `scripts/device-bundle.sh --slim` with
-# docs/perf-logs/s56-idle-warpgroups.patch applied; carry .device and .runs, where
-# .runs/old/ holds main's tilec-check and libtilec.so (xz), the compiler without it;
-# carry .runs for the ab mode only, with .device/bin/tile-opt.xz and tilec.xz removed: 64 MiB).
+# What session 57 runs on the GPU (after `scripts/device-bundle.sh --slim`). For first
+# and ab: the bundle of main with docs/perf-logs/s57-idle-warpgroups.patch applied; carry
+# .device and (ab only, with .device/bin/tile-opt.xz and tilec.xz removed: 64 MiB) .runs,
+# where .runs/old/ holds main's tilec-check and libtilec.so (xz), the compiler without it.
+# For a80: the bundle of branch s57-banded-copy; carry .device and .runs/old/tilec-check.xz
+# (main's tilec-check, the general copy loop at D = 192).
 #   bash bench/gpu-session57.sh first OUTDIR  on an H200: issue 14's table (S 4096 and
 #     1024, D 64 / 128, causal and not, burst and 5 s sustained, cuDNN, FA2, Triton) and
 #     decode. On any card: the idle warpgroups' checks: test/e2e/matmul.test,
