@@ -521,7 +521,7 @@ def test_grouped_mm_on_the_interpreter():
     # a single row), each with its own B[g]; rows outside every group are
     # left alone.
     # More than eight groups: the walk to a tile's group steps eight at a
-    # time, then one.
+    # time, then picks the group within the chunk of eight that holds it.
     # N = 300 gives two column tiles of 256: grouped_mm takes a group's tiles
     # column by column. Exactly 8, 9 and 16 groups put a tile at the end of
     # the walk's chunks of eight; all-empty groups leave every program past
