@@ -116,11 +116,14 @@ static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value>
 }
 
 /// copyAsync where every thread copies as many chunks, all of one column
-/// (threads a multiple of a row's chunks): chunk i of a thread lies i *
-/// threads / (a row's chunks) rows below its first. Its column, the
+/// of a band (threads a multiple of the band's chunks a row): the tile's
+/// whole rows, or where the threads are not a multiple of a row's chunks
+/// one 128-byte swizzled box (8 chunks a row) after another (D = 192: 24
+/// chunks a row, 256 threads). Chunk i of a thread in a band lies i *
+/// threads / (the band's chunks) rows below its first. Its column, the
 /// column's bounds test, the rows inside the view and (where that step is a
 /// multiple of 8 rows) its swizzle are the thread's own, computed once per
-/// copy, and each chunk's addresses are the first's plus constant steps: a
+/// band, and each chunk's addresses are the first's plus constant steps: a
 /// chunk costs a 32-bit row test, two selects, an address add and the
 /// cp.async (the general loop recomputed row, column, bounds and swizzle
 /// per chunk in 64 bits: about 40 SASS instructions a chunk, 1.5x the
@@ -129,52 +132,59 @@ static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value>
 static bool copyAsyncRegular(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
                              Value dst, Value tid, int64_t threads) {
   int64_t chunkElems = 16 / o.elemBytes;
-  int64_t chunksPerRow = o.cols / chunkElems, chunks = o.rows * chunksPerRow;
-  if (chunks % threads != 0 || threads % chunksPerRow != 0)
+  int64_t chunksPerRow = o.cols / chunkElems;
+  int64_t band = chunksPerRow;
+  if (threads % band != 0 && chunksPerRow % 8 == 0)
+    band = 8;
+  if (threads % band != 0 || (o.rows * band) % threads != 0)
     return false;
   Emit e{b, loc};
   tile::MakeViewOp v = o.view;
   size_t rank = origins.size();
-  int64_t rowStep = threads / chunksPerRow;
+  int64_t rowStep = threads / band;
   Value size0 = v.getSizes()[rank - 2], size1 = v.getSizes()[rank - 1];
   Value t = e.zext64(tid);
-  Value row0 = e.divu(t, e.i64(chunksPerRow)), cc = e.remu(t, e.i64(chunksPerRow));
-  Value gcol = e.add(origins[rank - 1], e.mul(cc, e.i64(chunkElems)));
-  // Bytes of the thread's chunks inside the view's columns: 0 .. 16 (a
-  // chunk is never partly left of column 0: origins are multiples of the
-  // tile width), and the tile's rows inside the view, 0 where the column
-  // (or the batch) is not: a chunk is copied where its row is below that.
-  Value colOk = e.ult(gcol, size1);
-  Value offset = e.add(e.mul(e.add(origins[rank - 2], row0), o.stride(rank - 2)), gcol);
-  if (rank == 3) {
-    colOk = e.band(colOk, e.ult(origins[0], v.getSizes()[0]));
-    offset = e.add(offset, e.mul(origins[0], o.stride(0)));
-  }
-  Value colBytes = e.trunc32(e.mul(arith::MinSIOp::create(b, loc, e.sub(size1, gcol),
-                                                           e.i64(chunkElems)),
-                                   e.i64(o.elemBytes)));
-  Value rowsIn = arith::MaxSIOp::create(
-      b, loc, arith::MinSIOp::create(b, loc, e.sub(size0, origins[rank - 2]), e.i64(o.rows)),
-      e.i64(0));
-  rowsIn = e.trunc32(arith::SelectOp::create(b, loc, colOk, rowsIn, e.i64(0)));
-  Value row032 = e.trunc32(row0);
-  Type elem = registerType(o.load.getType().getElementType());
-  Type ptrTy = v.getPtr().getType();
-  Value first = LLVM::GEPOp::create(b, loc, ptrTy, elem, v.getPtr(), ValueRange{offset});
-  Value step = e.mul(o.stride(rank - 2), e.i64(rowStep));
-  Value dst0 = e.gep(dst, swizzledOffset(e, o, row0, cc));
-  Value at = first; // chunk i's address: chunk i - 1's plus the step
-  for (int64_t i = 0; i < chunks / threads; ++i) {
-    if (i > 0)
-      at = LLVM::GEPOp::create(b, loc, ptrTy, elem, at, ValueRange{step});
-    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                     e.add(row032, e.i32(i * rowStep)), rowsIn);
-    Value bytes = arith::SelectOp::create(b, loc, ok, colBytes, e.i32(0));
-    // An empty chunk still needs a valid address: the view's base.
-    Value src = arith::SelectOp::create(b, loc, ok, at, v.getPtr());
-    Value to = rowStep % 8 == 0 ? e.gep(dst0, e.i64(i * rowStep * 128))
-                                : e.gep(dst, swizzledOffset(e, o, e.add(row0, e.i64(i * rowStep)), cc));
-    NVVM::CpAsyncOp::create(b, loc, to, src, 16, NVVM::LoadCacheModifierKind::CG, bytes);
+  Value row0 = e.divu(t, e.i64(band)), cc0 = e.remu(t, e.i64(band));
+  for (int64_t first0 = 0; first0 < chunksPerRow; first0 += band) {
+    Value cc = first0 == 0 ? cc0 : e.add(cc0, e.i64(first0));
+    Value gcol = e.add(origins[rank - 1], e.mul(cc, e.i64(chunkElems)));
+    // Bytes of the thread's chunks inside the view's columns: 0 .. 16 (a
+    // chunk is never partly left of column 0: origins are multiples of the
+    // tile width), and the tile's rows inside the view, 0 where the column
+    // (or the batch) is not: a chunk is copied where its row is below that.
+    Value colOk = e.ult(gcol, size1);
+    Value offset = e.add(e.mul(e.add(origins[rank - 2], row0), o.stride(rank - 2)), gcol);
+    if (rank == 3) {
+      colOk = e.band(colOk, e.ult(origins[0], v.getSizes()[0]));
+      offset = e.add(offset, e.mul(origins[0], o.stride(0)));
+    }
+    Value colBytes = e.trunc32(e.mul(arith::MinSIOp::create(b, loc, e.sub(size1, gcol),
+                                                             e.i64(chunkElems)),
+                                     e.i64(o.elemBytes)));
+    Value rowsIn = arith::MaxSIOp::create(
+        b, loc, arith::MinSIOp::create(b, loc, e.sub(size0, origins[rank - 2]), e.i64(o.rows)),
+        e.i64(0));
+    rowsIn = e.trunc32(arith::SelectOp::create(b, loc, colOk, rowsIn, e.i64(0)));
+    Value row032 = e.trunc32(row0);
+    Type elem = registerType(o.load.getType().getElementType());
+    Type ptrTy = v.getPtr().getType();
+    Value first = LLVM::GEPOp::create(b, loc, ptrTy, elem, v.getPtr(), ValueRange{offset});
+    Value step = e.mul(o.stride(rank - 2), e.i64(rowStep));
+    Value dst0 = e.gep(dst, swizzledOffset(e, o, row0, cc));
+    Value at = first; // chunk i's address: chunk i - 1's plus the step
+    for (int64_t i = 0; i < o.rows * band / threads; ++i) {
+      if (i > 0)
+        at = LLVM::GEPOp::create(b, loc, ptrTy, elem, at, ValueRange{step});
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       e.add(row032, e.i32(i * rowStep)), rowsIn);
+      Value bytes = arith::SelectOp::create(b, loc, ok, colBytes, e.i32(0));
+      // An empty chunk still needs a valid address: the view's base.
+      Value src = arith::SelectOp::create(b, loc, ok, at, v.getPtr());
+      Value to = rowStep % 8 == 0
+                     ? e.gep(dst0, e.i64(i * rowStep * 128))
+                     : e.gep(dst, swizzledOffset(e, o, e.add(row0, e.i64(i * rowStep)), cc));
+      NVVM::CpAsyncOp::create(b, loc, to, src, 16, NVVM::LoadCacheModifierKind::CG, bytes);
+    }
   }
   return true;
 }
