@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# What session 58 runs on the GPU (carry .device and .runs/old/tilec-check.xz, main's
+# compiler before the banded copy):
+#   bash bench/gpu-session58.sh a80 OUTDIR  the banded sm_80 copy (branch s57-banded-copy):
+#     session 57's a80 checks and tile sweep in one round without ncu, then FlashAttention-2
+#     in the same process as tilec (bench_attention.py --arch sm_80): D = 192 new against
+#     old (causal and not), D = 256 at the default tiles against BN = 32 and BM = 128 BN = 32
+#   bash bench/gpu-session58.sh t80 OUTDIR  sm_80's new tiles above D = 128 (BM = 64, BN = 32):
+#     checked (attention ragged and causal at D = 192 / 256, pytest's varlen test), timed
+#     against the old default tiles and FlashAttention-2 in one process (D = 192 / 256, causal
+#     and not), and D = 128's tiles swept by tilec-check
+source bench/session-start.sh "gpu-session58.sh a80|t80 OUTDIR" "$@"
+A=examples/attention.tile
+if [ "$mode" = t80 ]; then
+  for d in 192 256; do
+    step 60 check-$d tilec-check $A --kernel attention --arch sm_80 -D D=$d --shape 2x300x257x$d \
+      --shape 1x512x512x$d --shape 2x200x333x$d
+    step 60 check-$d-causal tilec-check $A --kernel attention --arch sm_80 -D D=$d -D CAUSAL=1 \
+      --shape 2x300x300x$d --shape 1x200x333x$d --shape 1x333x200x$d
+  done
+  grep -hE "PASS|FAIL|rror" $out/check-*.txt | cut -c1-150
+  for c in "" "--causal"; do
+    step 150 fa2-192$c python3 bench/bench_attention.py --arch sm_80 --rounds 2 \
+      --shape 4x16x4096x192 --old $(which tilec-check) --old-define BM=128 --old-define BN=64 $c
+    grep -E "round" $out/fa2-192$c.txt | cut -c1-200
+    step 150 fa2-256$c python3 bench/bench_attention.py --arch sm_80 --rounds 2 \
+      --shape 4x8x4096x256 --old $(which tilec-check) --old-define BN=64 $c
+    grep -E "round" $out/fa2-256$c.txt | cut -c1-200
+  done
+  for c in 0 1; do
+    for defs in "" "-D BM=64 -D BN=64" "-D BM=64 -D BN=32" "-D BM=128 -D BN=32" "-D BM=128 -D BN=64 -D PERSISTENT=0"; do
+      # shellcheck disable=SC2086
+      timeout 60 tilec-check $A --kernel attention --arch sm_80 -D D=128 -D CAUSAL=$c $defs \
+        --shape 64x4096x4096x128 --no-verify --bench 20 --bench-reps 5 2>&1 | grep -E "^BENCH tilec|rror" \
+        | sed "s|^|D128 causal $c [$defs] |" >> $out/t128.txt
+    done
+  done
+  cut -c1-170 $out/t128.txt
+  step 150 varlen python3 -m pytest -q -x python/tests/test_gpu.py -k varlen_attention
+  exit 0
+fi
+if [ "$mode" = a80 ]; then
+  ROUNDS=1 NCU=0 ABROUNDS=2 bash bench/gpu-session57.sh a80 $out > $out/a80-script.txt 2>&1
+  grep -vE "^r1 " $out/a80-script.txt | cut -c1-170
+  grep -E "^r1 " $out/a80-script.txt | sed -E 's/(BENCH[^ ]* ).*(ms=[^ ]*).*(tflops=[^ ]*|TF[^ ]*).*/\1\2 \3/' | cut -c1-170
+  old=/tmp/old-tilec-check
+  for c in "" "--causal"; do
+    step 200 fa2-192$c python3 bench/bench_attention.py --arch sm_80 --rounds 3 \
+      --shape 4x16x4096x192 --old $old $c
+    grep -E "round|tilec|FLASH|flash|old" $out/fa2-192$c.txt | tail -8 | cut -c1-170
+  done
+  for v in "--old-define BN=32" "--old-define BM=128 --old-define BN=32"; do
+    n=fa2-256$(echo $v | sed 's/--old-define /-/g; s/=//g; s/ //g')
+    # shellcheck disable=SC2086
+    step 200 $n python3 bench/bench_attention.py --arch sm_80 --rounds 3 \
+      --shape 4x8x4096x256 --old $(which tilec-check) $v
+    grep -E "round|tilec|FLASH|flash|old" $out/$n.txt | tail -8 | cut -c1-170
+  done
+  exit 0
+fi
+echo "unknown mode $mode"; exit 2
