@@ -9,8 +9,40 @@
 #     checked (attention ragged and causal at D = 192 / 256, pytest's varlen test), timed
 #     against the old default tiles and FlashAttention-2 in one process (D = 192 / 256, causal
 #     and not), and D = 128's tiles swept by tilec-check
-source bench/session-start.sh "gpu-session58.sh a80|t80 OUTDIR" "$@"
+#   bash bench/gpu-session58.sh n80 OUTDIR  issue 14's sm_80 bar (D = 128, B4 H16 S4096 against
+#     FlashAttention-2 in one process, three rounds; 8 warps beside) and Nsight Compute of
+#     tilec's sm_80 kernel and FA2 at D = 128 and 192 (instructions, stalls, tensor pipe)
+#   bash bench/gpu-session58.sh h200 OUTDIR  on an H200: issue 14's table (S 4096 and 1024, D 64
+#     and 128, causal and not, two burst rounds and 5 s sustained, with cuDNN, FA2 and Triton),
+#     then the sm_80 bar (D = 128 against FA2, three rounds); on another card: n80
+source bench/session-start.sh "gpu-session58.sh a80|t80|n80|h200 OUTDIR" "$@"
+if [ "$mode" = h200 ]; then
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+    step 330 sweep python3 bench/bench_attention_sweep.py --seqs 4096,1024 --dims 64,128 \
+      --causal 0,1 --rounds 2 --sustain 5 --csv $out/sweep.csv
+    grep -E "TF/s|sustain" $out/sweep.txt
+    step 120 bar python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x16x4096x128
+    grep -E "round" $out/bar.txt | cut -c1-200
+    exit 0
+  fi
+  mode=n80
+fi
 A=examples/attention.tile
+if [ "$mode" = n80 ]; then
+  step 200 bar python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x16x4096x128 \
+    --old $(which tilec-check) --num-warps 8
+  grep -E "round" $out/bar.txt | cut -c1-200
+  M=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,smsp__issue_active.avg.pct_of_peak_sustained_active
+  for c in 128:tilec 128:flash 192:tilec 192:flash; do
+    d=${c%%:*}; who=${c#*:}; k=regex:attention; be=cudnn
+    [ $who = flash ] && k=regex:flash && be=flash
+    step 120 ncu-$d-$who ncu --launch-skip 2 --launch-count 1 -k $k --section WarpStateStats --metrics $M \
+      python3 bench/ncu_attention_once.py --arch sm_80 --backend $be --shape 4x16x4096x$d
+    grep -E "bank_conflicts|inst_executed|gpu__time|hmma|warps_active|registers|occupancy_limit|issue_active|Stall|stall|Warp Cycles" \
+      $out/ncu-$d-$who.txt | cut -c1-150 | head -24
+  done
+  exit 0
+fi
 if [ "$mode" = t80 ]; then
   for d in 192 256; do
     step 60 check-$d tilec-check $A --kernel attention --arch sm_80 -D D=$d --shape 2x300x257x$d \
