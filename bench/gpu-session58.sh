@@ -15,7 +15,60 @@
 #   bash bench/gpu-session58.sh h200 OUTDIR  on an H200: issue 14's table (S 4096 and 1024, D 64
 #     and 128, causal and not, two burst rounds and 5 s sustained, with cuDNN, FA2 and Triton),
 #     then the sm_80 bar (D = 128 against FA2, three rounds); on another card: n80
-source bench/session-start.sh "gpu-session58.sh a80|t80|n80|h200 OUTDIR" "$@"
+#   bash bench/gpu-session58.sh b80 OUTDIR  sm_80's copies in bands of 4 chunks (D = 96 and 160,
+#     the general per-chunk loop before): checks, pytest's varlen test, old (.runs/old, carried)
+#     and new alternating, FA2 in the same process at D = 96, two other tiles at D = 96
+#     (QUICK=1: without the causal case, one FA2 round, no tiles nor pytest)
+source bench/session-start.sh "gpu-session58.sh a80|t80|n80|h200|b80 OUTDIR" "$@"
+A=examples/attention.tile
+# check80 D: the sm_80 attention at head dim D checked on ragged and causal shapes.
+check80() {
+  step 60 check-$1 tilec-check $A --kernel attention --arch sm_80 -D D=$1 --shape 2x300x257x$1 \
+    --shape 1x512x512x$1 --shape 2x200x333x$1
+  step 60 check-$1-causal tilec-check $A --kernel attention --arch sm_80 -D D=$1 -D CAUSAL=1 \
+    --shape 2x300x300x$1 --shape 1x200x333x$1 --shape 1x333x200x$1
+}
+# tiles80 D FILE DEFS...: the sm_80 attention at head dim D timed by tilec-check (64 heads of
+# 4096, causal and not) with each DEFS, into $out/FILE.
+tiles80() {
+  local d=$1 file=$2 c defs; shift 2
+  for c in 0 1; do
+    for defs in "$@"; do
+      # shellcheck disable=SC2086
+      timeout 60 tilec-check $A --kernel attention --arch sm_80 -D D=$d -D CAUSAL=$c $defs \
+        --shape 64x4096x4096x$d --no-verify --bench 20 --bench-reps 5 2>&1 | grep -E "^BENCH tilec|rror" \
+        | sed "s|^|D$d causal $c [$defs] |" >> $out/$file
+    done
+  done
+  cut -c1-170 $out/$file
+}
+if [ "$mode" = b80 ]; then
+  check80 96; check80 160
+  grep -hE "PASS|FAIL|rror" $out/check-*.txt | cut -c1-150
+  xz -dkc .runs/old/tilec-check.xz > /tmp/old-tilec-check && chmod +x /tmp/old-tilec-check
+  for r in 1 2; do
+    order="old new"; [ $r = 2 ] && order="new old"
+    for tag in $order; do
+      bin=tilec-check; [ $tag = old ] && bin=/tmp/old-tilec-check
+      cases=("96 0" "96 1" "160 0"); [ "${QUICK:-0}" = 1 ] && cases=("96 0" "160 0")
+      for c in "${cases[@]}"; do
+        set -- $c
+        # shellcheck disable=SC2086
+        timeout 60 $bin $A --kernel attention --arch sm_80 -D D=$1 -D CAUSAL=$2 $( [ $1 = 160 ] && echo -D BM=64 -D BN=32 ) \
+          --shape 64x4096x4096x$1 --no-verify --bench 20 --bench-reps 5 2>&1 | grep -E "^BENCH tilec|rror" \
+          | sed "s|^|$tag r$r D$1 causal $2 |" >> $out/ab.txt
+      done
+    done
+  done
+  cut -c1-150 $out/ab.txt
+  step 120 fa2-96 python3 bench/bench_attention.py --arch sm_80 --rounds "$(( 2 - ${QUICK:-0} ))" \
+    --iters 20 --shape 4x16x4096x96 --old /tmp/old-tilec-check
+  grep -E "round" $out/fa2-96.txt | cut -c1-200
+  [ "${QUICK:-0}" = 1 ] && exit 0
+  tiles80 96 t96.txt "-D BN=64" "-D BM=64 -D BN=64"
+  step 180 varlen python3 -m pytest -q -x python/tests/test_gpu.py -k varlen_attention
+  exit 0
+fi
 if [ "$mode" = h200 ]; then
   if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
     step 330 sweep python3 bench/bench_attention_sweep.py --seqs 4096,1024 --dims 64,128 \
@@ -27,7 +80,6 @@ if [ "$mode" = h200 ]; then
   fi
   mode=n80
 fi
-A=examples/attention.tile
 if [ "$mode" = n80 ]; then
   step 200 bar python3 bench/bench_attention.py --arch sm_80 --rounds 3 --shape 4x16x4096x128 \
     --old $(which tilec-check) --num-warps 8
@@ -44,12 +96,7 @@ if [ "$mode" = n80 ]; then
   exit 0
 fi
 if [ "$mode" = t80 ]; then
-  for d in 192 256; do
-    step 60 check-$d tilec-check $A --kernel attention --arch sm_80 -D D=$d --shape 2x300x257x$d \
-      --shape 1x512x512x$d --shape 2x200x333x$d
-    step 60 check-$d-causal tilec-check $A --kernel attention --arch sm_80 -D D=$d -D CAUSAL=1 \
-      --shape 2x300x300x$d --shape 1x200x333x$d --shape 1x333x200x$d
-  done
+  check80 192; check80 256
   grep -hE "PASS|FAIL|rror" $out/check-*.txt | cut -c1-150
   for c in "" "--causal"; do
     step 150 fa2-192$c python3 bench/bench_attention.py --arch sm_80 --rounds 2 \
@@ -59,15 +106,8 @@ if [ "$mode" = t80 ]; then
       --shape 4x8x4096x256 --old $(which tilec-check) --old-define BN=64 $c
     grep -E "round" $out/fa2-256$c.txt | cut -c1-200
   done
-  for c in 0 1; do
-    for defs in "" "-D BM=64 -D BN=64" "-D BM=64 -D BN=32" "-D BM=128 -D BN=32" "-D BM=128 -D BN=64 -D PERSISTENT=0"; do
-      # shellcheck disable=SC2086
-      timeout 60 tilec-check $A --kernel attention --arch sm_80 -D D=128 -D CAUSAL=$c $defs \
-        --shape 64x4096x4096x128 --no-verify --bench 20 --bench-reps 5 2>&1 | grep -E "^BENCH tilec|rror" \
-        | sed "s|^|D128 causal $c [$defs] |" >> $out/t128.txt
-    done
-  done
-  cut -c1-170 $out/t128.txt
+  tiles80 128 t128.txt "" "-D BM=64 -D BN=64" "-D BM=64 -D BN=32" "-D BM=128 -D BN=32" \
+    "-D BM=128 -D BN=64 -D PERSISTENT=0"
   step 150 varlen python3 -m pytest -q -x python/tests/test_gpu.py -k varlen_attention
   exit 0
 fi
