@@ -401,6 +401,23 @@ def test_grouped_query_attention_on_the_interpreter():
 
 
 
+@pytest.mark.parametrize("sq,sk", [(130, 97), (100, 150), (64, 64)])
+def test_attention_with_key_blocks_smaller_than_query_blocks_on_the_interpreter(sq, sk):
+    # sm_80's tile above D = 128 (BM = 64, BN = 32): each query block meets
+    # the diagonal in two key blocks, the mask of the second and of the
+    # ragged last block, causal (bottom-right) and not. D = 32 keeps the
+    # interpreter quick; the blocks' logic does not depend on D.
+    torch = pytest.importorskip("torch")
+    B, H, D = 1, 2, 32
+    for causal in (0, 1):
+        lib = tilec.load(example("attention.tile"), D=D, BM=64, BN=32, CAUSAL=causal)
+        q, k, v = _random_qkv(torch, sq + sk + causal, (B, H, sq, D), (B, H, sk, D))
+        o, got_lse, want, want_lse = _attention_on_interpreter(lib, q, k, v, causal)
+        np.testing.assert_allclose(o, want, rtol=2e-2, atol=2e-2, err_msg=f"causal={causal}")
+        seen = np.isfinite(want_lse)
+        np.testing.assert_allclose(got_lse[seen], want_lse[seen], rtol=1e-3, atol=1e-3)
+
+
 @pytest.mark.parametrize("sq,sk", [(150, 40), (300, 20), (70, 0)])
 def test_causal_attention_with_more_queries_than_keys_on_the_interpreter(sq, sk):
     # Aligned to the bottom-right corner (FlashAttention-2): the first sq - sk
