@@ -18,15 +18,20 @@
 #   bash bench/gpu-session58.sh b80 OUTDIR  sm_80's copies in bands of 4 chunks (D = 96 and 160,
 #     the general per-chunk loop before): checks, pytest's varlen test, old (.runs/old, carried)
 #     and new alternating, FA2 in the same process at D = 96, two other tiles at D = 96
-#     (QUICK=1: without the causal case, one FA2 round, no tiles nor pytest)
+#     (QUICK=1: without the causal case, one FA2 round, no tiles nor pytest); with branch
+#     s58-split-stages (on s58-bands) also STAGES = 1 at 128 x 64 on 8 warps: checked at D = 192
+#     and 256 and timed against the default tiles and FA2 in one process
 source bench/session-start.sh "gpu-session58.sh a80|t80|n80|h200|b80 OUTDIR" "$@"
 A=examples/attention.tile
-# check80 D: the sm_80 attention at head dim D checked on ragged and causal shapes.
+# check80 D [TAG DEFS...]: the sm_80 attention at head dim D (with -D DEFS) checked on ragged
+# and causal shapes.
 check80() {
-  step 60 check-$1 tilec-check $A --kernel attention --arch sm_80 -D D=$1 --shape 2x300x257x$1 \
-    --shape 1x512x512x$1 --shape 2x200x333x$1
-  step 60 check-$1-causal tilec-check $A --kernel attention --arch sm_80 -D D=$1 -D CAUSAL=1 \
-    --shape 2x300x300x$1 --shape 1x200x333x$1 --shape 1x333x200x$1
+  local d=$1 tag=${2:-} defs=() v; shift; shift || true
+  for v in "$@"; do defs+=(-D "$v"); done
+  step 60 check-$d$tag tilec-check $A --kernel attention --arch sm_80 -D D=$d "${defs[@]}" \
+    --shape 2x300x257x$d --shape 1x512x512x$d --shape 2x200x333x$d
+  step 60 check-$d$tag-causal tilec-check $A --kernel attention --arch sm_80 -D D=$d -D CAUSAL=1 \
+    "${defs[@]}" --shape 2x300x300x$d --shape 1x200x333x$d --shape 1x333x200x$d
 }
 # tiles80 D FILE DEFS...: the sm_80 attention at head dim D timed by tilec-check (64 heads of
 # 4096, causal and not) with each DEFS, into $out/FILE.
@@ -44,6 +49,8 @@ tiles80() {
 }
 if [ "$mode" = b80 ]; then
   check80 96; check80 160
+  # STAGES = 1 (branch s58-split-stages, on top of s58-bands): FA2's 128 x 64 on 8 warps.
+  check80 192 -s1 BM=128 BN=64 STAGES=1; check80 256 -s1 BM=128 BN=64 STAGES=1
   grep -hE "PASS|FAIL|rror" $out/check-*.txt | cut -c1-150
   xz -dkc .runs/old/tilec-check.xz > /tmp/old-tilec-check && chmod +x /tmp/old-tilec-check
   for r in 1 2; do
@@ -64,6 +71,12 @@ if [ "$mode" = b80 ]; then
   step 120 fa2-96 python3 bench/bench_attention.py --arch sm_80 --rounds "$(( 2 - ${QUICK:-0} ))" \
     --iters 20 --shape 4x16x4096x96 --old /tmp/old-tilec-check
   grep -E "round" $out/fa2-96.txt | cut -c1-200
+  for sh in 4x16x4096x192 4x8x4096x256; do
+    step 120 s1-$sh python3 bench/bench_attention.py --arch sm_80 --rounds 2 --iters 20 --shape $sh \
+      --define BM=128 --define BN=64 --define STAGES=1 --old "$(which tilec-check)" \
+      --old-define BM=64 --old-define BN=32 --old-define STAGES=0
+    grep -E "round" $out/s1-$sh.txt | cut -c1-200
+  done
   [ "${QUICK:-0}" = 1 ] && exit 0
   tiles80 96 t96.txt "-D BN=64" "-D BM=64 -D BN=64"
   step 180 varlen python3 -m pytest -q -x python/tests/test_gpu.py -k varlen_attention
