@@ -53,19 +53,15 @@ if [ "$mode" = b80 ]; then
   check80 192 -s1 BM=128 BN=64 STAGES=1; check80 256 -s1 BM=128 BN=64 STAGES=1
   grep -hE "PASS|FAIL|rror" $out/check-*.txt | cut -c1-150
   xz -dkc .runs/old/tilec-check.xz > /tmp/old-tilec-check && chmod +x /tmp/old-tilec-check
-  for r in 1 2; do
-    order="old new"; [ $r = 2 ] && order="new old"
-    for tag in $order; do
-      bin=tilec-check; [ $tag = old ] && bin=/tmp/old-tilec-check
-      cases=("96 0" "96 1" "160 0"); [ "${QUICK:-0}" = 1 ] && cases=("96 0" "160 0")
-      for c in "${cases[@]}"; do
-        set -- $c
-        # shellcheck disable=SC2086
-        timeout 60 $bin $A --kernel attention --arch sm_80 -D D=$1 -D CAUSAL=$2 $( [ $1 = 160 ] && echo -D BM=64 -D BN=32 ) \
-          --shape 64x4096x4096x$1 --no-verify --bench 20 --bench-reps 5 2>&1 | grep -E "^BENCH tilec|rror" \
-          | sed "s|^|$tag r$r D$1 causal $2 |" >> $out/ab.txt
-      done
-    done
+  # Old and new alternating (bench/ab.sh); D = 160 at the new default tile for both.
+  cases=("96 0" "96 1" "160 0"); [ "${QUICK:-0}" = 1 ] && cases=("96 0" "160 0")
+  for c in "${cases[@]}"; do
+    set -- $c
+    # shellcheck disable=SC2046
+    timeout 120 bash bench/ab.sh /tmp/old-tilec-check "$(which tilec-check)" 2 20 $A --kernel attention \
+      --arch sm_80 -D D=$1 -D CAUSAL=$2 $( [ $1 = 160 ] && echo -D BM=64 -D BN=32 ) \
+      --shape 64x4096x4096x$1 --no-verify --bench-reps 5 2>&1 | grep -E "BENCH tilec|rror" \
+      | sed "s|^|D$1 causal $2 |" >> $out/ab.txt
   done
   cut -c1-150 $out/ab.txt
   step 120 fa2-96 python3 bench/bench_attention.py --arch sm_80 --rounds "$(( 2 - ${QUICK:-0} ))" \

@@ -364,7 +364,7 @@ def test_varlen_attention_against_reference():
     # not multiples of the tiles, one past several key blocks, an empty
     # one, more queries than keys; GQA; D = 64, 96, 128 and 192; causal and
     # not; the TMA + wgmma pipeline and sm_80's cp.async + mma.sync one (at
-    # D = 192 its copies go box by box: 24 chunks a row on 256 threads).
+    # D = 192 its copies go box by box: 24 chunks a row on 128 threads).
     import numpy as np
     seq_q, seq_k = [1, 500, 0, 1000, 129, 64], [700, 500, 33, 1000, 17, 300]
     hq, hk = 8, 2

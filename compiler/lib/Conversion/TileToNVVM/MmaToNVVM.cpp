@@ -119,7 +119,7 @@ static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value>
 /// of a band (threads a multiple of the band's chunks a row): the tile's
 /// whole rows, or where the threads are not a multiple of a row's chunks
 /// one 128-byte swizzled box (8 chunks a row) after another (D = 192: 24
-/// chunks a row, 256 threads). Chunk i of a thread in a band lies i *
+/// chunks a row, 128 or 256 threads). Chunk i of a thread in a band lies i *
 /// threads / (the band's chunks) rows below its first. Its column, the
 /// column's bounds test, the rows inside the view and (where that step is a
 /// multiple of 8 rows) its swizzle are the thread's own, computed once per
