@@ -118,9 +118,10 @@ static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value>
 /// copyAsync where every thread copies as many chunks, all of one column
 /// of a band (threads a multiple of the band's chunks a row): the tile's
 /// whole rows, or where the threads are not a multiple of a row's chunks
-/// one 128-byte swizzled box (8 chunks a row) after another (D = 192: 24
-/// chunks a row, 128 or 256 threads). Chunk i of a thread in a band lies i *
-/// threads / (the band's chunks) rows below its first. Its column, the
+/// bands of fewer columns one after another (D = 192: 24 chunks a row on
+/// 128 or 256 threads, bands of 8; D = 96: 12, bands of 4). Chunk i of a
+/// thread in a band lies i * threads / (the band's chunks) rows below its
+/// first. Its column, the
 /// column's bounds test, the rows inside the view and (where that step is a
 /// multiple of 8 rows) its swizzle are the thread's own, computed once per
 /// band, and each chunk's addresses are the first's plus constant steps: a
@@ -133,10 +134,14 @@ static bool copyAsyncRegular(OpBuilder &b, Location loc, Operand &o, ArrayRef<Va
                              Value dst, Value tid, int64_t threads) {
   int64_t chunkElems = 16 / o.elemBytes;
   int64_t chunksPerRow = o.cols / chunkElems;
+  // The widest band that divides the row and that the threads cover in
+  // whole rows: the whole row where it can (D <= 128, 256), else 8 chunks
+  // (D = 192), 4 (D = 96, 160, 224) or 2 (the other multiples of 16).
   int64_t band = chunksPerRow;
-  if (threads % band != 0 && chunksPerRow % 8 == 0)
-    band = 8;
-  if (threads % band != 0 || (o.rows * band) % threads != 0)
+  while (band > 0 &&
+         (chunksPerRow % band != 0 || threads % band != 0 || (o.rows * band) % threads != 0))
+    --band;
+  if (band == 0)
     return false;
   Emit e{b, loc};
   tile::MakeViewOp v = o.view;
