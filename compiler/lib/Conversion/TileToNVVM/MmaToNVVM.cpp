@@ -121,10 +121,10 @@ static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value>
 /// bands of fewer columns one after another (D = 192: 24 chunks a row on
 /// 128 or 256 threads, bands of 8; D = 96: 12, bands of 4). Chunk i of a
 /// thread in a band lies i * threads / (the band's chunks) rows below its
-/// first. Its column, the
-/// column's bounds test, the rows inside the view and (where that step is a
-/// multiple of 8 rows) its swizzle are the thread's own, computed once per
-/// band, and each chunk's addresses are the first's plus constant steps: a
+/// first. Its column, the column's bounds test, the rows inside the view
+/// and (where that step is a multiple of 8 rows) its swizzle are the
+/// thread's own, computed once per band, and each chunk's addresses are
+/// the first's plus constant steps: a
 /// chunk costs a 32-bit row test, two selects, an address add and the
 /// cp.async (the general loop recomputed row, column, bounds and swizzle
 /// per chunk in 64 bits: about 40 SASS instructions a chunk, 1.5x the
