@@ -652,10 +652,13 @@ struct TileStageSharedPass
       for (scf::ForOp loop : loops)
         for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
           varyingBounds |= !hoistAbove(bound, outer);
+    // (STAGES = 1 on sm_80: one buffer per tile, in FlashAttention-2's order;
+    // the lowering checks that the loop reads its tiles in two turns.)
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
-        s && s.getInt() != 0 && (s.getInt() < 2 || s.getInt() > 8))
+        s && s.getInt() != 0 && (s.getInt() < (tma ? 2 : 1) || s.getInt() > 8))
       return mmas.front().emitError()
-             << "kernel '" << name << "': STAGES must be 2 to 8, got " << s.getInt();
+             << "kernel '" << name << "': STAGES must be " << (tma ? 2 : 1) << " to 8, got "
+             << s.getInt();
     int64_t BM = mmas.front().getAcc().getType().getDimSize(0);
     Type elem = mmas.front().getA().getType().getElementType();
     // f8 runs on wgmma only (k32), which reads both operands K-major from
