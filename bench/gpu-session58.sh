@@ -20,7 +20,8 @@
 #     and new alternating, FA2 in the same process at D = 96, two other tiles at D = 96
 #     (QUICK=1: without the causal case, one FA2 round, no tiles nor pytest); with branch
 #     s58-split-stages (on s58-bands) also STAGES = 1 at 128 x 64 on 8 warps: checked at D = 192
-#     and 256 and timed against the default tiles and FA2 in one process
+#     and 256 and timed against the default tiles and FA2 in one process, and at D = 128
+#     (FA2's tile) against the default ring
 source bench/session-start.sh "gpu-session58.sh a80|t80|n80|h200|b80 OUTDIR" "$@"
 A=examples/attention.tile
 # check80 D [TAG DEFS...]: the sm_80 attention at head dim D (with -D DEFS) checked on ragged
@@ -50,7 +51,7 @@ tiles80() {
 if [ "$mode" = b80 ]; then
   check80 96; check80 160
   # STAGES = 1 (branch s58-split-stages, on top of s58-bands): FA2's 128 x 64 on 8 warps.
-  check80 192 -s1 BM=128 BN=64 STAGES=1; check80 256 -s1 BM=128 BN=64 STAGES=1
+  check80 192 -s1 BM=128 BN=64 STAGES=1; check80 256 -s1 BM=128 BN=64 STAGES=1; check80 128 -s1 STAGES=1
   grep -hE "PASS|FAIL|rror" $out/check-*.txt | cut -c1-150
   xz -dkc .runs/old/tilec-check.xz > /tmp/old-tilec-check && chmod +x /tmp/old-tilec-check
   # Old and new alternating (bench/ab.sh); D = 160 at the new default tile for both.
@@ -72,6 +73,13 @@ if [ "$mode" = b80 ]; then
       --define BM=128 --define BN=64 --define STAGES=1 --old "$(which tilec-check)" \
       --old-define BM=64 --old-define BN=32 --old-define STAGES=0
     grep -E "round" $out/s1-$sh.txt | cut -c1-200
+  done
+  # STAGES = 1 at D = 128 (FA2's tile, the default): no spill in ptxas (250 registers; the
+  # default ring 104 bytes), causal 168 bytes (236).
+  for c in "" "--causal"; do
+    step 120 s1-128$c python3 bench/bench_attention.py --arch sm_80 --rounds 2 --iters 20 \
+      --shape 4x16x4096x128 $c --define STAGES=1 --old "$(which tilec-check)"
+    grep -E "round" $out/s1-128$c.txt | cut -c1-200
   done
   [ "${QUICK:-0}" = 1 ] && exit 0
   tiles80 96 t96.txt "-D BN=64" "-D BM=64 -D BN=64"
