@@ -49,10 +49,20 @@ tiles80() {
   cut -c1-170 $out/$file
 }
 if [ "$mode" = b80 ]; then
-  check80 96; check80 160
-  # STAGES = 1 (branch s58-split-stages, on top of s58-bands): FA2's 128 x 64 on 8 warps.
-  check80 192 -s1 BM=128 BN=64 STAGES=1; check80 256 -s1 BM=128 BN=64 STAGES=1; check80 128 -s1 STAGES=1
+  # The most telling steps first (a call cut short keeps them): STAGES = 1 (branch
+  # s58-split-stages, on top of s58-bands), FA2's 128 x 64 on 8 warps at D = 192 and 256,
+  # checked, then timed against the default tiles and FA2 in one process.
+  check80 192 -s1 BM=128 BN=64 STAGES=1; check80 256 -s1 BM=128 BN=64 STAGES=1
   grep -hE "PASS|FAIL|rror" $out/check-*.txt | cut -c1-150
+  for sh in 4x16x4096x192 4x8x4096x256; do
+    step 120 s1-$sh python3 bench/bench_attention.py --arch sm_80 --rounds 2 --iters 20 --shape $sh \
+      --define BM=128 --define BN=64 --define STAGES=1 --old "$(which tilec-check)" \
+      --old-define BM=64 --old-define BN=32 --old-define STAGES=0
+    grep -E "round" $out/s1-$sh.txt | cut -c1-200
+  done
+  # The bands (s58-bands) at D = 96 and 160, and STAGES = 1 at D = 128.
+  check80 96; check80 160; check80 128 -s1 STAGES=1
+  grep -hE "PASS|FAIL|rror" $out/check-{96,160,128}*.txt | cut -c1-150
   xz -dkc .runs/old/tilec-check.xz > /tmp/old-tilec-check && chmod +x /tmp/old-tilec-check
   # Old and new alternating (bench/ab.sh); D = 160 at the new default tile for both.
   cases=("96 0" "96 1" "160 0"); [ "${QUICK:-0}" = 1 ] && cases=("96 0" "160 0")
@@ -65,15 +75,6 @@ if [ "$mode" = b80 ]; then
       | sed "s|^|D$1 causal $2 |" >> $out/ab.txt
   done
   cut -c1-150 $out/ab.txt
-  step 120 fa2-96 python3 bench/bench_attention.py --arch sm_80 --rounds "$(( 2 - ${QUICK:-0} ))" \
-    --iters 20 --shape 4x16x4096x96 --old /tmp/old-tilec-check
-  grep -E "round" $out/fa2-96.txt | cut -c1-200
-  for sh in 4x16x4096x192 4x8x4096x256; do
-    step 120 s1-$sh python3 bench/bench_attention.py --arch sm_80 --rounds 2 --iters 20 --shape $sh \
-      --define BM=128 --define BN=64 --define STAGES=1 --old "$(which tilec-check)" \
-      --old-define BM=64 --old-define BN=32 --old-define STAGES=0
-    grep -E "round" $out/s1-$sh.txt | cut -c1-200
-  done
   # STAGES = 1 at D = 128 (FA2's tile, the default): no spill in ptxas (250 registers; the
   # default ring 104 bytes), causal 168 bytes (236).
   for c in "" "--causal"; do
@@ -81,6 +82,9 @@ if [ "$mode" = b80 ]; then
       --shape 4x16x4096x128 $c --define STAGES=1 --old "$(which tilec-check)"
     grep -E "round" $out/s1-128$c.txt | cut -c1-200
   done
+  step 120 fa2-96 python3 bench/bench_attention.py --arch sm_80 --rounds "$(( 2 - ${QUICK:-0} ))" \
+    --iters 20 --shape 4x16x4096x96 --old /tmp/old-tilec-check
+  grep -E "round" $out/fa2-96.txt | cut -c1-200
   [ "${QUICK:-0}" = 1 ] && exit 0
   tiles80 96 t96.txt "-D BN=64" "-D BM=64 -D BN=64"
   step 180 varlen python3 -m pytest -q -x python/tests/test_gpu.py -k varlen_attention
