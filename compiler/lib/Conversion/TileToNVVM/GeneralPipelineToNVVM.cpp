@@ -1083,7 +1083,9 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
           origins.push_back(originsAt(Value(), i, st));
           fastOps.push_back(f);
         }
-      copyStageAsync(b, loc, ops, origins, fastOps, base, copier, threads);
+      // Narrow bands where the copies' positions are computed in the loop.
+      copyStageAsync(b, loc, ops, origins, fastOps, base, copier, threads,
+                     mmaSyncRegisterBound(C));
     };
     // One group per stage, empty where the loop is shorter: the waits count
     // groups.
