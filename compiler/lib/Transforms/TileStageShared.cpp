@@ -1271,7 +1271,11 @@ struct TileStageSharedPass
              << " are available per block on " << arch << "; use "
              << (maxStages >= 2 ? "STAGES=" + std::to_string(maxStages) + " or "
                                 : std::string())
-             << "smaller tiles";
+             << "smaller tiles"
+             << (!tma && stages >= 2 && need - (stages - 1) * stageBytes <= maxShared
+                     ? " (or STAGES=1, one buffer per tile, where the loop reads its tiles in "
+                       "two turns as attention reads K, then V)"
+                     : "");
 
     Builder b(ctx);
     auto encoding = tile::MmaEncodingAttr::get(
