@@ -62,8 +62,7 @@ if [ "$mode" = b80 ]; then
   done
   # The bands (s58-bands; since session 59 only where the copies' positions are computed in
   # the loop, 4 warps: D = 144 bands of 2, 160 and 224 of 4) and STAGES = 1 at D = 128.
-  # (With branch s60-s1-default the defaults above D = 128 are STAGES = 1 at 128 x 64, so
-  # check80 144 / 160 / 224 check those; the bands are checked at 64 x 32 by check80 160 -b.)
+  # (check80 160 -b names the 64 x 32 tile, the default since session 58, explicitly.)
   check80 144; check80 160; check80 224; check80 128 -s1 STAGES=1; check80 160 -b BM=64 BN=32
   grep -hE "PASS|FAIL|rror" $out/check-{144,160,224,128}*.txt | cut -c1-150
   xz -dkc .runs/old/tilec-check.xz > /tmp/old-tilec-check && chmod +x /tmp/old-tilec-check
