@@ -15,12 +15,13 @@
 #   bash bench/gpu-session58.sh h200 OUTDIR  on an H200: issue 14's table (S 4096 and 1024, D 64
 #     and 128, causal and not, two burst rounds and 5 s sustained, with cuDNN, FA2 and Triton),
 #     then the sm_80 bar (D = 128 against FA2, three rounds); on another card: n80
-#   bash bench/gpu-session58.sh b80 OUTDIR  sm_80's copies in bands of 4 chunks (D = 96 and 160,
-#     the general per-chunk loop before): checks, pytest's varlen test, old (.runs/old, carried)
-#     and new alternating, FA2 in the same process at D = 96, two other tiles at D = 96
+#   bash bench/gpu-session58.sh b80 OUTDIR  sm_80's copies in narrow bands (D = 144, 160, 224 on
+#     4 warps; the general per-chunk loop before): checks, pytest's varlen test, old (.runs/old,
+#     carried) and new alternating, FA2 in the same process at D = 160, two other tiles there
 #     (QUICK=1: without the causal case, one FA2 round, no tiles nor pytest); with branch
 #     s58-split-stages (on s58-bands) also STAGES = 1 at 128 x 64 on 8 warps: checked at D = 192
-#     and 256 and timed against the default tiles and FA2 in one process
+#     and 256 and timed against the default tiles and FA2 in one process, and at D = 128
+#     (FA2's tile) against the default ring
 source bench/session-start.sh "gpu-session58.sh a80|t80|n80|h200|b80 OUTDIR" "$@"
 A=examples/attention.tile
 # check80 D [TAG DEFS...]: the sm_80 attention at head dim D (with -D DEFS) checked on ragged
@@ -48,33 +49,46 @@ tiles80() {
   cut -c1-170 $out/$file
 }
 if [ "$mode" = b80 ]; then
-  check80 96; check80 160
-  # STAGES = 1 (branch s58-split-stages, on top of s58-bands): FA2's 128 x 64 on 8 warps.
+  # The most telling steps first (a call cut short keeps them): STAGES = 1 (branch
+  # s58-split-stages, on top of s58-bands), FA2's 128 x 64 on 8 warps at D = 192 and 256,
+  # checked, then timed against the default tiles and FA2 in one process.
   check80 192 -s1 BM=128 BN=64 STAGES=1; check80 256 -s1 BM=128 BN=64 STAGES=1
   grep -hE "PASS|FAIL|rror" $out/check-*.txt | cut -c1-150
-  xz -dkc .runs/old/tilec-check.xz > /tmp/old-tilec-check && chmod +x /tmp/old-tilec-check
-  # Old and new alternating (bench/ab.sh); D = 160 at the new default tile for both.
-  cases=("96 0" "96 1" "160 0"); [ "${QUICK:-0}" = 1 ] && cases=("96 0" "160 0")
-  for c in "${cases[@]}"; do
-    set -- $c
-    # shellcheck disable=SC2046
-    timeout 120 bash bench/ab.sh /tmp/old-tilec-check "$(which tilec-check)" 2 20 $A --kernel attention \
-      --arch sm_80 -D D=$1 -D CAUSAL=$2 $( [ $1 = 160 ] && echo -D BM=64 -D BN=32 ) \
-      --shape 64x4096x4096x$1 --no-verify --bench-reps 5 2>&1 | grep -E "BENCH tilec|rror" \
-      | sed "s|^|D$1 causal $2 |" >> $out/ab.txt
-  done
-  cut -c1-150 $out/ab.txt
-  step 120 fa2-96 python3 bench/bench_attention.py --arch sm_80 --rounds "$(( 2 - ${QUICK:-0} ))" \
-    --iters 20 --shape 4x16x4096x96 --old /tmp/old-tilec-check
-  grep -E "round" $out/fa2-96.txt | cut -c1-200
   for sh in 4x16x4096x192 4x8x4096x256; do
     step 120 s1-$sh python3 bench/bench_attention.py --arch sm_80 --rounds 2 --iters 20 --shape $sh \
       --define BM=128 --define BN=64 --define STAGES=1 --old "$(which tilec-check)" \
       --old-define BM=64 --old-define BN=32 --old-define STAGES=0
     grep -E "round" $out/s1-$sh.txt | cut -c1-200
   done
+  # The bands (s58-bands; since session 59 only where the copies' positions are computed in
+  # the loop, 4 warps: D = 144 bands of 2, 160 and 224 of 4) and STAGES = 1 at D = 128.
+  # (check80 160 -b names the 64 x 32 tile, the default since session 58, explicitly.)
+  check80 144; check80 160; check80 224; check80 128 -s1 STAGES=1; check80 160 -b BM=64 BN=32
+  grep -hE "PASS|FAIL|rror" $out/check-{144,160,224,128}*.txt | cut -c1-150
+  xz -dkc .runs/old/tilec-check.xz > /tmp/old-tilec-check && chmod +x /tmp/old-tilec-check
+  # Old and new alternating (bench/ab.sh); D = 160 at the new default tile for both.
+  cases=("160 0" "160 1" "144 0"); [ "${QUICK:-0}" = 1 ] && cases=("160 0" "144 0")
+  for c in "${cases[@]}"; do
+    set -- $c
+    # shellcheck disable=SC2046
+    timeout 120 bash bench/ab.sh /tmp/old-tilec-check "$(which tilec-check)" 2 20 $A --kernel attention \
+      --arch sm_80 -D D=$1 -D CAUSAL=$2 -D BM=64 -D BN=32 \
+      --shape 64x4096x4096x$1 --no-verify --bench-reps 5 2>&1 | grep -E "BENCH tilec|rror" \
+      | sed "s|^|D$1 causal $2 |" >> $out/ab.txt
+  done
+  cut -c1-150 $out/ab.txt
+  # STAGES = 1 at D = 128 (FA2's tile, the default): no spill in ptxas (250 registers; the
+  # default ring 104 bytes), causal 168 bytes (236).
+  for c in "" "--causal"; do
+    step 120 s1-128$c python3 bench/bench_attention.py --arch sm_80 --rounds 2 --iters 20 \
+      --shape 4x16x4096x128 $c --define STAGES=1 --old "$(which tilec-check)"
+    grep -E "round" $out/s1-128$c.txt | cut -c1-200
+  done
+  step 120 fa2-160 python3 bench/bench_attention.py --arch sm_80 --rounds "$(( 2 - ${QUICK:-0} ))" \
+    --iters 20 --shape 4x16x4096x160 --old /tmp/old-tilec-check --old-define BM=64 --old-define BN=32
+  grep -E "round" $out/fa2-160.txt | cut -c1-200
   [ "${QUICK:-0}" = 1 ] && exit 0
-  tiles80 96 t96.txt "-D BN=64" "-D BM=64 -D BN=64"
+  tiles80 160 t160.txt "-D BN=64" "-D BM=128 -D BN=64 -D STAGES=1"
   step 180 varlen python3 -m pytest -q -x python/tests/test_gpu.py -k varlen_attention
   exit 0
 fi

@@ -362,15 +362,15 @@ def test_linear_w8a16_against_torch(bm):
 def test_varlen_attention_against_reference():
     # Packed sequences (flash_attn_varlen_func's layout): lengths that are
     # not multiples of the tiles, one past several key blocks, an empty
-    # one, more queries than keys; GQA; D = 64, 96, 128 and 192; causal and
-    # not; the TMA + wgmma pipeline and sm_80's cp.async + mma.sync one (at
-    # D = 192 its copies go box by box: 24 chunks a row on 128 threads).
+    # one, more queries than keys; GQA; D = 64, 96, 128, 160 and 192; causal
+    # and not; the TMA + wgmma pipeline and sm_80's cp.async + mma.sync one
+    # (its copies go in bands of 4 chunks at D = 96 and 160, 8 at D = 192).
     import numpy as np
     seq_q, seq_k = [1, 500, 0, 1000, 129, 64], [700, 500, 33, 1000, 17, 300]
     hq, hk = 8, 2
     cu_q = torch.tensor([0] + list(np.cumsum(seq_q)), dtype=torch.int32, device="cuda")
     cu_k = torch.tensor([0] + list(np.cumsum(seq_k)), dtype=torch.int32, device="cuda")
-    for arch, d, causal in itertools.product(("sm_90a", "sm_80"), (64, 96, 128, 192), (0, 1)):
+    for arch, d, causal in itertools.product(("sm_90a", "sm_80"), (64, 96, 128, 160, 192), (0, 1)):
         lib = tilec.load(example("attention.tile"), arch=arch, D=d, CAUSAL=causal)
         q = torch.randn(sum(seq_q), hq, d, device="cuda", dtype=torch.bfloat16)
         k, v = (torch.randn(sum(seq_k), hk, d, device="cuda", dtype=torch.bfloat16)

@@ -103,7 +103,7 @@ def test_type_parameters_are_inferred_from_the_arrays():
 def test_signature_of_defaults_that_are_expressions():
     lib = tilec.load(example("attention.tile"))
     bn = [c for c in lib.attention.signature["compile_time"] if c["name"] == "BN"][0]
-    assert bn["default"] == "where(arch() < 90 && D > 128, 32, where(arch() < 90 && D == 128 && CAUSAL == 0, 64, 256 / ((D + 63) / 64) / 16 * 16))"
+    assert bn["default"] == "where(arch() < 90 && D > 128, where(D == 256 && CAUSAL == 0, 64, 32), where(arch() < 90 && D == 128 && CAUSAL == 0, 64, 256 / ((D + 63) / 64) / 16 * 16))"
     tuned = tilec.load(example("matmul.tile")).matmul.signature["tune"]
     assert tuned[1] == {"name": "BN", "values": ["128", "192", "256"]}
 

@@ -652,10 +652,13 @@ struct TileStageSharedPass
       for (scf::ForOp loop : loops)
         for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
           varyingBounds |= !hoistAbove(bound, outer);
+    // (STAGES = 1 on sm_80: one buffer per tile, in FlashAttention-2's order;
+    // the lowering checks that the loop reads its tiles in two turns.)
     if (auto s = func->getAttrOfType<IntegerAttr>(tile::kStagesAttrName);
-        s && s.getInt() != 0 && (s.getInt() < 2 || s.getInt() > 8))
+        s && s.getInt() != 0 && (s.getInt() < (tma ? 2 : 1) || s.getInt() > 8))
       return mmas.front().emitError()
-             << "kernel '" << name << "': STAGES must be 2 to 8, got " << s.getInt();
+             << "kernel '" << name << "': STAGES must be " << (tma ? 2 : 1) << " to 8, got "
+             << s.getInt();
     int64_t BM = mmas.front().getAcc().getType().getDimSize(0);
     Type elem = mmas.front().getA().getType().getElementType();
     // f8 runs on wgmma only (k32), which reads both operands K-major from
@@ -1268,7 +1271,11 @@ struct TileStageSharedPass
              << " are available per block on " << arch << "; use "
              << (maxStages >= 2 ? "STAGES=" + std::to_string(maxStages) + " or "
                                 : std::string())
-             << "smaller tiles";
+             << "smaller tiles"
+             << (!tma && stages >= 2 && need - (stages - 1) * stageBytes <= maxShared
+                     ? " (or STAGES=1, one buffer per tile, where the loop reads its tiles in "
+                       "two turns as attention reads K, then V)"
+                     : "");
 
     Builder b(ctx);
     auto encoding = tile::MmaEncodingAttr::get(

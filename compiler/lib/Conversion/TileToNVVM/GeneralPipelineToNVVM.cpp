@@ -626,6 +626,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     bool multicast = false; // shared by the two programs of a cluster
     SmallVector<Operation *> chain; // load, reshape, transpose
     scf::ForOp loop;                // the mma loop it is loaded in (not resident)
+    // STAGES = 1 (sm_80): 0 for a tile read first in the loop (K), copied
+    // one iteration ahead; 1 for one read from the split point on (V),
+    // copied at the top of its own iteration (splitPhases).
+    int phase = 0;
   };
   SmallVector<Staged> staged;
   func.walk([&](tile::LoadOp load) {
@@ -987,6 +991,61 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
       loop->removeAttr(tile::kPipelineAttrName);
   };
 
+  // STAGES = 1 (sm_80): the phase of each tile `forOp` stages (0: every read
+  // before the split point, 1: first read at it) and the split point, the
+  // op of the loop's body that holds the first read of the tile read last
+  // (attention's P V, where V is first read). An error at the loop's first
+  // mma where the tiles are not read in two such turns.
+  auto splitPhases = [&](scf::ForOp forOp) -> FailureOr<Operation *> {
+    Block *body = forOp.getBody();
+    struct Reads {
+      Staged *st;
+      Operation *first = nullptr, *last = nullptr;
+    };
+    SmallVector<Reads> reads;
+    Operation *split = nullptr;
+    for (Staged &st : staged) {
+      if (st.resident || st.loop != forOp)
+        continue;
+      Reads r{&st};
+      for (Operation *user : st.chain.back()->getResult(0).getUsers()) {
+        Operation *top = body->findAncestorOpInBlock(*user);
+        if (!top)
+          continue;
+        if (!r.first || top->isBeforeInBlock(r.first))
+          r.first = top;
+        if (!r.last || r.last->isBeforeInBlock(top))
+          r.last = top;
+      }
+      if (!r.first)
+        continue;
+      reads.push_back(r);
+      if (!split || split->isBeforeInBlock(r.first))
+        split = r.first;
+    }
+    bool ok = false;
+    for (Reads &r : reads) {
+      r.st->phase = r.first == split ? 1 : 0;
+      if (r.st->phase == 0)
+        ok = true;
+    }
+    for (Reads &r : reads)
+      if (r.st->phase == 0 && !r.last->isBeforeInBlock(split))
+        ok = false;
+    if (ok)
+      return split;
+    Operation *at = forOp;
+    forOp.getBody()->walk([&](tile::MmaOp mma) {
+      if (at == forOp.getOperation())
+        at = mma;
+    });
+    return at->emitError() << "kernel '" << func.getSymName()
+                           << "': STAGES = 1 (one buffer per tile, in FlashAttention-2's "
+                              "order) needs the tiles the loop loads read in two turns, all "
+                              "reads of the first (K) before the first read of the others "
+                              "(V); use STAGES = 2";
+  };
+
   // ---- sm_80: every thread copies with cp.async ---------------------------
   // FlashAttention-2's pipeline: the tiles loaded before the loop (one
   // cp.async group), stages 0 .. S-2 before it (a group each), and at the
@@ -1013,17 +1072,20 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     Value copier = tid; // the thread index the copies' positions derive from
     // (Loops one after the other: the current loop's tiles.)
     scf::ForOp current;
-    auto copyAsyncInto = [&](Value i, Value base, bool resident) {
+    auto copyAsyncInto = [&](Value i, Value base, bool resident, int phase = -1) {
       SmallVector<SmallVector<Value>> origins;
       SmallVector<Operand *> ops;
       SmallVector<Value> fastOps;
       for (auto [st, f] : llvm::zip(staged, fast))
-        if (st.resident == resident && (resident || st.loop == current)) {
+        if (st.resident == resident && (resident || st.loop == current) &&
+            (phase < 0 || st.phase == phase)) {
           ops.push_back(&st.o);
           origins.push_back(originsAt(Value(), i, st));
           fastOps.push_back(f);
         }
-      copyStageAsync(b, loc, ops, origins, fastOps, base, copier, threads);
+      // Narrow bands where the copies' positions are computed in the loop.
+      copyStageAsync(b, loc, ops, origins, fastOps, base, copier, threads,
+                     mmaSyncRegisterBound(C));
     };
     // One group per stage, empty where the loop is shorter: the waits count
     // groups.
@@ -1057,18 +1119,32 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         copyResident();
       }
       enter(k);
-      for (int64_t s = 0; s + 1 < S; ++s) {
-        e.ifThen(e.ult(e.i32(s), trips32),
-                 [&] { copyAsyncInto(e.i32(s), stageAt(e.i32(s)), /*resident=*/false); });
+      // STAGES = 1: FlashAttention-2's order, one buffer per tile. Before
+      // the loop, K(0); at the top of iteration i, once K(i) has landed and
+      // every warp is done with V(i - 1), V(i); at the split point (the
+      // first read of V), once V(i) has landed and every warp is done with
+      // K(i), K(i + 1).
+      Operation *split = nullptr;
+      if (S == 1) {
+        FailureOr<Operation *> at = splitPhases(forOp);
+        if (failed(at))
+          return failure();
+        split = *at;
+      }
+      for (int64_t s = 0; s + 1 < std::max<int64_t>(S, 2); ++s) {
+        e.ifThen(e.ult(e.i32(s), trips32), [&] {
+          copyAsyncInto(e.i32(s), stageAt(e.i32(s)), /*resident=*/false, split ? 0 : -1);
+        });
         commit();
       }
       {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(forOp.getBody());
         Value i = indexOf(innerCount);
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(int32_t(S - 2)));
+        NVVM::CpAsyncWaitGroupOp::create(b, loc,
+                                         b.getI32IntegerAttr(int32_t(split ? 0 : S - 2)));
         NVVM::Barrier0Op::create(b, loc);
-        Value next = e.add(i, e.i32(S - 1));
+        Value next = e.add(i, e.i32(split ? 1 : S - 1));
         // Where registers bound the loop (mmaSyncRegisterBound), the copies'
         // strides and the thread index pass through an opaque move in the
         // loop, so that each chunk's row and row offset are computed where
@@ -1083,13 +1159,24 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
           for (Value stride : st.o.view.getStrides())
             st.o.strides.push_back(opaqueCopy(b, loc, stride));
         }
-        e.ifThen(e.ult(next, trips32),
-                 [&] { copyAsyncInto(next, stageAt(next), /*resident=*/false); });
+        if (split)
+          copyAsyncInto(i, stageAt(i), /*resident=*/false, 1);
+        else
+          e.ifThen(e.ult(next, trips32),
+                   [&] { copyAsyncInto(next, stageAt(next), /*resident=*/false); });
         commit();
         Value stage = stageAt(i);
         for (Staged &st : staged)
           if (!st.resident && st.loop == forOp)
             replaceChain(st, e.gep(stage, e.i64(st.o.smemOffset)));
+        if (split) {
+          b.setInsertionPoint(split);
+          NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+          NVVM::Barrier0Op::create(b, loc);
+          e.ifThen(e.ult(next, trips32),
+                   [&] { copyAsyncInto(next, stageAt(next), /*resident=*/false, 0); });
+          commit();
+        }
       }
       b.setInsertionPointAfter(forOp);
       NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));

@@ -452,9 +452,11 @@ Value asyncCopyable(OpBuilder &b, Location loc, Operand &o);
 /// `origins`, each at its smemOffset from `base`) into the swizzled layout:
 /// by 16-byte cp.async where `fast[k]` (asyncCopyable) holds, else by
 /// guarded loads (copyByThreads). The caller commits the cp.async group.
+/// `narrowBands`: whether a tile whose rows the threads do not cover whole
+/// may be copied in bands of fewer than 8 chunks (copyAsyncRegular).
 void copyStageAsync(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                     ArrayRef<SmallVector<Value>> origins, ArrayRef<Value> fast, Value base,
-                    Value tid, int64_t threads);
+                    Value tid, int64_t threads, bool narrowBands);
 /// ldmatrix .x4 of 8x8 matrices of 16-bit elements (this lane's row address
 /// `ptr`), transposed with `trans`; its four registers as mma.sync operands
 /// of `elem`: bf16 pairs as i32, f16 pairs as vector<2xf16>, f32 (TF32:

@@ -118,25 +118,39 @@ static void forEachChunk(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value>
 /// copyAsync where every thread copies as many chunks, all of one column
 /// of a band (threads a multiple of the band's chunks a row): the tile's
 /// whole rows, or where the threads are not a multiple of a row's chunks
-/// one 128-byte swizzled box (8 chunks a row) after another (D = 192: 24
-/// chunks a row, 128 or 256 threads). Chunk i of a thread in a band lies i *
-/// threads / (the band's chunks) rows below its first. Its column, the
-/// column's bounds test, the rows inside the view and (where that step is a
-/// multiple of 8 rows) its swizzle are the thread's own, computed once per
-/// band, and each chunk's addresses are the first's plus constant steps: a
+/// bands of fewer columns one after another (D = 192: 24 chunks a row on
+/// 128 or 256 threads, bands of 8; D = 96: 12, bands of 4). Chunk i of a
+/// thread in a band lies i * threads / (the band's chunks) rows below its
+/// first. Its column, the column's bounds test, the rows inside the view
+/// and (where that step is a multiple of 8 rows) its swizzle are the
+/// thread's own, computed once per band, and each chunk's addresses are
+/// the first's plus constant steps: a
 /// chunk costs a 32-bit row test, two selects, an address add and the
 /// cp.async (the general loop recomputed row, column, bounds and swizzle
 /// per chunk in 64 bits: about 40 SASS instructions a chunk, 1.5x the
 /// instructions of FlashAttention-2 in the sm_80 attention kernel;
 /// docs/performance.md, session 46). False where the copy is not regular.
+/// Bands narrower than 8 chunks only with `narrowBands`: each band's own
+/// values live through the loop where LLVM hoists them (the copy's
+/// positions not computed in the loop), and in the sm_80 attention kernels
+/// at 255 registers on 8 warps (D = 80, 96, 112) they added 36-216 bytes of
+/// spills in ptxas (docs/performance.md, session 59). Boxes of 8 chunks
+/// stay allowed everywhere: on 8 warps at D = 192 (239 registers, no
+/// spill) they ran 1.17-1.19x the general loop (H100, session 58). What
+/// decides is the kernel's register pressure, which ptxas alone knows;
+/// the rule keeps each case as it was measured.
 static bool copyAsyncRegular(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                             Value dst, Value tid, int64_t threads) {
+                             Value dst, Value tid, int64_t threads, bool narrowBands) {
   int64_t chunkElems = 16 / o.elemBytes;
   int64_t chunksPerRow = o.cols / chunkElems;
+  // The widest band that divides the row and that the threads cover in
+  // whole rows: the whole row where it can (D <= 128, 256), else 8 chunks
+  // (D = 192), 4 (D = 96, 160, 224) or 2 (the other multiples of 16).
   int64_t band = chunksPerRow;
-  if (threads % band != 0 && chunksPerRow % 8 == 0)
-    band = 8;
-  if (threads % band != 0 || (o.rows * band) % threads != 0)
+  while (band > 0 &&
+         (chunksPerRow % band != 0 || threads % band != 0 || (o.rows * band) % threads != 0))
+    --band;
+  if (band == 0 || (band < chunksPerRow && band < 8 && !narrowBands))
     return false;
   Emit e{b, loc};
   tile::MakeViewOp v = o.view;
@@ -194,8 +208,8 @@ static bool copyAsyncRegular(OpBuilder &b, Location loc, Operand &o, ArrayRef<Va
 /// view's rows reads nothing and one across its last column reads only
 /// the bytes inside (cp.async zero-fills the rest).
 static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> origins,
-                      Value dst, Value tid, int64_t threads) {
-  if (copyAsyncRegular(b, loc, o, origins, dst, tid, threads))
+                      Value dst, Value tid, int64_t threads, bool narrowBands) {
+  if (copyAsyncRegular(b, loc, o, origins, dst, tid, threads, narrowBands))
     return;
   Emit e{b, loc};
   tile::MakeViewOp v = o.view;
@@ -226,14 +240,14 @@ static void copyAsync(OpBuilder &b, Location loc, Operand &o, ArrayRef<Value> or
 
 void tilec::mma::copyStageAsync(OpBuilder &b, Location loc, ArrayRef<Operand *> ops,
                                 ArrayRef<SmallVector<Value>> origins, ArrayRef<Value> fast,
-                                Value base, Value tid, int64_t threads) {
+                                Value base, Value tid, int64_t threads, bool narrowBands) {
   Emit e{b, loc};
   for (size_t k = 0; k < ops.size(); ++k) {
     Value dst = e.gep(base, e.i64(ops[k]->smemOffset));
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, fast[k], true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    copyAsync(b, loc, *ops[k], origins[k], dst, tid, threads);
+    copyAsync(b, loc, *ops[k], origins[k], dst, tid, threads, narrowBands);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     copyByThreads(b, loc, *ops[k], origins[k], dst, tid, threads);
   }
@@ -1043,7 +1057,8 @@ struct MmaLoopLowering : OpConversionPattern<scf::ForOp> {
       SmallVector<Value> origins[2];
       originsAt(i, origins);
       Value stage = e.gep(smem, e.mul(e.zext64(stageIndex), e.i64(stageBytes)));
-      copyStageAsync(b, loc, {&A, &B}, {origins[0], origins[1]}, fast, stage, tid, threads);
+      copyStageAsync(b, loc, {&A, &B}, {origins[0], origins[1]}, fast, stage, tid, threads,
+                     /*narrowBands=*/true);
     };
     // Prologue: stages 0 .. S-2.
     for (int64_t s = 0; s + 1 < S; ++s) {
