@@ -108,11 +108,14 @@ if [ "$mode" = n80 ]; then
     --old $(which tilec-check) --num-warps 8
   grep -E "round" $out/bar.txt | cut -c1-200
   M=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,smsp__issue_active.avg.pct_of_peak_sustained_active
-  for c in 128:tilec 128:flash 192:tilec 192:flash; do
-    d=${c%%:*}; who=${c#*:}; k=regex:attention; be=cudnn
+  # tilec-s1: FA2's own tile at D = 192 (128 x 64, 8 warps, STAGES = 1), 217-221 TF/s against
+  # the default 64 x 32's 260-262 and FA2's 291-298 (session 60): the like-for-like profile.
+  for c in 128:tilec 128:flash 192:tilec 192:tilec-s1 192:flash; do
+    d=${c%%:*}; who=${c#*:}; k=regex:attention; be=cudnn; defs=()
     [ $who = flash ] && k=regex:flash && be=flash
+    [ $who = tilec-s1 ] && defs=(--define BM=128 --define BN=64 --define STAGES=1)
     step 120 ncu-$d-$who ncu --launch-skip 2 --launch-count 1 -k $k --section WarpStateStats --metrics $M \
-      python3 bench/ncu_attention_once.py --arch sm_80 --backend $be --shape 4x16x4096x$d
+      python3 bench/ncu_attention_once.py --arch sm_80 --backend $be --shape 4x16x4096x$d "${defs[@]}"
     grep -E "bank_conflicts|inst_executed|gpu__time|hmma|warps_active|registers|occupancy_limit|issue_active|Stall|stall|Warp Cycles" \
       $out/ncu-$d-$who.txt | cut -c1-150 | head -24
   done
