@@ -1070,6 +1070,10 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
     if (!viewsInOuter)
       askFast();
     Value copier = tid; // the thread index the copies' positions derive from
+    // Where registers bound the loop, the copies' positions are computed in
+    // the loop (below), and only there may a copy take bands narrower than 8
+    // chunks (copyAsyncRegular).
+    const bool inLoopPositions = mmaSyncRegisterBound(C);
     // (Loops one after the other: the current loop's tiles.)
     scf::ForOp current;
     auto copyAsyncInto = [&](Value i, Value base, bool resident, int phase = -1) {
@@ -1083,9 +1087,7 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
           origins.push_back(originsAt(Value(), i, st));
           fastOps.push_back(f);
         }
-      // Narrow bands where the copies' positions are computed in the loop.
-      copyStageAsync(b, loc, ops, origins, fastOps, base, copier, threads,
-                     mmaSyncRegisterBound(C));
+      copyStageAsync(b, loc, ops, origins, fastOps, base, copier, threads, inLoopPositions);
     };
     // One group per stage, empty where the loop is shorter: the waits count
     // groups.
@@ -1149,7 +1151,6 @@ static LogicalResult lowerGeneralPipeline(func::FuncOp func, ArrayRef<scf::ForOp
         // strides and the thread index pass through an opaque move in the
         // loop, so that each chunk's row and row offset are computed where
         // they are used instead of hoisted out of the loop.
-        bool inLoopPositions = mmaSyncRegisterBound(C);
         if (inLoopPositions)
           copier = opaqueCopy(b, loc, tid);
         for (Staged &st : staged) {
